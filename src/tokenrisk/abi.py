@@ -1,0 +1,124 @@
+"""ABI encoding, selectors, addresses and revert decoding (thin, typed wrappers).
+
+All real work is eth-abi / eth-utils; this module only gives it the shapes tokenrisk
+uses everywhere: ``encode_call("transfer(address,uint256)", [to, amount])`` and
+``decode(["uint256"], data)``.  Decoding failures raise :class:`AbiDecodeError` so a
+token returning garbage becomes a verdict, never a crash.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+from eth_abi.abi import decode as _abi_decode
+from eth_abi.abi import encode as _abi_encode
+from eth_utils.address import to_checksum_address
+from eth_utils.crypto import keccak
+
+from tokenrisk.errors import InvalidAddress
+
+ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
+_HEX_ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
+_ERROR_SELECTOR = bytes.fromhex("08c379a0")
+_PANIC_SELECTOR = bytes.fromhex("4e487b71")
+
+
+class AbiDecodeError(ValueError):
+    """Return data did not match the expected ABI types."""
+
+
+def parse_address(value: str) -> str:
+    """Validate a user-supplied address and return it checksummed.
+
+    Accepts all-lowercase and all-uppercase hex; mixed case must be a valid EIP-55
+    checksum (a mixed-case typo is rejected rather than silently accepted).
+    """
+    if not isinstance(value, str) or not _HEX_ADDRESS.match(value):
+        raise InvalidAddress("address must be 0x followed by 40 hexadecimal characters")
+    body = value[2:]
+    checksummed = str(to_checksum_address(value))
+    if body != body.lower() and body != body.upper() and checksummed != value:
+        raise InvalidAddress("address has an invalid EIP-55 checksum")
+    return checksummed
+
+
+def checksum(value: str) -> str:
+    """Checksum an address that is already known to be well-formed (node output)."""
+    return str(to_checksum_address(value))
+
+
+@lru_cache(maxsize=512)
+def selector(signature: str) -> bytes:
+    return bytes(keccak(text=signature))[:4]
+
+
+def _types_of(signature: str) -> list[str]:
+    inner = signature[signature.index("(") + 1 : signature.rindex(")")]
+    return _split_types(inner)
+
+
+def _split_types(inner: str) -> list[str]:
+    types: list[str] = []
+    depth, start = 0, 0
+    for i, char in enumerate(inner):
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "," and depth == 0:
+            types.append(inner[start:i])
+            start = i + 1
+    if inner[start:]:
+        types.append(inner[start:])
+    return types
+
+
+def encode_args(types: Sequence[str], args: Sequence[Any]) -> bytes:
+    return bytes(_abi_encode(list(types), list(args)))
+
+
+def encode_call(signature: str, args: Sequence[Any] = ()) -> str:
+    """Calldata (0x-hex) for ``signature`` such as ``"approve(address,uint256)"``."""
+    return "0x" + (selector(signature) + encode_args(_types_of(signature), args)).hex()
+
+
+def to_bytes(data: str | bytes) -> bytes:
+    if isinstance(data, bytes):
+        return data
+    return bytes.fromhex(data[2:] if data.startswith("0x") else data)
+
+
+def decode(types: Sequence[str], data: str | bytes) -> tuple[Any, ...]:
+    """Decode return data; raises AbiDecodeError on anything malformed."""
+    try:
+        return tuple(_abi_decode(list(types), to_bytes(data)))
+    except Exception as exc:  # eth-abi raises a zoo of types; all mean "garbage"
+        raise AbiDecodeError(f"cannot decode {list(types)}: {exc}") from exc
+
+
+def decode_revert(data: str | bytes | None) -> str | None:
+    """Human text of revert data: Error(string), Panic(uint256), or a custom selector."""
+    if not data:
+        return None
+    try:
+        raw = to_bytes(data)
+    except ValueError:
+        return None
+    if raw.startswith(_ERROR_SELECTOR):
+        try:
+            return str(decode(["string"], raw[4:])[0])
+        except AbiDecodeError:
+            return "malformed Error(string)"
+    if raw.startswith(_PANIC_SELECTOR) and len(raw) >= 36:
+        return f"panic 0x{int.from_bytes(raw[4:36], 'big'):02x}"
+    if len(raw) >= 4:
+        return f"custom error 0x{raw[:4].hex()}"
+    return None
+
+
+def word_address(word: bytes) -> str:
+    """The address held in the low 20 bytes of a 32-byte word."""
+    return checksum("0x" + word[-20:].hex())

@@ -1,0 +1,165 @@
+"""Plain data of one token check: what was measured, before any judgement.
+
+These frozen dataclasses are the contract between the capabilities (dex, simulation,
+holders, trace, verification) that fill them, the pure ``risk`` rubric that judges them,
+and the API that renders them on the wire.  Amounts are raw integers (wei-style units);
+taxes are percentages (0..100) measured in token units; gas is in gas units.  ``None``
+always means "not measured" (never "zero").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class TokenInfo:
+    """ERC-20 metadata as read from the chain (getters may revert: then fallbacks)."""
+
+    address: str
+    name: str
+    symbol: str
+    decimals: int
+    total_supply: int | None = None
+    total_holders: int | None = None
+
+
+@dataclass(frozen=True)
+class Pool:
+    """One V2 pair or V3 pool of the token against a base token."""
+
+    address: str
+    dex: str  # family name, e.g. "Uniswap"
+    version: str  # "V2" or "V3"
+    token0: str
+    token1: str
+    base_token: str  # the side used to buy (WETH, a stablecoin, ...)
+    router: str
+    reserves0: int
+    reserves1: int
+    liquidity_usd: float
+    fee: int | None = None  # V3 fee tier in hundredths of a bip
+    chain_id: int = 0
+    created_at_timestamp: int | None = None
+    creation_tx_hash: str | None = None
+
+    @property
+    def type(self) -> str:
+        return f"{self.dex}{self.version}"
+
+
+@dataclass(frozen=True)
+class Limit:
+    """A maximum trade size that still succeeds, in both tokens' raw units."""
+
+    token_wei: int
+    with_token_wei: int
+
+
+@dataclass(frozen=True)
+class SimulationReport:
+    """Outcome of buy -> wallet transfer -> sell as a fresh EOA.
+
+    ``success`` is False when the simulation could not be run meaningfully (no
+    liquidity, node lacks a method, the buy itself cannot execute for reasons
+    unrelated to the token); then ``error`` says why.  A token that *blocks* a step is
+    a successful simulation with ``*_ok`` False and ``failure_reason`` set.
+    """
+
+    success: bool
+    error: str | None = None
+    buy_ok: bool = False
+    transfer_ok: bool = False
+    sell_ok: bool = False
+    failure_step: str | None = None  # "buy", "transfer" or "sell"
+    failure_reason: str | None = None  # node's revert text, e.g. "execution reverted: K"
+    buy_tax: float | None = None
+    sell_tax: float | None = None
+    transfer_tax: float | None = None
+    buy_gas: int | None = None
+    sell_gas: int | None = None
+    max_buy: Limit | None = None
+    max_sell: Limit | None = None
+    # max_sell as a fraction (0..1) of what the fresh buyer received; None if unlimited
+    max_sell_fraction: float | None = None
+    one_sell_per_block: bool = False
+    delayed_sell_failed: bool = False  # a sell far in the future fails while now works
+    delayed_sell_reason: str | None = None
+    via_liquidity_simulation: bool = False
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TaxBucket:
+    tax: int
+    count: int
+
+
+@dataclass(frozen=True)
+class HolderStats:
+    """Results of simulating sells as real holders (see holders.analysis)."""
+
+    analysed: int
+    successful: int
+    failed: int
+    siphoned: int
+    average_tax: float
+    average_gas: float
+    highest_tax: float
+    high_tax_wallets: int
+    tax_distribution: tuple[TaxBucket, ...] = ()
+
+
+@dataclass(frozen=True)
+class ContractCall:
+    """One unique edge of the call tree of the buy and sell."""
+
+    from_address: str
+    to_address: str
+    call_type: str  # CALL, STATICCALL, DELEGATECALL, CALLCODE, CREATE, CREATE2
+    selector: str | None  # 0x + 8 hex, None when no calldata
+
+
+@dataclass(frozen=True)
+class CodeReport:
+    """Call-tree facts and source verification of every contract on the path."""
+
+    root_open_source: bool
+    open_source: bool
+    is_proxy: bool
+    has_proxy_calls: bool
+    contracts_open_source: dict[str, bool] = field(default_factory=dict)
+    calls: tuple[ContractCall, ...] = ()
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Everything measured for one IsHoneypot check; input of ``risk.assess``."""
+
+    token: TokenInfo
+    with_token: TokenInfo | None
+    pool: Pool | None
+    simulation: SimulationReport | None
+    holders: HolderStats | None = None
+    code: CodeReport | None = None
+    whitelisted: bool = False  # operator-configured well-known token (very_low risk)
+
+
+@dataclass(frozen=True)
+class Flag:
+    flag: str
+    description: str
+    severity: str  # info, low, medium, high, critical
+    severity_index: int  # 4, 8, 12, 16, 20
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Output of ``risk.assess``: the honeypot decision and the risk summary."""
+
+    risk: str  # unknown, very_low, low, medium, high, very_high, honeypot
+    risk_level: int | None  # None exactly when risk is "unknown"
+    flags: tuple[Flag, ...]
+    is_honeypot: bool | None  # None when it could not be decided at all
+    honeypot_reason: str | None
+    legacy_flags: tuple[str, ...] = ()

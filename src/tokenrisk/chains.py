@@ -1,0 +1,121 @@
+"""Chain registry: which chains exist, their base tokens and their DEXes.
+
+The registry is data (``data/chains.toml``), loaded into frozen dataclasses; the
+embedded devnet's entry is built from its build manifest, because its stablecoins
+live at build-time addresses.  Operators add or override chains in their config.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from tokenrisk.abi import checksum
+from tokenrisk.errors import UnknownChain
+
+DATA_FILE = Path(__file__).with_name("data") / "chains.toml"
+V3_FEE_TIERS = (100, 500, 3000, 10000)
+
+
+@dataclass(frozen=True)
+class Dex:
+    """One V2- or V3-style exchange deployment."""
+
+    name: str  # family, e.g. "Uniswap", "SushiSwap", "PancakeSwap"
+    version: str  # "V2" or "V3"
+    factory: str
+    router: str
+    init_code_hash: str | None = None
+    quoter: str | None = None
+    fee_tiers: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class BaseToken:
+    """A token the service buys with: wrapped native or a USD stablecoin."""
+
+    address: str
+    symbol: str
+    decimals: int
+    stable: bool = False
+
+
+@dataclass(frozen=True)
+class Chain:
+    id: int
+    name: str
+    short_name: str
+    currency: str
+    wrapped_native: BaseToken
+    stablecoins: tuple[BaseToken, ...] = ()
+    dexes: tuple[Dex, ...] = ()
+    whitelist: frozenset[str] = field(default_factory=frozenset)
+    rpc_url: str | None = field(default=None, repr=False)
+    fork_url: str | None = field(default=None, repr=False)
+    fork_block: int | None = None
+
+    @property
+    def base_tokens(self) -> tuple[BaseToken, ...]:
+        return (self.wrapped_native, *self.stablecoins)
+
+    def base_token(self, address: str) -> BaseToken | None:
+        lowered = address.lower()
+        return next((b for b in self.base_tokens if b.address.lower() == lowered), None)
+
+
+def _base(raw: dict[str, Any], stable: bool) -> BaseToken:
+    return BaseToken(checksum(raw["address"]), str(raw["symbol"]), int(raw["decimals"]), stable)
+
+
+def _dex(raw: dict[str, Any]) -> Dex:
+    version = str(raw["version"]).upper()
+    if version not in ("V2", "V3"):
+        raise ValueError(f"dex version must be V2 or V3, not {version!r}")
+    tiers = tuple(int(t) for t in raw.get("fee_tiers", V3_FEE_TIERS if version == "V3" else ()))
+    return Dex(
+        name=str(raw["name"]),
+        version=version,
+        factory=checksum(raw["factory"]),
+        router=checksum(raw["router"]),
+        init_code_hash=raw.get("init_code_hash"),
+        quoter=checksum(raw["quoter"]) if raw.get("quoter") else None,
+        fee_tiers=tiers,
+    )
+
+
+def chain_from_dict(raw: dict[str, Any]) -> Chain:
+    """Build a Chain from registry/config data; raises KeyError/ValueError when incomplete."""
+    return Chain(
+        id=int(raw["id"]),
+        name=str(raw["name"]),
+        short_name=str(raw["short_name"]),
+        currency=str(raw["currency"]),
+        wrapped_native=_base(raw["wrapped_native"], stable=False),
+        stablecoins=tuple(_base(s, stable=True) for s in raw.get("stablecoins", [])),
+        dexes=tuple(_dex(d) for d in raw.get("dexes", [])),
+        whitelist=frozenset(checksum(a) for a in raw.get("whitelist", [])),
+        rpc_url=raw.get("rpc_url"),
+        fork_url=raw.get("fork_url"),
+        fork_block=int(raw["fork_block"]) if raw.get("fork_block") is not None else None,
+    )
+
+
+def load_registry(path: Path = DATA_FILE) -> dict[int, Chain]:
+    """All chains of a registry file, keyed by chain id."""
+    with open(path, "rb") as handle:
+        data = tomllib.load(handle)
+    chains = (chain_from_dict(raw) for raw in data.get("chains", []))
+    return {chain.id: chain for chain in chains}
+
+
+def with_node(chain: Chain, rpc_url: str | None, fork_url: str | None = None) -> Chain:
+    return replace(chain, rpc_url=rpc_url, fork_url=fork_url)
+
+
+def pick(chains: dict[int, Chain], chain_id: int) -> Chain:
+    try:
+        return chains[chain_id]
+    except KeyError:
+        raise UnknownChain(f"chain {chain_id} is not configured") from None

@@ -1,0 +1,129 @@
+"""Run a local anvil on a free loopback port, and make sure it dies with us.
+
+The child gets ``PR_SET_PDEATHSIG`` (Linux), so even a crashed or SIGKILLed parent does
+not leave an orphan node behind; a normal exit, Ctrl-C and ``stop()`` terminate it
+explicitly.
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import os
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from tokenrisk.errors import NodeUnavailable
+
+ANVIL_RELATIVE = Path("node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil")
+_PR_SET_PDEATHSIG = 1
+
+
+def repo_root() -> Path:
+    """The checkout this package runs from (src layout: src/tokenrisk/devnet/node.py)."""
+    return Path(__file__).resolve().parents[3]
+
+
+def anvil_binary(root: Path | None = None) -> Path:
+    """Path of the pinned anvil binary installed by ``npm ci``."""
+    override = os.environ.get("TOKENRISK_ANVIL")
+    path = Path(override) if override else (root or repo_root()) / ANVIL_RELATIVE
+    if not path.exists():
+        raise FileNotFoundError(f"anvil not found at {path}; run `npm ci` in the repository")
+    return path
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _die_with_parent() -> None:
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except OSError:
+        pass
+
+
+@dataclass
+class AnvilNode:
+    """A running anvil child process.  Use as a context manager or call ``stop()``."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    log_path: Path | None = None
+    _stopped: bool = field(default=False, repr=False)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=5)
+
+    def __enter__(self) -> AnvilNode:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def start_anvil(
+    extra_args: list[str] | None = None,
+    *,
+    port: int | None = None,
+    load_state: Path | None = None,
+    log_path: Path | None = None,
+    startup_timeout: float = 15.0,
+) -> AnvilNode:
+    """Start anvil on 127.0.0.1 and wait until it answers JSON-RPC.
+
+    ``extra_args`` go to anvil unchanged (e.g. ``["--fork-url", url]``).  Raises
+    NodeUnavailable if it does not answer within ``startup_timeout`` seconds.
+    """
+    port = port or free_port()
+    args = [str(anvil_binary()), "--host", "127.0.0.1", "--port", str(port), "--silent"]
+    if load_state is not None:
+        args += ["--load-state", str(load_state)]
+    args += extra_args or []
+    log = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: SIM115
+    process = subprocess.Popen(
+        args, stdout=log, stderr=log, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent
+    )
+    node = AnvilNode(process=process, port=port, log_path=log_path)
+    atexit.register(node.stop)
+    _wait_ready(node, startup_timeout)
+    return node
+
+
+def _wait_ready(node: AnvilNode, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    payload = {"jsonrpc": "2.0", "id": 1, "method": "eth_chainId", "params": []}
+    while time.monotonic() < deadline:
+        if node.process.poll() is not None:
+            raise NodeUnavailable(f"anvil exited early with code {node.process.returncode}")
+        try:
+            if httpx.post(node.url, json=payload, timeout=1.0).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.05)
+    node.stop()
+    raise NodeUnavailable(f"anvil did not answer within {timeout:.0f}s")

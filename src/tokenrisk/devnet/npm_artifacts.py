@@ -1,0 +1,130 @@
+"""The official WETH9 and Uniswap V2/V3 build artifacts shipped in ``node_modules``.
+
+Only the bytes from the npm packages are used (never recompiled), so the devnet runs the
+exact code that runs on mainnet and pair/pool init-code hashes come out canonical.
+The packages also ship part of the Solidity sources; where they do, the source text goes
+into the local verification registry.  V2 artifacts carry the compiler version in
+their metadata; hardhat (V3) artifacts do not, so it is read from the CBOR trailer
+that solc appends to the bytecode.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tokenrisk.abi import to_bytes
+
+_V2_CORE = "@uniswap/v2-core"
+_V2_PERIPHERY = "@uniswap/v2-periphery"
+_V3_CORE = "@uniswap/v3-core"
+_V3_PERIPHERY = "@uniswap/v3-periphery"
+
+ARTIFACT_FILES: dict[str, tuple[str, str]] = {
+    "WETH9": (f"{_V2_PERIPHERY}/build/WETH9.json", f"{_V2_PERIPHERY}/contracts/test/WETH9.sol"),
+    "UniswapV2Factory": (
+        f"{_V2_CORE}/build/UniswapV2Factory.json",
+        f"{_V2_CORE}/contracts/UniswapV2Factory.sol",
+    ),
+    "UniswapV2Pair": (
+        f"{_V2_CORE}/build/UniswapV2Pair.json",
+        f"{_V2_CORE}/contracts/UniswapV2Pair.sol",
+    ),
+    "UniswapV2Router02": (
+        f"{_V2_PERIPHERY}/build/UniswapV2Router02.json",
+        f"{_V2_PERIPHERY}/contracts/UniswapV2Router02.sol",
+    ),
+    "UniswapV3Factory": (
+        f"{_V3_CORE}/artifacts/contracts/UniswapV3Factory.sol/UniswapV3Factory.json",
+        f"{_V3_CORE}/contracts/UniswapV3Factory.sol",
+    ),
+    "UniswapV3Pool": (
+        f"{_V3_CORE}/artifacts/contracts/UniswapV3Pool.sol/UniswapV3Pool.json",
+        f"{_V3_CORE}/contracts/UniswapV3Pool.sol",
+    ),
+    "SwapRouter": (
+        f"{_V3_PERIPHERY}/artifacts/contracts/SwapRouter.sol/SwapRouter.json",
+        f"{_V3_PERIPHERY}/contracts/SwapRouter.sol",
+    ),
+    "QuoterV2": (
+        f"{_V3_PERIPHERY}/artifacts/contracts/lens/QuoterV2.sol/QuoterV2.json",
+        f"{_V3_PERIPHERY}/contracts/lens/QuoterV2.sol",
+    ),
+    "NonfungiblePositionManager": (
+        f"{_V3_PERIPHERY}/artifacts/contracts/NonfungiblePositionManager.sol/"
+        "NonfungiblePositionManager.json",
+        f"{_V3_PERIPHERY}/contracts/NonfungiblePositionManager.sol",
+    ),
+}
+"""contract name -> (artifact JSON, Solidity source), both relative to node_modules."""
+
+_CBOR_SOLC = bytes.fromhex("64736f6c6343")  # CBOR text "solc" then a 3-byte string
+
+
+@dataclass(frozen=True)
+class NpmArtifact:
+    """Creation code and what the verification registry needs about one contract.
+
+    ``source`` is None when the npm package does not ship the ``.sol`` file (the V3
+    contracts ship only interfaces and libraries); ``optimizer`` and ``metadata`` are
+    None when the artifact does not record them.
+    """
+
+    name: str
+    bytecode: str
+    abi: list[Any]
+    source_path: str
+    source: str | None
+    compiler: str | None
+    optimizer: dict[str, Any] | None
+    metadata: str | None
+
+
+def load_npm_artifact(root: Path, name: str) -> NpmArtifact:
+    """Read one artifact from ``root/node_modules``; raises FileNotFoundError if absent."""
+    artifact_rel, source_rel = ARTIFACT_FILES[name]
+    modules = root / "node_modules"
+    raw = json.loads((modules / artifact_rel).read_text())
+    bytecode = "0x" + to_bytes(str(raw["bytecode"])).hex()
+    metadata = raw.get("metadata") if isinstance(raw.get("metadata"), str) else None
+    source_file = modules / source_rel
+    return NpmArtifact(
+        name=name,
+        bytecode=bytecode,
+        abi=list(raw["abi"]),
+        source_path=source_rel,
+        source=source_file.read_text() if source_file.exists() else None,
+        compiler=_compiler_of(metadata, bytecode),
+        optimizer=_optimizer_of(metadata),
+        metadata=metadata,
+    )
+
+
+def _compiler_of(metadata: str | None, bytecode: str) -> str | None:
+    if metadata:
+        version = json.loads(metadata).get("compiler", {}).get("version")
+        if isinstance(version, str):
+            return f"solc-{version}"
+    return solc_version_in_bytecode(to_bytes(bytecode))
+
+
+def _optimizer_of(metadata: str | None) -> dict[str, Any] | None:
+    if not metadata:
+        return None
+    optimizer = json.loads(metadata).get("settings", {}).get("optimizer")
+    return dict(optimizer) if isinstance(optimizer, dict) else None
+
+
+def solc_version_in_bytecode(code: bytes) -> str | None:
+    """``solc-X.Y.Z`` from the CBOR metadata trailer solc appends to code, if present."""
+    if len(code) < 2:
+        return None
+    length = int.from_bytes(code[-2:], "big")
+    trailer = code[-2 - length : -2]
+    at = trailer.find(_CBOR_SOLC)
+    if at < 0 or len(trailer) < at + len(_CBOR_SOLC) + 3:
+        return None
+    major, minor, patch = trailer[at + len(_CBOR_SOLC) : at + len(_CBOR_SOLC) + 3]
+    return f"solc-{major}.{minor}.{patch}"

@@ -1,0 +1,83 @@
+"""ERC-20 metadata, read defensively.
+
+Hostile or old tokens revert in ``name()``, return ``bytes32`` instead of ``string``
+(MKR-style), or return garbage.  Every getter has a fallback so a token always gets a
+summary: unreadable names become ``""``, unreadable decimals become 18 with a note.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tokenrisk.abi import AbiDecodeError, checksum, decode, encode_call, to_bytes
+from tokenrisk.analysis import TokenInfo
+from tokenrisk.errors import RpcError
+from tokenrisk.rpc import RpcClient
+
+MAX_DECIMALS = 77  # 10**77 < 2**256; anything larger is garbage
+_GETTERS = ("name()", "symbol()", "decimals()", "totalSupply()")
+
+
+def call_params(to: str, data: str, block: str = "latest", gas: int = 5_000_000) -> list[Any]:
+    return [{"to": to, "data": data, "gas": hex(gas)}, block]
+
+
+def decode_text(data: Any) -> str:
+    """A ``string`` or ``bytes32`` return value as text ("" when neither)."""
+    if not isinstance(data, str):
+        return ""
+    raw = to_bytes(data)
+    try:
+        return _clean(str(decode(["string"], raw)[0]))
+    except (AbiDecodeError, UnicodeDecodeError):
+        pass
+    if len(raw) == 32:
+        return _clean(raw.rstrip(b"\0").decode("utf-8", errors="replace"))
+    return ""
+
+
+def _clean(text: str) -> str:
+    return "".join(ch for ch in text if ch.isprintable())[:64]
+
+
+def decode_uint(data: Any) -> int | None:
+    if not isinstance(data, str) or len(to_bytes(data)) < 32:
+        return None
+    try:
+        return int(decode(["uint256"], to_bytes(data)[:32])[0])
+    except AbiDecodeError:
+        return None
+
+
+async def read_token(rpc: RpcClient, address: str, block: str = "latest") -> TokenInfo:
+    """Metadata of ``address`` in one batch; never raises for token misbehaviour.
+
+    Raises the rpc module's transport errors (node unreachable, deadline).
+    """
+    calls = [("eth_call", call_params(address, encode_call(sig), block)) for sig in _GETTERS]
+    name, symbol, decimals, supply = await rpc.batch(calls)
+    raw_decimals = None if isinstance(decimals, RpcError) else decode_uint(decimals)
+    return TokenInfo(
+        address=checksum(address),
+        name="" if isinstance(name, RpcError) else decode_text(name),
+        symbol="" if isinstance(symbol, RpcError) else decode_text(symbol),
+        decimals=raw_decimals if raw_decimals is not None and raw_decimals <= MAX_DECIMALS else 18,
+        total_supply=None if isinstance(supply, RpcError) else decode_uint(supply),
+    )
+
+
+async def balances_of(
+    rpc: RpcClient, token: str, holders: list[str], block: str = "latest"
+) -> list[int | None]:
+    """``balanceOf`` of each holder in one batch (None where the call fails)."""
+    calls = [
+        ("eth_call", call_params(token, encode_call("balanceOf(address)", [h]), block))
+        for h in holders
+    ]
+    results = await rpc.batch(calls)
+    return [None if isinstance(r, RpcError) else decode_uint(r) for r in results]
+
+
+async def is_contract(rpc: RpcClient, addresses: list[str], block: str = "latest") -> list[bool]:
+    results = await rpc.batch([("eth_getCode", [a, block]) for a in addresses])
+    return [isinstance(r, str) and len(r) > 2 for r in results]

@@ -1,0 +1,81 @@
+"""What a source-verification provider answers, and the interface every provider has.
+
+A provider answers one question: *is the source code of the contract at (chain, address)
+published and matched against the deployed bytecode?*  It answers with a
+:class:`SourceInfo`, with ``None`` when it has nothing to say (the contract is not
+verified there, or the provider does not know the chain), or by raising a tokenrisk
+error when it cannot be asked (unreachable, too slow, rate limited, key rejected).
+"Not verified" and "could not ask" are kept apart on purpose: the first may make a
+token look risky, the second must never do so silently.
+
+Provider-specific errors extend the tree of :mod:`tokenrisk.errors`::
+
+    NodeUnavailable (503)
+    └── ProviderRateLimited     the provider refused because we asked too often
+    UpstreamError (502)
+    └── ProviderKeyRejected     the provider rejected the configured API key
+
+Messages name the provider (``"etherscan"``), never its URL or key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from tokenrisk.errors import NodeUnavailable, UpstreamError
+
+ProviderName = Literal["local", "sourcify", "etherscan"]
+"""The providers tokenrisk ships; also the keys of ``VerificationSettings.providers``."""
+
+Match = Literal["full", "partial"]
+"""``full``: byte-for-byte, metadata hash included (Sourcify "exact_match"/"perfect").
+``partial``: same code, different metadata (comments, file names); Sourcify "match"."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SourceInfo:
+    """One provider's answer about one contract.
+
+    ``match`` is None when the provider does not grade matches (Etherscan).
+    ``is_proxy`` is True only when the provider itself says so; False means "not
+    flagged", not "proven not a proxy".  ``implementation`` is the checksummed address
+    the provider reports behind a proxy, when it reports one.
+    """
+
+    verified: bool
+    contract_name: str | None = None
+    compiler: str | None = None
+    source: ProviderName
+    match: Match | None = None
+    is_proxy: bool = False
+    implementation: str | None = None
+
+
+class SourceProvider(Protocol):
+    """Anything that can say whether a contract's source is published."""
+
+    name: ProviderName
+
+    async def lookup(self, chain_id: int, address: str) -> SourceInfo | None:
+        """The provider's answer for a checksummed ``address``, or None if it has none.
+
+        Raises NodeUnavailable, DeadlineExceeded or UpstreamError (or a subclass) when
+        the provider cannot be asked; messages contain no URL and no key.
+        """
+        ...
+
+
+class ProviderRateLimited(NodeUnavailable):
+    """The provider answered "too many requests"; asking again later may work.
+
+    ``retry_after`` is the provider's hint in seconds, when it gave one.
+    """
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class ProviderKeyRejected(UpstreamError):
+    """The provider rejected the configured API key (missing, invalid or revoked)."""
