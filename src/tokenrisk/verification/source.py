@@ -20,13 +20,17 @@ Messages name the provider (``"etherscan"``), never its URL or key.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
+from tokenrisk.abi import checksum
 from tokenrisk.errors import NodeUnavailable, UpstreamError
 
 ProviderName = Literal["local", "sourcify", "etherscan"]
 """The providers tokenrisk ships; also the keys of ``VerificationSettings.providers``."""
+
+_HEX_ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
 
 Match = Literal["full", "partial"]
 """``full``: byte-for-byte, metadata hash included (Sourcify "exact_match"/"perfect").
@@ -79,3 +83,15 @@ class ProviderRateLimited(NodeUnavailable):
 
 class ProviderKeyRejected(UpstreamError):
     """The provider rejected the configured API key (missing, invalid or revoked)."""
+
+
+def text_or_none(value: Any) -> str | None:
+    """A provider's string field, or None when it is absent, empty or not a string."""
+    return value if isinstance(value, str) and value else None
+
+
+def address_or_none(value: Any) -> str | None:
+    """A provider's address field checksummed, or None when it is not an address."""
+    if isinstance(value, str) and _HEX_ADDRESS.match(value):
+        return checksum(value)
+    return None

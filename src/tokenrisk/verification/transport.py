@@ -24,7 +24,7 @@ from typing import Any
 
 import httpx
 
-from tokenrisk.errors import DeadlineExceeded, MalformedResponse, NodeUnavailable, UpstreamError
+from tokenrisk.errors import DeadlineExceeded, MalformedResponse, NodeUnavailable
 from tokenrisk.verification.source import ProviderRateLimited
 
 REDACTED = "***"
@@ -117,8 +117,8 @@ async def get_json(client: httpx.AsyncClient, request: Request) -> Reply:
     and asking again at once would make it worse.
 
     Raises DeadlineExceeded (timeout), NodeUnavailable (unreachable, 408/5xx),
-    ProviderRateLimited (429), MalformedResponse (2xx that is not JSON),
-    UpstreamError (other non-JSON error answer).
+    ProviderRateLimited (429), MalformedResponse (2xx that is not JSON).  Any other
+    4xx is returned, with ``body`` None when it is not JSON.
     """
     for attempt in range(request.retries + 1):
         try:
@@ -136,18 +136,16 @@ async def _send(client: httpx.AsyncClient, request: Request) -> httpx.Response:
     try:
         return await client.get(request.url, params=request.params, timeout=request.timeout)
     except httpx.TimeoutException as exc:
-        _raise(DeadlineExceeded(f"{request.label} did not answer in time"), exc, request)
+        what = f"{request.label} did not answer in time ({type(exc).__name__})"
+        raise DeadlineExceeded(what) from _chainable(exc, request)
     except httpx.TransportError as exc:
-        _raise(NodeUnavailable(f"{request.label} is unreachable"), exc, request)
-    raise AssertionError("unreachable")
+        what = f"{request.label} is unreachable ({type(exc).__name__})"
+        raise NodeUnavailable(what) from _chainable(exc, request)
 
 
-def _raise(error: Exception, cause: Exception, request: Request) -> None:
-    """Raise ``error`` chained to ``cause`` unless the cause could reveal the secret."""
-    if request.secret:
-        error.args = (f"{error.args[0]} ({type(cause).__name__})",)
-        raise error from None
-    raise error from cause
+def _chainable(exc: Exception, request: Request) -> Exception | None:
+    """The httpx exception to chain, or None when its request URL holds a secret."""
+    return None if request.secret else exc
 
 
 def _reply_of(response: httpx.Response, label: str) -> Reply:
@@ -158,10 +156,8 @@ def _reply_of(response: httpx.Response, label: str) -> Reply:
         raise NodeUnavailable(f"{label} answered HTTP {status}")
     try:
         body = json.loads(response.content)
-    except ValueError:
+    except ValueError as exc:
         if status >= 400:
-            if status in (401, 403):
-                return Reply(status, None)
-            raise UpstreamError(f"{label} answered HTTP {status}") from None
-        raise MalformedResponse(f"{label} sent a reply that is not JSON") from None
+            return Reply(status, None)
+        raise MalformedResponse(f"{label} sent a reply that is not JSON") from exc
     return Reply(status, body)

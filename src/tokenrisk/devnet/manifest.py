@@ -1,0 +1,133 @@
+"""The build's outputs besides the state: ``manifest.json`` and ``sources.json``.
+
+``manifest.json`` says what is where on the devnet (canonical addresses, every
+catalogue token with its pools, history actors and failed sells) and which inputs it was
+built from (``inputHash``).  ``sources.json`` is the local source-verification registry:
+checksummed address -> contract name, compiler, optimizer, source path, source text and
+solc metadata, for every open-source contract; closed-source catalogue entries are
+deliberately absent.  Formats are described in docs/devnet.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from tokenrisk.devnet.deployment import Compiled, Deployed, Devnet, Pool
+from tokenrisk.devnet.history import TokenRoles
+from tokenrisk.devnet.npm_artifacts import NpmArtifact
+from tokenrisk.devnet.trading import TokenLog
+
+MANIFEST_FILE = "manifest.json"
+SOURCES_FILE = "sources.json"
+STATE_FILE = "state.json"
+
+HASHED_INPUTS = (
+    "contracts/**/*.sol",
+    "src/tokenrisk/devnet/*.py",
+    "src/tokenrisk/devnet/catalogue.json",
+    "tools/solc-compile.js",
+    "package-lock.json",
+)
+"""Globs (relative to the repository root) whose content decides whether to rebuild."""
+
+
+def input_hash(root: Path) -> str:
+    """SHA-256 over the paths and contents of every build input, in a stable order."""
+    digest = hashlib.sha256()
+    files = sorted({p for pattern in HASHED_INPUTS for p in root.glob(pattern) if p.is_file()})
+    for path in files:
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def read_manifest(build_dir: Path) -> dict[str, Any] | None:
+    """The manifest of a build directory, or None if it is missing or unreadable."""
+    try:
+        data = json.loads((build_dir / MANIFEST_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write JSON atomically (temp file then rename), so readers never see half a file."""
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(json.dumps(data, indent=1) + "\n")
+    os.replace(temporary, path)
+
+
+# MANIFEST
+
+
+def token_entry(token: Deployed, roles: TokenRoles, log: TokenLog) -> dict[str, Any]:
+    """The catalogue entry as written, plus where it landed and what happened to it."""
+    entry = dict(token.spec.raw)
+    entry["address"] = token.address
+    entry["pools"] = [pool_entry(p) for p in token.pools.values()]
+    entry["holders"] = roles.holders
+    entry["snipers"] = roles.snipers
+    entry["sellers"] = roles.sellers
+    entry["siphoned"] = roles.siphoned
+    entry["failedSells"] = log.failed_sells
+    return entry
+
+
+def pool_entry(pool: Pool) -> dict[str, Any]:
+    return {
+        "dex": pool.spec.dex,
+        "base": pool.spec.base,
+        "fee": pool.spec.fee,
+        "address": pool.address,
+        "tokenAmount": pool.spec.token_amount,
+        "baseAmount": pool.spec.base_amount,
+    }
+
+
+# SOURCE REGISTRY
+
+
+def compiled_source(root: Path, compiled: Compiled, solc: str) -> dict[str, Any]:
+    """Registry entry of a contract compiled from this repository."""
+    metadata = json.loads(compiled.metadata) if compiled.metadata else {}
+    optimizer = metadata.get("settings", {}).get("optimizer", {"enabled": True, "runs": 200})
+    return {
+        "contractName": compiled.name,
+        "compiler": f"solc-{solc}",
+        "optimizer": {"enabled": bool(optimizer.get("enabled")), "runs": optimizer.get("runs")},
+        "sourcePath": compiled.source_path,
+        "source": (root / compiled.source_path).read_text(),
+        "metadata": compiled.metadata,
+    }
+
+
+def npm_source(artifact: NpmArtifact) -> dict[str, Any]:
+    """Registry entry of an official npm contract.
+
+    ``source`` is None where the package ships no ``.sol`` for it (Uniswap V3);
+    ``optimizer`` is None where the artifact does not record it.
+    """
+    return {
+        "contractName": artifact.name,
+        "compiler": artifact.compiler,
+        "optimizer": artifact.optimizer,
+        "sourcePath": artifact.source_path,
+        "source": artifact.source,
+        "metadata": artifact.metadata,
+    }
+
+
+def pool_artifact_name(pool: Pool) -> str:
+    return "UniswapV2Pair" if pool.spec.dex == "v2" else "UniswapV3Pool"
+
+
+def all_pools(devnet: Devnet) -> list[Pool]:
+    """Every pool the build created: stablecoin pools and catalogue token pools."""
+    pools = list(devnet.stable_pools)
+    for token in devnet.tokens.values():
+        pools.extend(token.pools.values())
+    return pools

@@ -1,0 +1,490 @@
+"""The Transfer-log indexer: ERC-20 balances from ``eth_getLogs``, incremental and reorg-aware.
+
+``index_token`` reads ``Transfer(address,address,uint256)`` logs of one token from the
+block after its stored cursor up to the head (or ``to_block``) and writes them to the
+store.  How it stays fast and safe:
+
+* **Windows, batched.**  Logs are read in block windows; several consecutive windows go
+  into one JSON-RPC batch, and the batch is committed as ONE store transaction together
+  with the cursor (crash-safe: a kill loses the whole batch or nothing, never half).
+  While a batch is being committed (in a worker thread) the next one is being fetched.
+* **Adaptive.**  When the node refuses a window (range too wide, too many results,
+  response too large, timeout) the window is halved and re-read; after ``grow_after``
+  clean batches whose windows were not dense it doubles again, up to ``max_window``.
+* **Incremental.**  A second call reads only blocks after the cursor.
+* **Reorgs.**  The cursor stores the hash of its block.  When the chain no longer has
+  that hash, the indexer rolls back at least ``reorg_depth`` blocks, and further if
+  needed, to the newest stored checkpoint (a block hash recorded at each commit) that
+  the chain still agrees with; since each block hash commits to its parent, every block
+  below a matching checkpoint is unchanged.  If no checkpoint matches (e.g. a devnet was
+  restarted from a different state), the token is re-indexed from scratch.  The end-block
+  hash of each batch is fetched *before* its logs, so a reorg racing the read leaves a
+  stale hash behind and is healed by the next call rather than hidden.
+* **Start block.**  On a devnet (chain id 31337 or 1337) indexing starts at block 0;
+  elsewhere at the token's deployment block, found by a batched k-ary search over
+  ``eth_getCode`` at historical blocks (a node without that history falls back to 0).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from tokenrisk.abi import encode_call
+from tokenrisk.errors import (
+    DeadlineExceeded,
+    MalformedResponse,
+    MethodUnsupported,
+    NotFoundError,
+    RpcError,
+    UpstreamError,
+)
+from tokenrisk.store import Cursor, Store, TransferLog
+from tokenrisk.tokens import call_params, decode_uint
+
+TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
+DEVNET_CHAIN_IDS = frozenset({31337, 1337})
+
+
+class JsonRpc(Protocol):
+    """What the indexer needs of :class:`tokenrisk.rpc.RpcClient` (fakes in unit tests)."""
+
+    async def call(self, method: str, params: Sequence[Any] = ()) -> Any: ...
+
+    async def batch(self, calls: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]: ...
+
+
+@dataclass(frozen=True)
+class IndexSettings:
+    """Tuning of the log reader; the defaults suit public nodes and local anvil alike."""
+
+    window: int = 2_000  # first window, in blocks
+    min_window: int = 1
+    max_window: int = 200_000
+    windows_per_batch: int = 8
+    grow_after: int = 2  # clean batches before the window doubles again
+    dense_logs: int = 5_000  # a window this full is not grown
+    reorg_depth: int = 12  # blocks always re-read after a detected reorg
+    start_block: int | None = None  # skip the deployment-block search
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.min_window <= self.window <= self.max_window:
+            raise ValueError("need 1 <= min_window <= window <= max_window")
+        if self.windows_per_batch < 1 or self.grow_after < 1 or self.dense_logs < 1:
+            raise ValueError("windows_per_batch, grow_after and dense_logs must be >= 1")
+        if self.reorg_depth < 0 or (self.start_block is not None and self.start_block < 0):
+            raise ValueError("reorg_depth and start_block must not be negative")
+
+
+@dataclass(frozen=True)
+class IndexProgress:
+    """Reported after each committed batch."""
+
+    from_block: int
+    to_block: int
+    done_block: int
+    logs: int
+
+
+@dataclass
+class IndexStats:
+    """What one ``index_token`` call did; ``requests`` counts eth_getLogs calls."""
+
+    chain_id: int
+    token: str
+    from_block: int
+    to_block: int
+    logs: int = 0
+    requests: int = 0
+    shrinks: int = 0
+    rolled_back_blocks: int = 0
+    seconds: float = 0.0
+
+    @property
+    def blocks(self) -> int:
+        return max(0, self.to_block - self.from_block + 1)
+
+    @property
+    def logs_per_second(self) -> float:
+        return self.logs / self.seconds if self.seconds > 0 else 0.0
+
+
+@dataclass
+class Chunk:
+    """Logs of consecutive blocks ``first..last`` read by :class:`LogReader`."""
+
+    first: int
+    last: int
+    last_hash: str | None
+    logs: list[Any]
+
+
+@dataclass
+class _Window:
+    """The adaptive window size and its grow/shrink bookkeeping."""
+
+    settings: IndexSettings
+    size: int = 0
+    clean: int = 0
+    shrinks: int = field(default=0)
+
+    def spans(self, first: int, last: int) -> list[tuple[int, int]]:
+        out: list[tuple[int, int]] = []
+        while first <= last and len(out) < self.settings.windows_per_batch:
+            end = min(last, first + self.size - 1)
+            out.append((first, end))
+            first = end + 1
+        return out
+
+    def shrink(self, error: Exception) -> None:
+        """Halve the window; raises ``error`` when it cannot get any smaller."""
+        if self.size <= self.settings.min_window:
+            raise error
+        self.size = max(self.settings.min_window, self.size // 2)
+        self.clean = 0
+        self.shrinks += 1
+
+    def succeeded(self, densest: int) -> None:
+        if densest >= self.settings.dense_logs:
+            self.clean = 0
+            return
+        self.clean += 1
+        if self.clean >= self.settings.grow_after:
+            self.size = min(self.settings.max_window, self.size * 2)
+            self.clean = 0
+
+
+def _refused(error: Exception) -> bool:
+    """Errors that mean "ask for less", as nodes and providers word them differently."""
+    if isinstance(error, MethodUnsupported):
+        return False
+    return isinstance(error, RpcError | MalformedResponse | UpstreamError | DeadlineExceeded)
+
+
+class LogReader:
+    """Adaptive, batched ``eth_getLogs`` of one contract's logs matching ``topics``."""
+
+    def __init__(
+        self,
+        rpc: JsonRpc,
+        address: str,
+        topics: list[Any],
+        settings: IndexSettings,
+        *,
+        with_hashes: bool = True,
+    ) -> None:
+        self._rpc = rpc
+        self._filter = {"address": address, "topics": topics}
+        self._window = _Window(settings, size=settings.window)
+        self._with_hashes = with_hashes
+        self.requests = 0
+
+    @property
+    def shrinks(self) -> int:
+        return self._window.shrinks
+
+    async def chunks(self, first: int, last: int) -> AsyncIterator[Chunk]:
+        """Yield chunks covering ``first..last`` in order, without gaps."""
+        while first <= last:
+            chunk = await self._next_chunk(first, last)
+            if chunk is None:
+                continue
+            yield chunk
+            first = chunk.last + 1
+
+    async def _next_chunk(self, first: int, last: int) -> Chunk | None:
+        """Read one batch of windows; None when the window had to shrink first."""
+        spans = self._window.spans(first, last)
+        hashes = await self._end_hashes(spans)
+        try:
+            replies = await self._rpc.batch([("eth_getLogs", [self._params(s)]) for s in spans])
+        except (UpstreamError, DeadlineExceeded) as exc:
+            self._window.shrink(exc)
+            return None
+        self.requests += len(spans)
+        good = _leading_successes(replies)
+        if good == 0:
+            error = replies[0]
+            self._window.shrink(error if isinstance(error, Exception) else MalformedResponse(""))
+            return None
+        if good == len(spans):
+            self._window.succeeded(max(len(r) for r in replies))
+        logs = [log for reply in replies[:good] for log in reply]
+        return Chunk(spans[0][0], spans[good - 1][1], hashes[good - 1], logs)
+
+    def _params(self, span: tuple[int, int]) -> dict[str, Any]:
+        return {**self._filter, "fromBlock": hex(span[0]), "toBlock": hex(span[1])}
+
+    async def _end_hashes(self, spans: list[tuple[int, int]]) -> list[str | None]:
+        """Hashes of the span ends, read BEFORE their logs (see the module docstring)."""
+        if not self._with_hashes:
+            return [None] * len(spans)
+        hashes = await block_hashes(self._rpc, [end for _, end in spans])
+        if None in hashes:
+            raise UpstreamError("a block being indexed vanished (reorg); index again")
+        return hashes
+
+
+def _leading_successes(replies: list[Any]) -> int:
+    """How many replies, from the first, are log lists (later ones are discarded)."""
+    for i, reply in enumerate(replies):
+        if not isinstance(reply, list):
+            if isinstance(reply, Exception) and not _refused(reply):
+                raise reply
+            return i
+    return len(replies)
+
+
+async def block_hashes(rpc: JsonRpc, numbers: Sequence[int]) -> list[str | None]:
+    """Current hash of each block number (None for a block the chain does not have)."""
+    if not numbers:
+        return []
+    replies = await rpc.batch([("eth_getBlockByNumber", [hex(n), False]) for n in numbers])
+    out: list[str | None] = []
+    for reply in replies:
+        if isinstance(reply, Exception):
+            raise reply
+        out.append(reply.get("hash") if isinstance(reply, dict) else None)
+    return out
+
+
+def parse_transfers(logs: Sequence[Any]) -> list[TransferLog]:
+    """ERC-20 Transfer logs as rows; ERC-721-style (4 topics) and removed logs are skipped."""
+    out: list[TransferLog] = []
+    for log in logs:
+        topics: list[Any] = log.get("topics") or []
+        data = log.get("data") or ""
+        if len(topics) != 3 or len(data) != 66 or log.get("removed"):
+            continue
+        if topics[0].lower() != TRANSFER_TOPIC:
+            continue
+        out.append(
+            TransferLog(
+                block=int(log["blockNumber"], 16),
+                log_index=int(log["logIndex"], 16),
+                tx_hash=log["transactionHash"].lower(),
+                sender="0x" + topics[1][-40:].lower(),
+                recipient="0x" + topics[2][-40:].lower(),
+                amount=int(data, 16),
+            )
+        )
+    return out
+
+
+async def head_block(rpc: JsonRpc) -> int:
+    return int(await rpc.call("eth_blockNumber"), 16)
+
+
+async def find_start_block(rpc: JsonRpc, token: str, head: int, fanout: int = 16) -> int:
+    """First block at which ``token`` has code: a k-ary search, ``fanout`` probes a batch.
+
+    About log_fanout(head) round trips (6 on Ethereum mainnet).  Returns 0 when the node
+    has no state for old blocks (non-archive).  Raises NotFoundError when ``token`` has
+    no code at ``head``.
+    """
+    if not await _has_code(rpc, token, [head]) == [True]:
+        raise NotFoundError("no contract code at the token address")
+    lo, hi = 0, head  # the answer is in lo..hi; hi has code
+    while lo < hi:
+        step = max(1, (hi - lo) // fanout)
+        probes = list(range(lo, hi, step))[:fanout]
+        try:
+            found = await _has_code(rpc, token, probes)
+        except RpcError:
+            return 0
+        first = next((i for i, has in enumerate(found) if has), None)
+        if first is None:
+            lo = probes[-1] + 1
+        else:
+            hi = probes[first]
+            lo = probes[first - 1] + 1 if first else lo
+    return lo
+
+
+async def _has_code(rpc: JsonRpc, token: str, blocks: Sequence[int]) -> list[bool]:
+    replies = await rpc.batch([("eth_getCode", [token, hex(b)]) for b in blocks])
+    for reply in replies:
+        if isinstance(reply, Exception):
+            raise reply
+    return [isinstance(r, str) and len(r) > 2 for r in replies]
+
+
+async def total_supply(rpc: JsonRpc, token: str, block: str = "latest") -> int | None:
+    """``totalSupply()`` of ``token``; None when it reverts or returns garbage."""
+    try:
+        reply = await rpc.call("eth_call", call_params(token, encode_call("totalSupply()"), block))
+    except RpcError:
+        return None
+    return decode_uint(reply)
+
+
+async def top_holders(
+    store: Store, chain_id: int, token: str, limit: int = 50
+) -> list[tuple[str, int]]:
+    """Indexed holders with a positive balance: (checksummed address, balance), largest
+    first, ties by address.  Index the token first (``index_token``)."""
+    return await asyncio.to_thread(store.top_holders, chain_id, token, limit)
+
+
+async def holder_count(store: Store, chain_id: int, token: str) -> int:
+    """Indexed addresses with a positive balance, the zero address excluded."""
+    return await asyncio.to_thread(store.holder_count, chain_id, token)
+
+
+async def index_token(
+    rpc: JsonRpc,
+    store: Store,
+    chain_id: int,
+    token: str,
+    *,
+    to_block: int | None = None,
+    window: int | None = None,
+    progress: Callable[[IndexProgress], None] | None = None,
+    settings: IndexSettings | None = None,
+) -> IndexStats:
+    """Bring the index of ``token`` up to ``to_block`` (default: the head).
+
+    ``window`` overrides ``settings.window`` (the first eth_getLogs span).  Raises the
+    rpc errors (NodeUnavailable, DeadlineExceeded, RpcError when even a one-block window
+    is refused), NotFoundError (no code at ``token``), StoreError, and StoreConflict
+    when another indexer works on the same token.
+    """
+    settings = _settings(settings, window)
+    token = token.lower()
+    started = time.perf_counter()
+    head = await head_block(rpc)
+    last = head if to_block is None else min(to_block, head)
+    cursor, stored, rolled_back = await _resume(rpc, store, chain_id, token, settings, last)
+    stats = IndexStats(chain_id, token, cursor.last_block + 1, last)
+    stats.rolled_back_blocks = rolled_back
+    reader = LogReader(rpc, token, [TRANSFER_TOPIC], settings)
+    await _run(reader, store, cursor if stored else None, cursor, stats, progress)
+    stats.requests, stats.shrinks = reader.requests, reader.shrinks
+    stats.seconds = time.perf_counter() - started
+    return stats
+
+
+def _settings(settings: IndexSettings | None, window: int | None) -> IndexSettings:
+    settings = settings or IndexSettings()
+    if window is None:
+        return settings
+    return replace(
+        settings,
+        window=window,
+        min_window=min(settings.min_window, window),
+        max_window=max(settings.max_window, window),
+    )
+
+
+async def _run(
+    reader: LogReader,
+    store: Store,
+    expected: Cursor | None,
+    cursor: Cursor,
+    stats: IndexStats,
+    progress: Callable[[IndexProgress], None] | None,
+) -> None:
+    """Fetch chunks and commit each one, overlapping a commit with the next fetch."""
+    pending: asyncio.Task[None] | None = None
+    try:
+        async for chunk in reader.chunks(cursor.last_block + 1, stats.to_block):
+            logs = parse_transfers(chunk.logs)
+            new = Cursor(cursor.start_block, chunk.last, chunk.last_hash)
+            if pending is not None:
+                await pending
+            pending = asyncio.create_task(_commit(store, stats, expected, new, logs))
+            expected = new
+            stats.logs += len(logs)
+            if progress is not None:
+                progress(IndexProgress(stats.from_block, stats.to_block, chunk.last, stats.logs))
+        if pending is not None:
+            await pending
+    finally:
+        await _settle(pending)
+
+
+async def _commit(
+    store: Store, stats: IndexStats, expected: Cursor | None, new: Cursor, logs: list[TransferLog]
+) -> None:
+    await asyncio.to_thread(
+        store.apply_window, stats.chain_id, stats.token, expected=expected, new=new, logs=logs
+    )
+
+
+async def _settle(pending: asyncio.Task[None] | None) -> None:
+    """On the way out (error, cancellation) let a running commit finish: it is atomic,
+    and returning only afterwards means a caller that resumes sees a settled cursor."""
+    if pending is None:
+        return
+    if not pending.done():
+        await asyncio.wait([pending])
+    if not pending.cancelled():
+        pending.exception()  # retrieved, so asyncio does not log it as lost
+
+
+async def _resume(
+    rpc: JsonRpc, store: Store, chain_id: int, token: str, settings: IndexSettings, last: int
+) -> tuple[Cursor, bool, int]:
+    """The cursor to continue from, whether it is stored, and blocks rolled back."""
+    cursor = await asyncio.to_thread(store.get_cursor, chain_id, token)
+    rolled_back = 0
+    if cursor is not None:
+        cursor, rolled_back = await _heal_reorg(rpc, store, chain_id, token, cursor, settings)
+    if cursor is not None:
+        return cursor, True, rolled_back
+    start = await _start_block(rpc, chain_id, token, settings, last)
+    return Cursor(start, start - 1, None), False, rolled_back
+
+
+async def _start_block(
+    rpc: JsonRpc, chain_id: int, token: str, settings: IndexSettings, head: int
+) -> int:
+    if settings.start_block is not None:
+        return settings.start_block
+    if chain_id in DEVNET_CHAIN_IDS:
+        return 0
+    return await find_start_block(rpc, token, head)
+
+
+async def _heal_reorg(
+    rpc: JsonRpc, store: Store, chain_id: int, token: str, cursor: Cursor, settings: IndexSettings
+) -> tuple[Cursor | None, int]:
+    """Roll back what a reorg invalidated; None means the token was reset entirely."""
+    if cursor.last_block_hash is None:
+        return cursor, 0
+    if (await block_hashes(rpc, [cursor.last_block]))[0] == cursor.last_block_hash:
+        return cursor, 0
+    points = await asyncio.to_thread(store.checkpoints, chain_id, token)
+    current = await block_hashes(rpc, [block for block, _ in points])
+    agreed = [block for (block, stored), now in zip(points, current, strict=True) if stored == now]
+    if not agreed:
+        await asyncio.to_thread(store.reset_token, chain_id, token)
+        return None, cursor.last_block - cursor.start_block + 1
+    target = max(cursor.start_block - 1, min(agreed[0], cursor.last_block - settings.reorg_depth))
+    target_hash = (await block_hashes(rpc, [target]))[0] if target >= 0 else None
+    to = Cursor(cursor.start_block, target, target_hash)
+    await asyncio.to_thread(store.rollback, chain_id, token, expected=cursor, to=to)
+    return to, cursor.last_block - target
+
+
+__all__ = [
+    "DEVNET_CHAIN_IDS",
+    "TRANSFER_TOPIC",
+    "Chunk",
+    "IndexProgress",
+    "IndexSettings",
+    "IndexStats",
+    "JsonRpc",
+    "LogReader",
+    "block_hashes",
+    "find_start_block",
+    "head_block",
+    "holder_count",
+    "index_token",
+    "parse_transfers",
+    "top_holders",
+    "total_supply",
+]

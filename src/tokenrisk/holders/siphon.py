@@ -1,0 +1,176 @@
+"""Siphon detection: did tokens leave a holder without the holder's consent?
+
+The rule.  A holder H is *siphoned* when one of its indexed outgoing transfers
+``Transfer(from=H, ...)`` happened in a transaction that
+
+1. H did not send (``tx.from != H``),
+2. that did not call H itself (``tx.to != H``; a contract wallet such as a Safe moves
+   its own tokens in a transaction an owner sends *to the wallet*), and
+3. that no allowance H granted explains: the token emitted no ``Approval(owner=H,
+   spender=S, value > 0)`` before the transfer (by block and log index) for a spender S
+   that is the transaction's sender or the contract it called.
+
+An ordinary ``transferFrom`` by an approved spender, or a router the spender calls, is
+thus consent; an owner-only ``siphon(holder)`` function, a hidden allowance written
+without an Approval event, or a balance "adjustment" emitting Transfer(H, owner) is not.
+
+Cost: one store query, one batch of ``eth_getTransactionByHash`` for the distinct
+transactions of the newest ``per_holder`` outgoing transfers per holder, and Approval
+logs (topic-filtered to the suspect owners only) when any transfer is still suspect.
+
+Known false positives (rare, as SPEC.md warns):
+
+* rebasing / reflection / "auto-burn" tokens that emit Transfer(H, ...) from a holder
+  during somebody else's transaction (negative rebases, fees taken from holders);
+* meta-transactions and relayers (ERC-2771 forwarders, gasless transfers signed by H and
+  sent by a relayer), and account-abstraction wallets whose calls go through a shared
+  EntryPoint: H signed, but neither sent the transaction nor is the called contract;
+* ``permit`` pulls are fine when the token emits Approval in ``permit`` (as usual), but
+  not for tokens whose permit skips the event;
+* allowances granted to a contract that is called indirectly (a keeper calls contract A,
+  which calls spender B): only the transaction's sender and callee are considered;
+* contracts that move their own tokens (pairs, vaults) during other people's
+  transactions: callers should analyse user-like holders only (the lead's holder
+  analysis skips the pair and contracts).
+
+Unknown transactions (the node does not return them) are never judged siphoned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tokenrisk.abi import ZERO_ADDRESS, checksum
+from tokenrisk.holders.index import IndexSettings, JsonRpc, LogReader
+from tokenrisk.store import Store, TransferLog
+
+APPROVAL_TOPIC = "0x8c5be1e5ebec7d5bd14f71427d1e84f3dd0314c0f7b2291e5b200ac8c7c3b925"
+TX_BATCH = 200
+
+
+@dataclass(frozen=True)
+class TxParties:
+    """Who sent a transaction and which address it called (None: contract creation)."""
+
+    sender: str
+    target: str | None
+
+
+@dataclass(frozen=True)
+class Grant:
+    """An Approval with a non-zero value: ``owner`` let ``spender`` move its tokens."""
+
+    block: int
+    log_index: int
+    spender: str
+
+
+async def siphoned_holders(
+    rpc: JsonRpc,
+    store: Store,
+    chain_id: int,
+    token: str,
+    holders: Iterable[str],
+    *,
+    per_holder: int = 50,
+    settings: IndexSettings | None = None,
+) -> set[str]:
+    """The (checksummed) holders among ``holders`` whose tokens were siphoned.
+
+    Reads the token's index in ``store``: run ``index_token`` first.  Raises the rpc
+    errors and StoreError.
+    """
+    wanted = sorted({h.lower() for h in holders} - {ZERO_ADDRESS})
+    cursor = await asyncio.to_thread(store.get_cursor, chain_id, token)
+    if cursor is None or not wanted:
+        return set()
+    outgoing = await asyncio.to_thread(
+        store.outgoing_transfers, chain_id, token, wanted, per_holder
+    )
+    parties = await transaction_parties(rpc, sorted({x.tx_hash for x in outgoing}))
+    suspects = [x for x in outgoing if _not_sent_by_holder(x, parties.get(x.tx_hash))]
+    if not suspects:
+        return set()
+    owners = sorted({x.sender for x in suspects})
+    last = max(x.block for x in suspects)
+    grants = await approvals(rpc, token, owners, cursor.start_block, last, settings)
+    return {
+        checksum(x.sender)
+        for x in suspects
+        if not _allowed(x, parties[x.tx_hash], grants.get(x.sender, []))
+    }
+
+
+def _not_sent_by_holder(log: TransferLog, tx: TxParties | None) -> bool:
+    if tx is None:
+        return False
+    return log.sender not in (tx.sender, tx.target)
+
+
+def _allowed(log: TransferLog, tx: TxParties, grants: Sequence[Grant]) -> bool:
+    """An earlier non-zero Approval to the tx sender or the called contract explains it."""
+    spenders = {tx.sender, tx.target}
+    return any(
+        g.spender in spenders and (g.block, g.log_index) < (log.block, log.log_index)
+        for g in grants
+    )
+
+
+async def transaction_parties(rpc: JsonRpc, tx_hashes: Sequence[str]) -> dict[str, TxParties]:
+    """Sender and callee of each transaction, batched; unknown hashes are left out."""
+    found: dict[str, TxParties] = {}
+    for i in range(0, len(tx_hashes), TX_BATCH):
+        chunk = tx_hashes[i : i + TX_BATCH]
+        replies = await rpc.batch([("eth_getTransactionByHash", [h]) for h in chunk])
+        for tx_hash, reply in zip(chunk, replies, strict=True):
+            parties = _parties(reply)
+            if parties is not None:
+                found[tx_hash] = parties
+    return found
+
+
+def _parties(reply: Any) -> TxParties | None:
+    if not isinstance(reply, dict) or not isinstance(reply.get("from"), str):
+        return None
+    target = reply.get("to")
+    return TxParties(reply["from"].lower(), target.lower() if isinstance(target, str) else None)
+
+
+async def approvals(
+    rpc: JsonRpc,
+    token: str,
+    owners: Sequence[str],
+    first: int,
+    last: int,
+    settings: IndexSettings | None = None,
+) -> dict[str, list[Grant]]:
+    """Non-zero Approval events of ``owners`` in blocks ``first..last``, per owner."""
+    topics: list[Any] = [APPROVAL_TOPIC, ["0x" + "0" * 24 + o[2:] for o in owners]]
+    reader = LogReader(rpc, token, topics, settings or IndexSettings(), with_hashes=False)
+    grants: dict[str, list[Grant]] = {}
+    async for chunk in reader.chunks(first, last):
+        for log in chunk.logs:
+            parsed = _grant(log)
+            if parsed is not None:
+                grants.setdefault(parsed[0], []).append(parsed[1])
+    return grants
+
+
+def _grant(log: Any) -> tuple[str, Grant] | None:
+    """(owner, grant) of an Approval log with a non-zero value; None for anything else."""
+    topics: list[Any] = log.get("topics") or []
+    data = log.get("data") or ""
+    if len(topics) != 3 or len(data) != 66 or log.get("removed"):
+        return None
+    try:
+        if int(data, 16) == 0:
+            return None
+        spender = "0x" + topics[2][-40:].lower()
+        return "0x" + topics[1][-40:].lower(), Grant(
+            int(log["blockNumber"], 16), int(log["logIndex"], 16), spender
+        )
+    except (ValueError, KeyError, TypeError):
+        return None

@@ -1,0 +1,83 @@
+"""Search for the largest buy or sell that still succeeds.
+
+A limit exists when a trade fails at some size but succeeds at a smaller one.  Sizes
+are tried as batches of independent simulations (one JSON-RPC round trip per batch):
+first a coarse ladder, then ``rounds`` refinements with ``points`` evenly spaced sizes
+between the largest success and the smallest failure.  The result is a lower bound of
+the true limit, within (high - low) / (points + 1) ** rounds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from tokenrisk.errors import RpcError
+from tokenrisk.simulation import Outcome, Plan, Simulator
+
+PlanOf = Callable[[int], Plan]
+Accept = Callable[[Outcome], bool]
+
+
+@dataclass(frozen=True)
+class Found:
+    amount: int
+    outcome: Outcome
+
+
+async def _try(
+    sim: Simulator, sizes: Sequence[int], plan_of: PlanOf, accept: Accept
+) -> list[Outcome | None]:
+    """Outcome per size when accepted, else None (failed or simulation error)."""
+    outcomes = await sim.run([plan_of(size) for size in sizes])
+    return [o if not isinstance(o, RpcError) and accept(o) else None for o in outcomes]
+
+
+async def ladder(
+    sim: Simulator, sizes: Sequence[int], plan_of: PlanOf, accept: Accept
+) -> tuple[Found | None, int | None]:
+    """(largest accepted size before the first failure, first failing size); ascending sizes."""
+    results = await _try(sim, sizes, plan_of, accept)
+    best: Found | None = None
+    for size, outcome in zip(sizes, results, strict=True):
+        if outcome is None:
+            return best, size
+        best = Found(size, outcome)
+    return best, None
+
+
+async def refine(
+    sim: Simulator,
+    low: Found,
+    high: int,
+    plan_of: PlanOf,
+    accept: Accept,
+    rounds: int = 2,
+    points: int = 7,
+) -> Found:
+    """Narrow the gap between an accepted size and a failing size."""
+    for _ in range(rounds):
+        step = (high - low.amount) // (points + 1)
+        if step <= 0:
+            break
+        sizes = [low.amount + step * (i + 1) for i in range(points)]
+        found, failed = await ladder(sim, sizes, plan_of, accept)
+        if found is not None:
+            low = found
+        high = failed if failed is not None else high
+    return low
+
+
+async def largest_success(
+    sim: Simulator, sizes: Sequence[int], plan_of: PlanOf, accept: Accept
+) -> Found | None:
+    """Largest size in the ascending ``sizes`` that succeeds, refined towards the next failure.
+
+    Returns None when the smallest size already fails; when every size succeeds, the
+    largest one is returned unrefined (callers treat a success at the top size as
+    "no limit found").
+    """
+    found, failed = await ladder(sim, sizes, plan_of, accept)
+    if found is None or failed is None:
+        return found
+    return await refine(sim, found, failed, plan_of, accept)

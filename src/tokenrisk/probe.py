@@ -1,0 +1,150 @@
+"""The probe contract: a buy, transfer and sell inside one call.
+
+``contracts/probe/TokenRiskProbe.sol`` is compiled into ``data/probe.json`` (checked
+against a fresh compile by a test) and never deployed: its runtime code is placed at a
+fresh address by a state override.  Two uses:
+
+- :func:`trace_journey`: ``debug_traceCall`` with the callTracer over one probe call gives
+  the call tree of a buy *and* a sell at once (a trace covers one call only);
+- :func:`probe_simulate`: the fallback for nodes without ``eth_simulateV1``.  The probe is
+  a contract, trades in a single block and measures gas from inside, so its report
+  carries a note saying so and has no limits or delayed-sell checks.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from tokenrisk.abi import AbiDecodeError, decode, decode_revert, encode_call
+from tokenrisk.analysis import ContractCall, SimulationReport
+from tokenrisk.errors import RpcError
+from tokenrisk.rpc import RpcClient
+from tokenrisk.simulation import Funding, percent_short
+from tokenrisk.trade import Route, fresh_address
+
+PROBE_FILE = Path(__file__).with_name("data") / "probe.json"
+_RUN = "run((address,address,address,address,address,address,uint24,bool,bool,uint256))"
+_GAS = 15_000_000
+
+
+@lru_cache(maxsize=1)
+def probe_artifact() -> dict[str, Any]:
+    with open(PROBE_FILE, encoding="utf-8") as handle:
+        data: dict[str, Any] = json.load(handle)
+    return data
+
+
+def _probe_request(
+    route: Route, funding: Funding, amount_in: int
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(call, state overrides) for one probe run from a fresh EOA."""
+    caller, probe, receiver = fresh_address(), fresh_address(), fresh_address()
+    wrap = funding.slot is None
+    trade = (
+        route.dex.router,
+        route.dex.quoter or "0x" + "00" * 20,
+        route.base,
+        route.token,
+        route.pool.address,
+        receiver,
+        route.pool.fee or 0,
+        route.v3,
+        wrap,
+        amount_in,
+    )
+    overrides: dict[str, Any] = {
+        probe: {"code": probe_artifact()["deployedBytecode"]},
+        caller: {"balance": hex(10**30)},
+    }
+    if funding.slot is not None:
+        overrides[route.base] = {"stateDiff": funding.slot.override(probe, amount_in)}
+    call = {
+        "from": caller,
+        "to": probe,
+        "data": encode_call(_RUN, [trade]),
+        "gas": hex(_GAS),
+        "value": hex(amount_in if wrap else 0),
+    }
+    return call, overrides
+
+
+async def trace_journey(
+    rpc: RpcClient, route: Route, funding: Funding, amount_in: int
+) -> dict[str, Any]:
+    """callTracer tree of a probe buy+transfer+sell (raises MethodUnsupported without debug_)."""
+    call, overrides = _probe_request(route, funding, amount_in)
+    config = {"tracer": "callTracer", "stateOverrides": overrides, "timeout": "10s"}
+    tree = await rpc.call("debug_traceCall", [call, "latest", config])
+    if not isinstance(tree, dict):
+        raise RpcError("debug_traceCall returned an unexpected shape")
+    return tree
+
+
+def walk_calls(tree: dict[str, Any]) -> list[ContractCall]:
+    """Every unique (from, to, type, selector) edge below the probe, in visit order."""
+    seen: dict[tuple[str, str, str, str | None], ContractCall] = {}
+    stack = list(reversed(tree.get("calls") or []))
+    while stack:
+        node = stack.pop()
+        data = str(node.get("input") or "0x")
+        call = ContractCall(
+            from_address=str(node.get("from", "")).lower(),
+            to_address=str(node.get("to", "")).lower(),
+            call_type=str(node.get("type", "CALL")).upper(),
+            selector=data[:10] if len(data) >= 10 else None,
+        )
+        seen.setdefault((call.from_address, call.to_address, call.call_type, call.selector), call)
+        stack.extend(reversed(node.get("calls") or []))
+    return list(seen.values())
+
+
+def is_precompile(address: str) -> bool:
+    return int(address, 16) < 0x400
+
+
+async def probe_simulate(
+    rpc: RpcClient, route: Route, funding: Funding, amount_in: int
+) -> SimulationReport:
+    """Single-call fallback simulation through the probe (contract caller, one block)."""
+    call, overrides = _probe_request(route, funding, amount_in)
+    data = await rpc.call("eth_call", [call, "latest", overrides])
+    try:
+        values, err, transfer_err = decode(["uint256[9]", "bytes", "bytes"], data)
+    except AbiDecodeError as exc:
+        raise RpcError("probe returned undecodable data") from exc
+    return _probe_report([int(v) for v in values], _text(err), _text(transfer_err))
+
+
+def _text(revert: bytes) -> str | None:
+    return f"execution reverted: {decode_revert(revert) or 'no reason'}" if revert else None
+
+
+def _probe_report(r: list[int], err: str | None, transfer_err: str | None) -> SimulationReport:
+    """Decode the probe's flags: bit 1 bought, bit 2 transferred, bit 4 sold."""
+    bought, moved, sold = bool(r[0] & 1), bool(r[0] & 2), bool(r[0] & 4)
+    note = (
+        "node lacks eth_simulateV1: simulated with a probe contract (contract caller, "
+        "one block, no limit search)"
+    )
+    report = SimulationReport(success=True, buy_gas=r[3] or None, notes=(note,))
+    if not bought:
+        return replace(report, failure_step="buy", failure_reason=err or "execution reverted")
+    report = replace(
+        report,
+        buy_ok=True,
+        transfer_ok=moved,
+        sell_ok=sold,
+        sell_gas=r[8] or None,
+        buy_tax=round(percent_short(r[1], r[2]), 2) if r[1] else None,
+        transfer_tax=round(percent_short(r[4], r[5]), 2) if moved and r[4] else None,
+        sell_tax=round(percent_short(r[6], r[7]), 2) if sold and r[6] else None,
+    )
+    if not sold:
+        return replace(report, failure_step="sell", failure_reason=err or "execution reverted")
+    if not moved:
+        return replace(report, failure_step="transfer", failure_reason=transfer_err)
+    return report

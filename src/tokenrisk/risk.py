@@ -1,0 +1,393 @@
+"""The risk rubric: one pure function from an ``Analysis`` to a ``Verdict``.
+
+Nothing here touches a node, a clock or a config file; every threshold is a named
+constant below and the whole rubric is written down in ``docs/risk.md``.  The rules:
+
+* **Flags** are computed independently, each from its own measurement, so adding a
+  bad measurement can only add a flag or raise one to a worse tier.
+* **isHoneypot** is true when the fresh buyer cannot get value out (the sell fails,
+  the sell tax is >= 90 %, or the max sell is < 1 % of the bought amount) or when at
+  least 80 % of >= 10 analysed real holders cannot sell.  It is ``None`` exactly when
+  there is nothing to judge by (no usable simulation and fewer than 10 analysed
+  holders); then ``risk`` is "unknown" and ``risk_level`` is ``None``.
+* **riskLevel** lies in the band set by the worst finding; inside it, every flag
+  except one of the worst severity adds its severity index (in the "low" band, every
+  flag adds), capped at the band's ceiling.  That makes the level monotone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from tokenrisk.analysis import (
+    Analysis,
+    CodeReport,
+    Flag,
+    HolderStats,
+    SimulationReport,
+    Verdict,
+)
+
+# SEVERITIES
+
+SEVERITY_INDEX: Final[dict[str, int]] = {
+    "info": 4,
+    "low": 8,
+    "medium": 12,
+    "high": 16,
+    "critical": 20,
+}
+
+FLAG_SEVERITY: Final[dict[str, str]] = {
+    "high_fail_rate": "critical",
+    "medium_fail_rate": "high",
+    "low_fail_rate": "low",
+    "high_siphon_rate": "critical",
+    "medium_siphon_rate": "medium",
+    "transfer_blocked": "high",
+    "extremely_high_taxes": "critical",
+    "high_tax": "high",
+    "medium_tax": "medium",
+    "high_gas": "high",
+    "medium_gas": "medium",
+    "effective_honeypot_low_sell_limit": "critical",
+    "extremely_low_sell_limit": "high",
+    "low_sell_limit": "medium",
+    "one_sell_per_block_limit": "medium",
+    "closed_source": "high",
+    "sell_blocked_later": "critical",
+}
+"""Every flag id the rubric can emit (lowercase, as the spec's ``high_fail_rate``)."""
+
+LEGACY_FLAGS: Final[dict[str, str]] = {
+    "high_fail_rate": "HIGH_FAIL_RATE",
+    "medium_fail_rate": "MEDIUM_FAIL_RATE",
+    "low_fail_rate": "LOW_FAIL_RATE",
+    "high_siphon_rate": "HIGH_SIPHON_RATE",
+    "medium_siphon_rate": "MEDIUM_SIPHON_RATE",
+    "transfer_blocked": "TRANSFER_BLOCKED",
+    "extremely_high_taxes": "EXTREMELY_HIGH_TAXES",
+    "high_tax": "HIGH_TAXES",
+    "medium_tax": "MEDIUM_TAXES",
+    "high_gas": "HIGH_GAS",
+    "medium_gas": "MEDIUM_GAS",
+    "effective_honeypot_low_sell_limit": "EFFECTIVE_HONEYPOT_LOW_SELL_LIMIT",
+    "extremely_low_sell_limit": "EXTREMELY_LOW_SELL_LIMIT",
+    "low_sell_limit": "LOW_SELL_LIMIT",
+    "one_sell_per_block_limit": "ONE_SELL_PER_BLOCK_LIMIT",
+    "closed_source": "CLOSED_SOURCE",
+    "sell_blocked_later": "SELL_BLOCKED_LATER",
+}
+"""Deprecated top-level ``flags`` strings; info-level flags would have none."""
+
+# THRESHOLDS (percent for taxes, fractions 0..1 for rates and limits)
+
+HONEYPOT_SELL_TAX: Final = 90.0
+EXTREMELY_HIGH_TAX: Final = 50.0
+HIGH_TAX: Final = 20.0
+MEDIUM_TAX: Final = 10.0
+
+HIGH_GAS: Final = 2_000_000
+MEDIUM_GAS: Final = 1_000_000
+
+EFFECTIVE_HONEYPOT_SELL_FRACTION: Final = 0.01
+EXTREMELY_LOW_SELL_FRACTION: Final = 0.10
+LOW_SELL_FRACTION: Final = 0.50
+
+MIN_HOLDER_SAMPLE: Final = 5
+"""Holder rates (fail, siphon, average tax) are judged only from this many holders."""
+HOLDER_VERDICT_SAMPLE: Final = 10
+"""Holder analysis decides isHoneypot (and is a basis for a verdict) from this many."""
+HOLDER_HONEYPOT_FAIL_RATE: Final = 0.80
+HIGH_FAIL_RATE: Final = 0.50
+MEDIUM_FAIL_RATE: Final = 0.20
+HIGH_SIPHON_RATE: Final = 0.10
+
+
+# BANDS
+
+
+@dataclass(frozen=True)
+class Band:
+    """A risk name with its inclusive riskLevel range (SPEC "Risk bands")."""
+
+    name: str
+    floor: int
+    ceiling: int
+
+
+VERY_LOW: Final = Band("very_low", 0, 0)
+LOW: Final = Band("low", 1, 19)
+MEDIUM: Final = Band("medium", 20, 59)
+HIGH: Final = Band("high", 60, 79)
+VERY_HIGH: Final = Band("very_high", 80, 89)
+HONEYPOT: Final = Band("honeypot", 90, 100)
+
+_BAND_OF_SEVERITY: Final[dict[str, Band]] = {
+    "info": LOW,
+    "low": LOW,
+    "medium": MEDIUM,
+    "high": HIGH,
+    "critical": VERY_HIGH,
+}
+
+
+# VERDICT
+
+
+def assess(analysis: Analysis) -> Verdict:
+    """Judge one analysis: honeypot decision, flags, risk band and level.
+
+    Pure and total: any combination of measured/unmeasured fields gives a verdict.
+    """
+    flags = collect_flags(analysis)
+    legacy = tuple(LEGACY_FLAGS[f.flag] for f in flags if f.flag in LEGACY_FLAGS)
+    if not has_basis(analysis):
+        return Verdict("unknown", None, flags, None, None, legacy)
+    reason = honeypot_reason(analysis)
+    if reason is not None:
+        band = HONEYPOT
+    elif analysis.whitelisted and not any(f.severity_index > SEVERITY_INDEX["info"] for f in flags):
+        band = VERY_LOW
+    else:
+        band = worst_band(flags)
+    return Verdict(band.name, risk_level(band, flags), flags, reason is not None, reason, legacy)
+
+
+def usable_simulation(sim: SimulationReport | None) -> SimulationReport | None:
+    """The simulation when it can judge the token: it ran and the buy went through.
+
+    A blocked buy cannot trap anyone, but it also tells nothing about selling, so it
+    is treated like a failed simulation (the wire reports it as ``simulationError``).
+    """
+    if sim is not None and sim.success and sim.buy_ok:
+        return sim
+    return None
+
+
+def has_basis(analysis: Analysis) -> bool:
+    """True when there is something to judge by: a usable simulation or enough holders."""
+    holders = analysis.holders
+    enough_holders = holders is not None and holders.analysed >= HOLDER_VERDICT_SAMPLE
+    return usable_simulation(analysis.simulation) is not None or enough_holders
+
+
+def honeypot_reason(analysis: Analysis) -> str | None:
+    """Why the token is a honeypot, or None when it is not (see module docstring)."""
+    sim = usable_simulation(analysis.simulation)
+    if sim is not None:
+        reason = _simulation_honeypot_reason(sim)
+        if reason is not None:
+            return reason
+    return _holder_honeypot_reason(analysis.holders)
+
+
+def _simulation_honeypot_reason(sim: SimulationReport) -> str | None:
+    if not sim.sell_ok:
+        step = sim.failure_step if sim.failure_step in ("sell", "transfer") else "sell"
+        return f"{step} failed: {sim.failure_reason}" if sim.failure_reason else f"{step} failed"
+    if sim.sell_tax is not None and sim.sell_tax >= HONEYPOT_SELL_TAX:
+        return f"sell tax is {sim.sell_tax:.1f}%"
+    fraction = sim.max_sell_fraction
+    if fraction is not None and fraction < EFFECTIVE_HONEYPOT_SELL_FRACTION:
+        return f"max sell is {_percent(fraction)} of the amount bought"
+    return None
+
+
+def _holder_honeypot_reason(holders: HolderStats | None) -> str | None:
+    if holders is None or holders.analysed < HOLDER_VERDICT_SAMPLE:
+        return None
+    if holders.failed / holders.analysed >= HOLDER_HONEYPOT_FAIL_RATE:
+        return (
+            f"holders cannot sell: {holders.failed} of {holders.analysed} analysed holders failed"
+        )
+    if holders.average_tax >= HONEYPOT_SELL_TAX:
+        return f"holders pay an average sell tax of {holders.average_tax:.1f}%"
+    return None
+
+
+# LEVEL
+
+
+def worst_band(flags: tuple[Flag, ...]) -> Band:
+    """The band implied by the worst flag; "low" when there is none (or only low/info)."""
+    bands = [_BAND_OF_SEVERITY[f.severity] for f in flags]
+    return max(bands, key=lambda b: b.floor, default=LOW)
+
+
+def risk_level(band: Band, flags: tuple[Flag, ...]) -> int:
+    """Band floor plus the severity indexes of the flags, capped at the band ceiling.
+
+    Outside the "low" band, one flag of the worst severity is what put the token in
+    its band, so it is not counted again.
+    """
+    if band is VERY_LOW:
+        return 0
+    total = sum(f.severity_index for f in flags)
+    paid = 0 if band is LOW else max((f.severity_index for f in flags), default=0)
+    return min(band.ceiling, band.floor + total - paid)
+
+
+# FLAGS
+
+
+def collect_flags(analysis: Analysis) -> tuple[Flag, ...]:
+    """Every flag that fires, worst severity first (rubric order within a severity)."""
+    sim = usable_simulation(analysis.simulation)
+    candidates = (
+        _fail_rate_flag(analysis.holders),
+        _siphon_rate_flag(analysis.holders),
+        _transfer_flag(sim),
+        _tax_flag(sim, analysis.holders),
+        _gas_flag(sim),
+        _sell_limit_flag(sim),
+        _one_sell_per_block_flag(sim),
+        _closed_source_flag(analysis.code),
+        _sell_later_flag(sim),
+    )
+    found = [f for f in candidates if f is not None]
+    return tuple(sorted(found, key=lambda f: -f.severity_index))
+
+
+def make_flag(flag_id: str, description: str) -> Flag:
+    """A Flag with the severity and index the rubric assigns to ``flag_id``."""
+    severity = FLAG_SEVERITY[flag_id]
+    return Flag(flag_id, description, severity, SEVERITY_INDEX[severity])
+
+
+def _judged_holders(holders: HolderStats | None) -> HolderStats | None:
+    if holders is None or holders.analysed < MIN_HOLDER_SAMPLE:
+        return None
+    return holders
+
+
+def _fail_rate_flag(holders: HolderStats | None) -> Flag | None:
+    judged = _judged_holders(holders)
+    if judged is None or judged.failed <= 0:
+        return None
+    rate = judged.failed / judged.analysed
+    text = (
+        f"{judged.failed} of {judged.analysed} analysed holders ({_percent(rate)}) could not sell"
+    )
+    if rate >= HIGH_FAIL_RATE:
+        return make_flag("high_fail_rate", text)
+    if rate >= MEDIUM_FAIL_RATE:
+        return make_flag("medium_fail_rate", text)
+    return make_flag("low_fail_rate", text)
+
+
+def _siphon_rate_flag(holders: HolderStats | None) -> Flag | None:
+    judged = _judged_holders(holders)
+    if judged is None or judged.siphoned <= 0:
+        return None
+    rate = judged.siphoned / judged.analysed
+    text = (
+        f"{judged.siphoned} of {judged.analysed} analysed holders ({_percent(rate)}) "
+        "had tokens moved out without their consent"
+    )
+    flag_id = "high_siphon_rate" if rate >= HIGH_SIPHON_RATE else "medium_siphon_rate"
+    return make_flag(flag_id, text)
+
+
+def _transfer_flag(sim: SimulationReport | None) -> Flag | None:
+    if sim is None or sim.transfer_ok:
+        return None
+    text = "Transferring the token to another wallet fails"
+    if sim.failure_step == "transfer" and sim.failure_reason:
+        text = f"{text}: {sim.failure_reason}"
+    return make_flag("transfer_blocked", text)
+
+
+def _tax_flag(sim: SimulationReport | None, holders: HolderStats | None) -> Flag | None:
+    measured = _measured_taxes(sim, holders)
+    if not measured:
+        return None
+    tax, text = max(measured, key=lambda item: item[0])
+    if tax >= EXTREMELY_HIGH_TAX:
+        return make_flag("extremely_high_taxes", text)
+    if tax >= HIGH_TAX:
+        return make_flag("high_tax", text)
+    if tax >= MEDIUM_TAX:
+        return make_flag("medium_tax", text)
+    return None
+
+
+def _measured_taxes(
+    sim: SimulationReport | None, holders: HolderStats | None
+) -> list[tuple[float, str]]:
+    """(tax, description) for every buy/sell tax measured; transfer tax is not judged.
+
+    Real holders' average sell tax counts too (from MIN_HOLDER_SAMPLE holders): a token
+    can spare the fresh buyer and tax its existing holders.
+    """
+    measured: list[tuple[float, str]] = []
+    if sim is not None and sim.buy_tax is not None:
+        measured.append((sim.buy_tax, f"Buy tax is {sim.buy_tax:.1f}%"))
+    if sim is not None and sim.sell_tax is not None:
+        measured.append((sim.sell_tax, f"Sell tax is {sim.sell_tax:.1f}%"))
+    judged = _judged_holders(holders)
+    if judged is not None:
+        text = f"Holders pay an average sell tax of {judged.average_tax:.1f}%"
+        measured.append((judged.average_tax, text))
+    return measured
+
+
+def _gas_flag(sim: SimulationReport | None) -> Flag | None:
+    if sim is None:
+        return None
+    measured = [(g, f"Buy gas is {g:,}") for g in (sim.buy_gas,) if g is not None]
+    measured += [(g, f"Sell gas is {g:,}") for g in (sim.sell_gas,) if g is not None]
+    if not measured:
+        return None
+    gas, text = max(measured, key=lambda item: item[0])
+    if gas >= HIGH_GAS:
+        return make_flag("high_gas", text)
+    if gas >= MEDIUM_GAS:
+        return make_flag("medium_gas", text)
+    return None
+
+
+def _sell_limit_flag(sim: SimulationReport | None) -> Flag | None:
+    if sim is None or sim.max_sell_fraction is None:
+        return None
+    fraction = sim.max_sell_fraction
+    text = f"Max sell is {_percent(fraction)} of the amount bought"
+    if fraction < EFFECTIVE_HONEYPOT_SELL_FRACTION:
+        return make_flag("effective_honeypot_low_sell_limit", text)
+    if fraction < EXTREMELY_LOW_SELL_FRACTION:
+        return make_flag("extremely_low_sell_limit", text)
+    if fraction < LOW_SELL_FRACTION:
+        return make_flag("low_sell_limit", text)
+    return None
+
+
+def _one_sell_per_block_flag(sim: SimulationReport | None) -> Flag | None:
+    if sim is None or not sim.one_sell_per_block:
+        return None
+    text = "Only one sell per block succeeds; another sell in the same block fails"
+    return make_flag("one_sell_per_block_limit", text)
+
+
+def _closed_source_flag(code: CodeReport | None) -> Flag | None:
+    if code is None or code.open_source:
+        return None
+    if not code.root_open_source:
+        return make_flag("closed_source", "The token contract's source code is not verified")
+    unverified = sum(1 for verified in code.contracts_open_source.values() if not verified)
+    text = f"{unverified or 'Some'} contract(s) called while buying or selling are not verified"
+    return make_flag("closed_source", text)
+
+
+def _sell_later_flag(sim: SimulationReport | None) -> Flag | None:
+    if sim is None or not sim.delayed_sell_failed or not sim.sell_ok:
+        return None
+    text = "A sell fails once time has advanced, although a sell right after buying works"
+    if sim.delayed_sell_reason:
+        text = f"{text}: {sim.delayed_sell_reason}"
+    return make_flag("sell_blocked_later", text)
+
+
+def _percent(fraction: float) -> str:
+    """A 0..1 fraction as a percentage with two decimals, e.g. 0.005 -> "0.50%"."""
+    return f"{fraction * 100:.2f}%"

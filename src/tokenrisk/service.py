@@ -1,0 +1,141 @@
+"""The running service: configured chains, one RPC client per node, the verifier.
+
+Built once at start-up from :class:`tokenrisk.config.Settings`.  Starting it may start
+local anvil processes (the embedded devnet, fork-mode nodes); ``close()`` stops them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tokenrisk.chains import BaseToken, Chain, Dex, chain_from_dict, load_registry
+from tokenrisk.config import ChainNode, Settings
+from tokenrisk.devnet.node import AnvilNode, repo_root, start_anvil
+from tokenrisk.errors import UnknownChain
+from tokenrisk.rpc import RpcClient, RpcSettings
+from tokenrisk.verification import VerificationSettings, build_verifier
+from tokenrisk.verification.verifier import Verifier
+
+log = logging.getLogger("tokenrisk")
+DEVNET_ID = 31337
+
+
+def devnet_chain(manifest: dict[str, Any]) -> Chain:
+    """Registry entry of the embedded devnet from its build manifest's infrastructure addresses."""
+    a = manifest["addresses"]
+    v3 = (100, 500, 3000, 10000)
+    return Chain(
+        id=int(manifest.get("chainId", DEVNET_ID)), name="Devnet", short_name="DEV", currency="ETH",
+        wrapped_native=BaseToken(a["WETH"], "WETH", 18),
+        stablecoins=(BaseToken(a["USDC"], "USDC", 6, True), BaseToken(a["USDT"], "USDT", 6, True),
+                     BaseToken(a["DAI"], "DAI", 18, True)),
+        dexes=(Dex("Uniswap", "V2", a["V2_FACTORY"], a["V2_ROUTER"]),
+               Dex("Uniswap", "V3", a["V3_FACTORY"], a["SWAP_ROUTER"], quoter=a["QUOTER_V2"], fee_tiers=v3)),
+    )
+
+
+@dataclass
+class Service:
+    settings: Settings
+    chains: dict[int, Chain]
+    clients: dict[int, RpcClient]
+    verifier: Verifier
+    nodes: list[AnvilNode] = field(default_factory=list)
+    simulations: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(8))
+
+    def client(self, chain_id: int) -> RpcClient:
+        try:
+            return self.clients[chain_id]
+        except KeyError:
+            raise UnknownChain(f"chain {chain_id} is not configured") from None
+
+    def chain(self, chain_id: int) -> Chain:
+        try:
+            return self.chains[chain_id]
+        except KeyError:
+            raise UnknownChain(f"chain {chain_id} is not configured") from None
+
+    async def close(self) -> None:
+        for client in self.clients.values():
+            await client.aclose()
+        await self.verifier.aclose()
+        for node in self.nodes:
+            node.stop()
+
+
+def _registry(settings: Settings) -> dict[int, Chain]:
+    registry: dict[int, Chain] = {}
+    try:
+        registry = load_registry()
+    except FileNotFoundError:
+        pass
+    for raw in settings.chains:
+        chain = chain_from_dict(dict(raw))
+        registry[chain.id] = chain
+    return registry
+
+
+def _rpc_settings(settings: Settings) -> RpcSettings:
+    return RpcSettings(timeout=settings.rpc_timeout)
+
+
+def _start_fork(node: ChainNode, data_dir: Path) -> AnvilNode:
+    args = ["--fork-url", node.fork_url or "", "--chain-id", str(node.chain_id)]
+    if node.fork_block is not None:
+        args += ["--fork-block-number", str(node.fork_block)]
+    return start_anvil(args, log_path=data_dir / f"fork-{node.chain_id}.log", startup_timeout=60)
+
+
+def start_devnet(data_dir: Path, root: Path | None = None) -> tuple[AnvilNode, dict[str, Any], Path]:
+    """Build the devnet if stale, start it; returns (node, manifest, build dir)."""
+    from tokenrisk.devnet.build import ensure_devnet
+
+    root = root or repo_root()
+    build_dir = ensure_devnet(root)
+    manifest = json.loads((build_dir / "manifest.json").read_text())
+    node = start_anvil(load_state=build_dir / "state.json", log_path=data_dir / "devnet.log")
+    return node, manifest, build_dir
+
+
+def open_service(settings: Settings) -> Service:
+    """Start nodes and clients for every configured chain (blocking: call before serving)."""
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    registry = _registry(settings)
+    chains: dict[int, Chain] = {}
+    clients: dict[int, RpcClient] = {}
+    nodes: list[AnvilNode] = []
+    local_paths: dict[int, list[Path]] = {}
+    for node_cfg in settings.nodes:
+        chain = registry.get(node_cfg.chain_id)
+        if chain is None:
+            raise UnknownChain(f"chain {node_cfg.chain_id} has a node but no registry entry")
+        url = node_cfg.rpc_url
+        if node_cfg.fork_url:
+            fork = _start_fork(node_cfg, settings.data_dir)
+            nodes.append(fork)
+            url = fork.url
+        chains[chain.id] = chain
+        clients[chain.id] = RpcClient(url or "", _rpc_settings(settings), label=f"chain {chain.id} node")
+    if settings.devnet:
+        node, manifest, build_dir = start_devnet(settings.data_dir)
+        nodes.append(node)
+        chain = devnet_chain(manifest)
+        chains[chain.id] = chain
+        clients[chain.id] = RpcClient(node.url, _rpc_settings(settings), label="devnet node")
+        local_paths[chain.id] = [build_dir / "sources.json"]
+    verifier = build_verifier(_verification(settings, local_paths))
+    sem = asyncio.Semaphore(settings.max_concurrent_simulations)
+    return Service(settings, chains, clients, verifier, nodes, sem)
+
+
+def _verification(settings: Settings, local_paths: dict[int, list[Path]]) -> VerificationSettings:
+    raw = dict(settings.verification)
+    for chain_id, paths in raw.pop("local_paths", {}).items():
+        local_paths.setdefault(int(chain_id), []).extend(Path(p) for p in paths)
+    providers = tuple(raw.pop("providers", ("local",)))
+    return VerificationSettings(providers=providers, local_paths=local_paths, **raw)

@@ -1,0 +1,267 @@
+"""Buy -> wallet transfer -> sell as a fresh EOA, in the node, with eth_simulateV1.
+
+The plan (DESIGN.md "be the user"): a never-seen EOA funded with the base token
+buys through the pool's router in one block, sends 10% to a second fresh wallet in the
+next, and both sell everything in later blocks, time advancing 12 s a block.  Because
+amounts must be fixed when a simulation is sent, it runs in rounds: the buy alone
+(learn the amount bought), buy + transfer (learn balances), then three variants in one
+JSON-RPC batch:
+
+- ``main``: buyer sells in block 3, the receiver in block 4;
+- ``same_block``: both sell in block 3 (a second sell failing only here means a
+  one-sell-per-block limit);
+- ``delayed``: the buyer sells ``delayed_blocks`` blocks and ``delayed_seconds`` later
+  (a failure only here is a time bomb: ``delayed_sell_failed``).
+
+Taxes are measured in token units: buy tax against the router's quote, transfer tax on
+what the receiver got, sell tax as the share of the seller's balance decrease that did
+not reach the pool.  Limits (``max_buy``, ``max_sell``) are searched with batches of
+independent simulations; see :mod:`tokenrisk.limits`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tokenrisk.abi import decode_revert
+from tokenrisk.errors import MethodUnsupported, RpcError
+from tokenrisk.rpc import RpcClient
+from tokenrisk.tokens import decode_uint
+from tokenrisk.trade import (
+    BalanceSlot,
+    Route,
+    approve,
+    balance_of,
+    fresh_address,
+    transfer,
+)
+
+BLOCK_SECONDS = 12
+
+
+@dataclass(frozen=True)
+class SimSettings:
+    """Knobs of the simulation; the defaults are what a careful person would try."""
+
+    gas_limit: int = 10_000_000  # per simulated call: a gas burner ends here
+    buy_bps: int = 50  # buy size: 0.5% of the pool's base-token reserve
+    transfer_bps: int = 1_000  # share of the bought amount sent wallet-to-wallet
+    delayed_blocks: int = 50_400  # ~7 days of 12 s blocks
+    delayed_seconds: int = 7 * 86_400
+
+
+@dataclass(frozen=True)
+class Head:
+    number: int
+    timestamp: int
+
+
+@dataclass(frozen=True)
+class CallResult:
+    ok: bool
+    data: str
+    gas: int
+    reason: str | None
+
+    @property
+    def uint(self) -> int | None:
+        return decode_uint(self.data) if self.ok else None
+
+
+@dataclass(frozen=True)
+class Funding:
+    """How the buyer gets base tokens: a balance-slot override, or wrapping native coin."""
+
+    base: str
+    slot: BalanceSlot | None
+    wraps_native: bool
+
+    def apply(self, wallet: str, amount: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        overrides: dict[str, Any] = {wallet: {"balance": hex(10**30)}}
+        if self.slot is not None:
+            overrides[self.base] = {"stateDiff": self.slot.override(wallet, amount)}
+            return overrides, []
+        deposit = {"from": wallet, "to": self.base, "data": "0xd0e30db0", "value": hex(amount)}
+        return overrides, [deposit]
+
+
+def _reason(call: dict[str, Any]) -> str:
+    revert = decode_revert(call.get("returnData"))
+    if revert:
+        return f"execution reverted: {revert}"
+    error = call.get("error") or {}
+    message = str(error.get("message") or "execution reverted")
+    gas_used = int(call.get("gasUsed", "0x0"), 16)
+    return message if gas_used == 0 else f"{message} (gas used {gas_used})"
+
+
+def parse_call(call: dict[str, Any]) -> CallResult:
+    ok = call.get("status") == "0x1"
+    gas = int(call.get("gasUsed", "0x0"), 16)
+    data = str(call.get("returnData") or "0x")
+    return CallResult(ok=ok, data=data, gas=gas, reason=None if ok else _reason(call))
+
+
+@dataclass
+class Plan:
+    """Blocks of one simulation; ``mark`` names calls so results are found by name."""
+
+    head: Head
+    gas_limit: int
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+    marks: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def block(
+        self,
+        offset: int,
+        overrides: dict[str, Any] | None = None,
+        number: int | None = None,
+        seconds: int | None = None,
+    ) -> None:
+        time = self.head.timestamp + (seconds if seconds is not None else offset * BLOCK_SECONDS)
+        block: dict[str, Any] = {
+            "blockOverrides": {
+                "number": hex(number if number is not None else self.head.number + offset),
+                "time": hex(time),
+                "gasLimit": hex(max(30_000_000, self.gas_limit * 12)),
+            },
+            "calls": [],
+        }
+        if overrides:
+            block["stateOverrides"] = overrides
+        self.blocks.append(block)
+
+    def call(self, call: dict[str, Any], mark: str | None = None) -> None:
+        calls = self.blocks[-1]["calls"]
+        calls.append({**call, "gas": hex(self.gas_limit)})
+        if mark:
+            self.marks[mark] = (len(self.blocks) - 1, len(calls) - 1)
+
+    def params(self) -> list[Any]:
+        return [
+            {"blockStateCalls": self.blocks, "validation": False, "traceTransfers": False},
+            "latest",
+        ]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    results: dict[str, CallResult]
+
+    def __getitem__(self, mark: str) -> CallResult:
+        return self.results[mark]
+
+    def get(self, mark: str) -> CallResult | None:
+        return self.results.get(mark)
+
+
+def _outcome(plan: Plan, reply: Any) -> Outcome:
+    if not isinstance(reply, list) or len(reply) != len(plan.blocks):
+        raise RpcError("eth_simulateV1 returned an unexpected shape")
+    out: dict[str, CallResult] = {}
+    for mark, (b, c) in plan.marks.items():
+        out[mark] = parse_call(reply[b]["calls"][c])
+    return Outcome(out)
+
+
+class Simulator:
+    """Runs plans for one route on one node at one head block."""
+
+    def __init__(
+        self, rpc: RpcClient, route: Route, head: Head, funding: Funding, settings: SimSettings
+    ) -> None:
+        self.rpc = rpc
+        self.route = route
+        self.head = head
+        self.funding = funding
+        self.settings = settings
+
+    def plan(self) -> Plan:
+        return Plan(self.head, self.settings.gas_limit)
+
+    async def run(self, plans: Sequence[Plan]) -> list[Outcome | RpcError]:
+        """Send independent simulations as one batch; per-simulation errors are returned."""
+        replies = await self.rpc.batch([("eth_simulateV1", s.params()) for s in plans])
+        outcomes: list[Outcome | RpcError] = []
+        for plan, reply in zip(plans, replies, strict=True):
+            if isinstance(reply, MethodUnsupported):
+                raise reply
+            outcomes.append(reply if isinstance(reply, RpcError) else _outcome(plan, reply))
+        return outcomes
+
+    async def run_one(self, plan: Plan) -> Outcome:
+        (outcome,) = await self.run([plan])
+        if isinstance(outcome, RpcError):
+            raise outcome
+        return outcome
+
+    # -- building blocks -------------------------------------------------------------
+
+    def add_buy(self, s: Plan, buyer: str, amount_in: int, offset: int = 1) -> None:
+        """Block ``offset``: fund, approve, quote, buy, read the buyer's balance."""
+        overrides, pre = self.funding.apply(buyer, amount_in)
+        s.block(offset, overrides)
+        for call in pre:
+            s.call(call)
+        route = self.route
+        s.call(approve(route.base, buyer, route.dex.router))
+        s.call({"from": buyer, **route.quote(amount_in)}, "quote")
+        s.call(balance_of(route.base, buyer, buyer), "base_before")
+        s.call(route.swap(buyer, amount_in), "buy")
+        s.call(balance_of(route.token, buyer, buyer), "bought")
+
+    def add_transfer(
+        self, s: Plan, sender: str, receiver: str, amount: int, offset: int = 2
+    ) -> None:
+        s.block(offset)
+        s.call(transfer(self.route.token, sender, receiver, amount), "transfer")
+        s.call(balance_of(self.route.token, sender, sender), "sender_after_transfer")
+        s.call(balance_of(self.route.token, receiver, receiver), "received")
+
+    def add_sell(self, s: Plan, seller: str, amount: int, tag: str) -> None:
+        """Calls of one sell in the current block, marked ``<tag>.<step>``."""
+        route = self.route
+        pool = route.pool.address
+        s.call(approve(route.token, seller, route.dex.router))
+        s.call(balance_of(route.token, seller, seller), f"{tag}.seller_before")
+        s.call(balance_of(route.token, pool, seller), f"{tag}.pool_before")
+        s.call(balance_of(route.base, seller, seller), f"{tag}.base_before")
+        s.call(route.swap(seller, amount, selling=True), f"{tag}.sell")
+        s.call(balance_of(route.token, pool, seller), f"{tag}.pool_after")
+        s.call(balance_of(route.token, seller, seller), f"{tag}.seller_after")
+        s.call(balance_of(route.base, seller, seller), f"{tag}.base_after")
+
+    def buy_only(self, amount_in: int) -> Plan:
+        s = self.plan()
+        self.add_buy(s, fresh_address(), amount_in)
+        return s
+
+    def buy_then_sell(self, amount_in: int, sell_amount: int) -> Plan:
+        s = self.plan()
+        buyer = fresh_address()
+        self.add_buy(s, buyer, amount_in)
+        s.block(2)
+        self.add_sell(s, buyer, sell_amount, "buyer")
+        return s
+
+
+def sold_tax(outcome: Outcome, tag: str) -> float | None:
+    """Share (percent) of the seller's balance decrease that did not reach the pool."""
+    before, after = outcome.get(f"{tag}.seller_before"), outcome.get(f"{tag}.seller_after")
+    p0, p1 = outcome.get(f"{tag}.pool_before"), outcome.get(f"{tag}.pool_after")
+    values = [x.uint if x else None for x in (before, after, p0, p1)]
+    if any(v is None for v in values):
+        return None
+    b, a, q0, q1 = (v or 0 for v in values)
+    spent = b - a
+    if spent <= 0:
+        return None
+    return max(0.0, min(100.0, (spent - (q1 - q0)) * 100 / spent))
+
+
+def percent_short(expected: int, got: int) -> float:
+    if expected <= 0:
+        return 0.0
+    return max(0.0, min(100.0, (expected - got) * 100 / expected))

@@ -1,0 +1,619 @@
+"""Persistent state: the Transfer-log index and a small results cache.
+
+One schema, written with SQLAlchemy 2 Core, runs on SQLite (the default: one file under
+the data directory, WAL mode) and on PostgreSQL (``postgresql+psycopg://...``)::
+
+    index_cursors      (chain_id, token) -> start_block, last_block, last_block_hash
+    index_checkpoints  (chain_id, token, block) -> block_hash   newest 64 commits
+    balances           (chain_id, token, holder) -> balance     non-zero only
+    transfers          (chain_id, token, block, log_index) -> tx_hash, sender, recipient, amount
+    results_cache      key -> value (JSON text), expires_at (unix seconds)
+
+Addresses are stored lowercase (so ties sort by address) and returned checksummed.
+Amounts are exact signed integers of up to 78 digits (uint256 fits): ``NUMERIC(78,0)``
+on PostgreSQL, zero-padded decimal text on SQLite, whose numbers are 64-bit.
+
+Every indexed window is written by ONE transaction that also moves the cursor with a
+compare-and-set: a crash loses the whole window or nothing, and two indexers of the same
+token cannot both apply a window (the loser gets :class:`StoreConflict`).  Transfers are
+kept whole so a reorg can be undone exactly (:meth:`Store.rollback`) and so siphon
+detection can see who moved a holder's tokens.
+
+SQLAlchemy errors never leave this module: they become :class:`StoreError` (status 503),
+whose message names the operation, never the database URL (it may hold a password).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Connection,
+    Dialect,
+    Engine,
+    Float,
+    Index,
+    Integer,
+    MetaData,
+    Numeric,
+    String,
+    Table,
+    Text,
+    and_,
+    create_engine,
+    delete,
+    event,
+    func,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.pool import StaticPool
+from sqlalchemy.types import TypeDecorator, TypeEngine
+
+from tokenrisk.abi import ZERO_ADDRESS, checksum
+from tokenrisk.errors import TokenRiskError
+
+AMOUNT_DIGITS = 78
+CHECKPOINTS_KEPT = 64
+_CHUNK = 500  # bound parameters per IN (...) list; far below SQLite's limit
+
+
+class StoreError(TokenRiskError):
+    """The store could not be read or written (database down, locked, full, ...)."""
+
+    status = 503
+
+
+class StoreConflict(StoreError):
+    """Another writer moved the index cursor first; re-read the cursor and retry."""
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """How far a token is indexed.
+
+    ``last_block`` is the last block whose logs are fully applied; before the first
+    window it is ``start_block - 1`` (and ``last_block_hash`` may be None).
+    """
+
+    start_block: int
+    last_block: int
+    last_block_hash: str | None
+
+
+@dataclass(frozen=True)
+class TransferLog:
+    """One ERC-20 Transfer event; ``sender``/``recipient`` are its from/to (lowercase)."""
+
+    block: int
+    log_index: int
+    tx_hash: str
+    sender: str
+    recipient: str
+    amount: int
+
+
+class Amount(TypeDecorator[int]):
+    """Exact signed integer of up to 78 decimal digits on both backends.
+
+    SQLite gets zero-padded text ("-" before negatives), so ordering and comparisons
+    are numeric for non-negative values, which is all the queries rely on.
+    """
+
+    impl = Numeric(AMOUNT_DIGITS, 0)
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
+        if dialect.name == "sqlite":
+            return dialect.type_descriptor(String(AMOUNT_DIGITS + 1))
+        return dialect.type_descriptor(Numeric(AMOUNT_DIGITS, 0))
+
+    def process_bind_param(self, value: int | None, dialect: Dialect) -> Any:
+        if value is None:
+            return None
+        if abs(value) >= 10**AMOUNT_DIGITS:
+            raise ValueError("amount does not fit in 78 decimal digits")
+        if dialect.name == "sqlite":
+            digits = str(abs(value)).zfill(AMOUNT_DIGITS)
+            return "-" + digits if value < 0 else digits
+        return Decimal(value)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> int | None:
+        return None if value is None else int(value)
+
+
+metadata = MetaData()
+
+cursors = Table(
+    "index_cursors",
+    metadata,
+    Column("chain_id", BigInteger, primary_key=True),
+    Column("token", String(42), primary_key=True),
+    Column("start_block", BigInteger, nullable=False),
+    Column("last_block", BigInteger, nullable=False),
+    Column("last_block_hash", String(66)),
+    Column("updated_at", Float, nullable=False),
+)
+
+checkpoints = Table(
+    "index_checkpoints",
+    metadata,
+    Column("chain_id", BigInteger, primary_key=True),
+    Column("token", String(42), primary_key=True),
+    Column("block", BigInteger, primary_key=True),
+    Column("block_hash", String(66), nullable=False),
+)
+
+balances = Table(
+    "balances",
+    metadata,
+    Column("chain_id", BigInteger, primary_key=True),
+    Column("token", String(42), primary_key=True),
+    Column("holder", String(42), primary_key=True),
+    Column("balance", Amount(), nullable=False),
+    Index("ix_balances_rank", "chain_id", "token", "balance", "holder"),
+)
+
+transfers = Table(
+    "transfers",
+    metadata,
+    Column("chain_id", BigInteger, primary_key=True),
+    Column("token", String(42), primary_key=True),
+    Column("block", BigInteger, primary_key=True),
+    Column("log_index", Integer, primary_key=True),
+    Column("tx_hash", String(66), nullable=False),
+    Column("sender", String(42), nullable=False),
+    Column("recipient", String(42), nullable=False),
+    Column("amount", Amount(), nullable=False),
+    Index("ix_transfers_sender", "chain_id", "token", "sender", "block"),
+)
+
+results_cache = Table(
+    "results_cache",
+    metadata,
+    Column("key", Text, primary_key=True),
+    Column("value", Text, nullable=False),
+    Column("expires_at", Float, nullable=False),
+)
+
+
+def default_url(data_dir: Path) -> str:
+    """SQLite URL of the default store file inside ``data_dir``."""
+    return f"sqlite:///{(data_dir / 'tokenrisk.db').resolve()}"
+
+
+def normalize_url(url: str) -> str:
+    """Route plain PostgreSQL URLs to the psycopg 3 driver."""
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    return url
+
+
+def create_store(url: str) -> Store:
+    """Open (and create the tables of) the store at ``url``.
+
+    ``sqlite:///path/file.db`` creates missing parent directories; ``sqlite://`` is an
+    in-memory store shared by all threads (tests).  Raises StoreError.
+    """
+    store = Store(_engine(normalize_url(url)))
+    store.create_all()
+    return store
+
+
+def _engine(url: str) -> Engine:
+    try:
+        if not url.startswith("sqlite"):
+            return create_engine(url, pool_pre_ping=True)
+        return _sqlite_engine(url)
+    except (SQLAlchemyError, ValueError, ImportError) as exc:
+        raise StoreError(f"cannot open store ({exc.__class__.__name__})") from exc
+
+
+def _sqlite_engine(url: str) -> Engine:
+    path = url.split("///", 1)[1] if "///" in url else ""
+    in_memory = path in ("", ":memory:")
+    if in_memory:
+        engine = create_engine(
+            "sqlite://", poolclass=StaticPool, connect_args={"check_same_thread": False}
+        )
+    else:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+    _sqlite_events(engine, wal=not in_memory)
+    return engine
+
+
+def _sqlite_events(engine: Engine, wal: bool) -> None:
+    """WAL, and real transactions: pysqlite would otherwise run SELECTs outside them."""
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        if wal:
+            cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Connection) -> None:
+        connection.exec_driver_sql("BEGIN")
+
+
+def _chunks(items: Sequence[str], size: int = _CHUNK) -> Iterator[Sequence[str]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def balance_deltas(logs: Iterable[TransferLog], sign: int = 1) -> dict[str, int]:
+    """Net balance change per holder; the zero address (mint/burn side) is left out."""
+    deltas: dict[str, int] = {}
+    for log in logs:
+        amount = sign * log.amount
+        deltas[log.sender] = deltas.get(log.sender, 0) - amount
+        deltas[log.recipient] = deltas.get(log.recipient, 0) + amount
+    deltas.pop(ZERO_ADDRESS, None)
+    return {holder: delta for holder, delta in deltas.items() if delta}
+
+
+class Store:
+    """The database behind tokenrisk; all methods are synchronous and thread-safe.
+
+    Async callers run them with ``asyncio.to_thread``.  Every method raises StoreError
+    (or its subclass StoreConflict) and nothing else from the database layer.
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+
+    @property
+    def backend(self) -> str:
+        """``"sqlite"`` or ``"postgresql"``."""
+        return self._engine.dialect.name
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    @contextmanager
+    def _transaction(self, operation: str) -> Iterator[Connection]:
+        try:
+            with self._engine.begin() as conn:
+                yield conn
+        except StoreError:
+            raise
+        except SQLAlchemyError as exc:
+            raise StoreError(f"store: {operation} failed ({exc.__class__.__name__})") from exc
+
+    # SCHEMA
+
+    def create_all(self) -> None:
+        """Create missing tables and indexes (idempotent)."""
+        with self._transaction("create schema") as conn:
+            metadata.create_all(conn, checkfirst=True)
+
+    def drop_all(self) -> None:
+        """Drop every tokenrisk table (tests, ``tokenrisk store reset``)."""
+        with self._transaction("drop schema") as conn:
+            metadata.drop_all(conn, checkfirst=True)
+
+    # CURSOR
+
+    def get_cursor(self, chain_id: int, token: str) -> Cursor | None:
+        with self._transaction("read cursor") as conn:
+            return _read_cursor(conn, chain_id, token.lower())
+
+    def checkpoints(self, chain_id: int, token: str) -> list[tuple[int, str]]:
+        """Stored (block, hash) pairs of recent commits, newest first."""
+        query = (
+            select(checkpoints.c.block, checkpoints.c.block_hash)
+            .where(_key(checkpoints, chain_id, token.lower()))
+            .order_by(checkpoints.c.block.desc())
+        )
+        with self._transaction("read checkpoints") as conn:
+            return [(int(b), str(h)) for b, h in conn.execute(query)]
+
+    # WRITES
+
+    def apply_window(
+        self,
+        chain_id: int,
+        token: str,
+        *,
+        expected: Cursor | None,
+        new: Cursor,
+        logs: Sequence[TransferLog],
+    ) -> None:
+        """Record ``logs`` (all Transfer logs up to ``new.last_block``) atomically.
+
+        ``expected`` is the cursor the caller read (None for a token never indexed).
+        Raises StoreConflict when the stored cursor differs, StoreError otherwise.
+        """
+        token = token.lower()
+        with self._transaction("apply window") as conn:
+            _move_cursor(conn, chain_id, token, expected, new)
+            if logs:
+                conn.execute(insert(transfers), [_transfer_row(chain_id, token, x) for x in logs])
+            _apply_deltas(conn, chain_id, token, balance_deltas(logs))
+            _add_checkpoint(conn, chain_id, token, new)
+
+    def rollback(self, chain_id: int, token: str, *, expected: Cursor, to: Cursor) -> int:
+        """Undo every transfer after ``to.last_block`` (a reorg); returns how many.
+
+        Balances are reverted exactly from the stored transfers, in one transaction.
+        """
+        token = token.lower()
+        newer = _key(transfers, chain_id, token) & (transfers.c.block > to.last_block)
+        with self._transaction("roll back") as conn:
+            _move_cursor(conn, chain_id, token, expected, to)
+            undone = [_transfer_log(row) for row in conn.execute(select(transfers).where(newer))]
+            conn.execute(delete(transfers).where(newer))
+            _apply_deltas(conn, chain_id, token, balance_deltas(undone, sign=-1))
+            conn.execute(
+                delete(checkpoints).where(
+                    _key(checkpoints, chain_id, token) & (checkpoints.c.block > to.last_block)
+                )
+            )
+            if to.last_block_hash is not None:
+                _add_checkpoint(conn, chain_id, token, to)
+            return len(undone)
+
+    def reset_token(self, chain_id: int, token: str) -> None:
+        """Forget everything indexed for one token (it is re-indexed from scratch)."""
+        token = token.lower()
+        with self._transaction("reset token") as conn:
+            for table in (transfers, balances, checkpoints, cursors):
+                conn.execute(delete(table).where(_key(table, chain_id, token)))
+
+    # QUERIES
+
+    def top_holders(self, chain_id: int, token: str, limit: int = 50) -> list[tuple[str, int]]:
+        """Holders with a positive balance, largest first, ties by address (checksummed)."""
+        query = (
+            select(balances.c.holder, balances.c.balance)
+            .where(_positive(chain_id, token.lower()))
+            .order_by(balances.c.balance.desc(), balances.c.holder.asc())
+            .limit(limit)
+        )
+        with self._transaction("read top holders") as conn:
+            return [(checksum(h), int(b)) for h, b in conn.execute(query)]
+
+    def holder_count(self, chain_id: int, token: str) -> int:
+        """Addresses with a positive balance (the zero address is never counted)."""
+        query = select(func.count()).select_from(balances).where(_positive(chain_id, token.lower()))
+        with self._transaction("count holders") as conn:
+            return int(conn.execute(query).scalar_one())
+
+    def balances(self, chain_id: int, token: str) -> dict[str, int]:
+        """Every non-zero balance (negative ones too: see docs/holders.md), lowercase keys."""
+        query = select(balances.c.holder, balances.c.balance).where(
+            _key(balances, chain_id, token.lower())
+        )
+        with self._transaction("read balances") as conn:
+            return {str(h): int(b) for h, b in conn.execute(query)}
+
+    def outgoing_transfers(
+        self, chain_id: int, token: str, holders: Iterable[str], per_holder: int = 50
+    ) -> list[TransferLog]:
+        """The newest ``per_holder`` transfers sent by each holder, oldest first."""
+        wanted = sorted({h.lower() for h in holders})
+        found: list[TransferLog] = []
+        with self._transaction("read transfers") as conn:
+            for chunk in _chunks(wanted):
+                found += _newest_outgoing(conn, chain_id, token.lower(), chunk, per_holder)
+        return sorted(found, key=lambda x: (x.block, x.log_index))
+
+    def transfer_count(self, chain_id: int, token: str) -> int:
+        query = (
+            select(func.count())
+            .select_from(transfers)
+            .where(_key(transfers, chain_id, token.lower()))
+        )
+        with self._transaction("count transfers") as conn:
+            return int(conn.execute(query).scalar_one())
+
+    # RESULTS CACHE
+
+    def cache_get(self, key: str, now: float | None = None) -> Any | None:
+        """The cached JSON value of ``key``, or None when absent or expired."""
+        now = time.time() if now is None else now
+        query = select(results_cache.c.value).where(
+            (results_cache.c.key == key) & (results_cache.c.expires_at > now)
+        )
+        with self._transaction("read cache") as conn:
+            text = conn.execute(query).scalar_one_or_none()
+        return None if text is None else json.loads(text)
+
+    def cache_put(self, key: str, value: Any, ttl: float, now: float | None = None) -> None:
+        """Store ``value`` (JSON-serialisable) under ``key`` for ``ttl`` seconds."""
+        now = time.time() if now is None else now
+        row = {
+            "key": key,
+            "value": json.dumps(value, separators=(",", ":")),
+            "expires_at": now + ttl,
+        }
+        with self._transaction("write cache") as conn:
+            stmt = _upsert(conn, results_cache)
+            conn.execute(
+                stmt.on_conflict_do_update(
+                    index_elements=["key"],
+                    set_={"value": stmt.excluded.value, "expires_at": stmt.excluded.expires_at},
+                ),
+                [row],
+            )
+
+    def cache_purge(self, now: float | None = None) -> int:
+        """Delete expired entries; returns how many."""
+        now = time.time() if now is None else now
+        with self._transaction("purge cache") as conn:
+            result = conn.execute(delete(results_cache).where(results_cache.c.expires_at <= now))
+            return int(result.rowcount)
+
+
+# HELPERS (all run inside a caller's transaction)
+
+
+def _key(table: Table, chain_id: int, token: str) -> Any:
+    return and_(table.c.chain_id == chain_id, table.c.token == token)
+
+
+def _positive(chain_id: int, token: str) -> Any:
+    return (
+        _key(balances, chain_id, token)
+        & (balances.c.balance > 0)
+        & (balances.c.holder != ZERO_ADDRESS)
+    )
+
+
+def _upsert(conn: Connection, table: Table) -> Any:
+    """A dialect INSERT that supports ``on_conflict_do_update``."""
+    name = conn.dialect.name
+    if name == "postgresql":
+        return postgresql.insert(table)
+    if name == "sqlite":
+        return sqlite.insert(table)
+    raise StoreError(f"store: unsupported database backend {name!r}")
+
+
+def _read_cursor(conn: Connection, chain_id: int, token: str) -> Cursor | None:
+    row = conn.execute(select(cursors).where(_key(cursors, chain_id, token))).first()
+    if row is None:
+        return None
+    return Cursor(int(row.start_block), int(row.last_block), row.last_block_hash)
+
+
+def _move_cursor(
+    conn: Connection, chain_id: int, token: str, expected: Cursor | None, new: Cursor
+) -> None:
+    """Compare-and-set the cursor; also takes the row lock that serialises writers."""
+    values = {
+        "start_block": new.start_block,
+        "last_block": new.last_block,
+        "last_block_hash": new.last_block_hash,
+        "updated_at": time.time(),
+    }
+    if expected is None:
+        try:
+            conn.execute(insert(cursors).values(chain_id=chain_id, token=token, **values))
+        except IntegrityError as exc:
+            raise StoreConflict("store: token is already being indexed") from exc
+        return
+    same_hash = (
+        cursors.c.last_block_hash.is_(None)
+        if expected.last_block_hash is None
+        else cursors.c.last_block_hash == expected.last_block_hash
+    )
+    where = _key(cursors, chain_id, token) & (cursors.c.last_block == expected.last_block)
+    result = conn.execute(update(cursors).where(where & same_hash).values(**values))
+    if result.rowcount != 1:
+        raise StoreConflict("store: the index cursor moved; another indexer is running")
+
+
+def _add_checkpoint(conn: Connection, chain_id: int, token: str, cursor: Cursor) -> None:
+    if cursor.last_block_hash is None:
+        return
+    key = _key(checkpoints, chain_id, token)
+    conn.execute(delete(checkpoints).where(key & (checkpoints.c.block >= cursor.last_block)))
+    conn.execute(
+        insert(checkpoints).values(
+            chain_id=chain_id,
+            token=token,
+            block=cursor.last_block,
+            block_hash=cursor.last_block_hash,
+        )
+    )
+    oldest_kept = conn.execute(
+        select(checkpoints.c.block)
+        .where(key)
+        .order_by(checkpoints.c.block.desc())
+        .offset(CHECKPOINTS_KEPT - 1)
+        .limit(1)
+    ).scalar_one_or_none()
+    if oldest_kept is not None:
+        conn.execute(delete(checkpoints).where(key & (checkpoints.c.block < oldest_kept)))
+
+
+def _transfer_row(chain_id: int, token: str, log: TransferLog) -> dict[str, Any]:
+    return {
+        "chain_id": chain_id,
+        "token": token,
+        "block": log.block,
+        "log_index": log.log_index,
+        "tx_hash": log.tx_hash,
+        "sender": log.sender,
+        "recipient": log.recipient,
+        "amount": log.amount,
+    }
+
+
+def _transfer_log(row: Any) -> TransferLog:
+    return TransferLog(
+        int(row.block), int(row.log_index), row.tx_hash, row.sender, row.recipient, int(row.amount)
+    )
+
+
+def _apply_deltas(conn: Connection, chain_id: int, token: str, deltas: dict[str, int]) -> None:
+    """Add ``deltas`` to stored balances: read the touched rows, upsert, drop zeros.
+
+    Arithmetic happens in Python because SQLite stores amounts as text.
+    """
+    holders = sorted(deltas)
+    current: dict[str, int] = {}
+    for chunk in _chunks(holders):
+        query = select(balances.c.holder, balances.c.balance).where(
+            _key(balances, chain_id, token) & balances.c.holder.in_(chunk)
+        )
+        current.update((str(h), int(b)) for h, b in conn.execute(query))
+    updated = {h: current.get(h, 0) + deltas[h] for h in holders}
+    rows = [
+        {"chain_id": chain_id, "token": token, "holder": h, "balance": b}
+        for h, b in updated.items()
+        if b != 0
+    ]
+    if rows:
+        stmt = _upsert(conn, balances)
+        conn.execute(
+            stmt.on_conflict_do_update(
+                index_elements=["chain_id", "token", "holder"],
+                set_={"balance": stmt.excluded.balance},
+            ),
+            rows,
+        )
+    emptied = [h for h, b in updated.items() if b == 0 and h in current]
+    for chunk in _chunks(emptied):
+        conn.execute(
+            delete(balances).where(_key(balances, chain_id, token) & balances.c.holder.in_(chunk))
+        )
+
+
+def _newest_outgoing(
+    conn: Connection, chain_id: int, token: str, holders: Sequence[str], per_holder: int
+) -> list[TransferLog]:
+    rank = (
+        func.row_number()
+        .over(
+            partition_by=transfers.c.sender,
+            order_by=(transfers.c.block.desc(), transfers.c.log_index.desc()),
+        )
+        .label("rank")
+    )
+    ranked = (
+        select(transfers, rank)
+        .where(_key(transfers, chain_id, token) & transfers.c.sender.in_(holders))
+        .subquery()
+    )
+    query = select(ranked).where(ranked.c.rank <= per_holder)
+    return [_transfer_log(row) for row in conn.execute(query)]

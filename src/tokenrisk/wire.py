@@ -1,0 +1,553 @@
+"""Wire models of every response in SPEC.md, and pure renderers from the domain types.
+
+Field names are exactly the spec's (camelCase for /v2, PascalCase for GetPairs), so the
+Python attributes carry those names too; the one exception is ``from`` of a contract
+call, a Python keyword, stored as ``from_`` and serialised as ``from``.  Types follow the
+spec literally: counts, gas, raw amounts and timestamps that the spec calls strings are
+strings.  Absent values are ``None`` in the model and *omitted* on the wire: always
+serialise with :func:`dump` (or FastAPI's ``response_model_exclude_none=True``), never
+with a bare ``model_dump``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from decimal import Decimal
+from typing import Any, Protocol
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+
+from tokenrisk.analysis import (
+    Analysis,
+    CodeReport,
+    ContractCall,
+    HolderStats,
+    Limit,
+    Pool,
+    SimulationReport,
+    TokenInfo,
+    Verdict,
+)
+from tokenrisk.chains import Chain
+from tokenrisk.risk import usable_simulation
+
+DEFAULT_DECIMALS = 18
+"""Decimals assumed for the pair's other token when it is unknown (limits only)."""
+
+
+def omit_null_in_schema(schema: dict[str, Any]) -> None:
+    """Describe optional fields as *omittable*, not nullable, in the JSON schema.
+
+    ``x: T | None = None`` would be advertised as ``anyOf [T, null]`` with a null
+    default; on our wire such a field is simply absent, so the schema (and the OpenAPI
+    document built from it) shows plain ``T`` and leaves the field out of ``required``.
+    """
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        for prop in properties.values():
+            if isinstance(prop, dict):
+                _drop_null_variant(prop)
+
+
+def _drop_null_variant(prop: dict[str, Any]) -> None:
+    variants = prop.get("anyOf")
+    if not isinstance(variants, list) or {"type": "null"} not in variants:
+        return
+    kept = [v for v in variants if v != {"type": "null"}]
+    del prop["anyOf"]
+    if "default" in prop and prop["default"] is None:
+        del prop["default"]
+    if len(kept) == 1 and isinstance(kept[0], dict):
+        prop.update(kept[0])
+    else:
+        prop["anyOf"] = kept
+
+
+class WireModel(BaseModel):
+    """Base of every response model: immutable, and unknown fields are a bug."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", json_schema_extra=omit_null_in_schema)
+
+
+# ISHONEYPOT PARTS
+
+
+class TokenSummary(WireModel):
+    name: str = Field(description="Token name.")
+    symbol: str = Field(description="Token symbol.")
+    decimals: int = Field(description="Token decimals.")
+    address: str = Field(description="Token address (0x-prefixed hex).")
+    totalHolders: int | None = Field(
+        default=None, description="The real number of holders of the token, when known."
+    )
+
+
+class FlagItem(WireModel):
+    flag: str = Field(description="Flag identifier, lowercase, e.g. high_fail_rate.")
+    description: str = Field(description="Human-readable text with the measured numbers.")
+    severity: str = Field(description="One of info, low, medium, high, critical.")
+    severityIndex: int = Field(
+        description="Numeric severity: info 4, low 8, medium 12, high 16, critical 20."
+    )
+
+
+class Summary(WireModel):
+    risk: str = Field(
+        description="One of unknown, very_low, low, medium, high, very_high, honeypot."
+    )
+    riskLevel: int | None = Field(
+        default=None, description="0 to 100; absent when risk is unknown. Prefer over risk."
+    )
+    flags: list[FlagItem] | None = Field(
+        default=None, description="Findings, worst first; may be empty."
+    )
+
+
+class HoneypotResult(WireModel):
+    isHoneypot: bool = Field(description="Whether the token is a honeypot.")
+    honeypotReason: str | None = Field(
+        default=None,
+        description="Present when isHoneypot is true; names the failing operation.",
+    )
+
+
+class LimitAmount(WireModel):
+    token: float = Field(description="Amount of the checked token, scaled by its decimals.")
+    tokenWei: str = Field(description="The same amount as the raw integer.")
+    withToken: float = Field(description="Amount of the other pair token, scaled by its decimals.")
+    withTokenWei: str = Field(description="The same amount as the raw integer.")
+
+
+class SimulationResult(WireModel):
+    maxBuy: LimitAmount | None = Field(
+        default=None, description="Largest buy that succeeds; absent if unlimited."
+    )
+    maxSell: LimitAmount | None = Field(
+        default=None, description="Largest sell that succeeds; absent if unlimited."
+    )
+    buyTax: float | None = Field(default=None, description="Buy tax in percent.")
+    sellTax: float | None = Field(default=None, description="Sell tax in percent.")
+    transferTax: float | None = Field(
+        default=None, description="Wallet-to-wallet transfer tax in percent."
+    )
+    buyGas: str | None = Field(default=None, description="Gas used by the buy (integer).")
+    sellGas: str | None = Field(default=None, description="Gas used by the sell (integer).")
+
+
+class TaxCount(WireModel):
+    tax: int = Field(description="Tax percentage rounded to a whole number.")
+    count: int = Field(description="Number of analysed wallets paying that tax.")
+
+
+class HolderAnalysis(WireModel):
+    holders: str = Field(description="Number of holders analysed (not the real holder count).")
+    successful: str = Field(description="Holders able to sell.")
+    failed: str = Field(description="Holders unable to sell.")
+    siphoned: str = Field(description="Holders whose tokens were moved without consent.")
+    averageTax: float = Field(description="Average tax paid when selling, in percent.")
+    averageGas: float = Field(description="Average gas used when selling.")
+    highestTax: float = Field(description="Highest tax a holder would pay, in percent.")
+    highTaxWallets: str = Field(description="Number of wallets paying 50% tax or more.")
+    taxDistribution: list[TaxCount] = Field(
+        description="Wallet counts per whole-number tax percentage."
+    )
+
+
+class ContractCode(WireModel):
+    openSource: bool = Field(
+        description="Every contract called during the buy/sell is open source."
+    )
+    rootOpenSource: bool = Field(description="The token contract itself is open source.")
+    isProxy: bool = Field(description="The token contract itself executes a delegatecall.")
+    hasProxyCalls: bool = Field(description="A delegatecall occurs anywhere in the path.")
+
+
+class ChainInfo(WireModel):
+    id: str = Field(description="Numeric chain id, as a string.")
+    name: str = Field(description="Chain name.")
+    shortName: str = Field(description="Short chain name.")
+    currency: str = Field(description="Native currency symbol.")
+
+
+class PairRef(WireModel):
+    name: str = Field(description="token0 and token1 symbols joined by '-'.")
+    address: str = Field(description="Pair or pool address.")
+    token0: str = Field(description="Address of token0.")
+    token1: str = Field(description="Address of token1.")
+    type: str = Field(description="<dex>V2 or <dex>V3, e.g. UniswapV2.")
+
+
+class PairInfo(WireModel):
+    pair: PairRef = Field(description="The pair's identity.")
+    chainId: str = Field(description="Numeric chain id, as a string.")
+    reserves0: str = Field(description="Raw reserve of token0 (integer).")
+    reserves1: str = Field(description="Raw reserve of token1 (integer).")
+    liquidity: float = Field(description="Liquidity in USD.")
+    router: str = Field(description="Router used to trade on the pair.")
+    createdAtTimestamp: str | None = Field(
+        default=None, description="Creation time as a numeric (unix) timestamp."
+    )
+    creationTxHash: str | None = Field(
+        default=None, description="Hash of the pair's creation transaction."
+    )
+
+
+class IsHoneypotResponse(WireModel):
+    token: TokenSummary = Field(description="The token being checked.")
+    withToken: TokenSummary | None = Field(
+        default=None, description="The other token of the pair, used to buy it."
+    )
+    summary: Summary = Field(description="Risk summary; always present.")
+    simulationSuccess: bool = Field(description="Whether the buy/sell simulation ran.")
+    simulationError: str | None = Field(
+        default=None, description="Why the simulation did not run; when simulationSuccess false."
+    )
+    honeypotResult: HoneypotResult | None = Field(
+        default=None, description="Honeypot decision; absent when it could not be decided."
+    )
+    simulationResult: SimulationResult | None = Field(
+        default=None, description="Taxes, gas and limits; present when simulationSuccess."
+    )
+    holderAnalysis: HolderAnalysis | None = Field(
+        default=None, description="Results of simulating sells as real holders."
+    )
+    flags: list[str] | None = Field(
+        default=None, description="Deprecated upper-case flags; use summary.flags."
+    )
+    contractCode: ContractCode | None = Field(
+        default=None, description="Call-tree and source verification facts."
+    )
+    chain: ChainInfo = Field(description="The chain the check ran on.")
+    router: str | None = Field(default=None, description="Router of the chosen pair.")
+    pair: PairInfo | None = Field(default=None, description="The chosen pair.")
+    pairAddress: str | None = Field(default=None, description="Address of the chosen pair.")
+
+
+# OTHER ENDPOINTS
+
+
+class PairItemPair(WireModel):
+    Name: str = Field(description="Token symbols in token0/token1 order joined by '-'.")
+    Tokens: list[str] = Field(description="The two token addresses, token0 then token1.")
+    Address: str = Field(description="Pair or pool address.")
+
+
+class PairItem(WireModel):
+    ChainID: int = Field(description="Numeric chain id.")
+    Pair: PairItemPair = Field(description="The pair's identity.")
+    Reserves: list[int] = Field(description="Raw reserves of token0 and token1.")
+    Liquidity: float = Field(description="Liquidity in USD.")
+    Router: str = Field(description="Router used to trade on the pair.")
+
+
+class ContractCallItem(WireModel):
+    from_: str = Field(
+        validation_alias=AliasChoices("from_", "from"),
+        serialization_alias="from",
+        description="Calling contract address.",
+    )
+    to: str = Field(description="Called contract address.")
+    type: str = Field(description="CALL, STATICCALL, DELEGATECALL, CALLCODE, CREATE or CREATE2.")
+    selector: str | None = Field(
+        default=None, description="4-byte function selector (0x + 8 hex); absent without data."
+    )
+
+
+class VerificationSummary(WireModel):
+    isOpenSource: bool = Field(description="Root and every called contract are open source.")
+    hasProxyCalls: bool = Field(description="A delegatecall occurs in the call tree.")
+
+
+class ContractVerificationResponse(WireModel):
+    isContract: bool = Field(description="The address holds contract code.")
+    isRootOpenSource: bool = Field(description="The checked contract is open source.")
+    fullCheckPerformed: bool = Field(description="False when the buy/sell simulation failed.")
+    summary: VerificationSummary | None = Field(
+        default=None, description="Absent when fullCheckPerformed is false."
+    )
+    contractsOpenSource: dict[str, bool] | None = Field(
+        default=None, description="Contracts in the call tree and whether each is open source."
+    )
+    contractCalls: list[ContractCallItem] | None = Field(
+        default=None, description="Unique calls of the call tree, in no specific order."
+    )
+
+
+class HolderItem(WireModel):
+    address: str = Field(description="Holder address.")
+    balance: str = Field(description="Raw balance (integer).")
+    alias: str = Field(default="", description="Currently never set: an empty string.")
+    isContract: bool = Field(description="The holder address is a contract.")
+
+
+class TopHoldersResponse(WireModel):
+    totalSupply: str = Field(description="Raw total supply (integer).")
+    holders: list[HolderItem] = Field(description="Top holders, at most 50.")
+
+
+class ErrorBody(WireModel):
+    code: int = Field(description="HTTP status code.")
+    error: str = Field(description="What went wrong; never a stack trace or an RPC URL.")
+
+
+# SERIALISATION
+
+
+def dump(model: BaseModel) -> dict[str, Any]:
+    """JSON-ready dict with spec field names and every ``None`` omitted (recursively)."""
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def dump_all(models: Iterable[BaseModel]) -> list[dict[str, Any]]:
+    """:func:`dump` of each model, e.g. for the GetPairs array."""
+    return [dump(m) for m in models]
+
+
+# RENDER: ISHONEYPOT
+
+
+def honeypot_response(analysis: Analysis, verdict: Verdict, chain: Chain) -> IsHoneypotResponse:
+    """The IsHoneypot body for one analysis and its verdict (``risk.assess(analysis)``).
+
+    ``simulationSuccess`` is true only for a simulation that ran *and* bought (see
+    ``risk.usable_simulation``); then ``honeypotResult`` and ``simulationResult`` are
+    present (spec Rule 3).  ``honeypotResult`` is present whenever the verdict decided
+    ``is_honeypot``, also from holders alone (Rule 4).
+    """
+    sim = usable_simulation(analysis.simulation)
+    pool = analysis.pool
+    return IsHoneypotResponse(
+        token=token_summary(analysis.token),
+        withToken=token_summary(analysis.with_token) if analysis.with_token else None,
+        summary=summary(verdict),
+        simulationSuccess=sim is not None,
+        simulationError=None if sim is not None else simulation_error(analysis),
+        honeypotResult=honeypot_result(verdict),
+        simulationResult=simulation_result(sim, analysis) if sim is not None else None,
+        holderAnalysis=holder_analysis(analysis.holders) if analysis.holders else None,
+        flags=list(verdict.legacy_flags),
+        contractCode=contract_code(analysis.code) if analysis.code else None,
+        chain=chain_info(chain),
+        router=pool.router if pool else None,
+        pair=pair_info(pool, chain.id, pair_symbols(pool, analysis)) if pool else None,
+        pairAddress=pool.address if pool else None,
+    )
+
+
+def token_summary(info: TokenInfo) -> TokenSummary:
+    return TokenSummary(
+        name=info.name,
+        symbol=info.symbol,
+        decimals=info.decimals,
+        address=info.address,
+        totalHolders=info.total_holders,
+    )
+
+
+def summary(verdict: Verdict) -> Summary:
+    """``summary``: risk, riskLevel (absent when unknown) and the flags, worst first."""
+    flags = [
+        FlagItem(
+            flag=f.flag,
+            description=f.description,
+            severity=f.severity,
+            severityIndex=f.severity_index,
+        )
+        for f in verdict.flags
+    ]
+    return Summary(risk=verdict.risk, riskLevel=verdict.risk_level, flags=flags)
+
+
+def honeypot_result(verdict: Verdict) -> HoneypotResult | None:
+    """``honeypotResult``, absent when the verdict could not decide."""
+    if verdict.is_honeypot is None:
+        return None
+    reason = verdict.honeypot_reason if verdict.is_honeypot else None
+    return HoneypotResult(isHoneypot=verdict.is_honeypot, honeypotReason=reason)
+
+
+def simulation_error(analysis: Analysis) -> str:
+    """The message for ``simulationError`` when there is no usable simulation."""
+    sim = analysis.simulation
+    if sim is None:
+        return "simulation not run" if analysis.pool else "no pair with liquidity found"
+    if not sim.success:
+        return sim.error or "simulation failed"
+    return f"buy failed: {sim.failure_reason}" if sim.failure_reason else "buy failed"
+
+
+def simulation_result(sim: SimulationReport, analysis: Analysis) -> SimulationResult:
+    """``simulationResult``: taxes rounded to 2 decimals, gas as integer strings."""
+    token_decimals = analysis.token.decimals
+    with_decimals = analysis.with_token.decimals if analysis.with_token else DEFAULT_DECIMALS
+    return SimulationResult(
+        maxBuy=limit_amount(sim.max_buy, token_decimals, with_decimals) if sim.max_buy else None,
+        maxSell=limit_amount(sim.max_sell, token_decimals, with_decimals) if sim.max_sell else None,
+        buyTax=_round(sim.buy_tax),
+        sellTax=_round(sim.sell_tax),
+        transferTax=_round(sim.transfer_tax),
+        buyGas=_integer_string(sim.buy_gas),
+        sellGas=_integer_string(sim.sell_gas),
+    )
+
+
+def limit_amount(limit: Limit, token_decimals: int, with_decimals: int) -> LimitAmount:
+    """A limit in both raw units (strings) and scaled by decimals (numbers)."""
+    return LimitAmount(
+        token=scale(limit.token_wei, token_decimals),
+        tokenWei=str(limit.token_wei),
+        withToken=scale(limit.with_token_wei, with_decimals),
+        withTokenWei=str(limit.with_token_wei),
+    )
+
+
+def scale(raw: int, decimals: int) -> float:
+    """``raw / 10**decimals`` computed exactly, then rounded once to a float."""
+    return float(Decimal(raw).scaleb(-decimals))
+
+
+def holder_analysis(stats: HolderStats) -> HolderAnalysis:
+    """``holderAnalysis``: counts as strings, tax and gas numbers to 2 decimals."""
+    return HolderAnalysis(
+        holders=str(stats.analysed),
+        successful=str(stats.successful),
+        failed=str(stats.failed),
+        siphoned=str(stats.siphoned),
+        averageTax=round(stats.average_tax, 2),
+        averageGas=round(stats.average_gas, 2),
+        highestTax=round(stats.highest_tax, 2),
+        highTaxWallets=str(stats.high_tax_wallets),
+        taxDistribution=[TaxCount(tax=b.tax, count=b.count) for b in stats.tax_distribution],
+    )
+
+
+def contract_code(code: CodeReport) -> ContractCode:
+    return ContractCode(
+        openSource=code.open_source,
+        rootOpenSource=code.root_open_source,
+        isProxy=code.is_proxy,
+        hasProxyCalls=code.has_proxy_calls,
+    )
+
+
+def chain_info(chain: Chain) -> ChainInfo:
+    return ChainInfo(
+        id=str(chain.id), name=chain.name, shortName=chain.short_name, currency=chain.currency
+    )
+
+
+def pair_symbols(pool: Pool, analysis: Analysis) -> tuple[str, str]:
+    """Symbols of token0 and token1, from the analysed tokens (address when unknown)."""
+    known = [analysis.token, *([analysis.with_token] if analysis.with_token else [])]
+    symbols = {t.address.lower(): t.symbol for t in known}
+    return (
+        symbols.get(pool.token0.lower(), pool.token0),
+        symbols.get(pool.token1.lower(), pool.token1),
+    )
+
+
+def pair_info(pool: Pool, chain_id: int, token_symbols: tuple[str, str]) -> PairInfo:
+    """IsHoneypot ``pair``: name is the token0/token1 symbols joined by '-'."""
+    return PairInfo(
+        pair=PairRef(
+            name="-".join(token_symbols),
+            address=pool.address,
+            token0=pool.token0,
+            token1=pool.token1,
+            type=pool.type,
+        ),
+        chainId=str(chain_id),
+        reserves0=str(pool.reserves0),
+        reserves1=str(pool.reserves1),
+        liquidity=round(pool.liquidity_usd, 2),
+        router=pool.router,
+        createdAtTimestamp=_integer_string(pool.created_at_timestamp),
+        creationTxHash=pool.creation_tx_hash,
+    )
+
+
+# RENDER: OTHER ENDPOINTS
+
+
+def pair_item(pool: Pool, chain_id: int, token_symbols: tuple[str, str]) -> PairItem:
+    """One GetPairs element; ``token_symbols`` are in token0/token1 order."""
+    return PairItem(
+        ChainID=chain_id,
+        Pair=PairItemPair(
+            Name="-".join(token_symbols),
+            Tokens=[pool.token0, pool.token1],
+            Address=pool.address,
+        ),
+        Reserves=[pool.reserves0, pool.reserves1],
+        Liquidity=round(pool.liquidity_usd, 2),
+        Router=pool.router,
+    )
+
+
+def verification_response(
+    is_contract: bool, root_open_source: bool, code: CodeReport | None
+) -> ContractVerificationResponse:
+    """GetContractVerification body; ``code`` is None when the buy/sell could not run.
+
+    Then ``fullCheckPerformed`` is false and summary, contractsOpenSource and
+    contractCalls are omitted.
+    """
+    if code is None:
+        return ContractVerificationResponse(
+            isContract=is_contract, isRootOpenSource=root_open_source, fullCheckPerformed=False
+        )
+    return ContractVerificationResponse(
+        isContract=is_contract,
+        isRootOpenSource=root_open_source,
+        fullCheckPerformed=True,
+        summary=VerificationSummary(
+            isOpenSource=code.open_source, hasProxyCalls=code.has_proxy_calls
+        ),
+        contractsOpenSource=dict(code.contracts_open_source),
+        contractCalls=[contract_call_item(c) for c in code.calls],
+    )
+
+
+def contract_call_item(call: ContractCall) -> ContractCallItem:
+    """One ``contractCalls`` element: {from, to, type, selector?}."""
+    return ContractCallItem(
+        from_=call.from_address, to=call.to_address, type=call.call_type, selector=call.selector
+    )
+
+
+class HolderBalance(Protocol):
+    """What a top-holders row must offer (any object with these attributes)."""
+
+    @property
+    def address(self) -> str: ...
+
+    @property
+    def balance(self) -> int: ...
+
+    @property
+    def is_contract(self) -> bool: ...
+
+
+def top_holders_response(total_supply: int, holders: Sequence[HolderBalance]) -> TopHoldersResponse:
+    """TopHolders body, holders in the given order (the caller sorts and caps at 50)."""
+    return TopHoldersResponse(
+        totalSupply=str(total_supply),
+        holders=[
+            HolderItem(
+                address=h.address, balance=str(h.balance), alias="", isContract=h.is_contract
+            )
+            for h in holders
+        ],
+    )
+
+
+def error_body(status: int, message: str) -> ErrorBody:
+    return ErrorBody(code=status, error=message)
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
+
+
+def _integer_string(value: int | None) -> str | None:
+    return None if value is None else str(value)

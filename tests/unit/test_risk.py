@@ -1,0 +1,457 @@
+"""The risk rubric (docs/risk.md): thresholds, honeypot decision, bands, monotonicity."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokenrisk import risk
+from tokenrisk.analysis import (
+    Analysis,
+    CodeReport,
+    HolderStats,
+    SimulationReport,
+    TokenInfo,
+    Verdict,
+)
+
+TOKEN = TokenInfo("0x1111111111111111111111111111111111111111", "Token", "TKN", 18)
+WETH = TokenInfo("0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2", "Wrapped Ether", "WETH", 18)
+
+BANDS = {b.name: b for b in (risk.VERY_LOW, risk.LOW, risk.MEDIUM, risk.HIGH, risk.VERY_HIGH)}
+BANDS["honeypot"] = risk.HONEYPOT
+
+
+def clean_sim(**changes: Any) -> SimulationReport:
+    """A simulation where buy, transfer and sell work, with no tax and normal gas."""
+    base = SimulationReport(
+        success=True,
+        buy_ok=True,
+        transfer_ok=True,
+        sell_ok=True,
+        buy_tax=0.0,
+        sell_tax=0.0,
+        transfer_tax=0.0,
+        buy_gas=110_000,
+        sell_gas=115_000,
+    )
+    return replace(base, **changes)
+
+
+def stats(
+    analysed: int, failed: int = 0, siphoned: int = 0, average_tax: float = 0.0
+) -> HolderStats:
+    return HolderStats(
+        analysed=analysed,
+        successful=analysed - failed - siphoned,
+        failed=failed,
+        siphoned=siphoned,
+        average_tax=average_tax,
+        average_gas=120_000.0,
+        highest_tax=average_tax,
+        high_tax_wallets=0,
+    )
+
+
+def code(open_source: bool = True, root: bool = True, **extra: bool) -> CodeReport:
+    return CodeReport(
+        root_open_source=root,
+        open_source=open_source,
+        is_proxy=extra.get("is_proxy", False),
+        has_proxy_calls=extra.get("has_proxy_calls", False),
+    )
+
+
+def analysis(
+    sim: SimulationReport | None = None,
+    holders: HolderStats | None = None,
+    code_report: CodeReport | None = None,
+    whitelisted: bool = False,
+) -> Analysis:
+    return Analysis(TOKEN, WETH, None, sim, holders, code_report, whitelisted)
+
+
+def flag_ids(verdict: Verdict) -> set[str]:
+    return {f.flag for f in verdict.flags}
+
+
+# FLAG THRESHOLDS
+
+FLAG_CASES: list[tuple[str, Analysis, str | None]] = [
+    # taxes: buy or sell, none below 10 %
+    ("sell tax 9.99", analysis(clean_sim(sell_tax=9.99)), None),
+    ("sell tax 10", analysis(clean_sim(sell_tax=10.0)), "medium_tax"),
+    ("buy tax 19.99", analysis(clean_sim(buy_tax=19.99)), "medium_tax"),
+    ("buy tax 20", analysis(clean_sim(buy_tax=20.0)), "high_tax"),
+    ("sell tax 49.99", analysis(clean_sim(sell_tax=49.99)), "high_tax"),
+    ("sell tax 50", analysis(clean_sim(sell_tax=50.0)), "extremely_high_taxes"),
+    ("buy tax 50", analysis(clean_sim(buy_tax=50.0)), "extremely_high_taxes"),
+    ("transfer tax is not judged", analysis(clean_sim(transfer_tax=60.0)), None),
+    ("holders avg tax 10", analysis(clean_sim(), stats(5, average_tax=10.0)), "medium_tax"),
+    ("holders avg tax, 4 holders", analysis(clean_sim(), stats(4, average_tax=60.0)), None),
+    # gas: buy or sell
+    ("gas 999,999", analysis(clean_sim(sell_gas=999_999)), None),
+    ("gas 1,000,000", analysis(clean_sim(buy_gas=1_000_000)), "medium_gas"),
+    ("gas 1,999,999", analysis(clean_sim(sell_gas=1_999_999)), "medium_gas"),
+    ("gas 2,000,000", analysis(clean_sim(sell_gas=2_000_000)), "high_gas"),
+    ("buy gas 2,000,000", analysis(clean_sim(buy_gas=2_000_000)), "high_gas"),
+    # sell limits, as a fraction of the amount bought
+    ("max sell 50%", analysis(clean_sim(max_sell_fraction=0.5)), None),
+    ("max sell 49.99%", analysis(clean_sim(max_sell_fraction=0.4999)), "low_sell_limit"),
+    ("max sell 10%", analysis(clean_sim(max_sell_fraction=0.10)), "low_sell_limit"),
+    ("max sell 9.99%", analysis(clean_sim(max_sell_fraction=0.0999)), "extremely_low_sell_limit"),
+    ("max sell 1%", analysis(clean_sim(max_sell_fraction=0.01)), "extremely_low_sell_limit"),
+    (
+        "max sell 0.99%",
+        analysis(clean_sim(max_sell_fraction=0.0099)),
+        "effective_honeypot_low_sell_limit",
+    ),
+    (
+        "one sell per block",
+        analysis(clean_sim(one_sell_per_block=True)),
+        "one_sell_per_block_limit",
+    ),
+    ("transfer blocked", analysis(clean_sim(transfer_ok=False)), "transfer_blocked"),
+    ("sell blocked later", analysis(clean_sim(delayed_sell_failed=True)), "sell_blocked_later"),
+    # source code
+    ("open source", analysis(clean_sim(), code_report=code()), None),
+    ("closed root", analysis(clean_sim(), code_report=code(False, False)), "closed_source"),
+    ("closed callee", analysis(clean_sim(), code_report=code(False, True)), "closed_source"),
+    # holder fail rate: failed / analysed, from 5 analysed holders
+    ("4 of 4 fail", analysis(clean_sim(), stats(4, failed=4)), None),
+    ("0 of 5 fail", analysis(clean_sim(), stats(5)), None),
+    ("1 of 100 fail", analysis(clean_sim(), stats(100, failed=1)), "low_fail_rate"),
+    ("19 of 100 fail", analysis(clean_sim(), stats(100, failed=19)), "low_fail_rate"),
+    ("20 of 100 fail", analysis(clean_sim(), stats(100, failed=20)), "medium_fail_rate"),
+    ("1 of 5 fail", analysis(clean_sim(), stats(5, failed=1)), "medium_fail_rate"),
+    ("49 of 100 fail", analysis(clean_sim(), stats(100, failed=49)), "medium_fail_rate"),
+    ("50 of 100 fail", analysis(clean_sim(), stats(100, failed=50)), "high_fail_rate"),
+    # holder siphon rate
+    ("4 of 4 siphoned", analysis(clean_sim(), stats(4, siphoned=4)), None),
+    ("1 of 100 siphoned", analysis(clean_sim(), stats(100, siphoned=1)), "medium_siphon_rate"),
+    ("9 of 100 siphoned", analysis(clean_sim(), stats(100, siphoned=9)), "medium_siphon_rate"),
+    ("10 of 100 siphoned", analysis(clean_sim(), stats(100, siphoned=10)), "high_siphon_rate"),
+]
+
+
+@pytest.mark.parametrize(
+    ("subject", "expected"),
+    [(a, f) for _, a, f in FLAG_CASES],
+    ids=[name for name, _, _ in FLAG_CASES],
+)
+def test_flag_fires_at_threshold_and_not_below(subject: Analysis, expected: str | None) -> None:
+    verdict = risk.assess(subject)
+    assert flag_ids(verdict) == ({expected} if expected else set())
+
+
+@pytest.mark.parametrize("flag_id", sorted(risk.FLAG_SEVERITY))
+def test_every_flag_has_public_severity_and_legacy_string(flag_id: str) -> None:
+    flag = risk.make_flag(flag_id, "text")
+    assert (
+        flag.severity_index
+        == {"info": 4, "low": 8, "medium": 12, "high": 16, "critical": 20}[flag.severity]
+    )
+    assert flag_id == flag_id.lower()
+    assert risk.LEGACY_FLAGS[flag_id] == risk.LEGACY_FLAGS[flag_id].upper()
+
+
+def test_descriptions_carry_the_measured_numbers() -> None:
+    verdict = risk.assess(analysis(clean_sim(sell_tax=35.0, sell_gas=2_100_000)))
+    texts = {f.flag: f.description for f in verdict.flags}
+    assert texts == {"high_tax": "Sell tax is 35.0%", "high_gas": "Sell gas is 2,100,000"}
+
+
+def test_flags_are_worst_first_with_legacy_strings_in_the_same_order() -> None:
+    verdict = risk.assess(
+        analysis(clean_sim(sell_tax=12.0, transfer_ok=False), code_report=code(False, False))
+    )
+    assert [f.flag for f in verdict.flags] == ["transfer_blocked", "closed_source", "medium_tax"]
+    assert verdict.legacy_flags == ("TRANSFER_BLOCKED", "CLOSED_SOURCE", "MEDIUM_TAXES")
+
+
+# HONEYPOT DECISION
+
+BLACKLISTED = "execution reverted: Blacklisted"
+
+HONEYPOT_CASES: list[tuple[str, Analysis, bool | None, str | None]] = [
+    ("clean", analysis(clean_sim()), False, None),
+    (
+        "sell reverts",
+        analysis(clean_sim(sell_ok=False, failure_step="sell", failure_reason=BLACKLISTED)),
+        True,
+        f"sell failed: {BLACKLISTED}",
+    ),
+    (
+        "transfer and sell revert",
+        analysis(
+            clean_sim(
+                transfer_ok=False, sell_ok=False, failure_step="transfer", failure_reason="no"
+            )
+        ),
+        True,
+        "transfer failed: no",
+    ),
+    ("sell fails without reason", analysis(clean_sim(sell_ok=False)), True, "sell failed"),
+    ("transfer blocked, sell works", analysis(clean_sim(transfer_ok=False)), False, None),
+    ("sell tax 89.99", analysis(clean_sim(sell_tax=89.99)), False, None),
+    ("sell tax 90", analysis(clean_sim(sell_tax=90.0)), True, "sell tax is 90.0%"),
+    ("buy tax 99", analysis(clean_sim(buy_tax=99.0)), False, None),
+    ("max sell 1%", analysis(clean_sim(max_sell_fraction=0.01)), False, None),
+    (
+        "max sell 0.5%",
+        analysis(clean_sim(max_sell_fraction=0.005)),
+        True,
+        "max sell is 0.50% of the amount bought",
+    ),
+    (
+        "8 of 10 holders fail, buyer sells",
+        analysis(clean_sim(), stats(10, failed=8)),
+        True,
+        "holders cannot sell: 8 of 10 analysed holders failed",
+    ),
+    ("7 of 10 holders fail", analysis(clean_sim(), stats(10, failed=7)), False, None),
+    ("9 of 9 holders fail", analysis(clean_sim(), stats(9, failed=9)), False, None),
+    (
+        "holders pay 90% tax",
+        analysis(clean_sim(), stats(10, average_tax=90.0)),
+        True,
+        "holders pay an average sell tax of 90.0%",
+    ),
+    ("no simulation, no holders", analysis(), None, None),
+    ("simulation failed", analysis(SimulationReport(False, error="no liquidity")), None, None),
+    (
+        "buy blocked",
+        analysis(SimulationReport(True, failure_step="buy", failure_reason="not enabled")),
+        None,
+        None,
+    ),
+    ("buy blocked, 9 holders", analysis(SimulationReport(True), stats(9)), None, None),
+    ("buy blocked, 10 holders sell", analysis(SimulationReport(True), stats(10)), False, None),
+    (
+        "no simulation, 10 holders stuck",
+        analysis(None, stats(10, failed=10)),
+        True,
+        "holders cannot sell: 10 of 10 analysed holders failed",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("subject", "is_honeypot", "reason"),
+    [(a, h, r) for _, a, h, r in HONEYPOT_CASES],
+    ids=[name for name, *_ in HONEYPOT_CASES],
+)
+def test_honeypot_decision(subject: Analysis, is_honeypot: bool | None, reason: str | None) -> None:
+    verdict = risk.assess(subject)
+    assert (verdict.is_honeypot, verdict.honeypot_reason) == (is_honeypot, reason)
+
+
+# BANDS AND LEVELS
+
+LEVEL_CASES: list[tuple[str, Analysis, str, int | None]] = [
+    ("clean", analysis(clean_sim()), "low", 1),
+    ("one low flag", analysis(clean_sim(), stats(100, failed=1)), "low", 9),
+    ("one medium flag", analysis(clean_sim(sell_tax=10.0)), "medium", 20),
+    ("two medium flags", analysis(clean_sim(sell_tax=10.0, sell_gas=1_000_000)), "medium", 32),
+    ("one high flag", analysis(clean_sim(), code_report=code(False)), "high", 60),
+    (
+        "high + high",
+        analysis(clean_sim(sell_tax=20.0), code_report=code(False)),
+        "high",
+        76,
+    ),
+    (
+        "high + high + medium, capped",
+        analysis(clean_sim(sell_tax=20.0, buy_gas=1_000_000), code_report=code(False)),
+        "high",
+        79,
+    ),
+    ("one critical flag", analysis(clean_sim(sell_tax=50.0)), "very_high", 80),
+    ("honeypot, no flag", analysis(clean_sim(sell_ok=False)), "honeypot", 90),
+    (
+        "honeypot + closed source",
+        analysis(clean_sim(sell_ok=False), code_report=code(False)),
+        "honeypot",
+        90,
+    ),
+    (
+        "honeypot + closed + 10 holders stuck",
+        analysis(clean_sim(sell_ok=False), stats(10, failed=10), code(False)),
+        "honeypot",
+        100,
+    ),
+    ("whitelisted clean", analysis(clean_sim(), whitelisted=True), "very_low", 0),
+    ("whitelisted, medium tax", analysis(clean_sim(sell_tax=10.0), whitelisted=True), "medium", 20),
+    ("whitelisted, nothing measured", analysis(whitelisted=True), "unknown", None),
+    ("unknown", analysis(), "unknown", None),
+    ("unknown keeps its flags", analysis(code_report=code(False)), "unknown", None),
+]
+
+
+@pytest.mark.parametrize(
+    ("subject", "band", "level"),
+    [(a, b, lv) for _, a, b, lv in LEVEL_CASES],
+    ids=[name for name, *_ in LEVEL_CASES],
+)
+def test_risk_band_and_level(subject: Analysis, band: str, level: int | None) -> None:
+    verdict = risk.assess(subject)
+    assert (verdict.risk, verdict.risk_level) == (band, level)
+
+
+def test_unknown_still_lists_what_was_seen() -> None:
+    verdict = risk.assess(analysis(code_report=code(False)))
+    assert flag_ids(verdict) == {"closed_source"}
+    assert verdict.legacy_flags == ("CLOSED_SOURCE",)
+
+
+@pytest.mark.parametrize("flag_id", sorted(risk.FLAG_SEVERITY))
+def test_a_single_flag_lands_in_the_band_of_its_severity(flag_id: str) -> None:
+    flag = risk.make_flag(flag_id, "text")
+    band = risk.worst_band((flag,))
+    expected = {"low": "low", "medium": "medium", "high": "high", "critical": "very_high"}
+    assert band.name == expected[flag.severity]
+    assert risk.risk_level(band, (flag,)) == band.floor + (
+        flag.severity_index if band.name == "low" else 0
+    )
+
+
+# PROPERTIES
+
+reasons = st.sampled_from([None, "execution reverted", BLACKLISTED])
+# values at and around the rubric's thresholds, so that small examples cross them
+taxes = st.one_of(
+    st.none(), st.sampled_from([0.0, 9.99, 10.0, 20.0, 50.0, 90.0]), st.floats(0, 100)
+)
+gases = st.one_of(
+    st.none(), st.sampled_from([110_000, 1_000_000, 2_000_000]), st.integers(0, 5_000_000)
+)
+fractions = st.one_of(
+    st.none(), st.sampled_from([0.005, 0.01, 0.05, 0.1, 0.5, 1.0]), st.floats(0, 1.5)
+)
+
+running_sims = st.builds(
+    SimulationReport,
+    success=st.just(True),
+    buy_ok=st.just(True),
+    transfer_ok=st.booleans(),
+    sell_ok=st.booleans(),
+    failure_step=st.sampled_from([None, "transfer", "sell"]),
+    failure_reason=reasons,
+    buy_tax=taxes,
+    sell_tax=taxes,
+    transfer_tax=taxes,
+    buy_gas=gases,
+    sell_gas=gases,
+    max_sell_fraction=fractions,
+    one_sell_per_block=st.booleans(),
+    delayed_sell_failed=st.booleans(),
+    delayed_sell_reason=reasons,
+)
+sims = st.one_of(
+    st.none(),
+    st.just(SimulationReport(False, error="insufficient liquidity")),
+    st.just(SimulationReport(True, failure_step="buy", failure_reason="not enabled")),
+    running_sims,
+)
+
+
+@st.composite
+def holder_stats(draw: st.DrawFn) -> HolderStats:
+    analysed = draw(st.one_of(st.sampled_from([5, 10, 20]), st.integers(0, 40)))
+    failed = draw(st.integers(0, analysed))
+    siphoned = draw(st.integers(0, analysed - failed))
+    return stats(analysed, failed, siphoned, draw(taxes.filter(lambda t: t is not None)) or 0.0)
+
+
+codes = st.builds(code, open_source=st.booleans(), root=st.booleans())
+analyses = st.builds(
+    analysis,
+    sim=sims,
+    holders=st.one_of(st.none(), holder_stats()),
+    code_report=st.one_of(st.none(), codes),
+    whitelisted=st.booleans(),
+)
+
+
+def _worse_sim(sim: SimulationReport | None, data: st.DataObject) -> SimulationReport | None:
+    """The same simulation with one measurement made worse (or newly measured as bad)."""
+    if sim is None:
+        return None
+    choice = data.draw(st.integers(0, 8))
+    raise_tax = data.draw(st.floats(0, 100, allow_nan=False))
+    raise_gas = data.draw(st.integers(0, 3_000_000))
+    if choice == 0:
+        return replace(sim, buy_tax=min(100.0, (sim.buy_tax or 0.0) + raise_tax))
+    if choice == 1:
+        return replace(sim, sell_tax=min(100.0, (sim.sell_tax or 0.0) + raise_tax))
+    if choice == 2:
+        return replace(sim, sell_gas=(sim.sell_gas or 0) + raise_gas)
+    if choice == 3:
+        current = 1.5 if sim.max_sell_fraction is None else sim.max_sell_fraction
+        return replace(sim, max_sell_fraction=current * data.draw(st.floats(0, 1)))
+    if choice == 4:
+        return replace(sim, transfer_ok=False)
+    if choice == 5:
+        return replace(sim, sell_ok=False)
+    if choice == 6:
+        return replace(sim, one_sell_per_block=True)
+    if choice == 7:
+        return replace(sim, buy_gas=(sim.buy_gas or 0) + raise_gas)
+    return replace(sim, delayed_sell_failed=True)
+
+
+def _worse_holders(holders: HolderStats | None, data: st.DataObject) -> HolderStats | None:
+    """The same holders with one successful seller turned into a failure or a siphon."""
+    if holders is None or holders.successful == 0:
+        return holders
+    choice = data.draw(st.sampled_from(["failed", "siphoned", "tax"]))
+    if choice == "tax":
+        return replace(holders, average_tax=min(100.0, holders.average_tax + 10))
+    moved = {choice: getattr(holders, choice) + 1}
+    return replace(holders, successful=holders.successful - 1, **moved)
+
+
+def worsen(subject: Analysis, data: st.DataObject) -> Analysis:
+    target = data.draw(st.sampled_from(["sim", "holders", "code", "whitelist"]))
+    if target == "sim":
+        return replace(subject, simulation=_worse_sim(subject.simulation, data))
+    if target == "holders":
+        return replace(subject, holders=_worse_holders(subject.holders, data))
+    if target == "code":
+        return replace(subject, code=code(False, data.draw(st.booleans())))
+    return replace(subject, whitelisted=False)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(analyses, st.data())
+def test_a_worse_finding_never_lowers_the_risk_level(
+    subject: Analysis, data: st.DataObject
+) -> None:
+    before = risk.assess(subject)
+    after = risk.assess(worsen(subject, data))
+    if before.risk_level is not None:
+        assert after.risk_level is not None
+        assert after.risk_level >= before.risk_level
+    if before.is_honeypot:
+        assert after.is_honeypot
+
+
+@settings(max_examples=1500, deadline=None)
+@given(analyses)
+def test_verdict_is_consistent_with_the_spec_bands(subject: Analysis) -> None:
+    verdict = risk.assess(subject)
+    assert (
+        (verdict.risk == "unknown") == (verdict.risk_level is None) == (verdict.is_honeypot is None)
+    )
+    if verdict.risk_level is not None:
+        band = BANDS[verdict.risk]
+        assert band.floor <= verdict.risk_level <= band.ceiling
+    assert (verdict.risk == "honeypot") == bool(verdict.is_honeypot)
+    assert (verdict.honeypot_reason is not None) == bool(verdict.is_honeypot)
+    if verdict.risk == "very_low":
+        assert subject.whitelisted
+    assert len(verdict.legacy_flags) == len(verdict.flags)
