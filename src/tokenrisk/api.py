@@ -66,8 +66,12 @@ def _require(name: str, value: str | None) -> str:
     return value
 
 
-def error_response(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse(wire.dump(wire.error_body(status, message)), status_code=status, headers=headers)
+def error_response(
+    status: int, message: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    return JSONResponse(
+        wire.dump(wire.error_body(status, message)), status_code=status, headers=headers
+    )
 
 
 class KeyGate:
@@ -101,18 +105,24 @@ class KeyGate:
 
 def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
     """The ASGI app.  ``service`` may be given (tests); otherwise it is opened at start-up."""
-    holder: dict[str, Service] = {}
+    holder: dict[str, Service] = {} if service is None else {"svc": service}
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        svc = service or await asyncio.to_thread(open_service, settings)
+        svc: Service = (
+            service if service is not None else await asyncio.to_thread(open_service, settings)
+        )
         holder["svc"] = svc
         yield
         if service is None:
             await svc.close()
 
-    app = FastAPI(title="tokenrisk", version="0.1.0", lifespan=lifespan,
-                  description="Token risk (honeypot) checks computed in your own node.")
+    app = FastAPI(
+        title="tokenrisk",
+        version="0.1.0",
+        lifespan=lifespan,
+        description="Token risk (honeypot) checks computed in your own node.",
+    )
     gate = KeyGate(settings.api_keys, settings.rate_limit_per_minute)
     _install_errors(app)
 
@@ -124,8 +134,12 @@ def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
         except TimeoutError:
             raise DeadlineExceeded("the check did not finish within the deadline") from None
 
-    @app.get("/v2/IsHoneypot", summary="Can this token be sold after buying it, and at what cost?",
-             response_model=wire.IsHoneypotResponse, response_model_exclude_none=True)
+    @app.get(
+        "/v2/IsHoneypot",
+        summary="Can this token be sold after buying it, and at what cost?",
+        response_model=wire.IsHoneypotResponse,
+        response_model_exclude_none=True,
+    )
     async def is_honeypot(
         request: Request,
         address: str | None = Query(None, description="token or pair/pool address"),
@@ -139,12 +153,18 @@ def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
         simulate = parse_bool("simulateLiquidity", simulateLiquidity)
         force = parse_bool("forceSimulateLiquidity", forceSimulateLiquidity)
         if (simulate or force) and chain_id is None:
-            raise MissingParameter("chainID is required with simulateLiquidity/forceSimulateLiquidity")
+            raise MissingParameter(
+                "chainID is required with simulateLiquidity/forceSimulateLiquidity"
+            )
         body = await run(request, lambda svc: checks.is_honeypot(svc, addr, chain_id, pair))
         return JSONResponse(body)
 
-    @app.get("/v2/GetContractVerification", summary="Is the contract and everything it calls open source?",
-             response_model=wire.ContractVerificationResponse, response_model_exclude_none=True)
+    @app.get(
+        "/v2/GetContractVerification",
+        summary="Is the contract and everything it calls open source?",
+        response_model=wire.ContractVerificationResponse,
+        response_model_exclude_none=True,
+    )
     async def contract_verification(
         request: Request,
         address: str | None = Query(None, description="root contract"),
@@ -152,10 +172,16 @@ def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
     ) -> JSONResponse:
         addr = _require("address", address)
         chain_id = parse_chain_id(chainID)
-        return JSONResponse(await run(request, lambda svc: checks.contract_verification(svc, addr, chain_id)))
+        return JSONResponse(
+            await run(request, lambda svc: checks.contract_verification(svc, addr, chain_id))
+        )
 
-    @app.get("/v1/GetPairs", summary="Pairs of a token, deepest first (at most 10)",
-             response_model=list[wire.PairItem], response_model_exclude_none=True)
+    @app.get(
+        "/v1/GetPairs",
+        summary="Pairs of a token, deepest first (at most 10)",
+        response_model=list[wire.PairItem],
+        response_model_exclude_none=True,
+    )
     async def get_pairs(
         request: Request,
         address: str | None = Query(None, description="token address"),
@@ -169,9 +195,15 @@ def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
     return app
 
 
-def _add_holders_route(app: FastAPI, run: Callable[[Request, Callable[[Service], Awaitable[Any]]], Awaitable[Any]]) -> None:
-    @app.get("/v1/TopHolders", summary="Top 50 holders from the Transfer-log index",
-             response_model=wire.TopHoldersResponse, response_model_exclude_none=True)
+def _add_holders_route(
+    app: FastAPI, run: Callable[[Request, Callable[[Service], Awaitable[Any]]], Awaitable[Any]]
+) -> None:
+    @app.get(
+        "/v1/TopHolders",
+        summary="Top 50 holders from the Transfer-log index",
+        response_model=wire.TopHoldersResponse,
+        response_model_exclude_none=True,
+    )
     async def top_holders(
         request: Request,
         address: str | None = Query(None, description="token address"),
@@ -182,7 +214,9 @@ def _add_holders_route(app: FastAPI, run: Callable[[Request, Callable[[Service],
         addr = _require("address", address)
         chain_id = parse_chain_id(chainID, required=True)
         assert chain_id is not None
-        return JSONResponse(await run(request, lambda svc: holders_check.top_holders(svc, addr, chain_id)))
+        return JSONResponse(
+            await run(request, lambda svc: holders_check.top_holders(svc, addr, chain_id))
+        )
 
 
 def _install_errors(app: FastAPI) -> None:
@@ -190,7 +224,9 @@ def _install_errors(app: FastAPI) -> None:
     async def on_error(request: Request, exc: TokenRiskError) -> JSONResponse:
         headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
         if exc.status >= 500:
-            log.warning("%s %s -> %s: %s", request.method, request.url.path, exc.status, exc.message)
+            log.warning(
+                "%s %s -> %s: %s", request.method, request.url.path, exc.status, exc.message
+            )
         return error_response(exc.status, exc.message, headers)
 
     @app.exception_handler(StarletteHTTPException)

@@ -8,14 +8,15 @@ they become a verdict (see ``risk``) or a ``simulationError``.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tokenrisk import dex, risk, wire
-from tokenrisk.abi import parse_address
-from tokenrisk.analysis import Analysis, CodeReport, Pool, SimulationReport, TokenInfo
+from tokenrisk.abi import checksum, parse_address
+from tokenrisk.analysis import Analysis, CodeReport, Pool, SimulationReport
 from tokenrisk.chains import Chain
-from tokenrisk.errors import DeadlineExceeded, MethodUnsupported, NotFoundError, RpcError
+from tokenrisk.errors import MethodUnsupported, NotFoundError, RpcError, TokenRiskError
+from tokenrisk.holders_check import analyse_holders, total_holders
 from tokenrisk.journey import simulate
 from tokenrisk.probe import is_precompile, probe_simulate, trace_journey, walk_calls
 from tokenrisk.rpc import RpcClient
@@ -52,7 +53,9 @@ async def resolve(svc: Service, address: str, chain_id: int | None) -> Target:
     Raises NotFoundError when no configured chain has a contract at ``address``.
     """
     chains = [svc.chain(chain_id)] if chain_id is not None else list(svc.chains.values())
-    found = await asyncio.gather(*(_target_on(svc, c, address) for c in chains), return_exceptions=True)
+    found = await asyncio.gather(
+        *(_target_on(svc, c, address) for c in chains), return_exceptions=True
+    )
     targets = [t for t in found if isinstance(t, Target)]
     if not targets:
         errors = [e for e in found if isinstance(e, BaseException)]
@@ -77,7 +80,10 @@ async def _head(rpc: RpcClient) -> Head:
     return Head(int(block["number"], 16), int(block["timestamp"], 16))
 
 
-async def _simulate(svc: Service, chain: Chain, pool: Pool, token: str) -> tuple[SimulationReport, Funding, Route]:
+Simulated = tuple[SimulationReport, Funding, Route, Simulator | None]
+
+
+async def _simulate(svc: Service, chain: Chain, pool: Pool, token: str) -> Simulated:
     rpc = svc.client(chain.id)
     route = Route(pool, dex.dex_of(chain, pool), token, pool.base_token)
     base_slot, token_slot, head = await asyncio.gather(
@@ -85,21 +91,25 @@ async def _simulate(svc: Service, chain: Chain, pool: Pool, token: str) -> tuple
     )
     funding = Funding(route.base, base_slot, wraps_native=base_slot is None)
     if base_slot is None and route.base != chain.wrapped_native.address:
-        return SimulationReport(success=False, error="cannot fund a simulated buyer with the base token"), funding, route
+        error = "cannot fund a simulated buyer with the base token"
+        return SimulationReport(success=False, error=error), funding, route, None
     sim = Simulator(rpc, route, head, funding, SimSettings())
     base_reserve, token_reserve = dex.base_reserve(pool), dex.token_reserve(pool)
     if base_reserve == 0 or token_reserve == 0:
-        return SimulationReport(success=False, error="insufficient liquidity: the pool is empty"), funding, route
+        error = "insufficient liquidity: the pool is empty"
+        return SimulationReport(success=False, error=error), funding, route, None
     async with svc.simulations:
         try:
             report = await simulate(sim, base_reserve, token_reserve, token_slot)
         except MethodUnsupported:
             amount = max(1, base_reserve * sim.settings.buy_bps // 10_000)
-            report = await probe_simulate(rpc, route, funding, amount)
-    return report, funding, route
+            return await probe_simulate(rpc, route, funding, amount), funding, route, None
+    return report, funding, route, sim
 
 
-async def code_report(svc: Service, chain: Chain, route: Route, funding: Funding, fresh: bool = False) -> CodeReport | None:
+async def code_report(
+    svc: Service, chain: Chain, route: Route, funding: Funding, fresh: bool = False
+) -> CodeReport | None:
     """Call tree of a probe buy+sell and the verification of every contract in it.
 
     None when the node cannot trace (no debug_traceCall) or the trace fails.
@@ -114,25 +124,24 @@ async def code_report(svc: Service, chain: Chain, route: Route, funding: Funding
     calls = [c for c in walk_calls(tree) if not is_precompile(c.to_address)]
     token = route.token.lower()
     contracts = sorted({c.to_address for c in calls if c.to_address != probe} | {token})
-    verified = await svc.verifier.many(chain.id, contracts, fresh=fresh)
+    try:
+        verified = await svc.verifier.many(chain.id, contracts, fresh=fresh)
+    except TokenRiskError:
+        return None  # a provider failed: say nothing rather than call code closed-source
     opened = {addr: bool(verified.get(addr, False)) for addr in contracts}
     return CodeReport(
         root_open_source=opened[token],
         open_source=all(opened.values()),
         is_proxy=any(c.call_type == "DELEGATECALL" and c.from_address == token for c in calls),
         has_proxy_calls=any(c.call_type == "DELEGATECALL" for c in calls),
-        contracts_open_source={_checksum(a): v for a, v in opened.items()},
-        calls=tuple(c for c in calls if c.from_address != probe or True),
+        contracts_open_source={checksum(a): v for a, v in opened.items()},
+        calls=tuple(calls),
     )
 
 
-def _checksum(address: str) -> str:
-    from tokenrisk.abi import checksum
-
-    return checksum(address)
-
-
-async def analyse(svc: Service, address: str, chain_id: int | None, pair: str | None) -> tuple[Analysis, Chain]:
+async def analyse(
+    svc: Service, address: str, chain_id: int | None, pair: str | None
+) -> tuple[Analysis, Chain]:
     target = await resolve(svc, address, chain_id)
     chain, rpc = target.chain, svc.client(target.chain.id)
     pool = _pick_pool(target, pair, address)
@@ -140,22 +149,37 @@ async def analyse(svc: Service, address: str, chain_id: int | None, pair: str | 
     if pool is None:
         return Analysis(token=token, with_token=None, pool=None, simulation=None), chain
     with_token = await read_token(rpc, pool.base_token)
-    report, funding, route = await _simulate(svc, chain, pool, target.token)
+    report, funding, route, sim = await _simulate(svc, chain, pool, target.token)
     code = await code_report(svc, chain, route, funding) if report.success else None
+    holders = await analyse_holders(svc, chain, sim, target.pools) if sim is not None else None
+    token = replace(token, total_holders=await total_holders(svc, chain.id, target.token))
     whitelisted = target.token in chain.whitelist
-    analysis = Analysis(token=token, with_token=with_token, pool=pool, simulation=report, code=code,
-                        whitelisted=whitelisted)
+    analysis = Analysis(
+        token=token,
+        with_token=with_token,
+        pool=pool,
+        simulation=report,
+        code=code,
+        holders=holders,
+        whitelisted=whitelisted,
+    )
     return analysis, chain
 
 
-async def is_honeypot(svc: Service, address: str, chain_id: int | None, pair: str | None) -> dict[str, Any]:
-    analysis, chain = await analyse(svc, parse_address(address), chain_id, parse_address(pair) if pair else None)
+async def is_honeypot(
+    svc: Service, address: str, chain_id: int | None, pair: str | None
+) -> dict[str, Any]:
+    analysis, chain = await analyse(
+        svc, parse_address(address), chain_id, parse_address(pair) if pair else None
+    )
     if analysis.pool is not None:
         created = await dex.creation_info(svc.client(chain.id), chain, analysis.pool)
-        from dataclasses import replace
-
-        analysis = replace(analysis, pool=replace(analysis.pool, created_at_timestamp=created[0],
-                                                  creation_tx_hash=created[1]))
+        analysis = replace(
+            analysis,
+            pool=replace(
+                analysis.pool, created_at_timestamp=created[0], creation_tx_hash=created[1]
+            ),
+        )
     verdict = risk.assess(analysis)
     return wire.dump(wire.honeypot_response(analysis, verdict, chain))
 
@@ -164,14 +188,20 @@ async def get_pairs(svc: Service, address: str, chain_id: int | None) -> list[di
     token = parse_address(address)
     chains = [svc.chain(chain_id)] if chain_id is not None else list(svc.chains.values())
     found = await asyncio.gather(*(dex.find_pools(svc.client(c.id), c, token) for c in chains))
-    pools = sorted((p for ps in found for p in ps), key=lambda p: (-p.liquidity_usd, p.address))[:10]
+    pools = sorted((p for ps in found for p in ps), key=lambda p: (-p.liquidity_usd, p.address))[
+        :10
+    ]
     symbols: dict[tuple[int, str], str] = {}
     for pool in pools:
         for addr in (pool.token0, pool.token1):
             if (pool.chain_id, addr) not in symbols:
-                symbols[(pool.chain_id, addr)] = (await read_token(svc.client(pool.chain_id), addr)).symbol
+                symbols[(pool.chain_id, addr)] = (
+                    await read_token(svc.client(pool.chain_id), addr)
+                ).symbol
     return wire.dump_all(
-        wire.pair_item(p, p.chain_id, (symbols[(p.chain_id, p.token0)], symbols[(p.chain_id, p.token1)]))
+        wire.pair_item(
+            p, p.chain_id, (symbols[(p.chain_id, p.token0)], symbols[(p.chain_id, p.token1)])
+        )
         for p in pools
     )
 
@@ -188,14 +218,7 @@ async def contract_verification(svc: Service, address: str, chain_id: int | None
     root_open = await svc.verifier.is_open_source(chain.id, root, fresh=True)
     code: CodeReport | None = None
     if target.pools:
-        report, funding, route = await _simulate(svc, chain, target.pools[0], target.token)
+        report, funding, route, _ = await _simulate(svc, chain, target.pools[0], target.token)
         if report.success and report.buy_ok and report.sell_ok:
             code = await code_report(svc, chain, route, funding, fresh=True)
     return wire.dump(wire.verification_response(True, root_open, code))
-
-
-def token_info_fallback(address: str) -> TokenInfo:
-    return TokenInfo(address=address, name="", symbol="", decimals=18)
-
-
-__all__ = ["DeadlineExceeded", "contract_verification", "get_pairs", "is_honeypot", "resolve"]

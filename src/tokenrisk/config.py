@@ -55,8 +55,15 @@ class Settings:
 
 
 _SCALARS: dict[str, type] = {
-    "host": str, "port": int, "workers": int, "deadline": float, "rpc_timeout": float,
-    "holder_limit": int, "cache_ttl": float, "rate_limit_per_minute": int, "store_url": str,
+    "host": str,
+    "port": int,
+    "workers": int,
+    "deadline": float,
+    "rpc_timeout": float,
+    "holder_limit": int,
+    "cache_ttl": float,
+    "rate_limit_per_minute": int,
+    "store_url": str,
     "max_concurrent_simulations": int,
 }
 
@@ -84,8 +91,14 @@ def _nodes(raw: Any) -> tuple[ChainNode, ...]:
     for entry in raw or []:
         if "id" not in entry:
             raise ConfigError("every [[nodes]] entry needs an id")
-        out.append(ChainNode(int(entry["id"]), entry.get("rpc_url"), entry.get("fork_url"),
-                             entry.get("fork_block")))
+        out.append(
+            ChainNode(
+                int(entry["id"]),
+                entry.get("rpc_url"),
+                entry.get("fork_url"),
+                entry.get("fork_block"),
+            )
+        )
     return tuple(out)
 
 
@@ -103,8 +116,8 @@ def _from_env(env: Mapping[str, str], values: dict[str, Any]) -> None:
     nodes = {n["id"]: dict(n) for n in values.get("nodes", [])}
     for name, value in env.items():
         for prefix, key in (("TOKENRISK_RPC_URL_", "rpc_url"), ("TOKENRISK_FORK_URL_", "fork_url")):
-            if name.startswith(prefix) and name[len(prefix):].isdigit():
-                chain_id = int(name[len(prefix):])
+            if name.startswith(prefix) and name[len(prefix) :].isdigit():
+                chain_id = int(name[len(prefix) :])
                 nodes.setdefault(chain_id, {"id": chain_id})[key] = value
     values["nodes"] = list(nodes.values())
 
@@ -124,7 +137,9 @@ def load_settings(path: Path | None = None, env: Mapping[str, str] | None = None
 
 
 def _settings(values: dict[str, Any]) -> Settings:
-    kwargs: dict[str, Any] = {k: _coerce(k, values[k], t) for k, t in _SCALARS.items() if k in values}
+    kwargs: dict[str, Any] = {
+        k: _coerce(k, values[k], t) for k, t in _SCALARS.items() if k in values
+    }
     nodes = _nodes(values.get("nodes"))
     if any(not (n.rpc_url or n.fork_url) for n in nodes):
         raise ConfigError("every node needs rpc_url or fork_url")

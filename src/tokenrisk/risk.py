@@ -380,7 +380,7 @@ def _closed_source_flag(code: CodeReport | None) -> Flag | None:
 
 
 def _sell_later_flag(sim: SimulationReport | None) -> Flag | None:
-    if sim is None or not sim.delayed_sell_failed or not sim.sell_ok:
+    if sim is None or not sim.delayed_sell_failed:
         return None
     text = "A sell fails once time has advanced, although a sell right after buying works"
     if sim.delayed_sell_reason:

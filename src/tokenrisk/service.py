@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from tokenrisk.config import ChainNode, Settings
 from tokenrisk.devnet.node import AnvilNode, repo_root, start_anvil
 from tokenrisk.errors import UnknownChain
 from tokenrisk.rpc import RpcClient, RpcSettings
+from tokenrisk.store import Store, create_store
 from tokenrisk.verification import VerificationSettings, build_verifier
 from tokenrisk.verification.verifier import Verifier
 
@@ -30,12 +31,27 @@ def devnet_chain(manifest: dict[str, Any]) -> Chain:
     a = manifest["addresses"]
     v3 = (100, 500, 3000, 10000)
     return Chain(
-        id=int(manifest.get("chainId", DEVNET_ID)), name="Devnet", short_name="DEV", currency="ETH",
+        id=int(manifest.get("chainId", DEVNET_ID)),
+        name="Devnet",
+        short_name="DEV",
+        currency="ETH",
         wrapped_native=BaseToken(a["WETH"], "WETH", 18),
-        stablecoins=(BaseToken(a["USDC"], "USDC", 6, True), BaseToken(a["USDT"], "USDT", 6, True),
-                     BaseToken(a["DAI"], "DAI", 18, True)),
-        dexes=(Dex("Uniswap", "V2", a["V2_FACTORY"], a["V2_ROUTER"]),
-               Dex("Uniswap", "V3", a["V3_FACTORY"], a["SWAP_ROUTER"], quoter=a["QUOTER_V2"], fee_tiers=v3)),
+        stablecoins=(
+            BaseToken(a["USDC"], "USDC", 6, True),
+            BaseToken(a["USDT"], "USDT", 6, True),
+            BaseToken(a["DAI"], "DAI", 18, True),
+        ),
+        dexes=(
+            Dex("Uniswap", "V2", a["V2_FACTORY"], a["V2_ROUTER"]),
+            Dex(
+                "Uniswap",
+                "V3",
+                a["V3_FACTORY"],
+                a["SWAP_ROUTER"],
+                quoter=a["QUOTER_V2"],
+                fee_tiers=v3,
+            ),
+        ),
     )
 
 
@@ -45,6 +61,7 @@ class Service:
     chains: dict[int, Chain]
     clients: dict[int, RpcClient]
     verifier: Verifier
+    store: Store
     nodes: list[AnvilNode] = field(default_factory=list)
     simulations: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(8))
 
@@ -91,7 +108,9 @@ def _start_fork(node: ChainNode, data_dir: Path) -> AnvilNode:
     return start_anvil(args, log_path=data_dir / f"fork-{node.chain_id}.log", startup_timeout=60)
 
 
-def start_devnet(data_dir: Path, root: Path | None = None) -> tuple[AnvilNode, dict[str, Any], Path]:
+def start_devnet(
+    data_dir: Path, root: Path | None = None
+) -> tuple[AnvilNode, dict[str, Any], Path]:
     """Build the devnet if stale, start it; returns (node, manifest, build dir)."""
     from tokenrisk.devnet.build import ensure_devnet
 
@@ -100,6 +119,18 @@ def start_devnet(data_dir: Path, root: Path | None = None) -> tuple[AnvilNode, d
     manifest = json.loads((build_dir / "manifest.json").read_text())
     node = start_anvil(load_state=build_dir / "state.json", log_path=data_dir / "devnet.log")
     return node, manifest, build_dir
+
+
+def connect_devnet(
+    settings: Settings, url: str, manifest: dict[str, Any], build_dir: Path
+) -> Service:
+    """A service on an already running devnet node (tests, benchmarks)."""
+    chain = devnet_chain(manifest)
+    client = RpcClient(url, _rpc_settings(settings), label="devnet node")
+    verifier = build_verifier(_verification(settings, {chain.id: [build_dir / "sources.json"]}))
+    store = create_store(settings.database_url)
+    sem = asyncio.Semaphore(settings.max_concurrent_simulations)
+    return Service(settings, {chain.id: chain}, {chain.id: client}, verifier, store, [], sem)
 
 
 def open_service(settings: Settings) -> Service:
@@ -120,7 +151,9 @@ def open_service(settings: Settings) -> Service:
             nodes.append(fork)
             url = fork.url
         chains[chain.id] = chain
-        clients[chain.id] = RpcClient(url or "", _rpc_settings(settings), label=f"chain {chain.id} node")
+        clients[chain.id] = RpcClient(
+            url or "", _rpc_settings(settings), label=f"chain {chain.id} node"
+        )
     if settings.devnet:
         node, manifest, build_dir = start_devnet(settings.data_dir)
         nodes.append(node)
@@ -130,12 +163,14 @@ def open_service(settings: Settings) -> Service:
         local_paths[chain.id] = [build_dir / "sources.json"]
     verifier = build_verifier(_verification(settings, local_paths))
     sem = asyncio.Semaphore(settings.max_concurrent_simulations)
-    return Service(settings, chains, clients, verifier, nodes, sem)
+    store = create_store(settings.database_url)
+    return Service(settings, chains, clients, verifier, store, nodes, sem)
 
 
 def _verification(settings: Settings, local_paths: dict[int, list[Path]]) -> VerificationSettings:
-    raw = dict(settings.verification)
-    for chain_id, paths in raw.pop("local_paths", {}).items():
-        local_paths.setdefault(int(chain_id), []).extend(Path(p) for p in paths)
-    providers = tuple(raw.pop("providers", ("local",)))
-    return VerificationSettings(providers=providers, local_paths=local_paths, **raw)
+    """The operator's [verification] table, plus the devnet's own registry file."""
+    config = VerificationSettings.from_mapping(settings.verification)
+    merged = {k: list(v) for k, v in config.local_paths.items()}
+    for chain_id, paths in local_paths.items():
+        merged.setdefault(chain_id, []).extend(paths)
+    return replace(config, local_paths=merged)

@@ -180,7 +180,12 @@ def _manifest(
     head: dict[str, Any],
 ) -> dict[str, Any]:
     helpers = [
-        {"id": h.id, "contract": h.contract, "address": devnet.helpers[h.id], "verified": h.verified}
+        {
+            "id": h.id,
+            "contract": h.contract,
+            "address": devnet.helpers[h.id],
+            "verified": h.verified,
+        }
         for h in catalogue.contracts
     ]
     tokens = [
@@ -193,7 +198,7 @@ def _manifest(
         "headTimestamp": int(head["timestamp"], 16),
         "ethUsd": ETH_USD,
         "addresses": dict(devnet.addresses),
-        "stablePools": [mf.pool_entry(p) | {"token": p.spec.base} for p in devnet.stable_pools],
+        "stablePools": [{"token": s} | mf.pool_entry(p) for s, p in devnet.stable_pools],
         "contracts": helpers,
         "tokens": tokens,
     }

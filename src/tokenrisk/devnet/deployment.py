@@ -86,7 +86,8 @@ class Devnet:
     addresses: dict[str, str]
     helpers: dict[str, str] = field(default_factory=dict)
     tokens: dict[str, Deployed] = field(default_factory=dict)
-    stable_pools: list[Pool] = field(default_factory=list)
+    stable_pools: list[tuple[str, Pool]] = field(default_factory=list)
+    """(stablecoin symbol, its pool against WETH)."""
 
     def artifact(self, name: str, what: str) -> Compiled:
         try:
@@ -119,15 +120,20 @@ async def deploy_stablecoins(devnet: Devnet) -> None:
         args = resolve_args(types, (name, symbol, decimals), devnet.scope(), symbol)
         ctor = _encode(types, args)
         label = f"deploy {symbol}"
-        devnet.addresses[symbol] = await devnet.chain.deploy(devnet.infra, artifact.bytecode, ctor, label)
+        devnet.addresses[symbol] = await devnet.chain.deploy(
+            devnet.infra, artifact.bytecode, ctor, label
+        )
     for symbol, _, decimals in STABLECOINS:
         dexes = ("v2", "v3") if symbol == "USDC" else ("v2",)
         for dex in dexes:
             usd, eth = str(STABLE_POOL_ETH * ETH_USD), str(STABLE_POOL_ETH)
             spec = PoolSpec(dex, "WETH", usd, eth, fee=500 if dex == "v3" else None)
             stable = devnet.addresses[symbol]
-            pool = await add_pool(devnet, devnet.infra, stable, decimals, spec, f"{symbol}/WETH {dex}")
-            devnet.stable_pools.append(pool)
+            await mint_stable(devnet, symbol, devnet.infra, raw_amount(usd, decimals), symbol)
+            pool = await add_pool(
+                devnet, devnet.infra, stable, decimals, spec, f"{symbol}/WETH {dex}"
+            )
+            devnet.stable_pools.append((symbol, pool))
 
 
 async def mint_stable(devnet: Devnet, symbol: str, to: str, amount: int, label: str) -> None:
@@ -147,7 +153,9 @@ async def deploy_helpers(devnet: Devnet, helpers: tuple[HelperSpec, ...]) -> Non
         types = artifact.constructor_types()
         args = resolve_args(types, helper.args, devnet.scope(), helper.id)
         label = f"{helper.id}: deploy {helper.contract}"
-        address = await devnet.chain.deploy(devnet.owner, artifact.bytecode, _encode(types, args), label)
+        address = await devnet.chain.deploy(
+            devnet.owner, artifact.bytecode, _encode(types, args), label
+        )
         devnet.helpers[helper.id] = address
 
 
@@ -158,10 +166,14 @@ async def deploy_token(devnet: Devnet, spec: TokenSpec) -> Deployed:
     token = Deployed(spec=spec, address="")
     args = resolve_args(types, spec.args, devnet.scope(token), f"{spec.id}: constructor")
     label = f"{spec.id}: deploy {spec.contract}"
-    token.address = await devnet.chain.deploy(devnet.owner, artifact.bytecode, _encode(types, args), label)
+    token.address = await devnet.chain.deploy(
+        devnet.owner, artifact.bytecode, _encode(types, args), label
+    )
     devnet.tokens[spec.id] = token
     for pool_spec in spec.pools:
-        pool = await add_pool(devnet, devnet.owner, token.address, spec.decimals, pool_spec, spec.id)
+        pool = await add_pool(
+            devnet, devnet.owner, token.address, spec.decimals, pool_spec, spec.id
+        )
         token.pools[pool_spec.key] = pool
     return token
 
@@ -172,7 +184,10 @@ async def add_pool(
     """Create a pool, ``setAmm`` it when ``token`` is a scenario token, fill it."""
     chain = devnet.chain
     base = _base_address(devnet, spec, label)
-    amounts = (raw_amount(spec.token_amount, decimals), raw_amount(spec.base_amount, _decimals(spec.base)))
+    amounts = (
+        raw_amount(spec.token_amount, decimals),
+        raw_amount(spec.base_amount, _decimals(spec.base)),
+    )
     label = f"{label}: {spec.key} pool"
     if spec.dex == "v2":
         address = await create_v2_pair(chain, owner, token, base, label)

@@ -121,7 +121,9 @@ def _plan_snipers(
     for n in range(token.history.snipers):
         sniper = actor_address(token.id, "sniper", n)
         roles.snipers.append(sniper)
-        plan.rounds[launch + 1].append(Step("snipe", token.id, sniper, n, rng.uniform(0.003, 0.008)))
+        plan.rounds[launch + 1].append(
+            Step("snipe", token.id, sniper, n, rng.uniform(0.003, 0.008))
+        )
         at = _free_round(rng, launch + SELL_GAP, last - 1, sell_rounds)
         plan.rounds[at].append(Step("sniper_sell", token.id, sniper, n, rng.uniform(0.3, 0.9)))
 
@@ -143,7 +145,11 @@ def _plan_buyers(
 
 
 def _plan_sells_and_siphons(
-    plan: HistoryPlan, token: TokenSpec, bought: dict[str, int], rng: random.Random, roles: TokenRoles
+    plan: HistoryPlan,
+    token: TokenSpec,
+    bought: dict[str, int],
+    rng: random.Random,
+    roles: TokenRoles,
 ) -> None:
     last = len(plan.rounds) - 1
     buyers = list(bought)

@@ -127,7 +127,7 @@ def pool_artifact_name(pool: Pool) -> str:
 
 def all_pools(devnet: Devnet) -> list[Pool]:
     """Every pool the build created: stablecoin pools and catalogue token pools."""
-    pools = list(devnet.stable_pools)
+    pools = [pool for _, pool in devnet.stable_pools]
     for token in devnet.tokens.values():
         pools.extend(token.pools.values())
     return pools

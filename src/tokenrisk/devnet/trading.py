@@ -18,7 +18,12 @@ from tokenrisk.devnet.catalogue import resolve_args
 from tokenrisk.devnet.chain import Chain, DevnetBuildError, Outcome, Tx
 from tokenrisk.devnet.deployment import Deployed, Devnet, Pool
 from tokenrisk.devnet.history import HistoryPlan, Step
-from tokenrisk.devnet.swaps import approve_calldata, balance_of_calldata, buy_calldata, sell_calldata
+from tokenrisk.devnet.swaps import (
+    approve_calldata,
+    balance_of_calldata,
+    buy_calldata,
+    sell_calldata,
+)
 from tokenrisk.devnet.uniswap import WETH
 
 GAS_MONEY = 10**18
@@ -167,7 +172,9 @@ def _buy(devnet: Devnet, token: Deployed, step: Step, _: int) -> list[Planned]:
     label = f"{token.spec.id}: {step.kind} by {step.actor}"
     out: list[Planned] = []
     if pool.base_address != WETH:
-        approve = Tx(step.actor, pool.base_address, approve_calldata(pool.route.router), label=label)
+        approve = Tx(
+            step.actor, pool.base_address, approve_calldata(pool.route.router), label=label
+        )
         out.append(Planned(approve, step, must=True))
     out.append(Planned(Tx(step.actor, pool.route.router, data, value, label=label), step, True))
     return out
@@ -181,7 +188,12 @@ def _sell(devnet: Devnet, token: Deployed, step: Step, balance: int) -> list[Pla
     label = f"{token.spec.id}: {step.kind} by {step.actor}"
     must = sell_must_succeed(token, step)
     approve = Tx(step.actor, token.address, approve_calldata(route.router), label=label)
-    sell = Tx(step.actor, route.router, sell_calldata(route, token.address, step.actor, amount), label=label)
+    sell = Tx(
+        step.actor,
+        route.router,
+        sell_calldata(route, token.address, step.actor, amount),
+        label=label,
+    )
     return [Planned(approve, step, must), Planned(sell, step, must)]
 
 

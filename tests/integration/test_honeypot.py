@@ -1,0 +1,137 @@
+"""IsHoneypot through HTTP against the devnet: every catalogue token gets the verdict,
+taxes, limits and flags its catalogue entry expects, in the exact wire shape.
+
+The catalogue is only the expectation here; the service never sees it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tokenrisk.api import create_app
+from tokenrisk.config import Settings
+from tokenrisk.service import Service, connect_devnet
+
+pytestmark = pytest.mark.integration
+
+TAX_TOLERANCE = 0.5  # percentage points around the catalogue's [min, max] range
+RISK_FIELDS = {"risk", "riskLevel", "flags"}
+
+
+@pytest.fixture(scope="session")
+async def service(devnet: Any, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Service]:
+    data_dir = tmp_path_factory.mktemp("svc")
+    settings = Settings(devnet=False, data_dir=data_dir, deadline=60.0)
+    build_dir = Path(devnet.manifest_path).parent if hasattr(devnet, "manifest_path") else Path("build/devnet")
+    svc = connect_devnet(settings, devnet.url, devnet.manifest, build_dir)
+    yield svc
+    await svc.close()
+
+
+@pytest.fixture(scope="session")
+async def client(service: Service) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://tokenrisk.test") as http:
+        yield http
+
+
+def _tokens(devnet: Any) -> list[dict[str, Any]]:
+    return list(devnet.manifest["tokens"])
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "entry_id" in metafunc.fixturenames:
+        import json
+
+        catalogue = json.loads(Path("src/tokenrisk/devnet/catalogue.json").read_text())
+        metafunc.parametrize("entry_id", [t["id"] for t in catalogue["tokens"]])
+
+
+def _entry(devnet: Any, entry_id: str) -> dict[str, Any]:
+    return next(t for t in _tokens(devnet) if t["id"] == entry_id)
+
+
+def _no_nulls(value: Any, path: str = "$") -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            assert item is not None, f"{path}.{key} is null"
+            _no_nulls(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _no_nulls(item, f"{path}[{i}]")
+
+
+def _check_shape(body: dict[str, Any]) -> None:
+    _no_nulls(body)
+    assert set(body["summary"]) <= RISK_FIELDS and "risk" in body["summary"]
+    assert isinstance(body["simulationSuccess"], bool)
+    assert isinstance(body["token"]["decimals"], int)
+    if body["simulationSuccess"]:
+        sim = body["simulationResult"]
+        assert isinstance(sim["buyGas"], str) and sim["buyGas"].isdigit()
+        assert isinstance(sim["buyTax"], float | int)
+        assert "honeypotResult" in body
+    else:
+        assert isinstance(body["simulationError"], str)
+    if "pair" in body:
+        pair = body["pair"]
+        assert isinstance(pair["reserves0"], str) and pair["reserves0"].isdigit()
+        assert pair["pair"]["type"] in ("UniswapV2", "UniswapV3")
+        assert isinstance(pair["liquidity"], float | int)
+    assert body["chain"]["id"] == "31337"
+
+
+def _within(value: float | None, bounds: list[float] | None, name: str) -> None:
+    if bounds is None:
+        return
+    assert value is not None, f"{name} missing"
+    low, high = bounds
+    assert low - TAX_TOLERANCE <= value <= high + TAX_TOLERANCE, f"{name}={value} not in {bounds}"
+
+
+async def test_catalogue_verdicts(client: httpx.AsyncClient, devnet: Any, entry_id: str) -> None:
+    entry = _entry(devnet, entry_id)
+    expected = entry["expected"]
+    response = await client.get("/v2/IsHoneypot", params={"address": entry["address"], "chainID": 31337})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    _check_shape(body)
+    summary = body["summary"]
+    assert summary["risk"] in expected["risk"], (summary, body.get("honeypotResult"))
+    flag_ids = {f["flag"] for f in summary.get("flags", [])}
+    assert set(expected.get("flags", [])) <= flag_ids, (flag_ids, body.get("simulationResult"))
+    if not entry["pools"]:
+        assert body["simulationSuccess"] is False
+        return
+    assert body["honeypotResult"]["isHoneypot"] is expected["isHoneypot"], body["honeypotResult"]
+    if body["simulationSuccess"] and not expected["isHoneypot"]:
+        sim = body["simulationResult"]
+        _within(sim.get("buyTax"), expected.get("buyTax"), "buyTax")
+        _within(sim.get("sellTax"), expected.get("sellTax"), "sellTax")
+        _within(sim.get("transferTax"), expected.get("transferTax"), "transferTax")
+        assert ("maxBuy" in sim) is bool(expected.get("maxBuy")), sim
+        assert ("maxSell" in sim) is bool(expected.get("maxSell")), sim
+    if expected.get("holderFailures"):
+        assert int(body["holderAnalysis"]["failed"]) > 0, body.get("holderAnalysis")
+    if expected.get("siphoned"):
+        assert int(body["holderAnalysis"]["siphoned"]) > 0, body.get("holderAnalysis")
+
+
+async def test_pair_address_resolves_to_token(client: httpx.AsyncClient, devnet: Any) -> None:
+    entry = next(t for t in _tokens(devnet) if t["pools"] and t["expected"]["sellable"])
+    pool = entry["pools"][0]["address"]
+    body = (await client.get("/v2/IsHoneypot", params={"address": pool.lower()})).json()
+    assert body["token"]["address"] == entry["address"]
+    assert body["pairAddress"] == pool
+
+
+async def test_invalid_address_is_400(client: httpx.AsyncClient) -> None:
+    response = await client.get("/v2/IsHoneypot", params={"address": "0x1234"})
+    assert response.status_code == 400
+    assert response.json() == {"code": 400, "error": response.json()["error"]}
