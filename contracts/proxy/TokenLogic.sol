@@ -34,7 +34,7 @@ abstract contract TokenLogicBase is ScenarioCore, ERC20Named {
 contract HonestTokenLogic is TokenLogicBase {}
 
 /// @title HiddenTaxTokenLogic
-/// @notice Token logic with a 10% sell tax (no buy tax). The devnet does not register its
+/// @notice Token logic with a 12% sell tax (no buy tax). The devnet does not register its
 /// source, so behind a verified proxy the tax is only visible by simulation.
 contract HiddenTaxTokenLogic is TokenLogicBase, Taxed {
     function buyTaxBps() public pure override returns (uint256) {
@@ -42,7 +42,7 @@ contract HiddenTaxTokenLogic is TokenLogicBase, Taxed {
     }
 
     function sellTaxBps() public pure override returns (uint256) {
-        return 1000;
+        return 1200;
     }
 
     function _update(address from, address to, uint256 amount) internal override(ERC20Base, Taxed) {

@@ -11,19 +11,23 @@ Build progress goes to stderr, so ``--json`` output on stdout stays machine-read
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from tokenrisk.commands import register
 from tokenrisk.devnet.build import ensure_devnet
 from tokenrisk.devnet.manifest import read_manifest
+from tokenrisk.devnet.solc import SolcError
 from tokenrisk.errors import TokenRiskError
 
 app = typer.Typer(no_args_is_help=True, help="Open-source token risk checker.")
 devnet_app = typer.Typer(help="The local devnet: canonical Uniswap, stablecoins, trap tokens.")
 app.add_typer(devnet_app, name="devnet")
+register(app)
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
@@ -56,17 +60,17 @@ def show(as_json: JsonOption = False) -> None:
         Console().print(catalogue_table(manifest))
 
 
-def _ensure(force: bool) -> Any:
+def _ensure(force: bool) -> Path:
     try:
         return ensure_devnet(force=force)
-    except (TokenRiskError, OSError) as exc:
+    except (TokenRiskError, SolcError, OSError) as exc:
         typer.echo(f"devnet build failed: {exc}", err=True)
         raise typer.Exit(code=1) from exc
 
 
-def catalogue_view(manifest: dict[str, Any]) -> dict[str, Any]:
-    """The catalogue as printed by ``--json``: chain facts and one object per token."""
-    tokens = [
+def catalogue_view(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    """The catalogue as printed by ``--json``: one object per token, in catalogue order."""
+    return [
         {
             "id": t["id"],
             "name": t.get("name"),
@@ -80,12 +84,6 @@ def catalogue_view(manifest: dict[str, Any]) -> dict[str, Any]:
         }
         for t in manifest["tokens"]
     ]
-    return {
-        "chainId": manifest["chainId"],
-        "headBlock": manifest["headBlock"],
-        "addresses": manifest["addresses"],
-        "tokens": tokens,
-    }
 
 
 def catalogue_table(manifest: dict[str, Any]) -> Table:
@@ -106,11 +104,26 @@ def catalogue_table(manifest: dict[str, Any]) -> Table:
 
 
 def verdict_text(expected: dict[str, Any]) -> str:
-    """A short human verdict: HONEYPOT / sellable, then the other expectations."""
-    honeypot = expected.get("isHoneypot", not expected.get("sellable", True))
-    head = "HONEYPOT" if honeypot else "sellable"
-    rest = [f"{k}={v}" for k, v in expected.items() if k not in ("isHoneypot", "sellable")]
-    return ", ".join([head, *rest])
+    """A short human verdict: HONEYPOT / sellable, non-trivial taxes, limits, flags, risk."""
+    if expected.get("isHoneypot"):
+        parts = ["HONEYPOT"]
+    else:
+        parts = ["sellable" if expected.get("sellable", True) else "not sellable"]
+    for side in ("buy", "sell", "transfer"):
+        tax = expected.get(f"{side}Tax")
+        if isinstance(tax, list) and len(tax) == 2 and float(tax[1]) > 0.5:
+            parts.append(f"{side} tax {tax[0]}-{tax[1]}%")
+    labels = {
+        "maxBuy": "max buy",
+        "maxSell": "max sell",
+        "holderFailures": "holders fail",
+        "siphoned": "holders siphoned",
+    }
+    parts += [text for key, text in labels.items() if expected.get(key) is True]
+    parts += [f"flag {flag}" for flag in expected.get("flags") or []]
+    if expected.get("risk"):
+        parts.append("risk " + "/".join(str(r) for r in expected["risk"]))
+    return ", ".join(parts)
 
 
 def main() -> None:

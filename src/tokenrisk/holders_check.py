@@ -29,8 +29,8 @@ from tokenrisk.holders.index import (
 from tokenrisk.holders.siphon import siphoned_holders
 from tokenrisk.holders.stats import HolderSell, aggregate
 from tokenrisk.service import Service
-from tokenrisk.simulation import Outcome, Simulator, sold_tax
-from tokenrisk.tokens import is_contract
+from tokenrisk.simulation import Outcome, Plan, Simulator, sold_tax
+from tokenrisk.tokens import balances_of, is_contract
 
 _SKIP = {"0x0000000000000000000000000000000000000000", "0x000000000000000000000000000000000000dead"}
 _BATCH = 25
@@ -69,15 +69,25 @@ async def total_holders(svc: Service, chain_id: int, token: str) -> int:
 async def _candidates(
     svc: Service, chain: Chain, token: str, pools: list[Pool]
 ) -> list[tuple[str, int]]:
+    """The largest EOA holders with their balances read from the chain, not the index.
+
+    The index says who holds; ``balanceOf`` says how much (reflection and rebasing tokens
+    change balances without Transfer logs).
+    """
     skip = _SKIP | {p.address.lower() for p in pools} | {token.lower()}
     rows = await indexed_top(svc.store, chain.id, token, svc.settings.holder_limit * 2)
-    rows = [(a, b) for a, b in rows if a.lower() not in skip and b > 0]
-    flags = await is_contract(svc.client(chain.id), [a for a, _ in rows]) if rows else []
-    people = [(checksum(a), b) for (a, b), c in zip(rows, flags, strict=True) if not c]
+    addresses = [checksum(a) for a, _ in rows if a.lower() not in skip]
+    if not addresses:
+        return []
+    rpc = svc.client(chain.id)
+    flags, balances = await asyncio.gather(
+        is_contract(rpc, addresses), balances_of(rpc, token, addresses)
+    )
+    people = [(a, b) for a, c, b in zip(addresses, flags, balances, strict=True) if not c and b]
     return people[: svc.settings.holder_limit]
 
 
-def _sell_plan(sim: Simulator, holder: str, amount: int) -> Any:
+def _sell_plan(sim: Simulator, holder: str, amount: int) -> Plan:
     plan = sim.plan()
     plan.block(1, {holder: {"balance": hex(10**30)}})
     sim.add_sell(plan, holder, amount, "holder")
@@ -87,13 +97,8 @@ def _sell_plan(sim: Simulator, holder: str, amount: int) -> Any:
 def _holder_result(holder: str, outcome: Outcome | RpcError, siphoned: bool) -> HolderSell:
     if isinstance(outcome, RpcError) or not outcome["holder.sell"].ok:
         return HolderSell(holder, ok=False, siphoned=siphoned)
-    return HolderSell(
-        holder,
-        ok=True,
-        tax=sold_tax(outcome, "holder"),
-        gas=outcome["holder.sell"].gas,
-        siphoned=siphoned,
-    )
+    tax, gas = sold_tax(outcome, "holder"), outcome["holder.sell"].gas
+    return HolderSell(holder, ok=True, tax=tax, gas=gas, siphoned=siphoned)
 
 
 async def analyse_holders(
@@ -105,14 +110,29 @@ async def analyse_holders(
     people = await _candidates(svc, chain, token, pools)
     if not people:
         return None
-    siphoned = await siphoned_holders(
-        svc.client(chain.id), svc.store, chain.id, token, [a for a, _ in people]
-    )
+    rpc = svc.client(chain.id)
+    siphoned = await siphoned_holders(rpc, svc.store, chain.id, token, [a for a, _ in people])
     results: list[HolderSell] = []
     for start in range(0, len(people), _BATCH):
-        chunk = people[start : start + _BATCH]
-        outcomes = await sim.run([_sell_plan(sim, a, b) for a, b in chunk])
-        results += [
-            _holder_result(a, o, a in siphoned) for (a, _), o in zip(chunk, outcomes, strict=True)
-        ]
+        results += await _sell_chunk(sim, people[start : start + _BATCH], siphoned)
     return aggregate(results)
+
+
+async def _sell_chunk(
+    sim: Simulator, chunk: list[tuple[str, int]], siphoned: set[str]
+) -> list[HolderSell]:
+    """Each holder sells everything; who cannot gets a second try with 99.9% of it.
+
+    A person who can exit 99.9% of a position is not trapped (some tokens refuse to
+    sell a whole balance; the journey's maxSell reports that quirk).
+    """
+    outcomes = await sim.run([_sell_plan(sim, a, b) for a, b in chunk])
+    results = [
+        _holder_result(a, o, a in siphoned) for (a, _), o in zip(chunk, outcomes, strict=True)
+    ]
+    retry = [i for i, r in enumerate(results) if not r.ok and chunk[i][1] >= 1_000]
+    if retry:
+        plans = [_sell_plan(sim, chunk[i][0], chunk[i][1] * 999 // 1_000) for i in retry]
+        for i, outcome in zip(retry, await sim.run(plans), strict=True):
+            results[i] = _holder_result(chunk[i][0], outcome, chunk[i][0] in siphoned)
+    return results

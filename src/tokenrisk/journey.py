@@ -21,7 +21,8 @@ from tokenrisk.trade import BalanceSlot, approve, balance_of, fresh_address, quo
 
 _DOWN = (10, 100, 1_000, 10_000)  # divisors tried when the default buy fails
 _UP_BPS = (200, 500, 1_000, 2_500, 5_000)  # larger buys, in bps of the base reserve
-_SELL_FRACTIONS = (1, 10, 100, 500, 900, 990, 999)  # per mille of the balance
+# shares of the balance tried when selling all of it fails, in parts per million
+_SELL_PPM = (10, 100, 1_000, 10_000, 100_000, 500_000, 900_000, 990_000, 999_000)
 _BIG_SELL_BPS = (100, 200, 500, 1_000, 2_500)  # large holder sells, bps of the token reserve
 
 
@@ -258,7 +259,7 @@ async def _max_buy_between(sim: Simulator, smaller: Bought, failed: int) -> Limi
 
 
 async def _partial_sell(sim: Simulator, amount_in: int, remaining: int) -> Found | None:
-    sizes = [remaining * f // 1_000 for f in _SELL_FRACTIONS if remaining * f // 1_000 > 0]
+    sizes = sorted({remaining * ppm // 1_000_000 for ppm in _SELL_PPM} - {0})
 
     def plan_of(size: int) -> Plan:
         return sim.buy_then_sell(amount_in, size)

@@ -7,7 +7,6 @@ local anvil processes (the embedded devnet, fork-mode nodes); ``close()`` stops 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -15,7 +14,8 @@ from typing import Any
 
 from tokenrisk.chains import BaseToken, Chain, Dex, chain_from_dict, load_registry
 from tokenrisk.config import ChainNode, Settings
-from tokenrisk.devnet.node import AnvilNode, repo_root, start_anvil
+from tokenrisk.devnet.instance import start_devnet
+from tokenrisk.devnet.node import AnvilNode, start_anvil
 from tokenrisk.errors import UnknownChain
 from tokenrisk.rpc import RpcClient, RpcSettings
 from tokenrisk.store import Store, create_store
@@ -108,19 +108,6 @@ def _start_fork(node: ChainNode, data_dir: Path) -> AnvilNode:
     return start_anvil(args, log_path=data_dir / f"fork-{node.chain_id}.log", startup_timeout=60)
 
 
-def start_devnet(
-    data_dir: Path, root: Path | None = None
-) -> tuple[AnvilNode, dict[str, Any], Path]:
-    """Build the devnet if stale, start it; returns (node, manifest, build dir)."""
-    from tokenrisk.devnet.build import ensure_devnet
-
-    root = root or repo_root()
-    build_dir = ensure_devnet(root)
-    manifest = json.loads((build_dir / "manifest.json").read_text())
-    node = start_anvil(load_state=build_dir / "state.json", log_path=data_dir / "devnet.log")
-    return node, manifest, build_dir
-
-
 def connect_devnet(
     settings: Settings, url: str, manifest: dict[str, Any], build_dir: Path
 ) -> Service:
@@ -155,12 +142,12 @@ def open_service(settings: Settings) -> Service:
             url or "", _rpc_settings(settings), label=f"chain {chain.id} node"
         )
     if settings.devnet:
-        node, manifest, build_dir = start_devnet(settings.data_dir)
-        nodes.append(node)
-        chain = devnet_chain(manifest)
+        devnet = start_devnet(log_path=settings.data_dir / "devnet.log")
+        nodes.append(devnet.node)
+        chain = devnet_chain(devnet.manifest)
         chains[chain.id] = chain
-        clients[chain.id] = RpcClient(node.url, _rpc_settings(settings), label="devnet node")
-        local_paths[chain.id] = [build_dir / "sources.json"]
+        clients[chain.id] = RpcClient(devnet.url, _rpc_settings(settings), label="devnet node")
+        local_paths[chain.id] = [devnet.sources_path]
     verifier = build_verifier(_verification(settings, local_paths))
     sem = asyncio.Semaphore(settings.max_concurrent_simulations)
     store = create_store(settings.database_url)

@@ -2,7 +2,7 @@
 
 The plan (DESIGN.md "be the user"): a never-seen EOA funded with the base token
 buys through the pool's router in one block, sends 10% to a second fresh wallet in the
-next, and both sell everything in later blocks, time advancing 12 s a block.  Because
+next, and both sell everything in later blocks (block times in ``BLOCK_TIMES``).  Because
 amounts must be fixed when a simulation is sent, it runs in rounds: the buy alone
 (learn the amount bought), buy + transfer (learn balances), then three variants in one
 JSON-RPC batch:
@@ -39,6 +39,10 @@ from tokenrisk.trade import (
 )
 
 BLOCK_SECONDS = 12
+# Seconds after the head at which each block of the journey happens: a person buys, sends
+# some tokens a minute later and sells a few minutes after buying.  Blocks past the end
+# of the table follow 12 s apart.
+BLOCK_TIMES = (0, 12, 72, 300, 312)
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,12 @@ class Funding:
         return overrides, [deposit]
 
 
+def block_time(offset: int) -> int:
+    if offset < len(BLOCK_TIMES):
+        return BLOCK_TIMES[offset]
+    return BLOCK_TIMES[-1] + (offset - len(BLOCK_TIMES) + 1) * BLOCK_SECONDS
+
+
 def _reason(call: dict[str, Any]) -> str:
     revert = decode_revert(call.get("returnData"))
     if revert:
@@ -120,7 +130,7 @@ class Plan:
         number: int | None = None,
         seconds: int | None = None,
     ) -> None:
-        time = self.head.timestamp + (seconds if seconds is not None else offset * BLOCK_SECONDS)
+        time = self.head.timestamp + (seconds if seconds is not None else block_time(offset))
         block: dict[str, Any] = {
             "blockOverrides": {
                 "number": hex(number if number is not None else self.head.number + offset),
@@ -242,7 +252,7 @@ class Simulator:
         s = self.plan()
         buyer = fresh_address()
         self.add_buy(s, buyer, amount_in)
-        s.block(2)
+        s.block(3)
         self.add_sell(s, buyer, sell_amount, "buyer")
         return s
 

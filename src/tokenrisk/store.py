@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import (
     BigInteger,
@@ -66,6 +66,7 @@ from tokenrisk.abi import ZERO_ADDRESS, checksum
 from tokenrisk.errors import TokenRiskError
 
 AMOUNT_DIGITS = 78
+AMOUNT_LIMIT = 10**AMOUNT_DIGITS
 CHECKPOINTS_KEPT = 64
 _CHUNK = 500  # bound parameters per IN (...) list; far below SQLite's limit
 
@@ -93,9 +94,12 @@ class Cursor:
     last_block_hash: str | None
 
 
-@dataclass(frozen=True)
-class TransferLog:
-    """One ERC-20 Transfer event; ``sender``/``recipient`` are its from/to (lowercase)."""
+class TransferLog(NamedTuple):
+    """One ERC-20 Transfer event; ``sender``/``recipient`` are its from/to (lowercase).
+
+    A named tuple rather than a dataclass: the indexer builds one per log, and tuples
+    are cheap to create and go straight into the bulk insert.
+    """
 
     block: int
     log_index: int
@@ -121,22 +125,28 @@ class Amount(TypeDecorator[int]):
         return dialect.type_descriptor(Numeric(AMOUNT_DIGITS, 0))
 
     def process_bind_param(self, value: int | None, dialect: Dialect) -> Any:
-        if value is None:
-            return None
-        if abs(value) >= 10**AMOUNT_DIGITS:
-            raise ValueError("amount does not fit in 78 decimal digits")
-        if dialect.name == "sqlite":
-            digits = str(abs(value)).zfill(AMOUNT_DIGITS)
-            return "-" + digits if value < 0 else digits
-        return Decimal(value)
+        return None if value is None else amount_param(dialect.name, value)
 
     def process_result_value(self, value: Any, dialect: Dialect) -> int | None:
         return None if value is None else int(value)
 
 
+def amount_param(backend: str, value: int) -> Any:
+    """The database value of an amount (see :class:`Amount`); raises ValueError."""
+    if not -AMOUNT_LIMIT < value < AMOUNT_LIMIT:
+        raise ValueError("amount does not fit in 78 decimal digits")
+    if backend == "sqlite":
+        return (
+            str(value).zfill(AMOUNT_DIGITS)
+            if value >= 0
+            else "-" + str(-value).zfill(AMOUNT_DIGITS)
+        )
+    return Decimal(value)
+
+
 metadata = MetaData()
 
-cursors = Table(
+cursor_table = Table(
     "index_cursors",
     metadata,
     Column("chain_id", BigInteger, primary_key=True),
@@ -147,7 +157,7 @@ cursors = Table(
     Column("updated_at", Float, nullable=False),
 )
 
-checkpoints = Table(
+checkpoint_table = Table(
     "index_checkpoints",
     metadata,
     Column("chain_id", BigInteger, primary_key=True),
@@ -156,7 +166,7 @@ checkpoints = Table(
     Column("block_hash", String(66), nullable=False),
 )
 
-balances = Table(
+balance_table = Table(
     "balances",
     metadata,
     Column("chain_id", BigInteger, primary_key=True),
@@ -166,7 +176,7 @@ balances = Table(
     Index("ix_balances_rank", "chain_id", "token", "balance", "holder"),
 )
 
-transfers = Table(
+transfer_table = Table(
     "transfers",
     metadata,
     Column("chain_id", BigInteger, primary_key=True),
@@ -180,7 +190,7 @@ transfers = Table(
     Index("ix_transfers_sender", "chain_id", "token", "sender", "block"),
 )
 
-results_cache = Table(
+cache_table = Table(
     "results_cache",
     metadata,
     Column("key", Text, primary_key=True),
@@ -218,8 +228,8 @@ def _engine(url: str) -> Engine:
         if not url.startswith("sqlite"):
             return create_engine(url, pool_pre_ping=True)
         return _sqlite_engine(url)
-    except (SQLAlchemyError, ValueError, ImportError) as exc:
-        raise StoreError(f"cannot open store ({exc.__class__.__name__})") from exc
+    except (SQLAlchemyError, ValueError, ImportError, OSError) as exc:
+        raise StoreError(f"store: cannot open ({exc.__class__.__name__})") from exc
 
 
 def _sqlite_engine(url: str) -> Engine:
@@ -297,6 +307,8 @@ class Store:
             raise
         except SQLAlchemyError as exc:
             raise StoreError(f"store: {operation} failed ({exc.__class__.__name__})") from exc
+        except ValueError as exc:  # an amount outside NUMERIC(78, 0), from amount_param
+            raise StoreError(f"store: {operation} failed (value out of range)") from exc
 
     # SCHEMA
 
@@ -319,9 +331,9 @@ class Store:
     def checkpoints(self, chain_id: int, token: str) -> list[tuple[int, str]]:
         """Stored (block, hash) pairs of recent commits, newest first."""
         query = (
-            select(checkpoints.c.block, checkpoints.c.block_hash)
-            .where(_key(checkpoints, chain_id, token.lower()))
-            .order_by(checkpoints.c.block.desc())
+            select(checkpoint_table.c.block, checkpoint_table.c.block_hash)
+            .where(_key(checkpoint_table, chain_id, token.lower()))
+            .order_by(checkpoint_table.c.block.desc())
         )
         with self._transaction("read checkpoints") as conn:
             return [(int(b), str(h)) for b, h in conn.execute(query)]
@@ -345,8 +357,7 @@ class Store:
         token = token.lower()
         with self._transaction("apply window") as conn:
             _move_cursor(conn, chain_id, token, expected, new)
-            if logs:
-                conn.execute(insert(transfers), [_transfer_row(chain_id, token, x) for x in logs])
+            _insert_transfers(conn, chain_id, token, logs)
             _apply_deltas(conn, chain_id, token, balance_deltas(logs))
             _add_checkpoint(conn, chain_id, token, new)
 
@@ -356,15 +367,18 @@ class Store:
         Balances are reverted exactly from the stored transfers, in one transaction.
         """
         token = token.lower()
-        newer = _key(transfers, chain_id, token) & (transfers.c.block > to.last_block)
+        newer = _key(transfer_table, chain_id, token) & (transfer_table.c.block > to.last_block)
         with self._transaction("roll back") as conn:
             _move_cursor(conn, chain_id, token, expected, to)
-            undone = [_transfer_log(row) for row in conn.execute(select(transfers).where(newer))]
-            conn.execute(delete(transfers).where(newer))
+            undone = [
+                _transfer_log(row) for row in conn.execute(select(transfer_table).where(newer))
+            ]
+            conn.execute(delete(transfer_table).where(newer))
             _apply_deltas(conn, chain_id, token, balance_deltas(undone, sign=-1))
             conn.execute(
-                delete(checkpoints).where(
-                    _key(checkpoints, chain_id, token) & (checkpoints.c.block > to.last_block)
+                delete(checkpoint_table).where(
+                    _key(checkpoint_table, chain_id, token)
+                    & (checkpoint_table.c.block > to.last_block)
                 )
             )
             if to.last_block_hash is not None:
@@ -375,7 +389,7 @@ class Store:
         """Forget everything indexed for one token (it is re-indexed from scratch)."""
         token = token.lower()
         with self._transaction("reset token") as conn:
-            for table in (transfers, balances, checkpoints, cursors):
+            for table in (transfer_table, balance_table, checkpoint_table, cursor_table):
                 conn.execute(delete(table).where(_key(table, chain_id, token)))
 
     # QUERIES
@@ -383,9 +397,9 @@ class Store:
     def top_holders(self, chain_id: int, token: str, limit: int = 50) -> list[tuple[str, int]]:
         """Holders with a positive balance, largest first, ties by address (checksummed)."""
         query = (
-            select(balances.c.holder, balances.c.balance)
+            select(balance_table.c.holder, balance_table.c.balance)
             .where(_positive(chain_id, token.lower()))
-            .order_by(balances.c.balance.desc(), balances.c.holder.asc())
+            .order_by(balance_table.c.balance.desc(), balance_table.c.holder.asc())
             .limit(limit)
         )
         with self._transaction("read top holders") as conn:
@@ -393,14 +407,18 @@ class Store:
 
     def holder_count(self, chain_id: int, token: str) -> int:
         """Addresses with a positive balance (the zero address is never counted)."""
-        query = select(func.count()).select_from(balances).where(_positive(chain_id, token.lower()))
+        query = (
+            select(func.count())
+            .select_from(balance_table)
+            .where(_positive(chain_id, token.lower()))
+        )
         with self._transaction("count holders") as conn:
             return int(conn.execute(query).scalar_one())
 
     def balances(self, chain_id: int, token: str) -> dict[str, int]:
         """Every non-zero balance (negative ones too: see docs/holders.md), lowercase keys."""
-        query = select(balances.c.holder, balances.c.balance).where(
-            _key(balances, chain_id, token.lower())
+        query = select(balance_table.c.holder, balance_table.c.balance).where(
+            _key(balance_table, chain_id, token.lower())
         )
         with self._transaction("read balances") as conn:
             return {str(h): int(b) for h, b in conn.execute(query)}
@@ -419,8 +437,8 @@ class Store:
     def transfer_count(self, chain_id: int, token: str) -> int:
         query = (
             select(func.count())
-            .select_from(transfers)
-            .where(_key(transfers, chain_id, token.lower()))
+            .select_from(transfer_table)
+            .where(_key(transfer_table, chain_id, token.lower()))
         )
         with self._transaction("count transfers") as conn:
             return int(conn.execute(query).scalar_one())
@@ -430,8 +448,8 @@ class Store:
     def cache_get(self, key: str, now: float | None = None) -> Any | None:
         """The cached JSON value of ``key``, or None when absent or expired."""
         now = time.time() if now is None else now
-        query = select(results_cache.c.value).where(
-            (results_cache.c.key == key) & (results_cache.c.expires_at > now)
+        query = select(cache_table.c.value).where(
+            (cache_table.c.key == key) & (cache_table.c.expires_at > now)
         )
         with self._transaction("read cache") as conn:
             text = conn.execute(query).scalar_one_or_none()
@@ -446,7 +464,7 @@ class Store:
             "expires_at": now + ttl,
         }
         with self._transaction("write cache") as conn:
-            stmt = _upsert(conn, results_cache)
+            stmt = _upsert(conn, cache_table)
             conn.execute(
                 stmt.on_conflict_do_update(
                     index_elements=["key"],
@@ -459,7 +477,7 @@ class Store:
         """Delete expired entries; returns how many."""
         now = time.time() if now is None else now
         with self._transaction("purge cache") as conn:
-            result = conn.execute(delete(results_cache).where(results_cache.c.expires_at <= now))
+            result = conn.execute(delete(cache_table).where(cache_table.c.expires_at <= now))
             return int(result.rowcount)
 
 
@@ -472,9 +490,9 @@ def _key(table: Table, chain_id: int, token: str) -> Any:
 
 def _positive(chain_id: int, token: str) -> Any:
     return (
-        _key(balances, chain_id, token)
-        & (balances.c.balance > 0)
-        & (balances.c.holder != ZERO_ADDRESS)
+        _key(balance_table, chain_id, token)
+        & (balance_table.c.balance > 0)
+        & (balance_table.c.holder != ZERO_ADDRESS)
     )
 
 
@@ -489,7 +507,7 @@ def _upsert(conn: Connection, table: Table) -> Any:
 
 
 def _read_cursor(conn: Connection, chain_id: int, token: str) -> Cursor | None:
-    row = conn.execute(select(cursors).where(_key(cursors, chain_id, token))).first()
+    row = conn.execute(select(cursor_table).where(_key(cursor_table, chain_id, token))).first()
     if row is None:
         return None
     return Cursor(int(row.start_block), int(row.last_block), row.last_block_hash)
@@ -507,17 +525,17 @@ def _move_cursor(
     }
     if expected is None:
         try:
-            conn.execute(insert(cursors).values(chain_id=chain_id, token=token, **values))
+            conn.execute(insert(cursor_table).values(chain_id=chain_id, token=token, **values))
         except IntegrityError as exc:
             raise StoreConflict("store: token is already being indexed") from exc
         return
     same_hash = (
-        cursors.c.last_block_hash.is_(None)
+        cursor_table.c.last_block_hash.is_(None)
         if expected.last_block_hash is None
-        else cursors.c.last_block_hash == expected.last_block_hash
+        else cursor_table.c.last_block_hash == expected.last_block_hash
     )
-    where = _key(cursors, chain_id, token) & (cursors.c.last_block == expected.last_block)
-    result = conn.execute(update(cursors).where(where & same_hash).values(**values))
+    where = _key(cursor_table, chain_id, token) & (cursor_table.c.last_block == expected.last_block)
+    result = conn.execute(update(cursor_table).where(where & same_hash).values(**values))
     if result.rowcount != 1:
         raise StoreConflict("store: the index cursor moved; another indexer is running")
 
@@ -525,10 +543,12 @@ def _move_cursor(
 def _add_checkpoint(conn: Connection, chain_id: int, token: str, cursor: Cursor) -> None:
     if cursor.last_block_hash is None:
         return
-    key = _key(checkpoints, chain_id, token)
-    conn.execute(delete(checkpoints).where(key & (checkpoints.c.block >= cursor.last_block)))
+    key = _key(checkpoint_table, chain_id, token)
     conn.execute(
-        insert(checkpoints).values(
+        delete(checkpoint_table).where(key & (checkpoint_table.c.block >= cursor.last_block))
+    )
+    conn.execute(
+        insert(checkpoint_table).values(
             chain_id=chain_id,
             token=token,
             block=cursor.last_block,
@@ -536,27 +556,46 @@ def _add_checkpoint(conn: Connection, chain_id: int, token: str, cursor: Cursor)
         )
     )
     oldest_kept = conn.execute(
-        select(checkpoints.c.block)
+        select(checkpoint_table.c.block)
         .where(key)
-        .order_by(checkpoints.c.block.desc())
+        .order_by(checkpoint_table.c.block.desc())
         .offset(CHECKPOINTS_KEPT - 1)
         .limit(1)
     ).scalar_one_or_none()
     if oldest_kept is not None:
-        conn.execute(delete(checkpoints).where(key & (checkpoints.c.block < oldest_kept)))
+        conn.execute(delete(checkpoint_table).where(key & (checkpoint_table.c.block < oldest_kept)))
 
 
-def _transfer_row(chain_id: int, token: str, log: TransferLog) -> dict[str, Any]:
-    return {
-        "chain_id": chain_id,
-        "token": token,
-        "block": log.block,
-        "log_index": log.log_index,
-        "tx_hash": log.tx_hash,
-        "sender": log.sender,
-        "recipient": log.recipient,
-        "amount": log.amount,
-    }
+def _insert_transfers(
+    conn: Connection, chain_id: int, token: str, logs: Sequence[TransferLog]
+) -> None:
+    """Bulk insert through the driver's executemany.
+
+    The hot path of indexing: SQLAlchemy's per-row parameter processing cost more than
+    SQLite's own work, so rows are prepared here (amounts via ``amount_param``).
+    """
+    if not logs:
+        return
+    backend = conn.dialect.name
+    rows = [
+        (
+            chain_id,
+            token,
+            x.block,
+            x.log_index,
+            x.tx_hash,
+            x.sender,
+            x.recipient,
+            amount_param(backend, x.amount),
+        )
+        for x in logs
+    ]
+    mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
+    columns = ", ".join(c.name for c in transfer_table.columns)
+    sql = (
+        f"INSERT INTO {transfer_table.name} ({columns}) VALUES ({', '.join([mark] * len(rows[0]))})"
+    )
+    conn.exec_driver_sql(sql, rows)
 
 
 def _transfer_log(row: Any) -> TransferLog:
@@ -573,8 +612,8 @@ def _apply_deltas(conn: Connection, chain_id: int, token: str, deltas: dict[str,
     holders = sorted(deltas)
     current: dict[str, int] = {}
     for chunk in _chunks(holders):
-        query = select(balances.c.holder, balances.c.balance).where(
-            _key(balances, chain_id, token) & balances.c.holder.in_(chunk)
+        query = select(balance_table.c.holder, balance_table.c.balance).where(
+            _key(balance_table, chain_id, token) & balance_table.c.holder.in_(chunk)
         )
         current.update((str(h), int(b)) for h, b in conn.execute(query))
     updated = {h: current.get(h, 0) + deltas[h] for h in holders}
@@ -584,7 +623,7 @@ def _apply_deltas(conn: Connection, chain_id: int, token: str, deltas: dict[str,
         if b != 0
     ]
     if rows:
-        stmt = _upsert(conn, balances)
+        stmt = _upsert(conn, balance_table)
         conn.execute(
             stmt.on_conflict_do_update(
                 index_elements=["chain_id", "token", "holder"],
@@ -595,7 +634,9 @@ def _apply_deltas(conn: Connection, chain_id: int, token: str, deltas: dict[str,
     emptied = [h for h, b in updated.items() if b == 0 and h in current]
     for chunk in _chunks(emptied):
         conn.execute(
-            delete(balances).where(_key(balances, chain_id, token) & balances.c.holder.in_(chunk))
+            delete(balance_table).where(
+                _key(balance_table, chain_id, token) & balance_table.c.holder.in_(chunk)
+            )
         )
 
 
@@ -605,14 +646,14 @@ def _newest_outgoing(
     rank = (
         func.row_number()
         .over(
-            partition_by=transfers.c.sender,
-            order_by=(transfers.c.block.desc(), transfers.c.log_index.desc()),
+            partition_by=transfer_table.c.sender,
+            order_by=(transfer_table.c.block.desc(), transfer_table.c.log_index.desc()),
         )
         .label("rank")
     )
     ranked = (
-        select(transfers, rank)
-        .where(_key(transfers, chain_id, token) & transfers.c.sender.in_(holders))
+        select(transfer_table, rank)
+        .where(_key(transfer_table, chain_id, token) & transfer_table.c.sender.in_(holders))
         .subquery()
     )
     query = select(ranked).where(ranked.c.rank <= per_holder)

@@ -27,7 +27,11 @@ RISK_FIELDS = {"risk", "riskLevel", "flags"}
 async def service(devnet: Any, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Service]:
     data_dir = tmp_path_factory.mktemp("svc")
     settings = Settings(devnet=False, data_dir=data_dir, deadline=60.0)
-    build_dir = Path(devnet.manifest_path).parent if hasattr(devnet, "manifest_path") else Path("build/devnet")
+    build_dir = (
+        Path(devnet.manifest_path).parent
+        if hasattr(devnet, "manifest_path")
+        else Path("build/devnet")
+    )
     svc = connect_devnet(settings, devnet.url, devnet.manifest, build_dir)
     yield svc
     await svc.close()
@@ -98,7 +102,9 @@ def _within(value: float | None, bounds: list[float] | None, name: str) -> None:
 async def test_catalogue_verdicts(client: httpx.AsyncClient, devnet: Any, entry_id: str) -> None:
     entry = _entry(devnet, entry_id)
     expected = entry["expected"]
-    response = await client.get("/v2/IsHoneypot", params={"address": entry["address"], "chainID": 31337})
+    response = await client.get(
+        "/v2/IsHoneypot", params={"address": entry["address"], "chainID": 31337}
+    )
     assert response.status_code == 200, response.text
     body = response.json()
     _check_shape(body)

@@ -423,11 +423,35 @@ def worsenings(subject: Analysis, tax: float, gas: int, shrink: float) -> list[A
     return variants
 
 
+BASES = [
+    analysis(),
+    analysis(clean_sim()),
+    analysis(clean_sim(), whitelisted=True),
+    analysis(clean_sim(), stats(10), code()),
+    analysis(None, stats(10)),
+    analysis(SimulationReport(True), stats(12)),
+]
+
+
+@st.composite
+def sparse_analyses(draw: st.DrawFn) -> Analysis:
+    """A plain analysis with a few bad findings: where a single change shows most."""
+    subject = draw(st.sampled_from(BASES))
+    for _ in range(draw(st.integers(0, 3))):
+        tax, gas, shrink = draw(taxes_up), draw(gas_up), draw(st.floats(0, 1))
+        subject = draw(st.sampled_from(worsenings(subject, tax, gas, shrink)))
+    return subject
+
+
+taxes_up = st.one_of(st.sampled_from([10.0, 20.0, 50.0, 90.0]), st.floats(0, 100))
+gas_up = st.one_of(st.sampled_from([1_000_000, 2_000_000]), st.integers(0, 3_000_000))
+
+
 @settings(max_examples=1000, deadline=None)
 @given(
-    analyses,
-    st.floats(0, 100),
-    st.integers(0, 3_000_000),
+    st.one_of(sparse_analyses(), analyses),
+    taxes_up,
+    gas_up,
     st.floats(0, 1),
 )
 def test_a_worse_finding_never_lowers_the_risk_level(

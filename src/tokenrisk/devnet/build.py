@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import gzip
-import shutil
 import sys
 import time
 from collections.abc import Iterator
@@ -28,7 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tokenrisk.abi import to_bytes
+from tokenrisk.abi import checksum, to_bytes
 from tokenrisk.devnet import manifest as mf
 from tokenrisk.devnet.catalogue import CATALOGUE_PATH, Catalogue, load_catalogue
 from tokenrisk.devnet.chain import Chain, DevnetBuildError
@@ -51,6 +50,7 @@ CHAIN_ID = 31337
 GENESIS_TIMESTAMP = 1767225600
 """2026-01-01T00:00:00Z: a fixed genesis keeps block times reproducible."""
 OWNER_ETH = 100_000
+EIP1967_IMPLEMENTATION_SLOT = "0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc"
 TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
 
 
@@ -127,6 +127,7 @@ async def _build_on(
         head = await chain.block()
         manifest = _manifest(devnet, catalogue, plan.roles, logs, head)
         sources = _sources(root, devnet, catalogue, artifacts)
+        await _mark_proxies(chain, sources)
         return manifest, sources, state
     finally:
         await chain.aclose()
@@ -139,7 +140,7 @@ async def _setup(
     await chain.set_balances({owner: OWNER_ETH * 10**18, infra: OWNER_ETH * 10**18})
     progress("placing WETH9 and Uniswap V2/V3 at their mainnet addresses", started)
     await deploy_uniswap(chain, root, infra, fee_to_setter=owner)
-    addresses = {p.key: p.address for p in placements(owner)} | {"OWNER": owner}
+    addresses = {p.key: p.address for p in placements(owner)} | {"OWNER": owner, "INFRA": infra}
     devnet = Devnet(chain, _compiled(artifacts), owner, infra, addresses)
     progress("deploying stablecoins and their WETH pools", started)
     await deploy_stablecoins(devnet)
@@ -228,6 +229,15 @@ def _sources(
     return registry
 
 
+async def _mark_proxies(chain: Chain, registry: dict[str, Any]) -> None:
+    """Say what an explorer would about EIP-1967 proxies: ``isProxy`` + ``implementation``."""
+    calls = [("eth_getStorageAt", [a, EIP1967_IMPLEMENTATION_SLOT, "latest"]) for a in registry]
+    for address, word in zip(list(registry), await chain.rpc.batch(calls), strict=True):
+        if isinstance(word, str) and int(word, 16) != 0:
+            registry[address]["isProxy"] = True
+            registry[address]["implementation"] = checksum("0x" + word[-40:])
+
+
 # VERIFICATION
 
 
@@ -267,8 +277,3 @@ def _lock(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def clean(root: Path | None = None) -> None:
-    """Delete the built devnet (the next ``ensure_devnet`` rebuilds from scratch)."""
-    shutil.rmtree(devnet_dir(root), ignore_errors=True)

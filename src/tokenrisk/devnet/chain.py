@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tokenrisk.abi import checksum, decode_revert, encode_args, to_bytes
+from tokenrisk.abi import checksum, decode_revert, to_bytes
 from tokenrisk.errors import RpcError, TokenRiskError
 from tokenrisk.rpc import RpcClient, RpcSettings
 
@@ -271,8 +271,3 @@ def _raise_first_error(results: list[Any], what: str) -> None:
     for result in results:
         if isinstance(result, RpcError):
             raise DevnetBuildError(f"{what} failed: {result.message}")
-
-
-def encode_ctor(types: Sequence[str], args: Sequence[Any]) -> bytes:
-    """ABI-encoded constructor arguments (empty for a constructor without inputs)."""
-    return encode_args(types, args) if types else b""

@@ -118,22 +118,23 @@ async def deploy_stablecoins(devnet: Devnet) -> None:
     types = artifact.constructor_types()
     for symbol, name, decimals in STABLECOINS:
         args = resolve_args(types, (name, symbol, decimals), devnet.scope(), symbol)
-        ctor = _encode(types, args)
-        label = f"deploy {symbol}"
-        devnet.addresses[symbol] = await devnet.chain.deploy(
-            devnet.infra, artifact.bytecode, ctor, label
-        )
+        ctor, label = _encode(types, args), f"deploy {symbol}"
+        address = await devnet.chain.deploy(devnet.infra, artifact.bytecode, ctor, label)
+        devnet.addresses[symbol] = address
     for symbol, _, decimals in STABLECOINS:
-        dexes = ("v2", "v3") if symbol == "USDC" else ("v2",)
-        for dex in dexes:
-            usd, eth = str(STABLE_POOL_ETH * ETH_USD), str(STABLE_POOL_ETH)
-            spec = PoolSpec(dex, "WETH", usd, eth, fee=500 if dex == "v3" else None)
-            stable = devnet.addresses[symbol]
-            await mint_stable(devnet, symbol, devnet.infra, raw_amount(usd, decimals), symbol)
-            pool = await add_pool(
-                devnet, devnet.infra, stable, decimals, spec, f"{symbol}/WETH {dex}"
-            )
-            devnet.stable_pools.append((symbol, pool))
+        for dex in ("v2", "v3") if symbol == "USDC" else ("v2",):
+            await _stable_pool(devnet, symbol, decimals, dex)
+
+
+async def _stable_pool(devnet: Devnet, symbol: str, decimals: int, dex: str) -> None:
+    """A deep stablecoin/WETH pool at ETH_USD (fee tier 500 on V3)."""
+    usd, eth = str(STABLE_POOL_ETH * ETH_USD), str(STABLE_POOL_ETH)
+    spec = PoolSpec(dex, "WETH", usd, eth, fee=500 if dex == "v3" else None)
+    await mint_stable(devnet, symbol, devnet.infra, raw_amount(usd, decimals), symbol)
+    stable = devnet.addresses[symbol]
+    label = f"{symbol}/WETH {dex}"
+    pool = await add_pool(devnet, devnet.infra, stable, decimals, spec, label, register=False)
+    devnet.stable_pools.append((symbol, pool))
 
 
 async def mint_stable(devnet: Devnet, symbol: str, to: str, amount: int, label: str) -> None:
@@ -179,9 +180,16 @@ async def deploy_token(devnet: Devnet, spec: TokenSpec) -> Deployed:
 
 
 async def add_pool(
-    devnet: Devnet, owner: str, token: str, decimals: int, spec: PoolSpec, label: str
+    devnet: Devnet,
+    owner: str,
+    token: str,
+    decimals: int,
+    spec: PoolSpec,
+    label: str,
+    *,
+    register: bool = True,
 ) -> Pool:
-    """Create a pool, ``setAmm`` it when ``token`` is a scenario token, fill it."""
+    """Create a pool, ``setAmm`` it on the token (scenario tokens: ``register``), fill it."""
     chain = devnet.chain
     base = _base_address(devnet, spec, label)
     amounts = (
@@ -195,7 +203,7 @@ async def add_pool(
         address = await create_v3_pool(chain, owner, token, base, spec.fee, amounts, label)
     else:
         raise DevnetBuildError(f"{label}: unknown dex {spec.dex!r}")
-    if owner == devnet.owner:
+    if register:
         data = encode_call("setAmm(address,bool)", [address, True])
         await chain.send(Tx(owner, token, data, label=f"{label}: setAmm"))
     await _fund_base(devnet, owner, spec, base, amounts[1], label)

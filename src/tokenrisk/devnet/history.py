@@ -22,7 +22,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from eth_utils import keccak
+from eth_utils.crypto import keccak
 
 from tokenrisk.abi import checksum
 from tokenrisk.devnet.catalogue import TokenSpec

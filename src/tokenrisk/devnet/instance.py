@@ -15,7 +15,7 @@ from typing import Any
 
 from tokenrisk.devnet.build import devnet_dir, ensure_devnet
 from tokenrisk.devnet.chain import DevnetBuildError
-from tokenrisk.devnet.manifest import STATE_FILE, read_manifest
+from tokenrisk.devnet.manifest import MANIFEST_FILE, SOURCES_FILE, STATE_FILE, read_manifest
 from tokenrisk.devnet.node import AnvilNode, start_anvil
 
 
@@ -30,6 +30,14 @@ class RunningDevnet:
     @property
     def url(self) -> str:
         return self.node.url
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.build_dir / MANIFEST_FILE
+
+    @property
+    def sources_path(self) -> Path:
+        return self.build_dir / SOURCES_FILE
 
     def stop(self) -> None:
         self.node.stop()

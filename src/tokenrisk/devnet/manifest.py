@@ -74,6 +74,7 @@ def token_entry(token: Deployed, roles: TokenRoles, log: TokenLog) -> dict[str, 
     entry["sellers"] = roles.sellers
     entry["siphoned"] = roles.siphoned
     entry["failedSells"] = log.failed_sells
+    entry["trades"] = {"buys": log.buys, "sells": log.sells}
     return entry
 
 

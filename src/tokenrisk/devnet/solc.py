@@ -26,6 +26,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tokenrisk.errors import TokenRiskError
+
 CONTRACTS_DIR = "contracts"
 COMPILE_SCRIPT = Path("tools") / "solc-compile.js"
 ARTIFACTS_FILE = "artifacts.json"
@@ -40,7 +42,7 @@ SETTINGS: dict[str, Any] = {
 logger = logging.getLogger(__name__)
 
 
-class SolcError(Exception):
+class SolcError(TokenRiskError):
     """The compiler could not run, reported errors, or produced unusable artifacts.
 
     For compile errors the message holds solc's formatted error messages.
@@ -72,7 +74,10 @@ def compile_contracts(repo_root: Path, out_dir: Path) -> Path:
 
 
 def load_artifacts(path: Path) -> dict[str, Any]:
-    """Read an ``artifacts.json`` written by ``compile_contracts``; raise ``SolcError`` if malformed."""
+    """Read an ``artifacts.json`` written by ``compile_contracts``.
+
+    Raises ``SolcError`` when the file is missing, not JSON, or has no contracts.
+    """
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:

@@ -40,7 +40,10 @@ def buy_calldata(route: Route, token: str, recipient: str, amount_in: int) -> tu
     """
     if route.dex == "v2":
         if route.base == WETH:
-            sig = "swapExactETHForTokensSupportingFeeOnTransferTokens(uint256,address[],address,uint256)"
+            sig = (
+                "swapExactETHForTokensSupportingFeeOnTransferTokens"
+                "(uint256,address[],address,uint256)"
+            )
             return encode_call(sig, [0, [WETH, token], recipient, DEADLINE]), amount_in
         return v2_swap_tokens([route.base, token], amount_in, recipient), 0
     data = v3_exact_input(route.base, token, route.fee or 3000, recipient, amount_in)

@@ -15,7 +15,7 @@ from typing import Any
 
 from tokenrisk.abi import decode, encode_call
 from tokenrisk.devnet.catalogue import resolve_args
-from tokenrisk.devnet.chain import Chain, DevnetBuildError, Outcome, Tx
+from tokenrisk.devnet.chain import DevnetBuildError, Outcome, Tx
 from tokenrisk.devnet.deployment import Deployed, Devnet, Pool
 from tokenrisk.devnet.history import HistoryPlan, Step
 from tokenrisk.devnet.swaps import (
@@ -24,8 +24,9 @@ from tokenrisk.devnet.swaps import (
     buy_calldata,
     sell_calldata,
 )
-from tokenrisk.devnet.uniswap import WETH
+from tokenrisk.devnet.uniswap import SWAP_ROUTER, V2_ROUTER, WETH
 
+APPROVE_SELECTOR = "0x095ea7b3"
 GAS_MONEY = 10**18
 """ETH each fresh EOA gets on top of what it spends (10M gas at a few gwei fits)."""
 
@@ -224,13 +225,13 @@ def _siphon_args(types: list[str], holder: str, owner: str, amount: int) -> list
 def sell_must_succeed(token: Deployed, step: Step) -> bool:
     """Whether a history sell failing means the build (or the catalogue) is wrong.
 
-    Only when the catalogue calls the token sellable, and for snipers only when it does
-    not say snipers are blocked (``expected.snipersBlocked``).
+    Only when the catalogue calls the token sellable; and a sniper's sell may fail when
+    it also expects some holders to fail (``expected.holderFailures``: blacklists).
     """
     expected = token.spec.expected
     if not expected.get("sellable", False):
         return False
-    return not (step.kind == "sniper_sell" and expected.get("snipersBlocked", False))
+    return not (step.kind == "sniper_sell" and expected.get("holderFailures", False))
 
 
 def _types(signature: str) -> list[str]:
@@ -242,21 +243,25 @@ def _types(signature: str) -> list[str]:
 
 
 def _check(planned: list[Planned], outcomes: list[Outcome], logs: dict[str, TokenLog]) -> None:
+    """Stop on a forbidden failure; count trades and record allowed failed sells."""
     for item, outcome in zip(planned, outcomes, strict=True):
         log = logs[item.step.token]
-        is_trade = outcome.tx.to is not None and item.step.kind != "owner"
+        swap = _is_swap(item)
         if outcome.ok:
-            log.buys += item.step.kind in ("buy", "snipe") and is_trade
-            log.sells += item.step.kind in ("sell", "sniper_sell") and _is_swap(item)
-            continue
-        if item.must:
+            if swap and item.step.kind in ("buy", "snipe"):
+                log.buys += 1
+            elif swap and item.step.kind in ("sell", "sniper_sell"):
+                log.sells += 1
+        elif item.must:
             raise DevnetBuildError(f"{item.tx.label}: unexpected revert: {outcome.reason}")
-        if _is_swap(item):
+        elif swap:
             log.failed_sells.append(_failure(item, outcome))
 
 
 def _is_swap(item: Planned) -> bool:
-    return item.tx.to != item.step.actor and not item.tx.data.startswith("0x095ea7b3")
+    """True for the router call of a trade (not its approval, not an owner call)."""
+    is_router_call = item.tx.to in (V2_ROUTER, SWAP_ROUTER)
+    return is_router_call and not item.tx.data.startswith(APPROVE_SELECTOR)
 
 
 def _failure(item: Planned, outcome: Outcome) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from eth_utils import keccak
+from eth_utils.crypto import keccak
 
 from tokenrisk.abi import ZERO_ADDRESS, checksum, encode_args, to_bytes
 from tokenrisk.devnet.chain import Chain, DevnetBuildError

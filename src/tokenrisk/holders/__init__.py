@@ -13,6 +13,7 @@ from tokenrisk.holders.index import (
     holder_count,
     index_token,
     top_holders,
+    top_holders_checked,
     total_supply,
 )
 from tokenrisk.holders.siphon import siphoned_holders
@@ -29,5 +30,6 @@ __all__ = [
     "index_token",
     "siphoned_holders",
     "top_holders",
+    "top_holders_checked",
     "total_supply",
 ]

@@ -252,23 +252,27 @@ async def block_hashes(rpc: JsonRpc, numbers: Sequence[int]) -> list[str | None]
 
 
 def parse_transfers(logs: Sequence[Any]) -> list[TransferLog]:
-    """ERC-20 Transfer logs as rows; ERC-721-style (4 topics) and removed logs are skipped."""
+    """ERC-20 Transfer logs as rows; ERC-721-style (4 topics) and removed logs are skipped.
+
+    The indexer's hot loop (one call per log), hence positional construction.
+    """
     out: list[TransferLog] = []
+    append = out.append
     for log in logs:
-        topics: list[Any] = log.get("topics") or []
+        topics: Sequence[str] = log.get("topics") or ()
         data = log.get("data") or ""
         if len(topics) != 3 or len(data) != 66 or log.get("removed"):
             continue
-        if topics[0].lower() != TRANSFER_TOPIC:
+        if topics[0] != TRANSFER_TOPIC and topics[0].lower() != TRANSFER_TOPIC:
             continue
-        out.append(
+        append(
             TransferLog(
-                block=int(log["blockNumber"], 16),
-                log_index=int(log["logIndex"], 16),
-                tx_hash=log["transactionHash"].lower(),
-                sender="0x" + topics[1][-40:].lower(),
-                recipient="0x" + topics[2][-40:].lower(),
-                amount=int(data, 16),
+                int(log["blockNumber"], 16),
+                int(log["logIndex"], 16),
+                log["transactionHash"].lower(),
+                ("0x" + topics[1][26:]).lower(),
+                ("0x" + topics[2][26:]).lower(),
+                int(data, 16),
             )
         )
     return out
@@ -327,6 +331,30 @@ async def top_holders(
     """Indexed holders with a positive balance: (checksummed address, balance), largest
     first, ties by address.  Index the token first (``index_token``)."""
     return await asyncio.to_thread(store.top_holders, chain_id, token, limit)
+
+
+async def top_holders_checked(
+    rpc: JsonRpc, store: Store, chain_id: int, token: str, limit: int = 50, pool: int = 4
+) -> list[tuple[str, int]]:
+    """Like ``top_holders``, with balances re-read by ``balanceOf`` in one batch.
+
+    For tokens whose balances move without Transfer logs (reflection, rebasing) the
+    index is only an approximation: this takes the ``limit * pool`` largest indexed
+    holders, replaces their balances by the chain's, and ranks those again.  A holder
+    whose ``balanceOf`` reverts keeps its indexed balance.
+    """
+    candidates = await asyncio.to_thread(store.top_holders, chain_id, token, limit * pool)
+    calls = [
+        ("eth_call", call_params(token, encode_call("balanceOf(address)", [holder])))
+        for holder, _ in candidates
+    ]
+    replies = await rpc.batch(calls) if calls else []
+    live = [
+        (holder, indexed if isinstance(reply, Exception) else (decode_uint(reply) or 0))
+        for (holder, indexed), reply in zip(candidates, replies, strict=True)
+    ]
+    ranked = sorted((x for x in live if x[1] > 0), key=lambda x: (-x[1], x[0].lower()))
+    return ranked[:limit]
 
 
 async def holder_count(store: Store, chain_id: int, token: str) -> int:
@@ -388,33 +416,42 @@ async def _run(
     progress: Callable[[IndexProgress], None] | None,
 ) -> None:
     """Fetch chunks and commit each one, overlapping a commit with the next fetch."""
-    pending: asyncio.Task[None] | None = None
+    pending: asyncio.Task[tuple[int, int]] | None = None
     try:
         async for chunk in reader.chunks(cursor.last_block + 1, stats.to_block):
-            logs = parse_transfers(chunk.logs)
             new = Cursor(cursor.start_block, chunk.last, chunk.last_hash)
             if pending is not None:
-                await pending
-            pending = asyncio.create_task(_commit(store, stats, expected, new, logs))
+                _committed(stats, await pending, progress)
+            pending = asyncio.create_task(_commit(store, stats, expected, new, chunk.logs))
             expected = new
-            stats.logs += len(logs)
-            if progress is not None:
-                progress(IndexProgress(stats.from_block, stats.to_block, chunk.last, stats.logs))
         if pending is not None:
-            await pending
+            _committed(stats, await pending, progress)
     finally:
         await _settle(pending)
 
 
 async def _commit(
-    store: Store, stats: IndexStats, expected: Cursor | None, new: Cursor, logs: list[TransferLog]
+    store: Store, stats: IndexStats, expected: Cursor | None, new: Cursor, logs: list[Any]
+) -> tuple[int, int]:
+    """Decode and store one chunk in a worker thread; returns (last block, logs)."""
+
+    def work() -> tuple[int, int]:
+        rows = parse_transfers(logs)
+        store.apply_window(stats.chain_id, stats.token, expected=expected, new=new, logs=rows)
+        return new.last_block, len(rows)
+
+    return await asyncio.to_thread(work)
+
+
+def _committed(
+    stats: IndexStats, done: tuple[int, int], progress: Callable[[IndexProgress], None] | None
 ) -> None:
-    await asyncio.to_thread(
-        store.apply_window, stats.chain_id, stats.token, expected=expected, new=new, logs=logs
-    )
+    stats.logs += done[1]
+    if progress is not None:
+        progress(IndexProgress(stats.from_block, stats.to_block, done[0], stats.logs))
 
 
-async def _settle(pending: asyncio.Task[None] | None) -> None:
+async def _settle(pending: asyncio.Task[tuple[int, int]] | None) -> None:
     """On the way out (error, cancellation) let a running commit finish: it is atomic,
     and returning only afterwards means a caller that resumes sees a settled cursor."""
     if pending is None:
@@ -486,5 +523,6 @@ __all__ = [
     "index_token",
     "parse_transfers",
     "top_holders",
+    "top_holders_checked",
     "total_supply",
 ]
