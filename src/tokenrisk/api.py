@@ -60,6 +60,10 @@ def parse_chain_id(value: str | None, required: bool = False) -> int | None:
     return int(value)
 
 
+def _liquidity_mode(simulate: bool, force: bool) -> str:
+    return "always" if force else "if_missing" if simulate else "never"
+
+
 def _require(name: str, value: str | None) -> str:
     if value is None or value == "":
         raise MissingParameter(f"{name} is required")
@@ -156,7 +160,12 @@ def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
             raise MissingParameter(
                 "chainID is required with simulateLiquidity/forceSimulateLiquidity"
             )
-        body = await run(request, lambda svc: checks.is_honeypot(svc, addr, chain_id, pair))
+        body = await run(
+            request,
+            lambda svc: checks.is_honeypot(
+                svc, addr, chain_id, pair, _liquidity_mode(simulate, force)
+            ),
+        )
         return JSONResponse(body)
 
     @app.get(

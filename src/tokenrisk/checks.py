@@ -16,8 +16,14 @@ from tokenrisk.abi import checksum, parse_address
 from tokenrisk.analysis import Analysis, CodeReport, Pool, SimulationReport
 from tokenrisk.chains import Chain
 from tokenrisk.errors import MethodUnsupported, NotFoundError, RpcError, TokenRiskError
-from tokenrisk.holders_check import analyse_holders, total_holders
+from tokenrisk.holders_check import (
+    analyse_holders,
+    largest_holders,
+    refresh_index,
+    total_holders,
+)
 from tokenrisk.journey import simulate
+from tokenrisk.liquidity import LiquidityError, SimulatedPool, simulate_pool
 from tokenrisk.probe import is_precompile, probe_simulate, trace_journey, walk_calls
 from tokenrisk.rpc import RpcClient
 from tokenrisk.service import Service
@@ -83,17 +89,21 @@ async def _head(rpc: RpcClient) -> Head:
 Simulated = tuple[SimulationReport, Funding, Route, Simulator | None]
 
 
-async def _simulate(svc: Service, chain: Chain, pool: Pool, token: str) -> Simulated:
+async def _simulate(
+    svc: Service, chain: Chain, pool: Pool, token: str, simulated: SimulatedPool | None = None
+) -> Simulated:
     rpc = svc.client(chain.id)
     route = Route(pool, dex.dex_of(chain, pool), token, pool.base_token)
     base_slot, token_slot, head = await asyncio.gather(
         find_balance_slot(rpc, route.base), find_balance_slot(rpc, token), _head(rpc)
     )
+    prelude = simulated.prelude if simulated else []
+    head = simulated.head if simulated else head
     funding = Funding(route.base, base_slot, wraps_native=base_slot is None)
     if base_slot is None and route.base != chain.wrapped_native.address:
         error = "cannot fund a simulated buyer with the base token"
         return SimulationReport(success=False, error=error), funding, route, None
-    sim = Simulator(rpc, route, head, funding, SimSettings())
+    sim = Simulator(rpc, route, head, funding, SimSettings(), prelude)
     base_reserve, token_reserve = dex.base_reserve(pool), dex.token_reserve(pool)
     if base_reserve == 0 or token_reserve == 0:
         error = "insufficient liquidity: the pool is empty"
@@ -102,9 +112,30 @@ async def _simulate(svc: Service, chain: Chain, pool: Pool, token: str) -> Simul
         try:
             report = await simulate(sim, base_reserve, token_reserve, token_slot)
         except MethodUnsupported:
+            if simulated:
+                error = "liquidity simulation needs eth_simulateV1, which this node lacks"
+                return SimulationReport(success=False, error=error), funding, route, None
             amount = max(1, base_reserve * sim.settings.buy_bps // 10_000)
             return await probe_simulate(rpc, route, funding, amount), funding, route, None
+    if simulated:
+        report = replace(report, via_liquidity_simulation=True)
     return report, funding, route, sim
+
+
+async def _simulated_pool(svc: Service, chain: Chain, token: str) -> SimulatedPool | str:
+    """A pool made inside the simulation, or the reason it could not be made."""
+    rpc = svc.client(chain.id)
+    await refresh_index(svc, chain.id, token)
+    providers = await largest_holders(svc, chain, token, [])
+    if not providers:
+        return "no holder of this token can provide liquidity"
+    slot, head = await asyncio.gather(
+        find_balance_slot(rpc, chain.wrapped_native.address), _head(rpc)
+    )
+    try:
+        return await simulate_pool(rpc, chain, token, providers[0], slot, head)
+    except LiquidityError as exc:
+        return str(exc)
 
 
 async def code_report(
@@ -140,18 +171,31 @@ async def code_report(
 
 
 async def analyse(
-    svc: Service, address: str, chain_id: int | None, pair: str | None
+    svc: Service, address: str, chain_id: int | None, pair: str | None, liquidity: str = "never"
 ) -> tuple[Analysis, Chain]:
+    """Everything measured for one token.  ``liquidity``: "never", "if_missing" (simulate
+    a pool only when none exists) or "always" (simulate one even when pools exist)."""
     target = await resolve(svc, address, chain_id)
     chain, rpc = target.chain, svc.client(target.chain.id)
     pool = _pick_pool(target, pair, address)
     token = await read_token(rpc, target.token)
+    simulated: SimulatedPool | None = None
+    if liquidity == "always" or (liquidity == "if_missing" and pool is None):
+        made = await _simulated_pool(svc, chain, target.token)
+        if isinstance(made, str):
+            failed = SimulationReport(success=False, error=made)
+            return Analysis(token=token, with_token=None, pool=None, simulation=failed), chain
+        simulated, pool = made, made.pool
     if pool is None:
         return Analysis(token=token, with_token=None, pool=None, simulation=None), chain
     with_token = await read_token(rpc, pool.base_token)
-    report, funding, route, sim = await _simulate(svc, chain, pool, target.token)
-    code = await code_report(svc, chain, route, funding) if report.success else None
-    holders = await analyse_holders(svc, chain, sim, target.pools) if sim is not None else None
+    report, funding, route, sim = await _simulate(svc, chain, pool, target.token, simulated)
+    # a trace covers one call, so a pool that exists only in a prelude cannot be traced
+    traceable = report.success and simulated is None
+    code = await code_report(svc, chain, route, funding) if traceable else None
+    pools = [*target.pools, pool]
+    provider = {simulated.provider} if simulated else set()
+    holders = await analyse_holders(svc, chain, sim, pools, provider) if sim is not None else None
     token = replace(token, total_holders=await total_holders(svc, chain.id, target.token))
     whitelisted = target.token in chain.whitelist
     analysis = Analysis(
@@ -167,11 +211,10 @@ async def analyse(
 
 
 async def is_honeypot(
-    svc: Service, address: str, chain_id: int | None, pair: str | None
+    svc: Service, address: str, chain_id: int | None, pair: str | None, liquidity: str = "never"
 ) -> dict[str, Any]:
-    analysis, chain = await analyse(
-        svc, parse_address(address), chain_id, parse_address(pair) if pair else None
-    )
+    pair_address = parse_address(pair) if pair else None
+    analysis, chain = await analyse(svc, parse_address(address), chain_id, pair_address, liquidity)
     if analysis.pool is not None:
         created = await dex.creation_info(svc.client(chain.id), chain, analysis.pool)
         analysis = replace(

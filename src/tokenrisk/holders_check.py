@@ -11,6 +11,7 @@ cannot sign a transaction, so "can it sell like a person" does not apply).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Set
 from typing import Any
 
 from tokenrisk import wire
@@ -66,7 +67,7 @@ async def total_holders(svc: Service, chain_id: int, token: str) -> int:
     return await holder_count(svc.store, chain_id, token)
 
 
-async def _candidates(
+async def largest_holders(
     svc: Service, chain: Chain, token: str, pools: list[Pool]
 ) -> list[tuple[str, int]]:
     """The largest EOA holders with their balances read from the chain, not the index.
@@ -102,12 +103,16 @@ def _holder_result(holder: str, outcome: Outcome | RpcError, siphoned: bool) -> 
 
 
 async def analyse_holders(
-    svc: Service, chain: Chain, sim: Simulator, pools: list[Pool]
+    svc: Service, chain: Chain, sim: Simulator, pools: list[Pool], skip: Set[str] = frozenset()
 ) -> HolderStats | None:
-    """Sell simulations of the analysed holders; None when there is nobody to analyse."""
+    """Sell simulations of the analysed holders; None when there is nobody to analyse.
+
+    ``skip``: addresses not to analyse (the provider of simulated liquidity, whose
+    balance the simulation has already changed).
+    """
     token = sim.route.token
     await refresh_index(svc, chain.id, token)
-    people = await _candidates(svc, chain, token, pools)
+    people = [p for p in await largest_holders(svc, chain, token, pools) if p[0] not in skip]
     if not people:
         return None
     rpc = svc.client(chain.id)

@@ -120,6 +120,7 @@ class Plan:
 
     head: Head
     gas_limit: int
+    prelude: list[dict[str, Any]] = field(default_factory=list)  # blocks run before ours
     blocks: list[dict[str, Any]] = field(default_factory=list)
     marks: dict[str, tuple[int, int]] = field(default_factory=dict)
 
@@ -151,7 +152,11 @@ class Plan:
 
     def params(self) -> list[Any]:
         return [
-            {"blockStateCalls": self.blocks, "validation": False, "traceTransfers": False},
+            {
+                "blockStateCalls": self.prelude + self.blocks,
+                "validation": False,
+                "traceTransfers": False,
+            },
             "latest",
         ]
 
@@ -168,11 +173,12 @@ class Outcome:
 
 
 def _outcome(plan: Plan, reply: Any) -> Outcome:
-    if not isinstance(reply, list) or len(reply) != len(plan.blocks):
+    skip = len(plan.prelude)
+    if not isinstance(reply, list) or len(reply) != skip + len(plan.blocks):
         raise RpcError("eth_simulateV1 returned an unexpected shape")
     out: dict[str, CallResult] = {}
     for mark, (b, c) in plan.marks.items():
-        out[mark] = parse_call(reply[b]["calls"][c])
+        out[mark] = parse_call(reply[skip + b]["calls"][c])
     return Outcome(out)
 
 
@@ -180,8 +186,17 @@ class Simulator:
     """Runs plans for one route on one node at one head block."""
 
     def __init__(
-        self, rpc: RpcClient, route: Route, head: Head, funding: Funding, settings: SimSettings
+        self,
+        rpc: RpcClient,
+        route: Route,
+        head: Head,
+        funding: Funding,
+        settings: SimSettings,
+        prelude: Sequence[dict[str, Any]] = (),
     ) -> None:
+        """``prelude``: blocks every plan starts with (e.g. a simulated pool); ``head`` is
+        then the last prelude block, so the plan's own blocks follow it."""
+        self.prelude = list(prelude)
         self.rpc = rpc
         self.route = route
         self.head = head
@@ -189,7 +204,7 @@ class Simulator:
         self.settings = settings
 
     def plan(self) -> Plan:
-        return Plan(self.head, self.settings.gas_limit)
+        return Plan(self.head, self.settings.gas_limit, prelude=list(self.prelude))
 
     async def run(self, plans: Sequence[Plan]) -> list[Outcome | RpcError]:
         """Send independent simulations as one batch; per-simulation errors are returned."""

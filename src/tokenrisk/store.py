@@ -54,6 +54,7 @@ from sqlalchemy import (
     event,
     func,
     insert,
+    make_url,
     select,
     update,
 )
@@ -68,7 +69,9 @@ from tokenrisk.errors import TokenRiskError
 AMOUNT_DIGITS = 78
 AMOUNT_LIMIT = 10**AMOUNT_DIGITS
 CHECKPOINTS_KEPT = 64
+SCHEMA_LOCK_ID = 0x746F6B656E7269  # "tokenri": PostgreSQL advisory lock for create_all
 _CHUNK = 500  # bound parameters per IN (...) list; far below SQLite's limit
+_WRITES = "tokenrisk_writes"  # connection.info key read by the SQLite BEGIN hook
 
 
 class StoreError(TokenRiskError):
@@ -233,7 +236,7 @@ def _engine(url: str) -> Engine:
 
 
 def _sqlite_engine(url: str) -> Engine:
-    path = url.split("///", 1)[1] if "///" in url else ""
+    path = make_url(url).database or ""
     in_memory = path in ("", ":memory:")
     if in_memory:
         engine = create_engine(
@@ -253,15 +256,18 @@ def _sqlite_events(engine: Engine, wal: bool) -> None:
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA busy_timeout=30000")
         if wal:
             cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
-        cursor.execute("PRAGMA busy_timeout=30000")
         cursor.close()
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Connection) -> None:
-        connection.exec_driver_sql("BEGIN")
+        # IMMEDIATE takes the write lock up front: a deferred transaction that reads
+        # and then writes fails at once with "database is locked" under contention.
+        writes = connection.info.get(_WRITES, False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if writes else "BEGIN")
 
 
 def _chunks(items: Sequence[str], size: int = _CHUNK) -> Iterator[Sequence[str]]:
@@ -299,10 +305,13 @@ class Store:
         self._engine.dispose()
 
     @contextmanager
-    def _transaction(self, operation: str) -> Iterator[Connection]:
+    def _transaction(self, operation: str, writes: bool = False) -> Iterator[Connection]:
+        """One transaction; ``writes`` makes SQLite take its write lock at BEGIN."""
         try:
-            with self._engine.begin() as conn:
-                yield conn
+            with self._engine.connect() as conn:
+                conn.info[_WRITES] = writes
+                with conn.begin():
+                    yield conn
         except StoreError:
             raise
         except SQLAlchemyError as exc:
@@ -313,13 +322,19 @@ class Store:
     # SCHEMA
 
     def create_all(self) -> None:
-        """Create missing tables and indexes (idempotent)."""
-        with self._transaction("create schema") as conn:
+        """Create missing tables and indexes (idempotent).
+
+        On PostgreSQL an advisory lock serialises workers that start together, which
+        would otherwise race on CREATE TABLE.
+        """
+        with self._transaction("create schema", writes=True) as conn:
+            if conn.dialect.name == "postgresql":
+                conn.execute(select(func.pg_advisory_xact_lock(SCHEMA_LOCK_ID)))
             metadata.create_all(conn, checkfirst=True)
 
     def drop_all(self) -> None:
         """Drop every tokenrisk table (tests, ``tokenrisk store reset``)."""
-        with self._transaction("drop schema") as conn:
+        with self._transaction("drop schema", writes=True) as conn:
             metadata.drop_all(conn, checkfirst=True)
 
     # CURSOR
@@ -355,7 +370,7 @@ class Store:
         Raises StoreConflict when the stored cursor differs, StoreError otherwise.
         """
         token = token.lower()
-        with self._transaction("apply window") as conn:
+        with self._transaction("apply window", writes=True) as conn:
             _move_cursor(conn, chain_id, token, expected, new)
             _insert_transfers(conn, chain_id, token, logs)
             _apply_deltas(conn, chain_id, token, balance_deltas(logs))
@@ -368,7 +383,7 @@ class Store:
         """
         token = token.lower()
         newer = _key(transfer_table, chain_id, token) & (transfer_table.c.block > to.last_block)
-        with self._transaction("roll back") as conn:
+        with self._transaction("roll back", writes=True) as conn:
             _move_cursor(conn, chain_id, token, expected, to)
             undone = [
                 _transfer_log(row) for row in conn.execute(select(transfer_table).where(newer))
@@ -388,7 +403,7 @@ class Store:
     def reset_token(self, chain_id: int, token: str) -> None:
         """Forget everything indexed for one token (it is re-indexed from scratch)."""
         token = token.lower()
-        with self._transaction("reset token") as conn:
+        with self._transaction("reset token", writes=True) as conn:
             for table in (transfer_table, balance_table, checkpoint_table, cursor_table):
                 conn.execute(delete(table).where(_key(table, chain_id, token)))
 
@@ -453,7 +468,10 @@ class Store:
         )
         with self._transaction("read cache") as conn:
             text = conn.execute(query).scalar_one_or_none()
-        return None if text is None else json.loads(text)
+        try:
+            return None if text is None else json.loads(text)
+        except ValueError:  # a damaged entry is a miss, not an error
+            return None
 
     def cache_put(self, key: str, value: Any, ttl: float, now: float | None = None) -> None:
         """Store ``value`` (JSON-serialisable) under ``key`` for ``ttl`` seconds."""
@@ -463,7 +481,7 @@ class Store:
             "value": json.dumps(value, separators=(",", ":")),
             "expires_at": now + ttl,
         }
-        with self._transaction("write cache") as conn:
+        with self._transaction("write cache", writes=True) as conn:
             stmt = _upsert(conn, cache_table)
             conn.execute(
                 stmt.on_conflict_do_update(
@@ -476,7 +494,7 @@ class Store:
     def cache_purge(self, now: float | None = None) -> int:
         """Delete expired entries; returns how many."""
         now = time.time() if now is None else now
-        with self._transaction("purge cache") as conn:
+        with self._transaction("purge cache", writes=True) as conn:
             result = conn.execute(delete(cache_table).where(cache_table.c.expires_at <= now))
             return int(result.rowcount)
 

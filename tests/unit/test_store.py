@@ -38,29 +38,33 @@ BIG = 2**256 - 1
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """URL of an empty store: a fresh SQLite file, or a fresh PostgreSQL schema."""
     if request.param == "sqlite":
-        s = create_store(f"sqlite:///{tmp_path / 'data' / 'store.db'}")
-        yield s
-        s.close()
+        yield f"sqlite:///{tmp_path / 'data' / 'store.db'}"
         return
     url = os.environ.get(POSTGRES_ENV)
     if not url:
         pytest.skip(f"PostgreSQL store tests need {POSTGRES_ENV} (a postgresql+psycopg:// URL)")
-    yield from _postgres_store(normalize_url(url))
+    yield from _postgres_schema(normalize_url(url))
 
 
-def _postgres_store(url: str) -> Iterator[Store]:
+@pytest.fixture
+def store(store_url: str) -> Iterator[Store]:
+    s = create_store(store_url)
+    yield s
+    s.close()
+
+
+def _postgres_schema(url: str) -> Iterator[str]:
     schema = f"tokenrisk_test_{uuid.uuid4().hex[:12]}"
     admin = create_engine(url)
     with admin.begin() as conn:
         conn.execute(text(f'CREATE SCHEMA "{schema}"'))
     scoped = make_url(url).update_query_dict({"options": f"-csearch_path={schema}"})
-    s = create_store(scoped.render_as_string(hide_password=False))
     try:
-        yield s
+        yield scoped.render_as_string(hide_password=False)
     finally:
-        s.close()
         with admin.begin() as conn:
             conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
         admin.dispose()
@@ -84,6 +88,25 @@ def test_create_all_is_idempotent(store: Store) -> None:
     store.create_all()
     assert store.get_cursor(CHAIN, TOKEN) is None
     assert store.backend in ("sqlite", "postgresql")
+
+
+def test_workers_starting_together_create_the_schema_once(store_url: str) -> None:
+    errors: list[Exception] = []
+    barrier = threading.Barrier(4)
+
+    def open_store() -> None:
+        barrier.wait()
+        try:
+            create_store(store_url).close()
+        except StoreError as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_store) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
 
 
 def test_urls() -> None:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from tokenrisk.abi import encode_call
@@ -129,7 +129,7 @@ class _Window:
     settings: IndexSettings
     size: int = 0
     clean: int = 0
-    shrinks: int = field(default=0)
+    shrinks: int = 0
 
     def spans(self, first: int, last: int) -> list[tuple[int, int]]:
         out: list[tuple[int, int]] = []
@@ -148,6 +148,7 @@ class _Window:
         self.shrinks += 1
 
     def succeeded(self, densest: int) -> None:
+        """A whole batch was answered; ``densest`` is the most logs one window returned."""
         if densest >= self.settings.dense_logs:
             self.clean = 0
             return

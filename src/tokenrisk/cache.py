@@ -1,0 +1,118 @@
+"""Results cache: recent answers keyed on the chain heads they were computed at.
+
+A key is ``(endpoint, heads, parameters)`` where ``heads`` holds, for every chain the
+request may touch, ``(chain id, head block number, head block hash)``.  Nothing is ever
+keyed on "latest": a new block (or a reorg, or a devnet ``evm_revert`` that reuses a
+block number with different contents) gives a new key, so an entry can only be reused
+while the chain still shows the head it was computed at, and at most ``ttl`` seconds.
+
+The cache is in memory, per process, and bounded: the least recently used entry is
+dropped when ``max_entries`` is reached.  Values are stored as given and must be
+treated as immutable by callers (the API stores JSON-ready values it never mutates).
+Only successful results are stored; errors are always recomputed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+
+from tokenrisk.errors import TokenRiskError
+from tokenrisk.health import read_head
+from tokenrisk.service import Service
+
+DEFAULT_MAX_ENTRIES = 2048
+
+Heads = tuple[tuple[int, int, str], ...]
+"""Sorted ``(chain id, head block number, head block hash)`` of every chain in a key."""
+
+
+@dataclass
+class CacheStats:
+    """Counters for tests and operators: lookups that hit, missed, entries evicted."""
+
+    hits: int = 0
+    misses: int = 0
+    evictions: int = 0
+
+
+class ResultCache:
+    """A bounded LRU map whose entries also expire ``ttl`` seconds after being stored.
+
+    ``ttl <= 0`` disables the cache (every ``get`` misses, ``put`` stores nothing).
+    ``clock`` is injectable for tests; it must be monotonic.
+    """
+
+    def __init__(
+        self,
+        ttl: float,
+        max_entries: int = DEFAULT_MAX_ENTRIES,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if max_entries < 1:
+            raise ValueError("max_entries must be at least 1")
+        self.ttl = ttl
+        self.max_entries = max_entries
+        self.stats = CacheStats()
+        self._clock = clock
+        self._entries: OrderedDict[Hashable, tuple[float, object]] = OrderedDict()
+
+    @property
+    def enabled(self) -> bool:
+        return self.ttl > 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: Hashable) -> tuple[bool, object]:
+        """``(True, value)`` for a live entry, else ``(False, None)``; expired entries go."""
+        entry = self._entries.get(key)
+        if entry is None or entry[0] <= self._clock():
+            if entry is not None:
+                del self._entries[key]
+            self.stats.misses += 1
+            return False, None
+        self._entries.move_to_end(key)
+        self.stats.hits += 1
+        return True, entry[1]
+
+    def put(self, key: Hashable, value: object) -> None:
+        """Store ``value`` until ``ttl`` from now, evicting the least recently used entry."""
+        if not self.enabled:
+            return
+        self._entries[key] = (self._clock() + self.ttl, value)
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.max_entries:
+            self._entries.popitem(last=False)
+            self.stats.evictions += 1
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
+async def chain_heads(svc: Service, chain_id: int | None) -> Heads | None:
+    """The heads part of a key: the given chain, or every configured chain (sorted).
+
+    One ``eth_getBlockByNumber("latest")`` per chain, concurrently.  Returns None when
+    some but not all chains failed to answer: the request then runs uncached and the
+    check itself decides what a partial outage means.  Raises the first chain's error
+    when every chain failed (UnknownChain for an unconfigured ``chain_id``).
+    """
+    ids = [chain_id] if chain_id is not None else sorted(svc.chains)
+    if not ids:
+        return ()
+    replies = await asyncio.gather(*(read_head(svc.client(i)) for i in ids), return_exceptions=True)
+    heads: list[tuple[int, int, str]] = []
+    failures: list[BaseException] = []
+    for chain, reply in zip(ids, replies, strict=True):
+        if isinstance(reply, BaseException):
+            failures.append(reply)
+        else:
+            heads.append((chain, reply.number, reply.hash))
+    unexpected = [f for f in failures if not isinstance(f, TokenRiskError)]
+    if unexpected or not heads:
+        raise (unexpected or failures)[0]
+    return None if failures else tuple(heads)

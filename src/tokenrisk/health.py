@@ -1,0 +1,115 @@
+"""Health: can each configured chain's node be reached, and how old is its head block?
+
+``/health`` reads ``eth_getBlockByNumber("latest")`` from every node concurrently, each
+under its own time limit, and reports reachability plus the age of the head block
+(wall clock now minus the block's timestamp).  The report never contains an RPC URL:
+failures are described by the RPC client's error messages, which name nodes by label.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import Field
+
+from tokenrisk.chains import Chain
+from tokenrisk.errors import DeadlineExceeded, MalformedResponse, TokenRiskError
+from tokenrisk.rpc import RpcClient
+from tokenrisk.wire import WireModel
+
+
+@dataclass(frozen=True)
+class ChainHead:
+    """The latest block of a chain as the node reports it."""
+
+    number: int
+    hash: str
+    timestamp: int  # unix seconds, the block's own clock
+
+
+async def read_head(rpc: RpcClient) -> ChainHead:
+    """The node's latest block.
+
+    Raises the RPC client's errors (NodeUnavailable, DeadlineExceeded, RpcError,
+    MalformedResponse); MalformedResponse too when the block lacks number/hash/timestamp.
+    """
+    block = await rpc.call("eth_getBlockByNumber", ["latest", False])
+    return parse_head(block)
+
+
+def parse_head(block: Any) -> ChainHead:
+    """Decode a JSON-RPC block object; raises MalformedResponse on anything else."""
+    try:
+        return ChainHead(
+            number=int(block["number"], 16),
+            hash=str(block["hash"]).lower(),
+            timestamp=int(block["timestamp"], 16),
+        )
+    except (TypeError, KeyError, ValueError) as exc:
+        raise MalformedResponse("node sent a block without number, hash or timestamp") from exc
+
+
+class ChainHealth(WireModel):
+    """One chain's line in the health report; head fields are absent when unreachable."""
+
+    chainId: int = Field(description="Numeric chain id.")
+    name: str = Field(description="Chain name from the registry.")
+    reachable: bool = Field(description="The node answered eth_getBlockByNumber in time.")
+    headBlock: int | None = Field(default=None, description="Latest block number.")
+    headTimestamp: int | None = Field(default=None, description="Latest block's unix time.")
+    headAgeSeconds: float | None = Field(
+        default=None,
+        description="Now minus the head block's timestamp, in seconds (negative when the "
+        "node's clock is ahead, e.g. a devnet with a pinned clock).",
+    )
+    error: str | None = Field(default=None, description="Why the node is unreachable.")
+
+
+class HealthReport(WireModel):
+    """The ``/health`` body: ``ok`` when every node is reachable, else ``degraded``."""
+
+    status: str = Field(description="ok or degraded.")
+    chains: list[ChainHealth] = Field(description="One entry per configured chain, by id.")
+
+    @property
+    def healthy(self) -> bool:
+        return self.status == "ok"
+
+
+async def chain_health(
+    chain: Chain, rpc: RpcClient, timeout: float, now: Callable[[], float] = time.time
+) -> ChainHealth:
+    """Probe one node; never raises for node failures (they become ``reachable: false``)."""
+    try:
+        async with asyncio.timeout(timeout):
+            head = await read_head(rpc)
+    except TimeoutError:
+        return _down(chain, DeadlineExceeded(f"no answer within {timeout:g} s"))
+    except TokenRiskError as exc:
+        return _down(chain, exc)
+    return ChainHealth(
+        chainId=chain.id,
+        name=chain.name,
+        reachable=True,
+        headBlock=head.number,
+        headTimestamp=head.timestamp,
+        headAgeSeconds=round(now() - head.timestamp, 1),
+    )
+
+
+def _down(chain: Chain, exc: TokenRiskError) -> ChainHealth:
+    return ChainHealth(chainId=chain.id, name=chain.name, reachable=False, error=exc.message)
+
+
+async def check_health(
+    chains: dict[int, Chain], clients: dict[int, RpcClient], timeout: float
+) -> HealthReport:
+    """Probe every configured chain concurrently, each under ``timeout`` seconds."""
+    ids = sorted(chains)
+    lines = await asyncio.gather(*(chain_health(chains[i], clients[i], timeout) for i in ids))
+    status = "ok" if all(line.reachable for line in lines) else "degraded"
+    return HealthReport(status=status, chains=list(lines))

@@ -1,0 +1,155 @@
+"""Simulated liquidity: a V2 pool that exists only inside the simulation.
+
+For tokens not (yet) listed, or when the caller forces it, the token's largest EOA
+holder (usually the deployer, about to launch) adds liquidity against the chain's
+wrapped native token through the first V2 router of the registry, in a *prelude* block
+that every later simulation starts with.  The holder's own tokens are used (no balance
+is invented); the wrapped native side is given by a balance override.  Nothing is sent
+to the chain.  When the pair already exists, the liquidity is added to it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tokenrisk.abi import checksum, encode_call, to_bytes, word_address
+from tokenrisk.analysis import Pool
+from tokenrisk.chains import Chain, Dex
+from tokenrisk.dex import native_usd_price
+from tokenrisk.errors import RpcError
+from tokenrisk.rpc import RpcClient
+from tokenrisk.simulation import Head, parse_call
+from tokenrisk.trade import DEADLINE, BalanceSlot, approve, balance_of
+
+SIMULATED_NATIVE = 10  # whole units of the wrapped native token put in the pool
+TOKEN_SHARE = 2  # the provider puts 1/TOKEN_SHARE of its balance in the pool
+_GAS = hex(10_000_000)
+
+
+class LiquidityError(Exception):
+    """Liquidity could not be simulated; the message says why (becomes simulationError)."""
+
+
+@dataclass(frozen=True)
+class SimulatedPool:
+    pool: Pool
+    prelude: list[dict[str, Any]]
+    head: Head  # the prelude block: simulations continue after it
+    provider: str  # the holder whose tokens went into the pool
+
+
+def _v2(chain: Chain) -> Dex:
+    dex = next((d for d in chain.dexes if d.version == "V2"), None)
+    if dex is None:
+        raise LiquidityError("no V2 exchange is configured on this chain to simulate liquidity")
+    return dex
+
+
+def _prelude(
+    dex: Dex,
+    token: str,
+    weth: str,
+    provider: str,
+    amounts: tuple[int, int],
+    slot: BalanceSlot,
+    head: Head,
+) -> dict[str, Any]:
+    token_amount, base_amount = amounts
+    overrides = {
+        provider: {"balance": hex(10**30)},
+        weth: {"stateDiff": slot.override(provider, base_amount)},
+    }
+    add = encode_call(
+        "addLiquidity(address,address,uint256,uint256,uint256,uint256,address,uint256)",
+        [token, weth, token_amount, base_amount, 0, 0, provider, DEADLINE],
+    )
+    calls = [
+        approve(token, provider, dex.router),
+        approve(weth, provider, dex.router),
+        {"from": provider, "to": dex.router, "data": add},
+        {
+            "from": provider,
+            "to": dex.factory,
+            "data": encode_call("getPair(address,address)", [token, weth]),
+        },
+    ]
+    return {
+        "blockOverrides": {
+            "number": hex(head.number + 1),
+            "time": hex(head.timestamp + 12),
+            "gasLimit": hex(100_000_000),
+        },
+        "stateOverrides": overrides,
+        "calls": [{**c, "gas": _GAS} for c in calls],
+    }
+
+
+async def _run(rpc: RpcClient, blocks: list[dict[str, Any]]) -> list[Any]:
+    reply = await rpc.call(
+        "eth_simulateV1", [{"blockStateCalls": blocks, "validation": False}, "latest"]
+    )
+    if not isinstance(reply, list) or len(reply) != len(blocks):
+        raise RpcError("eth_simulateV1 returned an unexpected shape")
+    return reply
+
+
+async def simulate_pool(
+    rpc: RpcClient,
+    chain: Chain,
+    token: str,
+    provider: tuple[str, int],
+    slot: BalanceSlot | None,
+    head: Head,
+) -> SimulatedPool:
+    """Create (or deepen) the token/wrapped-native V2 pool inside a prelude block.
+
+    ``provider`` is (holder address, token balance).  Raises LiquidityError when the
+    liquidity cannot be added (the message names the node's reason).
+    """
+    if slot is None:
+        raise LiquidityError("cannot fund the simulated liquidity with the wrapped native token")
+    dex, weth = _v2(chain), chain.wrapped_native
+    base_amount = SIMULATED_NATIVE * 10**weth.decimals
+    amounts = (provider[1] // TOKEN_SHARE, base_amount)
+    prelude = _prelude(dex, token, weth.address, provider[0], amounts, slot, head)
+    calls = (await _run(rpc, [prelude]))[0]["calls"]
+    added = parse_call(calls[2])
+    if not added.ok:
+        raise LiquidityError(f"adding simulated liquidity failed: {added.reason}")
+    pair = word_address(to_bytes(calls[3]["returnData"])[:32])
+    reserves = await _reserves(rpc, prelude, token, weth.address, pair)
+    price = await native_usd_price(rpc, chain)
+    pool = _pool(chain, dex, token, pair, reserves, price)
+    return SimulatedPool(pool, [prelude], Head(head.number + 1, head.timestamp + 12), provider[0])
+
+
+async def _reserves(
+    rpc: RpcClient, prelude: dict[str, Any], token: str, weth: str, pair: str
+) -> tuple[int, int]:
+    probe = {"calls": [balance_of(token, pair, pair), balance_of(weth, pair, pair)]}
+    calls = (await _run(rpc, [prelude, probe]))[1]["calls"]
+    token_res, weth_res = (parse_call(c).uint or 0 for c in calls)
+    return token_res, weth_res
+
+
+def _pool(
+    chain: Chain, dex: Dex, token: str, pair: str, reserves: tuple[int, int], price: float | None
+) -> Pool:
+    weth = chain.wrapped_native
+    token_first = int(token, 16) < int(weth.address, 16)
+    r_token, r_weth = reserves
+    native = r_weth / 10**weth.decimals
+    return Pool(
+        address=checksum(pair),
+        dex=dex.name,
+        version="V2",
+        token0=checksum(token if token_first else weth.address),
+        token1=checksum(weth.address if token_first else token),
+        base_token=weth.address,
+        router=dex.router,
+        reserves0=r_token if token_first else r_weth,
+        reserves1=r_weth if token_first else r_token,
+        liquidity_usd=round(2 * native * (price or 0.0), 2),
+        chain_id=chain.id,
+    )
