@@ -8,15 +8,17 @@ live at build-time addresses.  Operators add or override chains in their config.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from tokenrisk.abi import checksum
 from tokenrisk.errors import UnknownChain
 
 DATA_FILE = Path(__file__).with_name("data") / "chains.toml"
 V3_FEE_TIERS = (100, 500, 3000, 10000)
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,61 @@ def load_registry(path: Path = DATA_FILE) -> dict[int, Chain]:
         data = tomllib.load(handle)
     chains = (chain_from_dict(raw) for raw in data.get("chains", []))
     return {chain.id: chain for chain in chains}
+
+
+def _merged(old: Iterable[_T], new: Iterable[_T], key: Callable[[_T], object]) -> tuple[_T, ...]:
+    """``old`` with items of ``new`` replacing those of the same key, the rest appended."""
+    by_key = {key(item): item for item in old}
+    by_key.update((key(item), item) for item in new)
+    return tuple(by_key.values())
+
+
+def merge_chain(base: Chain, raw: Mapping[str, Any]) -> Chain:
+    """Apply a partial config entry to a registry chain.
+
+    Scalars and ``wrapped_native`` replace; ``stablecoins`` merge by symbol and ``dexes``
+    by (name, version), so an operator can add or repoint one DEX without restating
+    the chain; ``whitelist`` entries are added.  Raises KeyError/ValueError when an
+    entry it names is incomplete.
+    """
+    changes: dict[str, Any] = {
+        k: str(raw[k]) for k in ("name", "short_name", "currency") if k in raw
+    }
+    if "wrapped_native" in raw:
+        changes["wrapped_native"] = _base(raw["wrapped_native"], stable=False)
+    if "stablecoins" in raw:
+        coins = (_base(s, stable=True) for s in raw["stablecoins"])
+        changes["stablecoins"] = _merged(base.stablecoins, coins, key=lambda b: b.symbol)
+    if "dexes" in raw:
+        dexes = (_dex(d) for d in raw["dexes"])
+        changes["dexes"] = _merged(base.dexes, dexes, key=lambda d: (d.name, d.version))
+    if "whitelist" in raw:
+        added = frozenset(checksum(a) for a in raw["whitelist"])
+        changes["whitelist"] = base.whitelist | added
+    return replace(base, **changes)
+
+
+def apply_overrides(
+    registry: Mapping[int, Chain], entries: Iterable[Mapping[str, Any]]
+) -> dict[int, Chain]:
+    """The registry with operator ``[[chains]]`` entries applied, in order.
+
+    An entry for a new chain id must be complete (see :func:`chain_from_dict`); one for
+    a known id is merged into it (:func:`merge_chain`) unless it sets ``replace = true``.
+    Raises ValueError naming the chain when an entry is incomplete or invalid.
+    """
+    merged = dict(registry)
+    for raw in entries:
+        try:
+            chain_id = int(raw["id"])
+            known = merged.get(chain_id)
+            if known is None or raw.get("replace"):
+                merged[chain_id] = chain_from_dict(dict(raw))
+            else:
+                merged[chain_id] = merge_chain(known, raw)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"chain entry {raw.get('id', '?')} is invalid: {exc!r}") from exc
+    return merged
 
 
 def with_node(chain: Chain, rpc_url: str | None, fork_url: str | None = None) -> Chain:

@@ -24,12 +24,18 @@ from tokenrisk.holders_check import (
 )
 from tokenrisk.journey import simulate
 from tokenrisk.liquidity import LiquidityError, SimulatedPool, simulate_pool
-from tokenrisk.probe import is_precompile, probe_simulate, trace_journey, walk_calls
+from tokenrisk.probe import (
+    explain_sell_failure,
+    is_precompile,
+    probe_simulate,
+    trace_journey,
+    walk_calls,
+)
 from tokenrisk.rpc import RpcClient
 from tokenrisk.service import Service
 from tokenrisk.simulation import Funding, Head, SimSettings, Simulator
 from tokenrisk.tokens import is_contract, read_token
-from tokenrisk.trade import Route, find_balance_slot
+from tokenrisk.trade import BalanceSlot, Route, find_balance_slot
 
 
 @dataclass(frozen=True)
@@ -94,6 +100,11 @@ async def _simulate(
 ) -> Simulated:
     rpc = svc.client(chain.id)
     route = Route(pool, dex.dex_of(chain, pool), token, pool.base_token)
+    caps = await svc.capabilities(chain.id)
+    if not caps.state_override:
+        error = "node lacks eth_call state overrides: cannot fund a simulated buyer"
+        funding = Funding(route.base, None, wraps_native=False)
+        return SimulationReport(success=False, error=error), funding, route, None
     base_slot, token_slot, head = await asyncio.gather(
         find_balance_slot(rpc, route.base), find_balance_slot(rpc, token), _head(rpc)
     )
@@ -110,6 +121,8 @@ async def _simulate(
         return SimulationReport(success=False, error=error), funding, route, None
     async with svc.simulations:
         try:
+            if not caps.simulate_v1:  # known from the probe: skip the doomed call
+                raise MethodUnsupported("eth_simulateV1 is not available on this node")
             report = await simulate(sim, base_reserve, token_reserve, token_slot)
         except MethodUnsupported:
             if simulated:
@@ -119,7 +132,20 @@ async def _simulate(
             return await probe_simulate(rpc, route, funding, amount), funding, route, None
     if simulated:
         report = replace(report, via_liquidity_simulation=True)
+    if report.failure_step == "sell" and token_slot is not None and not simulated:
+        report = await _explained(rpc, route, token_slot, report, token_reserve)
     return report, funding, route, sim
+
+
+async def _explained(
+    rpc: RpcClient, route: Route, slot: BalanceSlot, report: SimulationReport, token_reserve: int
+) -> SimulationReport:
+    """Add the token's own revert reason when a router masked it."""
+    amount = max(1, token_reserve // 1_000)
+    detail = await explain_sell_failure(rpc, route, slot, amount)
+    if not detail or (report.failure_reason and detail in report.failure_reason):
+        return report
+    return replace(report, failure_reason=f"{report.failure_reason} (token: {detail})")
 
 
 async def _simulated_pool(svc: Service, chain: Chain, token: str) -> SimulatedPool | str:
@@ -145,6 +171,8 @@ async def code_report(
 
     None when the node cannot trace (no debug_traceCall) or the trace fails.
     """
+    if not (await svc.capabilities(chain.id)).trace_call:
+        return None
     rpc = svc.client(chain.id)
     amount = max(1, dex.base_reserve(route.pool) * SimSettings().buy_bps // 10_000)
     try:
@@ -166,7 +194,10 @@ async def code_report(
         is_proxy=any(c.call_type == "DELEGATECALL" and c.from_address == token for c in calls),
         has_proxy_calls=any(c.call_type == "DELEGATECALL" for c in calls),
         contracts_open_source={checksum(a): v for a, v in opened.items()},
-        calls=tuple(calls),
+        calls=tuple(
+            replace(c, from_address=checksum(c.from_address), to_address=checksum(c.to_address))
+            for c in calls
+        ),
     )
 
 

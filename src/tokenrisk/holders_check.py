@@ -22,6 +22,7 @@ from tokenrisk.errors import NotFoundError, RpcError
 from tokenrisk.holders.index import (
     holder_count,
     index_token,
+    top_holders_checked,
     total_supply,
 )
 from tokenrisk.holders.index import (
@@ -50,7 +51,7 @@ async def top_holders(svc: Service, address: str, chain_id: int) -> dict[str, An
         raise NotFoundError("no contract at this address on this chain")
     await refresh_index(svc, chain_id, token)
     supply, rows = await asyncio.gather(
-        total_supply(rpc, token), indexed_top(svc.store, chain_id, token, 50)
+        total_supply(rpc, token), top_holders_checked(rpc, svc.store, chain_id, token, 50)
     )
     contracts = await is_contract(rpc, [a for a, _ in rows]) if rows else []
     holders = [_Row(checksum(a), b, c) for (a, b), c in zip(rows, contracts, strict=True)]

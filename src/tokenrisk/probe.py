@@ -165,3 +165,27 @@ if __name__ == "__main__":
 
     root = repo_root()
     export_artifact(compile_contracts(root, root / "build" / "devnet" / "solc"))
+
+
+async def explain_sell_failure(rpc: RpcClient, route: Route, slot: Any, amount: int) -> str | None:
+    """Why the token refuses a sell, in its own words.
+
+    Routers wrap a token's revert (Router02 reports ``TransferHelper:
+    TRANSFER_FROM_FAILED``).  A sell is, for the token, a transfer to the pool, so a
+    fresh EOA holding ``amount`` (balance-slot override) sends it straight to the pool
+    in an ``eth_call`` and the token's revert reason is returned (None if it succeeds
+    or says nothing).
+    """
+    seller = fresh_address()
+    overrides = {
+        seller: {"balance": hex(10**30)},
+        route.token: {"stateDiff": slot.override(seller, amount)},
+    }
+    data = encode_call("transfer(address,uint256)", [route.pool.address, amount])
+    call = {"from": seller, "to": route.token, "data": data, "gas": hex(_GAS)}
+    try:
+        await rpc.call("eth_call", [call, "latest", overrides])
+    except RpcError as exc:
+        reason = decode_revert(exc.data if isinstance(exc.data, str) else None)
+        return reason or (exc.message if "gas" in exc.message.lower() else None)
+    return None

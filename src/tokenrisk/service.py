@@ -12,7 +12,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tokenrisk.chains import BaseToken, Chain, Dex, chain_from_dict, load_registry
+from tokenrisk.abi import checksum
+from tokenrisk.capabilities import Capabilities, probe_capabilities
+from tokenrisk.chains import BaseToken, Chain, Dex, apply_overrides, load_registry
 from tokenrisk.config import ChainNode, Settings
 from tokenrisk.devnet.instance import start_devnet
 from tokenrisk.devnet.node import AnvilNode, start_anvil
@@ -64,6 +66,8 @@ class Service:
     store: Store
     nodes: list[AnvilNode] = field(default_factory=list)
     simulations: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(8))
+    probed: dict[int, Capabilities] = field(default_factory=dict)
+    _probing: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
 
     def client(self, chain_id: int) -> RpcClient:
         try:
@@ -77,6 +81,22 @@ class Service:
         except KeyError:
             raise UnknownChain(f"chain {chain_id} is not configured") from None
 
+    async def capabilities(self, chain_id: int) -> Capabilities:
+        """The node's capabilities, probed on first use and cached for the process.
+
+        Raises UnknownChain, or the transport errors of the probe (then nothing is
+        cached and the next request probes again).
+        """
+        cached = self.probed.get(chain_id)
+        if cached is not None:
+            return cached
+        async with self._probing:
+            if chain_id not in self.probed:
+                caps = await probe_capabilities(self.client(chain_id))
+                log.info("chain %s node lacks: %s", chain_id, ", ".join(caps.missing()) or "-")
+                self.probed[chain_id] = caps
+            return self.probed[chain_id]
+
     async def close(self) -> None:
         for client in self.clients.values():
             await client.aclose()
@@ -85,16 +105,22 @@ class Service:
             node.stop()
 
 
-def _registry(settings: Settings) -> dict[int, Chain]:
-    registry: dict[int, Chain] = {}
-    try:
-        registry = load_registry()
-    except FileNotFoundError:
-        pass
-    for raw in settings.chains:
-        chain = chain_from_dict(dict(raw))
-        registry[chain.id] = chain
-    return registry
+def chain_registry(settings: Settings) -> dict[int, Chain]:
+    """The shipped registry with the operator's ``[[chains]]`` entries applied.
+
+    Raises ValueError naming the chain of an invalid entry.
+    """
+    return apply_overrides(load_registry(), settings.chains)
+
+
+def _whitelisted(chains: dict[int, Chain], settings: Settings) -> dict[int, Chain]:
+    """Add the operator's ``[whitelist]`` table to the chains it names."""
+    out = dict(chains)
+    for chain_id, tokens in settings.whitelist.items():
+        if chain_id in out:
+            extra = frozenset(checksum(t) for t in tokens)
+            out[chain_id] = replace(out[chain_id], whitelist=out[chain_id].whitelist | extra)
+    return out
 
 
 def _rpc_settings(settings: Settings) -> RpcSettings:
@@ -117,13 +143,14 @@ def connect_devnet(
     verifier = build_verifier(_verification(settings, {chain.id: [build_dir / "sources.json"]}))
     store = create_store(settings.database_url)
     sem = asyncio.Semaphore(settings.max_concurrent_simulations)
-    return Service(settings, {chain.id: chain}, {chain.id: client}, verifier, store, [], sem)
+    chains = _whitelisted({chain.id: chain}, settings)
+    return Service(settings, chains, {chain.id: client}, verifier, store, [], sem)
 
 
 def open_service(settings: Settings) -> Service:
     """Start nodes and clients for every configured chain (blocking: call before serving)."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    registry = _registry(settings)
+    registry = chain_registry(settings)
     chains: dict[int, Chain] = {}
     clients: dict[int, RpcClient] = {}
     nodes: list[AnvilNode] = []
@@ -151,7 +178,7 @@ def open_service(settings: Settings) -> Service:
     verifier = build_verifier(_verification(settings, local_paths))
     sem = asyncio.Semaphore(settings.max_concurrent_simulations)
     store = create_store(settings.database_url)
-    return Service(settings, chains, clients, verifier, store, nodes, sem)
+    return Service(settings, _whitelisted(chains, settings), clients, verifier, store, nodes, sem)
 
 
 def _verification(settings: Settings, local_paths: dict[int, list[Path]]) -> VerificationSettings:

@@ -141,3 +141,13 @@ async def test_invalid_address_is_400(client: httpx.AsyncClient) -> None:
     response = await client.get("/v2/IsHoneypot", params={"address": "0x1234"})
     assert response.status_code == 400
     assert response.json() == {"code": 400, "error": response.json()["error"]}
+
+
+async def test_honeypot_reason_names_the_step_and_the_tokens_own_reason(
+    client: httpx.AsyncClient, devnet: Any
+) -> None:
+    entry = _entry(devnet, "sell-whitelist")
+    body = (await client.get("/v2/IsHoneypot", params={"address": entry["address"]})).json()
+    reason = body["honeypotResult"]["honeypotReason"]
+    assert reason.startswith("sell failed: execution reverted: ")
+    assert "(token: Seller not whitelisted)" in reason

@@ -1,0 +1,137 @@
+"""Where an IsHoneypot request spends its time: node round trips versus Python.
+
+The app runs in this process (``httpx.ASGITransport``) with the results cache off (a
+hit is only a head read) and its node client replaced by :class:`TimedRpc`, which
+records the interval of every round trip.  For a few requests on a warm holder index it
+reports wall time, the union of round-trip intervals (time at least one request was
+waiting on the node, including httpx and JSON work around it), process CPU time, and
+the JSON-RPC calls by method; then it profiles one more request with cProfile and keeps
+the functions with the most own time.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import io
+import pstats
+import time
+from collections import Counter
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+
+from tokenrisk.api import create_app
+from tokenrisk.config import Settings
+from tokenrisk.rpc import RpcClient
+from tokenrisk.service import connect_devnet
+
+T = TypeVar("T")
+
+
+class TimedRpc(RpcClient):
+    """An RpcClient that remembers when each round trip started and ended."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url, label="devnet node")
+        self.spans: list[tuple[float, float]] = []
+        self.methods: Counter[str] = Counter()
+
+    async def _timed(self, work: Awaitable[T]) -> T:
+        started = time.perf_counter()
+        try:
+            return await work
+        finally:
+            self.spans.append((started, time.perf_counter()))
+
+    async def call(self, method: str, params: Sequence[Any] = ()) -> Any:
+        self.methods[method] += 1
+        return await self._timed(super().call(method, params))
+
+    async def batch(self, calls: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
+        self.methods.update(method for method, _ in calls)
+        return await self._timed(super().batch(calls))
+
+    def reset(self) -> None:
+        self.spans.clear()
+        self.methods.clear()
+
+
+def covered(spans: Sequence[tuple[float, float]]) -> float:
+    """Total length of the union of intervals (overlapping round trips count once)."""
+    total, end = 0.0, float("-inf")
+    for start, stop in sorted(spans):
+        if stop <= end:
+            continue
+        total += stop - max(start, end)
+        end = stop
+    return total
+
+
+@dataclass
+class Breakdown:
+    """Per-request averages over ``requests`` warm IsHoneypot requests."""
+
+    requests: int
+    wall: float
+    node: float
+    cpu: float
+    round_trips: float
+    methods: Counter[str] = field(default_factory=Counter)
+    top: str = ""
+
+    @property
+    def calls(self) -> float:
+        return sum(self.methods.values()) / self.requests
+
+
+async def profile_is_honeypot(
+    rpc_url: str, manifest: dict[str, Any], build_dir: Path, data_dir: Path, token: str
+) -> Breakdown:
+    """Breakdown of warm IsHoneypot on ``token`` (after one request that fills the index)."""
+    settings = Settings(devnet=False, data_dir=data_dir, deadline=120.0, cache_ttl=0)
+    service = connect_devnet(settings, rpc_url, manifest, build_dir)
+    timed = TimedRpc(rpc_url)
+    chain_id = next(iter(service.clients))
+    await service.clients[chain_id].aclose()
+    service.clients[chain_id] = timed
+    transport = httpx.ASGITransport(app=create_app(settings, service))
+    params = {"address": token, "chainID": str(chain_id)}
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://bench") as http:
+            (await http.get("/v2/IsHoneypot", params=params)).raise_for_status()
+            breakdown = await _breakdown(http, timed, params, requests=5)
+            breakdown.top = await _profiled(http, params)
+    finally:
+        await service.close()
+    return breakdown
+
+
+async def _breakdown(
+    http: httpx.AsyncClient, timed: TimedRpc, params: dict[str, str], requests: int
+) -> Breakdown:
+    timed.reset()
+    wall = node = cpu = 0.0
+    trips = 0
+    for _ in range(requests):
+        timed.spans.clear()
+        started, cpu_started = time.perf_counter(), time.process_time()
+        (await http.get("/v2/IsHoneypot", params=params)).raise_for_status()
+        wall += time.perf_counter() - started
+        cpu += time.process_time() - cpu_started
+        node += covered(timed.spans)
+        trips += len(timed.spans)
+    n = requests
+    return Breakdown(n, wall / n, node / n, cpu / n, trips / n, Counter(timed.methods))
+
+
+async def _profiled(http: httpx.AsyncClient, params: dict[str, str], rows: int = 15) -> str:
+    profiler = cProfile.Profile()
+    profiler.enable()
+    (await http.get("/v2/IsHoneypot", params=params)).raise_for_status()
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(rows)
+    return out.getvalue()

@@ -1,0 +1,67 @@
+"""Latency samples: timed HTTP requests and nearest-rank percentiles.
+
+Times are wall-clock seconds measured by the client around the whole request (connect
+reuse, server, node), which is what a caller of the API waits for.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import httpx
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (``q`` in 0..100) of a non-empty sample."""
+    if not values:
+        raise ValueError("percentile of an empty sample")
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def status_text(statuses: Counter[int]) -> str:
+    """``200x58 404x2``: how many responses had each status."""
+    return " ".join(f"{code}x{count}" for code, count in sorted(statuses.items()))
+
+
+@dataclass
+class Samples:
+    """Seconds per request and the status codes seen."""
+
+    seconds: list[float] = field(default_factory=list)
+    statuses: Counter[int] = field(default_factory=Counter)
+
+    def add(self, seconds: float, status: int) -> None:
+        self.seconds.append(seconds)
+        self.statuses[status] += 1
+
+    def merge(self, other: Samples) -> None:
+        self.seconds += other.seconds
+        self.statuses.update(other.statuses)
+
+    @property
+    def n(self) -> int:
+        return len(self.seconds)
+
+    @property
+    def p50(self) -> float:
+        return percentile(self.seconds, 50)
+
+    @property
+    def p99(self) -> float:
+        return percentile(self.seconds, 99)
+
+
+async def timed_get(
+    http: httpx.AsyncClient, path: str, params: Mapping[str, str | int]
+) -> tuple[float, int]:
+    """(seconds, status) of one GET; the body is read completely before the clock stops."""
+    started = time.perf_counter()
+    response = await http.get(path, params=dict(params))
+    await response.aread()
+    return time.perf_counter() - started, response.status_code

@@ -1,0 +1,54 @@
+"""Throughput: N concurrent clients sending a fixed number of requests to one endpoint.
+
+Each client is a loop on its own connection taking the next request from a shared
+queue, so exactly ``requests`` requests are sent whatever the concurrency.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import httpx
+
+from bench.latency import Samples, timed_get
+
+
+@dataclass(frozen=True)
+class Throughput:
+    clients: int
+    seconds: float
+    samples: Samples
+
+    @property
+    def per_second(self) -> float:
+        return self.samples.n / self.seconds if self.seconds > 0 else 0.0
+
+
+async def _client(
+    base_url: str, path: str, queue: asyncio.Queue[Mapping[str, str | int]], out: Samples
+) -> None:
+    async with httpx.AsyncClient(base_url=base_url, timeout=120.0) as http:
+        while not queue.empty():
+            params = queue.get_nowait()
+            seconds, status = await timed_get(http, path, params)
+            out.add(seconds, status)
+
+
+async def throughput(
+    base_url: str,
+    path: str,
+    params: Sequence[Mapping[str, str | int]],
+    clients: int,
+    requests: int,
+) -> Throughput:
+    """Send ``requests`` GETs (cycling through ``params``) with ``clients`` at once."""
+    queue: asyncio.Queue[Mapping[str, str | int]] = asyncio.Queue()
+    for i in range(requests):
+        queue.put_nowait(params[i % len(params)])
+    samples = Samples()
+    started = time.perf_counter()
+    await asyncio.gather(*(_client(base_url, path, queue, samples) for _ in range(clients)))
+    return Throughput(clients, time.perf_counter() - started, samples)

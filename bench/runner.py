@@ -1,0 +1,211 @@
+"""The whole bench run (``make bench`` = ``python -m bench``); prints Markdown tables.
+
+Phases, all on loopback:
+
+1. FLOOR: start the devnet; time one eth_simulateV1 buy+transfer+sell on it.
+2. LATENCY: per endpoint a fresh server process (empty store, so the first request per
+   catalogue token is cold), one cold pass and ``--repeats`` warm passes.
+3. THROUGHPUT: on one warm server, 1/8/32 concurrent clients.
+4. PROFILE: one IsHoneypot in-process, round trips versus Python, cProfile top.
+5. HOLDERS: tokens with 100 and 1,000 holders on a throwaway devnet copy.
+6. INDEX: ``bench_index`` (Transfer-log indexing, logs/s) on its own anvil.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from bench import bench_index
+from bench.floor import node_floor
+from bench.holders import holder_scaling
+from bench.hotpath import profile_is_honeypot
+from bench.latency import Samples, timed_get
+from bench.load import Throughput, throughput
+from bench.server import ServerOptions, start_server
+from bench.table import (
+    EndpointRun,
+    IndexRun,
+    holders_table,
+    index_line,
+    latency_table,
+    profile_text,
+    throughput_table,
+)
+from tokenrisk.devnet.instance import RunningDevnet, start_devnet
+from tokenrisk.devnet.node import start_anvil
+from tokenrisk.rpc import RpcClient
+from tokenrisk.store import create_store
+
+CHAIN = 31337
+CLIENTS = (1, 8, 32)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    name: str
+    path: str
+    holder_limit: int | None = None  # None: the Settings default
+
+
+ENDPOINTS = (
+    Endpoint("IsHoneypot (holder analysis)", "/v2/IsHoneypot"),
+    Endpoint("IsHoneypot (holder_limit=0)", "/v2/IsHoneypot", holder_limit=0),
+    Endpoint("GetPairs", "/v1/GetPairs"),
+    Endpoint("GetContractVerification", "/v2/GetContractVerification"),
+    Endpoint("TopHolders", "/v1/TopHolders"),
+)
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=2, help="warm passes per endpoint")
+    parser.add_argument("--floor-samples", type=int, default=30)
+    parser.add_argument("--holders", type=int, nargs="*", default=[100, 1000])
+    parser.add_argument("--index-transfers", type=int, default=10_000)
+    parser.add_argument("--output", type=Path, default=None, help="also write the report here")
+    return parser.parse_args(argv)
+
+
+def _options(
+    devnet: RunningDevnet, data_dir: Path, holder_limit: int | None, cache_ttl: float | None
+) -> ServerOptions:
+    data_dir.mkdir(parents=True)
+    return ServerOptions(devnet.url, devnet.build_dir, data_dir, holder_limit, cache_ttl)
+
+
+async def _passes(
+    base_url: str, path: str, tokens: list[str], repeats: int
+) -> tuple[Samples, Samples]:
+    """The first pass over ``tokens`` and ``repeats`` passes after it."""
+    first, again = Samples(), Samples()
+    async with httpx.AsyncClient(base_url=base_url, timeout=120.0) as http:
+        for token in tokens:
+            first.add(*await timed_get(http, path, {"address": token, "chainID": CHAIN}))
+        for _ in range(repeats):
+            for token in tokens:
+                again.add(*await timed_get(http, path, {"address": token, "chainID": CHAIN}))
+    return first, again
+
+
+async def measure_endpoint(
+    devnet: RunningDevnet, endpoint: Endpoint, tokens: list[str], work: Path, repeats: int
+) -> EndpointRun:
+    """Two fresh servers: results cache off (recomputed), then on (cached)."""
+    data = work / endpoint.name.replace(" ", "-")
+    with start_server(_options(devnet, data / "nocache", endpoint.holder_limit, 0)) as server:
+        cold, recomputed = await _passes(server.url, endpoint.path, tokens, repeats)
+        rss = server.peak_rss_mib()
+    with start_server(_options(devnet, data / "cache", endpoint.holder_limit, None)) as server:
+        cold_again, cached = await _passes(server.url, endpoint.path, tokens, repeats)
+        rss = max(rss, server.peak_rss_mib())
+    cold.merge(cold_again)
+    return EndpointRun(endpoint.name, cold, recomputed, cached, rss)
+
+
+async def measure_throughput(
+    devnet: RunningDevnet, tokens: list[str], work: Path
+) -> tuple[list[tuple[str, Throughput]], float]:
+    """Throughput rows and the highest peak RSS of the servers (MiB)."""
+    params = [{"address": t, "chainID": CHAIN} for t in tokens]
+    cases = (
+        ("IsHoneypot, cached", "/v2/IsHoneypot", None, 64),
+        ("IsHoneypot, recomputed", "/v2/IsHoneypot", 0, 32),
+        ("GetPairs, cached", "/v1/GetPairs", None, 200),
+    )
+    rows: list[tuple[str, Throughput]] = []
+    rss = 0.0
+    for i, (name, path, cache_ttl, base) in enumerate(cases):
+        options = _options(devnet, work / f"throughput-{i}", None, cache_ttl)
+        with start_server(options) as server:
+            await _passes(server.url, path, tokens, 0)  # fill the holder index and the cache
+            for clients in CLIENTS:
+                requests = max(base, 4 * clients)
+                rows.append((name, await throughput(server.url, path, params, clients, requests)))
+            rss = max(rss, server.peak_rss_mib())
+    return rows, rss
+
+
+async def measure_index(transfers: int) -> IndexRun:
+    """``bench_index``'s measurement at a smaller default size (see bench/bench_index.py)."""
+    args = argparse.Namespace(
+        transfers=transfers, blocks=200, holders=1_000, window=None,
+        windows_per_batch=8, repeat=2, store_url=None,
+    )  # fmt: skip
+    with start_anvil(["--no-mining", "--gas-limit", "10000000000"]) as node:
+        rpc = RpcClient(node.url)
+        try:
+            owner = (await rpc.call("eth_accounts"))[0]
+            token = await bench_index.deploy_token(rpc, owner)
+            await bench_index.make_history(rpc, token, owner, args)
+            with tempfile.TemporaryDirectory() as tmp:
+                store = create_store(f"sqlite:///{Path(tmp) / 'index.db'}")
+                stats, recording = await bench_index.best_index(rpc, store, token, args)
+                holders = store.holder_count(CHAIN, token)
+                store.close()
+            raw_seconds, raw_logs = await bench_index.raw_get_logs(rpc, recording.filters)
+        finally:
+            await rpc.aclose()
+    return IndexRun(stats.logs, stats.logs_per_second, raw_logs / raw_seconds, holders)
+
+
+async def run(args: argparse.Namespace) -> str:
+    sections: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="tokenrisk-bench-") as tmp, start_devnet() as devnet:
+        work = Path(tmp)
+        tokens = [t["address"] for t in devnet.manifest["tokens"]]
+        plain = next(t["address"] for t in devnet.manifest["tokens"] if t["id"] == "plain")
+        rpc = RpcClient(devnet.url)
+        try:
+            floor = await node_floor(rpc, devnet.manifest, plain, args.floor_samples)
+        finally:
+            await rpc.aclose()
+        print(f"floor p50 {floor.p50 * 1000:.1f} ms; endpoints:", file=sys.stderr)
+        runs = []
+        for endpoint in ENDPOINTS:
+            runs.append(await measure_endpoint(devnet, endpoint, tokens, work, args.repeats))
+            print(f"  {endpoint.name}: {runs[-1].recomputed.p50 * 1000:.1f} ms", file=sys.stderr)
+        sections.append(latency_table(runs, floor))
+        print("throughput...", file=sys.stderr)
+        rows, rss = await measure_throughput(devnet, tokens, work)
+        sections.append(throughput_table(rows))
+        sections.append(
+            f"Peak RSS of the service process after the throughput runs: {rss:.0f} MiB."
+        )
+        print("profile...", file=sys.stderr)
+        profile_dir = work / "profile"
+        profile_dir.mkdir()
+        breakdown = await profile_is_honeypot(
+            devnet.url, devnet.manifest, devnet.build_dir, profile_dir, plain
+        )
+        sections.append(profile_text(breakdown))
+    if args.holders:
+        print("holder scaling...", file=sys.stderr)
+        with tempfile.TemporaryDirectory(prefix="tokenrisk-bench-") as tmp:
+            holder_runs, setup = await holder_scaling(tuple(args.holders), Path(tmp))
+        sections.append(holders_table(holder_runs))
+        sections.append(f"Creating the holder tokens took {setup:.1f} s.")
+    if args.index_transfers > 0:
+        print("indexing...", file=sys.stderr)
+        sections.append(index_line(await measure_index(args.index_transfers)))
+    sections.append(
+        "cProfile, one warm IsHoneypot, by own time:\n\n```\n" + breakdown.top.strip() + "\n```"
+    )
+    return "\n\n".join(sections)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    started = time.perf_counter()
+    report = asyncio.run(run(args))
+    report += f"\n\nWhole bench run: {time.perf_counter() - started:.0f} s."
+    print(report)
+    if args.output is not None:
+        args.output.write_text(report + "\n", encoding="utf-8")

@@ -1,0 +1,116 @@
+"""The printed report: Markdown tables, so a run can be pasted into docs/performance.md."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bench.holders import HolderRun
+from bench.hotpath import Breakdown
+from bench.latency import Samples, status_text
+from bench.load import Throughput
+
+
+@dataclass(frozen=True)
+class EndpointRun:
+    """Latencies of one endpoint over the catalogue tokens.
+
+    ``cold``: first request per token on a fresh server (empty store and cache);
+    ``recomputed``: repeats with the results cache off (indexes and verifier cache warm);
+    ``cached``: repeats with the results cache on.
+    """
+
+    name: str
+    cold: Samples
+    recomputed: Samples
+    cached: Samples
+    peak_rss_mib: float
+
+
+@dataclass(frozen=True)
+class IndexRun:
+    logs: int
+    logs_per_second: float
+    raw_logs_per_second: float
+    holders: int
+
+
+def ms(seconds: float) -> str:
+    """Milliseconds, as every latency column is."""
+    return f"{seconds * 1000:,.1f}"
+
+
+def markdown(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def latency_table(runs: Sequence[EndpointRun], floor: Samples) -> str:
+    header = [
+        "endpoint", "cold p50", "cold p99", "recomputed p50", "recomputed p99", "cached p50",
+        "cached p99", "cold / floor", "recomputed / floor", "cached / floor", "statuses",
+        "peak RSS MiB",
+    ]  # fmt: skip
+    rows = [
+        [
+            r.name, ms(r.cold.p50), ms(r.cold.p99), ms(r.recomputed.p50), ms(r.recomputed.p99),
+            ms(r.cached.p50), ms(r.cached.p99), ratio(r.cold, floor), ratio(r.recomputed, floor),
+            ratio(r.cached, floor),
+            status_text(r.cold.statuses + r.recomputed.statuses + r.cached.statuses),
+            f"{r.peak_rss_mib:.0f}",
+        ]
+        for r in runs
+    ]  # fmt: skip
+    rows.append(
+        ["node floor (1 eth_simulateV1 buy+transfer+sell)", "", "", ms(floor.p50),
+         ms(floor.p99), "", "", "", "1.0x", "", f"{floor.n} samples", ""]
+    )  # fmt: skip
+    return markdown(header, rows)
+
+
+def ratio(samples: Samples, floor: Samples) -> str:
+    return f"{samples.p50 / floor.p50:.1f}x"
+
+
+def throughput_table(results: Sequence[tuple[str, Throughput]]) -> str:
+    header = ["endpoint", "clients", "requests", "req/s", "p50 ms", "p99 ms", "statuses"]
+    rows = [
+        [name, str(t.clients), str(t.samples.n), f"{t.per_second:,.1f}", ms(t.samples.p50),
+         ms(t.samples.p99), status_text(t.samples.statuses)]
+        for name, t in results
+    ]  # fmt: skip
+    return markdown(header, rows)
+
+
+def holders_table(runs: Sequence[HolderRun]) -> str:
+    header = ["holders", "holder_limit", "cold ms (index + check)", "warm p50 ms", "warm p99 ms"]
+    rows = [
+        [str(r.holders), str(r.holder_limit), ms(r.cold), ms(r.warm.p50), ms(r.warm.p99)]
+        for r in runs
+    ]
+    return markdown(header, rows)
+
+
+def index_line(run: IndexRun) -> str:
+    return (
+        f"Indexing: {run.logs:,} Transfer logs ({run.holders:,} holders) at "
+        f"{run.logs_per_second:,.0f} logs/s; the node alone answers the same eth_getLogs "
+        f"ranges at {run.raw_logs_per_second:,.0f} logs/s "
+        f"(index/raw time {run.raw_logs_per_second / run.logs_per_second:.2f}x)."
+    )
+
+
+def profile_text(b: Breakdown) -> str:
+    python = max(0.0, b.wall - b.node)
+    methods = ", ".join(f"{m} {c / b.requests:g}" for m, c in b.methods.most_common())
+    return "\n".join(
+        [
+            f"IsHoneypot hot path (warm, mean of {b.requests}): wall {ms(b.wall)} ms; "
+            f"waiting on the node {ms(b.node)} ms ({b.node / b.wall:.0%}); "
+            f"Python outside round trips {ms(python)} ms ({python / b.wall:.0%}); "
+            f"process CPU {ms(b.cpu)} ms.",
+            f"Round trips per request: {b.round_trips:g} HTTP requests carrying "
+            f"{b.calls:g} JSON-RPC calls ({methods}).",
+        ]
+    )
