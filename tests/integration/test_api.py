@@ -125,13 +125,13 @@ async def test_get_pairs_wire_shape_and_order(client: httpx.AsyncClient, devnet:
     assert liquidity == sorted(liquidity, reverse=True)
 
 
-async def test_get_pairs_v2_reserves_are_on_chain(client: httpx.AsyncClient, devnet: Any) -> None:
-    entry = _token(devnet, "multi-pair")
-    pairs = await _ok(client, "/v1/GetPairs", address=entry["address"])
-    v2 = next(p for p in entry["pools"] if p["dex"] == "v2" and p["base"] == "WETH")
-    item = next(p for p in pairs if p["Pair"]["Address"] == v2["address"])
-    raw = await _rpc(devnet, "eth_call", [{"to": v2["address"], "data": "0x0902f1ac"}, "latest"])
-    assert item["Reserves"] == [int(raw[2:66], 16), int(raw[66:130], 16)]
+async def test_get_pairs_reserves_are_the_pool_balances(
+    client: httpx.AsyncClient, devnet: Any
+) -> None:
+    pairs = await _ok(client, "/v1/GetPairs", address=_address(devnet, "multi-pair"))
+    for item in pairs:
+        pool, tokens = item["Pair"]["Address"], item["Pair"]["Tokens"]
+        assert item["Reserves"] == [await _balance_of(devnet, t, pool) for t in tokens]
 
 
 async def test_get_pairs_all_chains_when_chain_omitted(

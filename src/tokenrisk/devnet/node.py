@@ -103,10 +103,15 @@ def start_anvil(
     if load_state is not None:
         args += ["--load-state", str(load_state)]
     args += extra_args or []
-    log = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: SIM115
-    process = subprocess.Popen(
-        args, stdout=log, stderr=log, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent
-    )
+    log = open(log_path, "ab") if log_path else None  # noqa: SIM115
+    try:
+        out = log if log is not None else subprocess.DEVNULL
+        process = subprocess.Popen(
+            args, stdout=out, stderr=out, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent
+        )
+    finally:
+        if log is not None:
+            log.close()  # the child keeps its own descriptor of the log file
     node = AnvilNode(process=process, port=port, log_path=log_path)
     atexit.register(node.stop)
     _wait_ready(node, startup_timeout)
