@@ -66,4 +66,8 @@ def round_percent(tax: float) -> int:
 
 
 def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values) if values else 0.0
+    """Arithmetic mean kept within [min, max]: float rounding of a sum can otherwise
+    put the mean of equal values a hair above their maximum."""
+    if not values:
+        return 0.0
+    return min(max(math.fsum(values) / len(values), min(values)), max(values))
