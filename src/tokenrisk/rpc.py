@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +43,10 @@ RETRYABLE = frozenset(
     }
 )
 """Methods that read state only and so may be sent again after a connection failure."""
+
+# httpx logs every request URL at INFO; node URLs often embed provider keys, so its
+# logger never goes below WARNING, whatever the operator's root logging level.
+logging.getLogger("httpx").setLevel(logging.WARNING)
 
 _UNSUPPORTED_CODES = frozenset({-32601})
 _UNSUPPORTED_TEXT = ("method not found", "not supported", "does not exist", "unsupported method")
