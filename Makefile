@@ -38,8 +38,9 @@ types: setup
 
 check: lint types test
 
+# `make bench` prints the benchmark tables (docs/performance.md); e.g. BENCH_ARGS="--holders 100".
 bench: devnet
-	$(BIN)/python -m bench
+	$(BIN)/python -m bench $(BENCH_ARGS)
 
 clean:
 	rm -rf build .tokenrisk

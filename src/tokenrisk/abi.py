@@ -36,7 +36,7 @@ def parse_address(value: str) -> str:
     Accepts all-lowercase and all-uppercase hex; mixed case must be a valid EIP-55
     checksum (a mixed-case typo is rejected rather than silently accepted).
     """
-    if not isinstance(value, str) or not _HEX_ADDRESS.match(value):
+    if not isinstance(value, str) or not _HEX_ADDRESS.fullmatch(value):
         raise InvalidAddress("address must be 0x followed by 40 hexadecimal characters")
     body = value[2:]
     checksummed = str(to_checksum_address(value))

@@ -15,7 +15,12 @@ from tokenrisk import dex, risk, wire
 from tokenrisk.abi import checksum, parse_address
 from tokenrisk.analysis import Analysis, CodeReport, Pool, SimulationReport
 from tokenrisk.chains import Chain
-from tokenrisk.errors import MethodUnsupported, NotFoundError, RpcError, TokenRiskError
+from tokenrisk.errors import (
+    MethodUnsupported,
+    NotFoundError,
+    RpcError,
+    TokenRiskError,
+)
 from tokenrisk.holders_check import (
     analyse_holders,
     largest_holders,
@@ -49,8 +54,8 @@ class Target:
 
 async def _target_on(svc: Service, chain: Chain, address: str) -> Target | None:
     rpc = svc.client(chain.id)
-    (code,) = await rpc.batch([("eth_getCode", [address, "latest"])])
-    if isinstance(code, RpcError) or not isinstance(code, str) or len(code) <= 2:
+    code = await rpc.call("eth_getCode", [address, "latest"])
+    if len(code) <= 2:
         return None
     token = address
     resolved = await dex.resolve_pair(rpc, chain, address)

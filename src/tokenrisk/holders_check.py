@@ -32,6 +32,7 @@ from tokenrisk.holders.siphon import siphoned_holders
 from tokenrisk.holders.stats import HolderSell, aggregate
 from tokenrisk.service import Service
 from tokenrisk.simulation import Outcome, Plan, Simulator, sold_tax
+from tokenrisk.store import StoreConflict
 from tokenrisk.tokens import balances_of, is_contract
 
 _SKIP = {"0x0000000000000000000000000000000000000000", "0x000000000000000000000000000000000000dead"}
@@ -39,7 +40,20 @@ _BATCH = 25
 
 
 async def refresh_index(svc: Service, chain_id: int, token: str) -> None:
-    await index_token(svc.client(chain_id), svc.store, chain_id, token)
+    """Bring the token's index up to the head.
+
+    Concurrent requests for one token wait for a single indexer; when another process
+    holds the token's cursor (StoreConflict), a few short retries follow, then the
+    stored index is used as it is (at most a few blocks behind).
+    """
+    lock = svc.index_locks.setdefault((chain_id, token.lower()), asyncio.Lock())
+    async with lock:
+        for attempt in range(3):
+            try:
+                await index_token(svc.client(chain_id), svc.store, chain_id, token)
+                return
+            except StoreConflict:
+                await asyncio.sleep(0.05 * (attempt + 1))
 
 
 async def top_holders(svc: Service, address: str, chain_id: int) -> dict[str, Any]:

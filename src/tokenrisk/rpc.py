@@ -79,6 +79,32 @@ def error_from_object(error: Any) -> RpcError:
     return RpcError(message, code, error.get("data"))
 
 
+HEX_RESULTS = frozenset(
+    {
+        "eth_call",
+        "eth_getCode",
+        "eth_getBalance",
+        "eth_blockNumber",
+        "eth_chainId",
+        "eth_getStorageAt",
+        "eth_estimateGas",
+    }
+)
+"""Methods whose result is always a 0x-hex string; anything else means a broken node."""
+
+
+def _checked(method: str, result: Any) -> Any:
+    if method in HEX_RESULTS and not _is_hex(result):
+        raise MalformedResponse(f"node answered {method} with a malformed result")
+    return result
+
+
+def _is_hex(value: Any) -> bool:
+    if not isinstance(value, str) or not value.startswith("0x"):
+        return False
+    return all(c in "0123456789abcdefABCDEF" for c in value[2:])
+
+
 def _result_of(reply: Any) -> Any:
     if not isinstance(reply, dict) or ("result" not in reply and "error" not in reply):
         raise MalformedResponse("node sent a reply that is not JSON-RPC")
@@ -112,7 +138,7 @@ class RpcClient:
         """
         payload = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
         reply = await self._post(payload, retry=method in RETRYABLE)
-        return _result_of(reply)
+        return _checked(method, _result_of(reply))
 
     async def batch(self, calls: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
         """Send several requests in one JSON-RPC batch.
@@ -138,9 +164,9 @@ class RpcClient:
             raise MalformedResponse("node answered a batch with a non-list")
         by_id = {r.get("id"): r for r in replies if isinstance(r, dict)}
         out: list[Any] = []
-        for i in ids:
+        for i, (method, _) in zip(ids, calls, strict=True):
             try:
-                out.append(_result_of(by_id.get(i)))
+                out.append(_checked(method, _result_of(by_id.get(i))))
             except RpcError as exc:
                 out.append(exc)
         return out

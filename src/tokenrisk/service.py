@@ -66,6 +66,8 @@ class Service:
     store: Store
     nodes: list[AnvilNode] = field(default_factory=list)
     simulations: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(8))
+    # one indexer per (chain, token) at a time in this process
+    index_locks: dict[tuple[int, str], asyncio.Lock] = field(default_factory=dict)
     probed: dict[int, Capabilities] = field(default_factory=dict)
     _probing: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
 

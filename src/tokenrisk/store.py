@@ -325,8 +325,20 @@ class Store:
         """Create missing tables and indexes (idempotent).
 
         On PostgreSQL an advisory lock serialises workers that start together, which
-        would otherwise race on CREATE TABLE.
+        would otherwise race on CREATE TABLE.  On SQLite a worker's first connection
+        switches the file to WAL, which fails at once ("database is locked") while another
+        worker is doing the same; a few short retries let the workers settle.
         """
+        attempts = 5 if self._engine.dialect.name == "sqlite" else 1
+        for attempt in range(attempts):
+            try:
+                return self._create_schema()
+            except StoreError:
+                if attempt + 1 == attempts:
+                    raise
+                time.sleep(0.05 * 2**attempt)
+
+    def _create_schema(self) -> None:
         with self._transaction("create schema", writes=True) as conn:
             if conn.dialect.name == "postgresql":
                 conn.execute(select(func.pg_advisory_xact_lock(SCHEMA_LOCK_ID)))

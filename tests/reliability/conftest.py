@@ -23,6 +23,7 @@ from tokenrisk.config import Settings
 from tokenrisk.devnet.instance import RunningDevnet
 from tokenrisk.service import Service, connect_devnet
 
+
 @pytest.fixture(scope="session")
 def live(devnet: RunningDevnet, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """The app with default settings (results cache on) on uvicorn, for the whole session."""

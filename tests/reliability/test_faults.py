@@ -76,7 +76,8 @@ async def test_node_killed_mid_run_then_restarted_on_the_same_port(make_service:
             own.node.process.wait(timeout=10)
             killed = time.monotonic()
             statuses: Counter[int] = Counter()
-            for token, (response, arrived) in zip(tokens, await asyncio.gather(*flight)):
+            answers = await asyncio.gather(*flight)
+            for token, (response, arrived) in zip(tokens, answers, strict=True):
                 statuses[response.status_code] += 1
                 assert arrived - killed <= DEADLINE + SLACK, response.text
                 if response.status_code == 200:
@@ -124,7 +125,9 @@ async def test_slow_node_gets_504_at_the_deadline(
 ) -> None:
     token = token_address(devnet, "plain")
     async with nodeproxy.NodeProxy(devnet.url, delay=5.0) as proxy:
-        service = make_service(proxy.url, deadline=1.0, rpc_timeout=rpc_timeout, cache_ttl=cache_ttl)
+        service = make_service(
+            proxy.url, deadline=1.0, rpc_timeout=rpc_timeout, cache_ttl=cache_ttl
+        )
         async with asgi_client(service) as http:
             for path in PATHS:
                 started = time.monotonic()
