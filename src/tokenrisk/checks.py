@@ -111,7 +111,7 @@ async def _simulate(
         funding = Funding(route.base, None, wraps_native=False)
         return SimulationReport(success=False, error=error), funding, route, None
     base_slot, token_slot, head = await asyncio.gather(
-        find_balance_slot(rpc, route.base), find_balance_slot(rpc, token), _head(rpc)
+        _base_slot(svc, chain, route.base), find_balance_slot(rpc, token), _head(rpc)
     )
     prelude = simulated.prelude if simulated else []
     head = simulated.head if simulated else head
@@ -153,6 +153,18 @@ async def _explained(
     return replace(report, failure_reason=f"{report.failure_reason} (token: {detail})")
 
 
+async def _base_slot(svc: Service, chain: Chain, base: str) -> BalanceSlot | None:
+    """Balance slot of a registry base token, discovered once per chain and token.
+
+    Base tokens come from the operator's registry (WETH, stablecoins), so their storage
+    layout is trusted to stay put; the checked token's slot is always rediscovered.
+    """
+    key = (chain.id, base)
+    if key not in svc.base_slots:
+        svc.base_slots[key] = await find_balance_slot(svc.client(chain.id), base)
+    return svc.base_slots[key]
+
+
 async def _simulated_pool(svc: Service, chain: Chain, token: str) -> SimulatedPool | str:
     """A pool made inside the simulation, or the reason it could not be made."""
     rpc = svc.client(chain.id)
@@ -161,7 +173,7 @@ async def _simulated_pool(svc: Service, chain: Chain, token: str) -> SimulatedPo
     if not providers:
         return "no holder of this token can provide liquidity"
     slot, head = await asyncio.gather(
-        find_balance_slot(rpc, chain.wrapped_native.address), _head(rpc)
+        _base_slot(svc, chain, chain.wrapped_native.address), _head(rpc)
     )
     try:
         return await simulate_pool(rpc, chain, token, providers[0], slot, head)

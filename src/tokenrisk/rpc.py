@@ -12,6 +12,7 @@ import asyncio
 import itertools
 import json
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -99,10 +100,11 @@ def _checked(method: str, result: Any) -> Any:
     return result
 
 
+_HEX = re.compile(r"0x[0-9a-fA-F]*")
+
+
 def _is_hex(value: Any) -> bool:
-    if not isinstance(value, str) or not value.startswith("0x"):
-        return False
-    return all(c in "0123456789abcdefABCDEF" for c in value[2:])
+    return isinstance(value, str) and _HEX.fullmatch(value) is not None
 
 
 def _result_of(reply: Any) -> Any:

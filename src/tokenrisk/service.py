@@ -21,6 +21,7 @@ from tokenrisk.devnet.node import AnvilNode, start_anvil
 from tokenrisk.errors import UnknownChain
 from tokenrisk.rpc import RpcClient, RpcSettings
 from tokenrisk.store import Store, create_store
+from tokenrisk.trade import BalanceSlot
 from tokenrisk.verification import VerificationSettings, build_verifier
 from tokenrisk.verification.verifier import Verifier
 
@@ -68,6 +69,7 @@ class Service:
     simulations: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(8))
     # one indexer per (chain, token) at a time in this process
     index_locks: dict[tuple[int, str], asyncio.Lock] = field(default_factory=dict)
+    base_slots: dict[tuple[int, str], BalanceSlot | None] = field(default_factory=dict)
     probed: dict[int, Capabilities] = field(default_factory=dict)
     _probing: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
 
