@@ -34,7 +34,7 @@ async def journey_params(rpc: RpcClient, manifest: dict[str, Any], token: str) -
     slot = await find_balance_slot(rpc, route.base)
     block = await rpc.call("eth_getBlockByNumber", ["latest", False])
     head = Head(int(block["number"], 16), int(block["timestamp"], 16))
-    funding = Funding(route.base, slot, wraps_native=slot is None)
+    funding = Funding(route.base, slot)
     sim = Simulator(rpc, route, head, funding, SimSettings())
     amount = max(1, dex.base_reserve(pool) * sim.settings.buy_bps // 10_000)
     bought = (await sim.run_one(sim.buy_only(amount)))["bought"].uint or 0

@@ -21,11 +21,11 @@ from tokenrisk.errors import (
     RpcError,
     TokenRiskError,
 )
+from tokenrisk.holders.index import holder_count
 from tokenrisk.holders_check import (
     analyse_holders,
     largest_holders,
     refresh_index,
-    total_holders,
 )
 from tokenrisk.journey import simulate
 from tokenrisk.liquidity import LiquidityError, SimulatedPool, simulate_pool
@@ -69,7 +69,7 @@ async def resolve(svc: Service, address: str, chain_id: int | None) -> Target:
 
     Raises NotFoundError when no configured chain has a contract at ``address``.
     """
-    chains = [svc.chain(chain_id)] if chain_id is not None else list(svc.chains.values())
+    chains = svc.chains_for(chain_id)
     found = await asyncio.gather(
         *(_target_on(svc, c, address) for c in chains), return_exceptions=True
     )
@@ -108,14 +108,14 @@ async def _simulate(
     caps = await svc.capabilities(chain.id)
     if not caps.state_override:
         error = "node lacks eth_call state overrides: cannot fund a simulated buyer"
-        funding = Funding(route.base, None, wraps_native=False)
+        funding = Funding(route.base, None)
         return SimulationReport(success=False, error=error), funding, route, None
     base_slot, token_slot, head = await asyncio.gather(
         _base_slot(svc, chain, route.base), find_balance_slot(rpc, token), _head(rpc)
     )
     prelude = simulated.prelude if simulated else []
     head = simulated.head if simulated else head
-    funding = Funding(route.base, base_slot, wraps_native=base_slot is None)
+    funding = Funding(route.base, base_slot)
     if base_slot is None and route.base != chain.wrapped_native.address:
         error = "cannot fund a simulated buyer with the base token"
         return SimulationReport(success=False, error=error), funding, route, None
@@ -133,7 +133,7 @@ async def _simulate(
             if simulated:
                 error = "liquidity simulation needs eth_simulateV1, which this node lacks"
                 return SimulationReport(success=False, error=error), funding, route, None
-            amount = max(1, base_reserve * sim.settings.buy_bps // 10_000)
+            amount = sim.settings.buy_amount(base_reserve)
             return await probe_simulate(rpc, route, funding, amount), funding, route, None
     if simulated:
         report = replace(report, via_liquidity_simulation=True)
@@ -168,7 +168,6 @@ async def _base_slot(svc: Service, chain: Chain, base: str) -> BalanceSlot | Non
 async def _simulated_pool(svc: Service, chain: Chain, token: str) -> SimulatedPool | str:
     """A pool made inside the simulation, or the reason it could not be made."""
     rpc = svc.client(chain.id)
-    await refresh_index(svc, chain.id, token)
     providers = await largest_holders(svc, chain, token, [])
     if not providers:
         return "no holder of this token can provide liquidity"
@@ -191,7 +190,7 @@ async def code_report(
     if not (await svc.capabilities(chain.id)).trace_call:
         return None
     rpc = svc.client(chain.id)
-    amount = max(1, dex.base_reserve(route.pool) * SimSettings().buy_bps // 10_000)
+    amount = SimSettings().buy_amount(dex.base_reserve(route.pool))
     try:
         tree = await trace_journey(rpc, route, funding, amount)
     except RpcError:
@@ -227,6 +226,7 @@ async def analyse(
     chain, rpc = target.chain, svc.client(target.chain.id)
     pool = _pick_pool(target, pair, address)
     token = await read_token(rpc, target.token)
+    await refresh_index(svc, chain.id, target.token)  # once: holders, counts and providers
     simulated: SimulatedPool | None = None
     if liquidity == "always" or (liquidity == "if_missing" and pool is None):
         made = await _simulated_pool(svc, chain, target.token)
@@ -244,7 +244,7 @@ async def analyse(
     pools = [*target.pools, pool]
     provider = {simulated.provider} if simulated else set()
     holders = await analyse_holders(svc, chain, sim, pools, provider) if sim is not None else None
-    token = replace(token, total_holders=await total_holders(svc, chain.id, target.token))
+    token = replace(token, total_holders=await holder_count(svc.store, chain.id, target.token))
     whitelisted = target.token in chain.whitelist
     analysis = Analysis(
         token=token,
@@ -277,18 +277,14 @@ async def is_honeypot(
 
 async def get_pairs(svc: Service, address: str, chain_id: int | None) -> list[dict[str, Any]]:
     token = parse_address(address)
-    chains = [svc.chain(chain_id)] if chain_id is not None else list(svc.chains.values())
+    chains = svc.chains_for(chain_id)
     found = await asyncio.gather(*(dex.find_pools(svc.client(c.id), c, token) for c in chains))
     pools = sorted((p for ps in found for p in ps), key=lambda p: (-p.liquidity_usd, p.address))[
         :10
     ]
-    symbols: dict[tuple[int, str], str] = {}
-    for pool in pools:
-        for addr in (pool.token0, pool.token1):
-            if (pool.chain_id, addr) not in symbols:
-                symbols[(pool.chain_id, addr)] = (
-                    await read_token(svc.client(pool.chain_id), addr)
-                ).symbol
+    keys = sorted({(p.chain_id, a) for p in pools for a in (p.token0, p.token1)})
+    infos = await asyncio.gather(*(read_token(svc.client(c), a) for c, a in keys))
+    symbols = {key: info.symbol for key, info in zip(keys, infos, strict=True)}
     return wire.dump_all(
         wire.pair_item(
             p, p.chain_id, (symbols[(p.chain_id, p.token0)], symbols[(p.chain_id, p.token1)])
@@ -299,7 +295,7 @@ async def get_pairs(svc: Service, address: str, chain_id: int | None) -> list[di
 
 async def contract_verification(svc: Service, address: str, chain_id: int | None) -> dict[str, Any]:
     root = parse_address(address)
-    chains = [svc.chain(chain_id)] if chain_id is not None else list(svc.chains.values())
+    chains = svc.chains_for(chain_id)
     contract_flags = await asyncio.gather(*(is_contract(svc.client(c.id), [root]) for c in chains))
     on = [c for c, flags in zip(chains, contract_flags, strict=True) if flags[0]]
     if not on:

@@ -20,7 +20,6 @@ from tokenrisk.analysis import HolderStats, Pool
 from tokenrisk.chains import Chain
 from tokenrisk.errors import NotFoundError, RpcError
 from tokenrisk.holders.index import (
-    holder_count,
     index_token,
     top_holders_checked,
     total_supply,
@@ -77,11 +76,6 @@ class _Row:
         self.address, self.balance, self.is_contract = address, balance, is_contract
 
 
-async def total_holders(svc: Service, chain_id: int, token: str) -> int:
-    await refresh_index(svc, chain_id, token)
-    return await holder_count(svc.store, chain_id, token)
-
-
 async def largest_holders(
     svc: Service, chain: Chain, token: str, pools: list[Pool]
 ) -> list[tuple[str, int]]:
@@ -122,11 +116,11 @@ async def analyse_holders(
 ) -> HolderStats | None:
     """Sell simulations of the analysed holders; None when there is nobody to analyse.
 
+    Reads the holder index: the caller brings it up to date (``refresh_index``).
     ``skip``: addresses not to analyse (the provider of simulated liquidity, whose
     balance the simulation has already changed).
     """
     token = sim.route.token
-    await refresh_index(svc, chain.id, token)
     people = [p for p in await largest_holders(svc, chain, token, pools) if p[0] not in skip]
     if not people:
         return None

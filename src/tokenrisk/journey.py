@@ -49,7 +49,7 @@ async def simulate(
 ) -> SimulationReport:
     """Run the whole journey; raises only transport errors (node down, deadline)."""
     # BUY
-    amount = max(1, base_reserve * sim.settings.buy_bps // 10_000)
+    amount = sim.settings.buy_amount(base_reserve)
     first = await sim.run_one(sim.buy_only(amount))
     max_buy: Limit | None = None
     if _bought_ok(first):

@@ -79,6 +79,10 @@ class Service:
         except KeyError:
             raise UnknownChain(f"chain {chain_id} is not configured") from None
 
+    def chains_for(self, chain_id: int | None) -> list[Chain]:
+        """The requested chain, or every configured chain when ``chain_id`` is None."""
+        return [self.chain(chain_id)] if chain_id is not None else list(self.chains.values())
+
     def chain(self, chain_id: int) -> Chain:
         try:
             return self.chains[chain_id]

@@ -55,6 +55,10 @@ class SimSettings:
     delayed_blocks: int = 50_400  # ~7 days of 12 s blocks
     delayed_seconds: int = 7 * 86_400
 
+    def buy_amount(self, base_reserve: int) -> int:
+        """The default buy size for a pool holding ``base_reserve`` of the base token."""
+        return max(1, base_reserve * self.buy_bps // 10_000)
+
 
 @dataclass(frozen=True)
 class Head:
@@ -79,8 +83,7 @@ class Funding:
     """How the buyer gets base tokens: a balance-slot override, or wrapping native coin."""
 
     base: str
-    slot: BalanceSlot | None
-    wraps_native: bool
+    slot: BalanceSlot | None  # None: wrap native coin with ``deposit()``
 
     def apply(self, wallet: str, amount: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         overrides: dict[str, Any] = {wallet: {"balance": hex(10**30)}}
