@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tokenrisk import checks, holders_check
-from tokenrisk.config import load_settings
+from tokenrisk.config import ConfigError, Settings, load_settings
 from tokenrisk.errors import TokenRiskError
 from tokenrisk.service import Service, open_service
 
@@ -28,8 +28,17 @@ ChainOpt = typer.Option(None, "--chain-id", help="chain id; all configured chain
 JsonOpt = typer.Option(False, "--json", help="print the API's JSON instead of a report")
 
 
+def _settings(config: Path | None) -> Settings:
+    """The settings, or one line on stderr and exit code 3 (no traceback)."""
+    try:
+        return load_settings(config)
+    except ConfigError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=3) from None
+
+
 def _run(config: Path | None, work: Callable[[Service], Awaitable[Any]]) -> Any:
-    settings = load_settings(config)
+    settings = _settings(config)
     service = open_service(settings)
 
     async def main() -> Any:
@@ -68,7 +77,7 @@ def serve(
 
     if config is not None:
         os.environ["TOKENRISK_CONFIG"] = str(config)
-    settings = load_settings(config)
+    settings = _settings(config)
     console.print(
         f"tokenrisk listening on http://{host or settings.host}:{port or settings.port} "
         f"(docs at /docs)"

@@ -1,156 +1,564 @@
-"""Operator configuration: one frozen object built once from a TOML file and the environment.
+"""Operator configuration: one frozen, validated object built once from a TOML file and
+the environment, both read through the same schema (:class:`Settings`).
 
-Sources, later wins: built-in defaults, the TOML file (``--config`` or
-``TOKENRISK_CONFIG``), ``TOKENRISK_*`` environment variables.  RPC URLs come only from
-here, never from a request.  See docs/configuration.md for every key.
+Sources, later wins: the schema's defaults, the TOML file (``--config`` or
+``TOKENRISK_CONFIG``), ``TOKENRISK_*`` environment variables.  Nested keys come from the
+environment as ``TOKENRISK_<SECTION>__<KEY>`` (``TOKENRISK_VERIFICATION__TIMEOUT=3``);
+lists and tables as JSON.  A few older names keep working: ``TOKENRISK_API_KEYS=k1,k2``,
+``TOKENRISK_RPC_URL_<chainid>``, ``TOKENRISK_FORK_URL_<chainid>`` and
+``TOKENRISK_VERIFICATION_ETHERSCAN_KEY``.
+
+A key the schema does not know is an error naming the key and the file's line, a bad
+value is a one-line :class:`ConfigError` naming the key and where it came from (never
+the value: it may be a secret).  Relative paths written in the file are relative to
+the file.  RPC URLs come only from here, never from a request.
+
+docs/configuration.md lists every key; its table is :func:`reference_markdown` and a test
+keeps the two equal.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import tomllib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import model_validator as _model_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    SettingsError,
+)
+from pydantic_settings.sources.utils import parse_env_vars
+
+from tokenrisk.chains import apply_overrides, load_registry
+from tokenrisk.verification.settings import VerificationSettings
+
+ENV_PREFIX = "TOKENRISK_"
+_NODE_ENV = re.compile(r"^TOKENRISK_(RPC|FORK)_URL_(\d+)$", re.IGNORECASE)
+_LEGACY_ENV = {"TOKENRISK_VERIFICATION_ETHERSCAN_KEY": ("verification", "etherscan_key")}
+_ADDRESS = r"^0x[0-9a-fA-F]{40}$"
 
 
 class ConfigError(ValueError):
     """The configuration is invalid; the message names the key, never a secret value."""
 
 
-@dataclass(frozen=True)
-class ChainNode:
-    """Where the node of one chain is: direct ``rpc_url`` or a local fork of ``fork_url``."""
+class _Section(BaseModel):
+    """A table of the file: frozen, unknown keys rejected."""
 
-    chain_id: int
-    rpc_url: str | None = field(default=None, repr=False)
-    fork_url: str | None = field(default=None, repr=False)
-    fork_block: int | None = None
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-@dataclass(frozen=True)
-class Settings:
-    host: str = "127.0.0.1"
-    port: int = 8080
-    workers: int = 1
-    deadline: float = 25.0  # seconds a request may take before it gets a 504
-    rpc_timeout: float = 10.0
-    holder_limit: int = 100
-    cache_ttl: float = 15.0
-    api_keys: frozenset[str] = field(default_factory=frozenset, repr=False)
-    rate_limit_per_minute: int = 0  # per key (or per client address without keys); 0 = off
-    data_dir: Path = Path(".tokenrisk")
-    store_url: str | None = field(default=None, repr=False)
-    devnet: bool = True  # run the embedded devnet (default when no chain node is configured)
-    nodes: tuple[ChainNode, ...] = ()
-    chains: tuple[Mapping[str, Any], ...] = ()  # extra/overriding registry entries
-    whitelist: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
-    verification: Mapping[str, Any] = field(default_factory=dict)
-    max_concurrent_simulations: int = 8
+class ChainNode(_Section):
+    """Where the node of one chain is: direct ``rpc_url`` or a local anvil fork of ``fork_url``."""
+
+    id: int = Field(gt=0, description="chain id the node serves")
+    rpc_url: str | None = Field(default=None, repr=False, description="JSON-RPC URL (direct mode)")
+    fork_url: str | None = Field(
+        default=None, repr=False, description="upstream URL that a local anvil forks (fork mode)"
+    )
+    fork_block: int | None = Field(default=None, ge=0, description="block to pin the fork to")
+
+    @_model_validator(mode="after")
+    def _has_url(self) -> ChainNode:
+        if not (self.rpc_url or self.fork_url):
+            raise ValueError("every node needs rpc_url or fork_url")
+        return self
+
+    @property
+    def chain_id(self) -> int:
+        return self.id
+
+
+class BaseTokenEntry(_Section):
+    """A token the service buys with: the wrapped native coin or a stablecoin."""
+
+    address: str = Field(pattern=_ADDRESS, description="token address")
+    symbol: str = Field(description="its symbol")
+    decimals: int = Field(ge=0, le=77, description="its decimals")
+
+
+class DexEntry(_Section):
+    """A Uniswap V2 or V3 compatible DEX (docs/chains.md says which routers work)."""
+
+    name: str = Field(description="DEX name; (name, version) replaces a registry DEX")
+    version: Literal["V2", "V3"] = Field(description="`V2` or `V3`")
+    factory: str = Field(pattern=_ADDRESS, description="factory address")
+    router: str = Field(pattern=_ADDRESS, description="router address")
+    init_code_hash: str | None = Field(default=None, description="V2 pair init code hash")
+    quoter: str | None = Field(default=None, pattern=_ADDRESS, description="V3 QuoterV2 address")
+    fee_tiers: tuple[int, ...] | None = Field(
+        default=None, description="V3 fee tiers (3000 = 0.3%)"
+    )
+
+
+class ChainEntry(_Section):
+    """A ``[[chains]]`` table: a new chain (complete) or changes to a registry chain."""
+
+    id: int = Field(gt=0, description="chain id")
+    replace: bool = Field(
+        default=False, description="replace the registry entry instead of merging"
+    )
+    name: str | None = Field(default=None, description="chain name")
+    short_name: str | None = Field(default=None, description="short name")
+    currency: str | None = Field(default=None, description="native currency symbol")
+    wrapped_native: BaseTokenEntry | None = Field(default=None, description="wrapped native coin")
+    stablecoins: tuple[BaseTokenEntry, ...] | None = Field(
+        default=None, description="stablecoins (merged by symbol)"
+    )
+    dexes: tuple[DexEntry, ...] | None = Field(
+        default=None, description="DEXes (merged by name+version)"
+    )
+    whitelist: tuple[Annotated[str, Field(pattern=_ADDRESS)], ...] | None = Field(
+        default=None, description="well-known tokens (added)"
+    )
+
+    def entry(self) -> dict[str, Any]:
+        """The table as the registry merges it: only the keys that were set."""
+        return self.model_dump(exclude_unset=True)
+
+
+_Provider = Literal["local", "sourcify", "etherscan"]
+_LocalPaths = dict[int, tuple[Path, ...]]
+
+
+class VerificationConfig(_Section):
+    """The ``[verification]`` table; see docs/verification.md for what each provider does."""
+
+    providers: tuple[_Provider, ...] = Field(
+        default=("local",), description="providers to ask, in order"
+    )
+    local_paths: _LocalPaths = Field(
+        default_factory=dict,
+        description="chain id -> local registry file or list of files (the devnet's is added)",
+    )
+    sourcify_url: str | None = Field(default=None, description="Sourcify server root")
+    sourcify_api: Literal["v2", "legacy"] = Field(
+        default="v2", description="Sourcify API generation"
+    )
+    sourcify_chains: tuple[int, ...] = Field(
+        default=(), description="chains to ask Sourcify (empty: all)"
+    )
+    etherscan_url: str | None = Field(default=None, description="Etherscan-compatible API URL")
+    etherscan_key: str | None = Field(
+        default=None, repr=False, description="explorer API key; prefer the environment"
+    )
+    etherscan_chains: tuple[int, ...] = Field(
+        default=(), description="chains to ask the explorer (empty: all)"
+    )
+    timeout: float = Field(default=5.0, gt=0, description="seconds per remote provider request")
+    cache_ttl: float = Field(default=3600.0, ge=0, description="seconds a verified answer is kept")
+    negative_cache_ttl: float = Field(
+        default=300.0, ge=0, description="seconds 'not verified' is kept"
+    )
+    concurrency: int = Field(default=8, ge=1, description="provider lookups in flight at once")
+
+    @field_validator("local_paths", mode="before")
+    @classmethod
+    def _one_or_many(cls, raw: Any) -> Any:
+        if not isinstance(raw, Mapping):
+            return raw
+        return {k: [v] if isinstance(v, str | Path) else v for k, v in raw.items()}
+
+    @_model_validator(mode="after")
+    def _complete(self) -> VerificationConfig:
+        self.settings()  # raises ValueError for e.g. sourcify listed without sourcify_url
+        return self
+
+    def settings(self) -> VerificationSettings:
+        """The verifier's own settings value (validated again there)."""
+        values = self.model_dump()
+        values["local_paths"] = {k: list(v) for k, v in self.local_paths.items()}
+        return VerificationSettings(**values)
+
+
+class Settings(BaseSettings):
+    """Every key of the config file.  The environment is read by :func:`load_settings`,
+    not here, so a ``Settings(...)`` built in code or tests is exactly what it says."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter="__",
+        extra="forbid",
+        frozen=True,
+        validate_default=True,
+    )
+
+    host: str = Field(default="127.0.0.1", description="listen address of `tokenrisk serve`")
+    port: int = Field(default=8080, ge=1, le=65535, description="listen port of `tokenrisk serve`")
+    workers: int = Field(default=1, ge=1, description="API worker processes")
+    deadline: float = Field(default=25.0, gt=0, description="seconds a request may take, then 504")
+    rpc_timeout: float = Field(default=10.0, gt=0, description="seconds per node request")
+    holder_limit: int = Field(default=100, ge=1, description="holders simulated in holderAnalysis")
+    cache_ttl: float = Field(
+        default=15.0, ge=0, description="seconds a result is reused (same head)"
+    )
+    api_keys: Annotated[frozenset[str], NoDecode] = Field(
+        default=frozenset(),
+        repr=False,
+        description="when non-empty every request needs one (X-API-KEY); env: comma-separated",
+    )
+    rate_limit_per_minute: int = Field(
+        default=0, ge=0, description="requests per key (or client address) per minute; 0 = off"
+    )
+    data_dir: Path = Field(default=Path(".tokenrisk"), description="SQLite store and node logs")
+    store_url: str | None = Field(
+        default=None,
+        repr=False,
+        description="SQLAlchemy URL of the store (default: SQLite in data_dir)",
+    )
+    devnet: bool = Field(
+        default=True, description="run the embedded devnet (default: no nodes configured)"
+    )
+    max_concurrent_simulations: int = Field(
+        default=8, ge=1, description="simulations running at once in one process; the rest wait"
+    )
+    nodes: tuple[ChainNode, ...] = Field(default=(), description="one `[[nodes]]` table per chain")
+    chains: tuple[ChainEntry, ...] = Field(
+        default=(), description="`[[chains]]`: add or override registry chains (docs/chains.md)"
+    )
+    whitelist: dict[int, tuple[Annotated[str, Field(pattern=_ADDRESS)], ...]] = Field(
+        default_factory=dict, description="chain id -> well-known token addresses (very_low risk)"
+    )
+    verification: VerificationConfig = Field(
+        default=VerificationConfig(), description="`[verification]` table"
+    )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings,)
+
+    @_model_validator(mode="before")
+    @classmethod
+    def _devnet_default(cls, values: Any) -> Any:
+        """The embedded devnet runs unless chain nodes are configured (or it is set)."""
+        if isinstance(values, dict) and "devnet" not in values:
+            return {**values, "devnet": not values.get("nodes")}
+        return values
+
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _split_keys(cls, raw: Any) -> Any:
+        if isinstance(raw, str) and raw.lstrip().startswith("["):
+            try:
+                return json.loads(raw)
+            except ValueError:
+                raise ValueError("not a JSON list") from None
+        if isinstance(raw, str):
+            return [key.strip() for key in raw.split(",") if key.strip()]
+        return raw
+
+    @_model_validator(mode="after")
+    def _chains_complete(self) -> Settings:
+        """A new chain must be complete; checked here so it fails at start-up, by id."""
+        apply_overrides(load_registry(), self.chain_entries())
+        return self
+
+    def chain_entries(self) -> list[dict[str, Any]]:
+        return [chain.entry() for chain in self.chains]
 
     @property
     def database_url(self) -> str:
         return self.store_url or f"sqlite:///{self.data_dir / 'tokenrisk.sqlite3'}"
 
 
-_SCALARS: dict[str, type] = {
-    "host": str,
-    "port": int,
-    "workers": int,
-    "deadline": float,
-    "rpc_timeout": float,
-    "holder_limit": int,
-    "cache_ttl": float,
-    "rate_limit_per_minute": int,
-    "store_url": str,
-    "max_concurrent_simulations": int,
-}
-
-
-def _coerce(key: str, value: Any, kind: type) -> Any:
-    try:
-        return kind(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{key} must be of type {kind.__name__}") from None
-
-
-def _bool(key: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off"):
-        return False
-    raise ConfigError(f"{key} must be true or false")
-
-
-def _nodes(raw: Any) -> tuple[ChainNode, ...]:
-    out = []
-    for entry in raw or []:
-        if "id" not in entry:
-            raise ConfigError("every [[nodes]] entry needs an id")
-        out.append(
-            ChainNode(
-                int(entry["id"]),
-                entry.get("rpc_url"),
-                entry.get("fork_url"),
-                entry.get("fork_block"),
-            )
-        )
-    return tuple(out)
-
-
-def _from_env(env: Mapping[str, str], values: dict[str, Any]) -> None:
-    for key, kind in _SCALARS.items():
-        name = f"TOKENRISK_{key.upper()}"
-        if name in env:
-            values[key] = _coerce(name, env[name], kind)
-    if "TOKENRISK_API_KEYS" in env:
-        values["api_keys"] = [k for k in env["TOKENRISK_API_KEYS"].split(",") if k.strip()]
-    if "TOKENRISK_DATA_DIR" in env:
-        values["data_dir"] = env["TOKENRISK_DATA_DIR"]
-    if "TOKENRISK_DEVNET" in env:
-        values["devnet"] = _bool("TOKENRISK_DEVNET", env["TOKENRISK_DEVNET"])
-    nodes = {n["id"]: dict(n) for n in values.get("nodes", [])}
-    for name, value in env.items():
-        for prefix, key in (("TOKENRISK_RPC_URL_", "rpc_url"), ("TOKENRISK_FORK_URL_", "fork_url")):
-            if name.startswith(prefix) and name[len(prefix) :].isdigit():
-                chain_id = int(name[len(prefix) :])
-                nodes.setdefault(chain_id, {"id": chain_id})[key] = value
-    values["nodes"] = list(nodes.values())
+# --- loading -------------------------------------------------------------------------
 
 
 def load_settings(path: Path | None = None, env: Mapping[str, str] | None = None) -> Settings:
-    """Build the Settings; raises ConfigError on unreadable or invalid configuration."""
+    """Build the Settings from ``path`` (else ``TOKENRISK_CONFIG``) and ``env`` (else the
+    process environment).  Raises ConfigError with a one-line message."""
     env = os.environ if env is None else env
-    path = path or (Path(env["TOKENRISK_CONFIG"]) if env.get("TOKENRISK_CONFIG") else None)
-    values: dict[str, Any] = {}
-    if path is not None:
-        try:
-            values = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise ConfigError(f"cannot read config file {path}: {exc}") from exc
-    _from_env(env, values)
-    return _settings(values)
+    if path is None and env.get("TOKENRISK_CONFIG"):
+        path = Path(env["TOKENRISK_CONFIG"])
+    text, file_values = _read_file(path) if path is not None else ("", {})
+    values = _merge(file_values, _env_values(env))
+    try:
+        return Settings(**values)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, path, text, env)) from None
 
 
-def _settings(values: dict[str, Any]) -> Settings:
-    kwargs: dict[str, Any] = {
-        k: _coerce(k, values[k], t) for k, t in _SCALARS.items() if k in values
-    }
-    nodes = _nodes(values.get("nodes"))
-    if any(not (n.rpc_url or n.fork_url) for n in nodes):
-        raise ConfigError("every node needs rpc_url or fork_url")
-    kwargs["nodes"] = nodes
-    kwargs["devnet"] = _bool("devnet", values.get("devnet", not nodes))
-    kwargs["api_keys"] = frozenset(str(k) for k in values.get("api_keys", []))
-    kwargs["data_dir"] = Path(values.get("data_dir", ".tokenrisk"))
-    kwargs["chains"] = tuple(values.get("chains", []))
-    kwargs["whitelist"] = {int(k): tuple(v) for k, v in values.get("whitelist", {}).items()}
-    kwargs["verification"] = dict(values.get("verification", {}))
-    settings = Settings(**kwargs)
-    if settings.deadline <= 0 or settings.rpc_timeout <= 0:
-        raise ConfigError("deadline and rpc_timeout must be positive")
-    return settings
+def _read_file(path: Path) -> tuple[str, dict[str, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+        values = tomllib.loads(text)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc}") from None
+    return text, _resolve_paths(values, path.resolve().parent)
+
+
+def _resolve_paths(values: dict[str, Any], base: Path) -> dict[str, Any]:
+    """Relative paths in the file are relative to the file, not to the working directory."""
+
+    def resolved(raw: Any) -> Any:
+        return str(base / raw) if isinstance(raw, str) and not Path(raw).is_absolute() else raw
+
+    if "data_dir" in values:
+        values["data_dir"] = resolved(values["data_dir"])
+    table = values.get("verification")
+    if isinstance(table, dict) and isinstance(table.get("local_paths"), dict):
+        table["local_paths"] = {
+            chain: [resolved(p) for p in files] if isinstance(files, list) else resolved(files)
+            for chain, files in table["local_paths"].items()
+        }
+    return values
+
+
+class _MappingEnvSource(EnvSettingsSource):
+    """pydantic-settings' environment source over a given mapping (tests pass their own)."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self._given = env
+        super().__init__(Settings)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        return parse_env_vars(self._given, False, False, None)
+
+
+def _env_values(env: Mapping[str, str]) -> dict[str, Any]:
+    try:
+        values = _MappingEnvSource(env)()
+    except SettingsError as exc:
+        field = re.search(r'field "(\w+)"', str(exc))
+        name = f"{ENV_PREFIX}{field[1].upper()}" if field else "a TOKENRISK_* variable"
+        raise ConfigError(f"{name}: not valid JSON") from None
+    for name, (section, key) in _LEGACY_ENV.items():
+        if name in env:
+            values.setdefault(section, {}).setdefault(key, env[name])
+    nodes = [
+        {"id": int(match[2]), f"{match[1].lower()}_url": value}
+        for name, value in env.items()
+        if (match := _NODE_ENV.match(name))
+    ]
+    if nodes:
+        values["nodes"] = _merge_nodes(values.get("nodes", []), nodes)
+    return values
+
+
+def _merge(file: dict[str, Any], env: dict[str, Any]) -> dict[str, Any]:
+    """``file`` updated by ``env``: tables key by key, nodes by chain id, the rest replaced."""
+    out = dict(file)
+    for key, value in env.items():
+        if key == "nodes" and isinstance(out.get(key), list) and isinstance(value, list):
+            out[key] = _merge_nodes(out[key], value)
+        elif isinstance(out.get(key), dict) and isinstance(value, dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _merge_nodes(base: list[Any], extra: list[Any]) -> list[Any]:
+    by_id: dict[Any, Any] = {}
+    for node in [*base, *extra]:
+        if not isinstance(node, dict):
+            return [*base, *extra]  # not a table: let validation say so
+        by_id[node.get("id")] = {**by_id.get(node.get("id"), {}), **node}
+    return list(by_id.values())
+
+
+# --- error messages ---------------------------------------------------------------------
+
+
+def _describe(exc: ValidationError, path: Path | None, text: str, env: Mapping[str, str]) -> str:
+    """All problems on one line: ``key: what is wrong (where)``; values are never shown."""
+    problems = []
+    for error in exc.errors():
+        loc = tuple(part for part in error["loc"] if part != "[key]")
+        key = _dotted(loc)
+        what = "unknown key" if error["type"] == "extra_forbidden" else _message(error["msg"])
+        problems.append(f"{key}: {what} ({_where(loc, path, text, env)})")
+    return "invalid configuration: " + "; ".join(problems)
+
+
+def _message(msg: str) -> str:
+    return msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+
+
+def _dotted(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def _where(loc: tuple[int | str, ...], path: Path | None, text: str, env: Mapping[str, str]) -> str:
+    for name in _env_names(loc):
+        if name in env:
+            return f"environment {name}"
+    line = _line_of(text, loc) if text else None
+    if path is not None and line is not None:
+        return f"{path}, line {line}"
+    if loc[:1] == ("nodes",) and any(_NODE_ENV.match(name) for name in env):
+        return "environment TOKENRISK_RPC_URL_<id> / TOKENRISK_FORK_URL_<id>"
+    return f"config file {path}" if path is not None else "defaults"
+
+
+def _env_names(loc: tuple[int | str, ...]) -> Iterator[str]:
+    names = [str(part).upper() for part in loc if isinstance(part, str)]
+    for depth in range(len(names), 0, -1):
+        yield ENV_PREFIX + "__".join(names[:depth])
+    for legacy, target in _LEGACY_ENV.items():
+        if tuple(str(p) for p in loc[: len(target)]) == target:
+            yield legacy
+
+
+_TABLE = re.compile(r"^\[\s*([^\[\]]+?)\s*\]$")
+_ARRAY = re.compile(r"^\[\[\s*([^\[\]]+?)\s*\]\]$")
+_KEY = re.compile(r"^([A-Za-z0-9_\-.\"' ]+?)\s*=")
+
+
+def _line_of(text: str, loc: tuple[int | str, ...]) -> int | None:
+    """Line of the file that sets ``loc`` (or its closest enclosing key or table)."""
+    found: dict[tuple[int | str, ...], int] = {}
+    table: tuple[int | str, ...] = ()
+    latest: dict[tuple[int | str, ...], int] = {}  # array table path -> its current index
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if match := _ARRAY.match(line):
+            array = _in_arrays(_toml_key(match[1]), latest)
+            latest[array] = latest.get(array, -1) + 1
+            table = (*array, latest[array])
+        elif match := _TABLE.match(line):
+            table = _in_arrays(_toml_key(match[1]), latest)
+        elif match := _KEY.match(line):
+            found.setdefault((*table, *_toml_key(match[1])), number)
+            continue
+        else:
+            continue
+        found.setdefault(table, number)
+    for depth in range(len(loc), 0, -1):
+        for key in (loc[:depth], (*loc[: depth - 1], _int(str(loc[depth - 1])))):
+            if key in found:
+                return found[key]
+    return None
+
+
+def _in_arrays(
+    name: tuple[int | str, ...], latest: dict[tuple[int | str, ...], int]
+) -> tuple[int | str, ...]:
+    """``a.b`` of a header as a path: ``(a, <current index of [[a]]>, b)`` inside an array."""
+    path: tuple[int | str, ...] = ()
+    for part in name[:-1]:
+        path = (*path, part)
+        if path in latest:
+            path = (*path, latest[path])
+    return (*path, name[-1])
+
+
+def _toml_key(raw: str) -> tuple[int | str, ...]:
+    return tuple(part.strip().strip("\"'") for part in raw.split("."))
+
+
+def _int(text: str) -> int | str:
+    return int(text) if text.isdigit() else text
+
+
+# --- the documented key table -----------------------------------------------------------
+
+
+def reference_markdown() -> str:
+    """The table of every key in docs/configuration.md (a test keeps them equal)."""
+    rows = ["| key | type | default | environment | meaning |", "|---|---|---|---|---|"]
+    for key, info, env in _keys(Settings.model_fields, "", ENV_PREFIX):
+        rows.append(
+            f"| `{key}` | {_type_name(info.annotation)} | {_default(info)} | {env} "
+            f"| {info.description or ''} |"
+        )
+    return "\n".join(rows) + "\n"
+
+
+def _keys(
+    fields: Mapping[str, FieldInfo], prefix: str, env_prefix: str
+) -> Iterator[tuple[str, FieldInfo, str]]:
+    for name, info in fields.items():
+        env = f"`{env_prefix}{name.upper()}`" if env_prefix else "(part of the table)"
+        model = _model_of(info.annotation)
+        if name == "nodes":
+            env = "`TOKENRISK_RPC_URL_<id>`, `TOKENRISK_FORK_URL_<id>`, `TOKENRISK_NODES` (JSON)"
+        legacy = [n for n, target in _LEGACY_ENV.items() if target == (prefix.rstrip("."), name)]
+        env += "".join(f", `{n}`" for n in legacy)
+        yield prefix + name, info, env
+        if model is not None:
+            listed = get_origin(_required_type(info.annotation)) is tuple
+            inner = f"{prefix}{name}[]." if listed else None
+            yield from _keys(
+                model.model_fields,
+                inner or f"{prefix}{name}.",
+                "" if inner or not env_prefix else f"{env_prefix}{name.upper()}__",
+            )
+
+
+def _required_type(annotation: Any) -> Any:
+    """``X`` of ``X | None``."""
+    args = [a for a in get_args(annotation) if a is not type(None)]
+    return args[0] if type(None) in get_args(annotation) and len(args) == 1 else annotation
+
+
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    annotation = _required_type(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    args = [a for a in get_args(annotation) if a is not Ellipsis]
+    if get_origin(annotation) is tuple and len(args) == 1:
+        return _model_of(args[0])
+    return None
+
+
+def _type_name(annotation: Any) -> str:
+    origin, args = get_origin(annotation), [a for a in get_args(annotation) if a is not Ellipsis]
+    if origin is Annotated:
+        return _type_name(args[0])
+    if origin is Literal:
+        return " or ".join(f"`{a}`" for a in args)
+    if origin in (tuple, frozenset, list):
+        inner = _type_name(args[0])
+        return "tables" if _model_of(args[0]) else f"list of {inner}"
+    if origin is dict:
+        if args[1] is Any:
+            return "table"
+        return f"table {_type_name(args[0])} → {_type_name(args[1])}"
+    if args and type(None) in args:
+        return " or ".join(_type_name(a) for a in args if a is not type(None)) + " (optional)"
+    if _model_of(annotation) and _required_type(annotation) is not annotation:
+        return _type_name(_required_type(annotation)) + " (optional)"
+    if _model_of(annotation) or annotation is Any:
+        return "table" if annotation is not Any else "any"
+    names = {str: "string", int: "int", float: "number", bool: "bool", Path: "path"}
+    return names.get(annotation, getattr(annotation, "__name__", str(annotation)))
+
+
+def _default(info: FieldInfo) -> str:
+    if info.is_required():
+        return "required"
+    if info.default_factory is not None:
+        value: Any = info.default_factory()  # type: ignore[call-arg]
+    else:
+        value = info.default
+    if isinstance(value, BaseModel) or value is None:
+        return "-" if value is None else "see below"
+    if isinstance(value, frozenset | tuple | list | dict) and not value:
+        return "empty"
+    if isinstance(value, bool):
+        return f"`{str(value).lower()}`"
+    if isinstance(value, tuple):
+        return "`[" + ", ".join(f'"{v}"' for v in value) + "]`"
+    return f'`"{value}"`' if isinstance(value, str | Path) else f"`{value}`"

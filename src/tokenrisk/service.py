@@ -118,7 +118,7 @@ def chain_registry(settings: Settings) -> dict[int, Chain]:
 
     Raises ValueError naming the chain of an invalid entry.
     """
-    return apply_overrides(load_registry(), settings.chains)
+    return apply_overrides(load_registry(), settings.chain_entries())
 
 
 def _whitelisted(chains: dict[int, Chain], settings: Settings) -> dict[int, Chain]:
@@ -191,7 +191,7 @@ def open_service(settings: Settings) -> Service:
 
 def _verification(settings: Settings, local_paths: dict[int, list[Path]]) -> VerificationSettings:
     """The operator's [verification] table, plus the devnet's own registry file."""
-    config = VerificationSettings.from_mapping(settings.verification)
+    config = settings.verification.settings()
     merged = {k: list(v) for k, v in config.local_paths.items()}
     for chain_id, paths in local_paths.items():
         merged.setdefault(chain_id, []).extend(paths)

@@ -99,7 +99,7 @@ async def fork_service(
         devnet=False,
         data_dir=tmp_path_factory.mktemp("fork"),
         deadline=120.0,
-        nodes=(ChainNode(DEVNET_ID, fork_url=upstream.url),),
+        nodes=(ChainNode(id=DEVNET_ID, fork_url=upstream.url),),
         chains=(devnet_entry(upstream.manifest),),
         verification={"local_paths": {str(DEVNET_ID): [str(upstream.sources_path)]}},
     )
