@@ -413,11 +413,16 @@ def _install_errors(app: FastAPI) -> None:
     @app.exception_handler(TokenRiskError)
     async def on_error(request: Request, exc: TokenRiskError) -> JSONResponse:
         headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
-        if exc.status >= 500:
+        if exc.status >= 500:  # the class and our own words, never the node's text
             log.warning(
-                "%s %s -> %s: %s", request.method, request.url.path, exc.status, exc.message
+                "%s %s -> %s %s: %s",
+                request.method,
+                request.url.path,
+                exc.status,
+                type(exc).__name__,
+                exc.public,
             )
-        return error_response(exc.status, exc.message, headers)
+        return error_response(exc.status, exc.public, headers)
 
     @app.exception_handler(StarletteHTTPException)
     async def on_http(request: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tokenrisk.errors import RpcError
+from tokenrisk.errors import MalformedResponse, RpcError
 from tokenrisk.rpc import RpcClient
 
 LOG_SPANS = (100_000, 10_000, 2_000, 500, 100)
@@ -78,9 +78,11 @@ async def probe_capabilities(rpc: RpcClient) -> Capabilities:
     DeadlineExceeded, MalformedResponse) and RpcError when the node cannot even report
     its block number; a failed probe is not a result and must not be cached.
     """
-    simulate, trace, override, head = await rpc.batch(_probe_calls())
-    if isinstance(head, RpcError) or not isinstance(head, str):
-        raise RpcError("node did not report its block number")
+    simulate, trace, override, head = await rpc.batch(_probe_calls(), tolerate=RpcError)
+    if isinstance(head, RpcError):
+        raise head
+    if not isinstance(head, str):
+        raise MalformedResponse("node did not report its block number")
     return Capabilities(
         simulate_v1=isinstance(simulate, list),
         trace_call=isinstance(trace, dict),
@@ -98,7 +100,7 @@ async def _logs_range(rpc: RpcClient, head: int) -> int | None:
         )
         for span in LOG_SPANS
     ]
-    replies = await rpc.batch(calls)
+    replies = await rpc.batch(calls, tolerate=RpcError)
     working = [
         span for span, reply in zip(LOG_SPANS, replies, strict=True) if isinstance(reply, list)
     ]

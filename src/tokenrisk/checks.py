@@ -16,9 +16,11 @@ from tokenrisk.abi import checksum, parse_address
 from tokenrisk.analysis import Analysis, CodeReport, Pool, SimulationReport
 from tokenrisk.chains import Chain
 from tokenrisk.errors import (
+    CallReverted,
     MethodUnsupported,
     NotFoundError,
-    RpcError,
+    ReplyTooDeep,
+    ReplyTooLarge,
     TokenRiskError,
 )
 from tokenrisk.holders.index import holder_count
@@ -76,7 +78,7 @@ async def resolve(svc: Service, address: str, chain_id: int | None) -> Target:
     targets = [t for t in found if isinstance(t, Target)]
     if not targets:
         errors = [e for e in found if isinstance(e, BaseException)]
-        if errors and len(errors) == len(found):
+        if errors:  # "no contract" only when every chain answered that it has none
             raise errors[0]
         raise NotFoundError("no contract at this address on the configured chains")
     return max(targets, key=lambda t: t.pools[0].liquidity_usd if t.pools else -1.0)
@@ -185,7 +187,9 @@ async def code_report(
 ) -> CodeReport | None:
     """Call tree of a probe buy+sell and the verification of every contract in it.
 
-    None when the node cannot trace (no debug_traceCall) or the trace fails.
+    None when the node cannot trace (no debug_traceCall), the traced call fails in the
+    EVM, or the token makes the trace too big or deep to read.  Other node errors raise,
+    so a flaky node never yields a cached answer without a code report.
     """
     if not (await svc.capabilities(chain.id)).trace_call:
         return None
@@ -193,8 +197,8 @@ async def code_report(
     amount = SimSettings().buy_amount(dex.base_reserve(route.pool))
     try:
         tree = await trace_journey(rpc, route, funding, amount)
-    except RpcError:
-        return None
+    except (CallReverted, MethodUnsupported, ReplyTooLarge, ReplyTooDeep):
+        return None  # the token's own doing (or no tracer): no tree, nothing claimed
     probe = str(tree.get("to", "")).lower()
     calls = [c for c in walk_calls(tree) if not is_precompile(c.to_address)]
     token = route.token.lower()

@@ -51,7 +51,7 @@ def _run(config: Path | None, work: Callable[[Service], Awaitable[Any]]) -> Any:
     try:
         return asyncio.run(main())
     except TokenRiskError as exc:
-        console.print(f"[red]error {exc.status}:[/red] {exc.message}")
+        console.print(f"[red]error {exc.status}:[/red] {exc.public}")
         raise typer.Exit(code=1) from None
 
 

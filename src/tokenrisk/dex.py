@@ -16,7 +16,7 @@ from typing import Any
 from tokenrisk.abi import ZERO_ADDRESS, checksum, encode_call, to_bytes, word_address
 from tokenrisk.analysis import Pool
 from tokenrisk.chains import BaseToken, Chain, Dex
-from tokenrisk.errors import RpcError
+from tokenrisk.errors import CallReverted, MethodUnsupported
 from tokenrisk.rpc import RpcClient
 from tokenrisk.tokens import call_params, decode_uint
 
@@ -64,7 +64,7 @@ async def _candidates(rpc: RpcClient, chain: Chain, token: str, block: str) -> l
     found: list[_Candidate] = []
     for (dex, base, fee, _), result in zip(lookups, results, strict=True):
         if (
-            isinstance(result, RpcError)
+            isinstance(result, CallReverted)
             or not isinstance(result, str)
             or len(to_bytes(result)) < 32
         ):
@@ -99,7 +99,7 @@ async def _reserves(
     out: list[tuple[int, int] | None] = []
     for i in range(len(cands)):
         tok, base = (
-            decode_uint(r) if not isinstance(r, RpcError) else None
+            decode_uint(r) if not isinstance(r, CallReverted) else None
             for r in results[2 * i : 2 * i + 2]
         )
         out.append((tok, base) if tok is not None and base is not None else None)
@@ -197,7 +197,8 @@ async def resolve_pair(
     ]
     results = await rpc.batch(calls)
     if any(
-        isinstance(r, RpcError) or not isinstance(r, str) or len(to_bytes(r)) < 32 for r in results
+        isinstance(r, CallReverted) or not isinstance(r, str) or len(to_bytes(r)) < 32
+        for r in results
     ):
         return None
     token0, token1, factory = (word_address(to_bytes(r)[:32]) for r in results)
@@ -208,7 +209,11 @@ async def resolve_pair(
 
 
 async def creation_info(rpc: RpcClient, chain: Chain, pool: Pool) -> tuple[int | None, str | None]:
-    """(timestamp, tx hash) of the factory event that created ``pool``; (None, None) if unknown."""
+    """(timestamp, tx hash) of the factory event that created ``pool``; (None, None) if unknown.
+
+    Unknown only when the node lacks eth_getLogs or no event matches; a failing
+    eth_getLogs (rate limit, range refused) raises rather than drop the fields.
+    """
     dex = dex_of(chain, pool)
     topic0 = PAIR_CREATED if dex.version == "V2" else POOL_CREATED
     topics = [topic0, _topic(pool.token0), _topic(pool.token1)]
@@ -217,8 +222,8 @@ async def creation_info(rpc: RpcClient, chain: Chain, pool: Pool) -> tuple[int |
             "eth_getLogs",
             [{"address": dex.factory, "topics": topics, "fromBlock": "0x0", "toBlock": "latest"}],
         )
-    except RpcError:
-        return None, None
+    except MethodUnsupported:
+        return None, None  # a node without eth_getLogs: unknown, not an error
     match = next(
         (log for log in logs if pool.address.lower()[2:] in log.get("data", "").lower()), None
     )

@@ -11,15 +11,24 @@
     ├── AuthError                   401: missing or wrong API key
     ├── RateLimited                 429: too many requests for one key
     ├── UpstreamError               502: the node answered, but not usefully
-    │   ├── RpcError                    JSON-RPC error object (revert, unknown method, ...)
+    │   ├── RpcError                    JSON-RPC error object (unknown method, internal error, ...)
+    │   │   ├── CallReverted            the EVM ran the call and it failed: an answer about
+    │   │   │                           the contract, the only error a check may read as data
     │   │   └── MethodUnsupported       the node does not implement a method we need
-    │   └── MalformedResponse           not JSON-RPC at all
+    │   └── MalformedResponse           not JSON-RPC at all (garbage, bad gzip, wrong shape)
+    │       ├── ReplyTooLarge               more bytes than the reply size cap
+    │       └── ReplyTooDeep                JSON nested deeper than the depth cap
     ├── NodeUnavailable             503: the node cannot be reached
+    │   └── NodeThrottled               the node or provider refuses: too many requests
     └── DeadlineExceeded            504: the node (or the check) was too slow
 
 Third-party exceptions (httpx, eth-abi, SQLAlchemy) are mapped to these at the module
 boundary with ``raise X from exc``; none of them reach the API layer.  Messages never
 contain an RPC URL, because operators' URLs often embed keys.
+
+``message`` may quote the node (an RpcError carries the node's own text, which revert
+reasons need); ``public`` is the stable text of our own that clients, logs and
+``/health`` show for upstream failures, so node text never leaves the process.
 """
 
 from __future__ import annotations
@@ -31,10 +40,17 @@ class TokenRiskError(Exception):
     """Root of every error tokenrisk raises on purpose."""
 
     status = 500
+    stable: str | None = None
+    """Class-wide client text; None when ``message`` is always our own words."""
 
     @property
     def message(self) -> str:
         return str(self.args[0]) if self.args else self.__class__.__name__
+
+    @property
+    def public(self) -> str:
+        """What may be shown outside the process (responses, logs, /health)."""
+        return self.stable or self.message
 
 
 class InputError(TokenRiskError):
@@ -71,6 +87,7 @@ class RateLimited(TokenRiskError):
 
 class UpstreamError(TokenRiskError):
     status = 502
+    stable = "the node answered with an error"
 
 
 class RpcError(UpstreamError):
@@ -85,16 +102,34 @@ class RpcError(UpstreamError):
         self.data = data
 
 
+class CallReverted(RpcError):
+    """The node executed the call and the EVM failed it (revert, invalid opcode, out of
+    gas): a fact about the contract, unlike every other RpcError."""
+
+
 class MethodUnsupported(RpcError):
-    pass
+    stable = "the node does not support a method this check needs"
 
 
 class MalformedResponse(UpstreamError):
-    pass
+    stable = "the node sent a malformed reply"
+
+
+class ReplyTooLarge(MalformedResponse):
+    stable = "the node's reply exceeded the size limit"
+
+
+class ReplyTooDeep(MalformedResponse):
+    stable = "the node's reply was nested too deeply"
 
 
 class NodeUnavailable(TokenRiskError):
     status = 503
+    stable = "the node cannot be reached"
+
+
+class NodeThrottled(NodeUnavailable):
+    stable = "the node is refusing requests (rate limited); try again later"
 
 
 class DeadlineExceeded(TokenRiskError):

@@ -102,7 +102,7 @@ async def chain_health(
 
 
 def _down(chain: Chain, exc: TokenRiskError) -> ChainHealth:
-    return ChainHealth(chainId=chain.id, name=chain.name, reachable=False, error=exc.message)
+    return ChainHealth(chainId=chain.id, name=chain.name, reachable=False, error=exc.public)
 
 
 async def check_health(

@@ -18,7 +18,7 @@ from tokenrisk import wire
 from tokenrisk.abi import checksum, parse_address
 from tokenrisk.analysis import HolderStats, Pool
 from tokenrisk.chains import Chain
-from tokenrisk.errors import NotFoundError, RpcError
+from tokenrisk.errors import CallReverted, NotFoundError
 from tokenrisk.holders.index import (
     index_token,
     top_holders_checked,
@@ -104,8 +104,8 @@ def _sell_plan(sim: Simulator, holder: str, amount: int) -> Plan:
     return plan
 
 
-def _holder_result(holder: str, outcome: Outcome | RpcError, siphoned: bool) -> HolderSell:
-    if isinstance(outcome, RpcError) or not outcome["holder.sell"].ok:
+def _holder_result(holder: str, outcome: Outcome | CallReverted, siphoned: bool) -> HolderSell:
+    if isinstance(outcome, CallReverted) or not outcome["holder.sell"].ok:
         return HolderSell(holder, ok=False, siphoned=siphoned)
     tax, gas = sold_tax(outcome, "holder"), outcome["holder.sell"].gas
     return HolderSell(holder, ok=True, tax=tax, gas=gas, siphoned=siphoned)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from tokenrisk.analysis import Limit, SimulationReport
-from tokenrisk.errors import RpcError
+from tokenrisk.errors import CallReverted
 from tokenrisk.limits import Accept, Found, ladder, largest_success, refine
 from tokenrisk.simulation import Outcome, Plan, Simulator, percent_short, sold_tax
 from tokenrisk.trade import BalanceSlot, approve, balance_of, fresh_address, quoted_amount
@@ -94,7 +94,7 @@ async def _after_buy(
     main, same, delayed = await sim.run(
         _sell_plans(sim, buyer, receiver, bought.amount_in, sent, remaining, received)
     )
-    if isinstance(main, RpcError):
+    if isinstance(main, CallReverted):
         raise main
     report = SimulationReport(
         success=True,
@@ -160,8 +160,8 @@ async def _judge_sells(
     bought: Bought,
     wallets: tuple[str, str, int, int, int],
     main: Outcome,
-    same: Outcome | RpcError,
-    delayed: Outcome | RpcError,
+    same: Outcome | CallReverted,
+    delayed: Outcome | CallReverted,
     token_reserve: int,
     token_slot: BalanceSlot | None,
     moved: Outcome,
@@ -207,20 +207,22 @@ async def _judge_sells(
         )
     one_per_block = (
         received > 0
-        and not isinstance(same, RpcError)
+        and not isinstance(same, CallReverted)
         and main["receiver.sell"].ok
         and same["buyer.sell"].ok
         and not same["receiver.sell"].ok
     )
-    if one_per_block and not isinstance(same, RpcError):
+    if one_per_block and not isinstance(same, CallReverted):
         notes.append(f"a second sell in the same block fails: {same['receiver.sell'].reason}")
-    delayed_failed = not isinstance(delayed, RpcError) and not delayed["buyer.sell"].ok and sell.ok
+    delayed_failed = (
+        not isinstance(delayed, CallReverted) and not delayed["buyer.sell"].ok and sell.ok
+    )
     return replace(
         report,
         one_sell_per_block=one_per_block,
         delayed_sell_failed=delayed_failed,
         delayed_sell_reason=delayed["buyer.sell"].reason
-        if delayed_failed and not isinstance(delayed, RpcError)
+        if delayed_failed and not isinstance(delayed, CallReverted)
         else None,
         notes=tuple(notes),
     )

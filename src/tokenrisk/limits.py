@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from tokenrisk.errors import RpcError
+from tokenrisk.errors import CallReverted
 from tokenrisk.simulation import Outcome, Plan, Simulator
 
 PlanOf = Callable[[int], Plan]
@@ -30,7 +30,7 @@ async def _try(
 ) -> list[Outcome | None]:
     """Outcome per size when accepted, else None (failed or simulation error)."""
     outcomes = await sim.run([plan_of(size) for size in sizes])
-    return [o if not isinstance(o, RpcError) and accept(o) else None for o in outcomes]
+    return [o if not isinstance(o, CallReverted) and accept(o) else None for o in outcomes]
 
 
 async def ladder(

@@ -17,7 +17,7 @@ from tokenrisk.abi import checksum, encode_call, to_bytes, word_address
 from tokenrisk.analysis import Pool
 from tokenrisk.chains import Chain, Dex
 from tokenrisk.dex import native_usd_price
-from tokenrisk.errors import RpcError
+from tokenrisk.errors import MalformedResponse
 from tokenrisk.rpc import RpcClient
 from tokenrisk.simulation import Head, parse_call
 from tokenrisk.trade import DEADLINE, BalanceSlot, approve, balance_of
@@ -90,7 +90,7 @@ async def _run(rpc: RpcClient, blocks: list[dict[str, Any]]) -> list[Any]:
         "eth_simulateV1", [{"blockStateCalls": blocks, "validation": False}, "latest"]
     )
     if not isinstance(reply, list) or len(reply) != len(blocks):
-        raise RpcError("eth_simulateV1 returned an unexpected shape")
+        raise MalformedResponse("eth_simulateV1 returned an unexpected shape")
     return reply
 
 

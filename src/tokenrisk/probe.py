@@ -21,7 +21,7 @@ from typing import Any
 
 from tokenrisk.abi import AbiDecodeError, decode, decode_revert, encode_call
 from tokenrisk.analysis import ContractCall, SimulationReport
-from tokenrisk.errors import RpcError
+from tokenrisk.errors import CallReverted, MalformedResponse
 from tokenrisk.rpc import RpcClient
 from tokenrisk.simulation import Funding, percent_short
 from tokenrisk.trade import Route, fresh_address
@@ -80,7 +80,7 @@ async def trace_journey(
     config = {"tracer": "callTracer", "stateOverrides": overrides, "timeout": "10s"}
     tree = await rpc.call("debug_traceCall", [call, "latest", config])
     if not isinstance(tree, dict):
-        raise RpcError("debug_traceCall returned an unexpected shape")
+        raise MalformedResponse("debug_traceCall returned an unexpected shape")
     return tree
 
 
@@ -115,7 +115,7 @@ async def probe_simulate(
     try:
         values, err, transfer_err = decode(["uint256[9]", "bytes", "bytes"], data)
     except AbiDecodeError as exc:
-        raise RpcError("probe returned undecodable data") from exc
+        raise MalformedResponse("probe returned undecodable data") from exc
     return _probe_report([int(v) for v in values], _text(err), _text(transfer_err))
 
 
@@ -185,7 +185,7 @@ async def explain_sell_failure(rpc: RpcClient, route: Route, slot: Any, amount: 
     call = {"from": seller, "to": route.token, "data": data, "gas": hex(_GAS)}
     try:
         await rpc.call("eth_call", [call, "latest", overrides])
-    except RpcError as exc:
+    except CallReverted as exc:
         reason = decode_revert(exc.data if isinstance(exc.data, str) else None)
         return reason or (exc.message if "gas" in exc.message.lower() else None)
     return None

@@ -20,11 +20,16 @@ from typing import Any
 import httpx
 
 from tokenrisk.errors import (
+    CallReverted,
     DeadlineExceeded,
     MalformedResponse,
     MethodUnsupported,
+    NodeThrottled,
     NodeUnavailable,
+    ReplyTooDeep,
+    ReplyTooLarge,
     RpcError,
+    TokenRiskError,
     UpstreamError,
 )
 
@@ -51,33 +56,69 @@ logging.getLogger("httpx").setLevel(logging.WARNING)
 
 _UNSUPPORTED_CODES = frozenset({-32601})
 _UNSUPPORTED_TEXT = ("method not found", "not supported", "does not exist", "unsupported method")
+_REVERT_CODES = frozenset({3})
+_REVERT_TEXT = (
+    "revert",  # geth/anvil "execution reverted", nethermind "revert", hardhat "reverted"
+    "invalid opcode",
+    "out of gas",
+    "stack underflow",
+    "stack overflow",
+    "invalid jump",
+    "vm execution error",
+    "evm error",
+)
+_THROTTLE_TEXT = (
+    "rate limit",
+    "rate-limit",
+    "too many requests",
+    "request limit",
+    "exceeded the quota",
+    "capacity exceeded",
+    "throughput",
+)
 
 
 @dataclass(frozen=True)
 class RpcSettings:
-    """Transport settings; the defaults are safe (never 'no timeout')."""
+    """Transport settings; the defaults are safe (never 'no timeout', never unbounded).
+
+    ``max_reply_bytes`` caps one reply after decompression (the download stops there);
+    ``max_depth`` caps how deeply a reply's JSON may nest.
+    """
 
     timeout: float = 10.0
     retries: int = 2
     backoff: float = 0.05
     max_connections: int = 32
+    max_reply_bytes: int = 32 * 1024 * 1024
+    max_depth: int = 256
 
 
-def _is_unsupported(code: int, message: str) -> bool:
+def _has(message: str, texts: Sequence[str]) -> bool:
     lowered = message.lower()
-    return code in _UNSUPPORTED_CODES or any(text in lowered for text in _UNSUPPORTED_TEXT)
+    return any(text in lowered for text in texts)
 
 
-def error_from_object(error: Any) -> RpcError:
-    """Turn a JSON-RPC ``error`` member into a typed exception."""
+def error_from_object(error: Any) -> TokenRiskError:
+    """Turn a JSON-RPC ``error`` member into a typed exception.
+
+    CallReverted only for EVM failures (code 3 or the node's words for them);
+    NodeThrottled for rate limits; everything else is a plain RpcError, which no check
+    reads as an answer.
+    """
     if not isinstance(error, dict):
-        return RpcError(f"node error: {error!r}"[:300])
+        return RpcError("node sent an error member that is not an object")
     code = error.get("code", 0)
-    code = code if isinstance(code, int) else 0
+    code = code if isinstance(code, int) and not isinstance(code, bool) else 0
     message = str(error.get("message", "unknown error"))[:500]
-    if _is_unsupported(code, message):
-        return MethodUnsupported(message, code, error.get("data"))
-    return RpcError(message, code, error.get("data"))
+    data = error.get("data")
+    if code in _UNSUPPORTED_CODES or _has(message, _UNSUPPORTED_TEXT):
+        return MethodUnsupported(message, code, data)
+    if _has(message, _THROTTLE_TEXT):
+        return NodeThrottled(f"node refused a request (JSON-RPC code {code})")
+    if code in _REVERT_CODES or _has(message, _REVERT_TEXT):
+        return CallReverted(message, code, data)
+    return RpcError(message, code, data)
 
 
 HEX_RESULTS = frozenset(
@@ -115,19 +156,66 @@ def _result_of(reply: Any) -> Any:
     return reply["result"]
 
 
+_NOT_STRUCTURE = bytes(c for c in range(256) if c not in b'[]{}"')
+_STEPS = bytes(1 if c in b"[{" else 255 if c in b"]}" else 0 for c in range(256))
+"""Opening brackets step +1, closing ones -1 (255 read as a signed byte)."""
+
+
+def too_deep(body: bytes, limit: int) -> bool:
+    """Does the JSON text ``body`` nest more than ``limit`` arrays/objects deep?
+
+    Checked on the raw bytes, before parsing, so hostile nesting never reaches the
+    (recursive) parser.  A body with at most ``limit`` opening brackets cannot be too
+    deep (the common case, free).  Otherwise escaped quotes and backslashes are
+    dropped, everything but brackets and quotes is dropped, string contents are
+    dropped (every other quote-separated piece), and the deepest prefix sum of the
+    remaining brackets is the depth: all C-speed byte operations, about as costly as
+    parsing the reply once.
+    """
+    if body.count(b"[") + body.count(b"{") <= limit:
+        return False
+    plain = body.replace(b"\\\\", b"").replace(b'\\"', b"")
+    skeleton = plain.translate(None, _NOT_STRUCTURE)
+    if b'"' in skeleton:
+        skeleton = b"".join(skeleton.split(b'"')[::2])
+    steps = memoryview(skeleton.translate(_STEPS)).cast("b")
+    return max(itertools.accumulate(steps), default=0) > limit
+
+
+def decode_reply(body: bytes, max_depth: int) -> Any:
+    """Parse a node reply; raises ReplyTooDeep or MalformedResponse (never a parser error)."""
+    if too_deep(body, max_depth):
+        raise ReplyTooDeep(f"node reply nests deeper than {max_depth} levels")
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        raise MalformedResponse("node sent a reply that is not JSON") from exc
+
+
 class RpcClient:
     """A JSON-RPC 2.0 client for one node.
 
-    ``label`` names the node in errors and logs instead of its URL.
+    ``label`` names the node in errors and logs instead of its URL.  ``transport``
+    replaces the network (``httpx.MockTransport`` for a fake node in unit tests); when
+    given, it is used as is and ``max_connections`` does not apply.
     """
 
-    def __init__(self, url: str, settings: RpcSettings | None = None, label: str = "node") -> None:
+    def __init__(
+        self,
+        url: str,
+        settings: RpcSettings | None = None,
+        label: str = "node",
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
         self.settings = settings or RpcSettings()
         self.label = label
         self._url = url
         self._ids = itertools.count(1)
         limits = httpx.Limits(max_connections=self.settings.max_connections)
-        self._http = httpx.AsyncClient(timeout=self.settings.timeout, limits=limits)
+        self._http = httpx.AsyncClient(
+            timeout=self.settings.timeout, limits=limits, transport=transport
+        )
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -135,18 +223,26 @@ class RpcClient:
     async def call(self, method: str, params: Sequence[Any] = ()) -> Any:
         """Send one request and return its ``result``.
 
-        Raises RpcError (node error object), NodeUnavailable, DeadlineExceeded,
-        MalformedResponse.
+        Raises CallReverted (the EVM failed the call), RpcError (any other node error
+        object), NodeUnavailable/NodeThrottled, DeadlineExceeded, MalformedResponse.
         """
         payload = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
         reply = await self._post(payload, retry=method in RETRYABLE)
         return _checked(method, _result_of(reply))
 
-    async def batch(self, calls: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
+    async def batch(
+        self,
+        calls: Sequence[tuple[str, Sequence[Any]]],
+        *,
+        tolerate: type[RpcError] = CallReverted,
+    ) -> list[Any]:
         """Send several requests in one JSON-RPC batch.
 
-        Returns one entry per call, in order: the result, or the RpcError instance for
-        that call (a per-call error does not fail the batch).  Transport failures raise.
+        Returns one entry per call, in order: the result, or the error instance for a
+        call that failed with ``tolerate`` (by default CallReverted: the EVM's answer
+        about a contract).  Any other per-call error raises, so no caller can mistake a
+        node failure (rate limit, internal error, missing reply) for an empty result.
+        Capability probes pass ``tolerate=RpcError``.  Transport failures raise.
         """
         if not calls:
             return []
@@ -161,7 +257,7 @@ class RpcClient:
         retry = all(method in RETRYABLE for method, _ in calls)
         replies = await self._post(payload, retry=retry)
         if not isinstance(replies, list):
-            if isinstance(replies, dict) and "error" in replies:
+            if isinstance(replies, dict) and replies.get("error") is not None:
                 raise error_from_object(replies["error"])
             raise MalformedResponse("node answered a batch with a non-list")
         by_id = {r.get("id"): r for r in replies if isinstance(r, dict)}
@@ -170,6 +266,8 @@ class RpcClient:
             try:
                 out.append(_checked(method, _result_of(by_id.get(i))))
             except RpcError as exc:
+                if not isinstance(exc, tolerate):
+                    raise
                 out.append(exc)
         return out
 
@@ -186,16 +284,43 @@ class RpcClient:
 
     async def _post_once(self, payload: Any) -> Any:
         try:
-            response = await self._http.post(self._url, json=payload)
+            async with self._http.stream("POST", self._url, json=payload) as response:
+                _check_status(self.label, response.status_code)
+                body = await self._read_capped(response)
         except httpx.TimeoutException as exc:
             raise DeadlineExceeded(f"{self.label} did not answer in time") from exc
+        except httpx.DecodingError as exc:
+            raise MalformedResponse(f"{self.label} sent an undecodable (compressed) reply") from exc
         except httpx.TransportError as exc:
             raise NodeUnavailable(f"{self.label} is unreachable") from exc
-        if response.status_code >= 500 or response.status_code in (429, 408):
-            raise NodeUnavailable(f"{self.label} answered HTTP {response.status_code}")
+        except httpx.HTTPError as exc:
+            raise UpstreamError(f"{self.label} answered with an HTTP error") from exc
         try:
-            return json.loads(response.content)
-        except ValueError as exc:
-            if response.status_code >= 400:
+            return decode_reply(body, self.settings.max_depth)
+        except MalformedResponse as exc:
+            if response.status_code >= 400 and type(exc) is MalformedResponse:
                 raise UpstreamError(f"{self.label} answered HTTP {response.status_code}") from exc
-            raise MalformedResponse(f"{self.label} sent a reply that is not JSON") from exc
+            raise
+
+    async def _read_capped(self, response: httpx.Response) -> bytes:
+        """The (decompressed) body, read in chunks; stops at ``max_reply_bytes``."""
+        cap = self.settings.max_reply_bytes
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > cap:
+            raise ReplyTooLarge(f"{self.label} announced a reply of {declared} bytes")
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > cap:
+                raise ReplyTooLarge(f"{self.label} sent a reply over {cap} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+
+def _check_status(label: str, status: int) -> None:
+    """Statuses that mean "not now" raise before the body is read."""
+    if status == 429:
+        raise NodeThrottled(f"{label} answered HTTP 429")
+    if status >= 500 or status == 408:
+        raise NodeUnavailable(f"{label} answered HTTP {status}")

@@ -17,7 +17,7 @@ from tokenrisk.capabilities import Capabilities, probe_capabilities
 from tokenrisk.chains import BaseToken, Chain, Dex, apply_overrides, load_registry
 from tokenrisk.config import ChainNode, Settings
 from tokenrisk.devnet.instance import start_devnet
-from tokenrisk.devnet.node import AnvilNode, start_anvil
+from tokenrisk.devnet.node import AnvilNode, fork_from, start_anvil
 from tokenrisk.errors import UnknownChain
 from tokenrisk.rpc import RpcClient, RpcSettings
 from tokenrisk.store import Store, create_store
@@ -136,10 +136,11 @@ def _rpc_settings(settings: Settings) -> RpcSettings:
 
 
 def _start_fork(node: ChainNode, data_dir: Path) -> AnvilNode:
-    args = ["--fork-url", node.fork_url or "", "--chain-id", str(node.chain_id)]
-    if node.fork_block is not None:
-        args += ["--fork-block-number", str(node.fork_block)]
-    return start_anvil(args, log_path=data_dir / f"fork-{node.chain_id}.log", startup_timeout=60)
+    """A local anvil forking ``node.fork_url``; the URL never appears on its command line."""
+    args = ["--chain-id", str(node.chain_id)]
+    anvil = start_anvil(args, log_path=data_dir / f"fork-{node.chain_id}.log")
+    fork_from(anvil, node.fork_url or "", node.fork_block)
+    return anvil
 
 
 def connect_devnet(

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tokenrisk.abi import decode_revert
-from tokenrisk.errors import MethodUnsupported, RpcError
+from tokenrisk.errors import CallReverted, MalformedResponse
 from tokenrisk.rpc import RpcClient
 from tokenrisk.tokens import decode_uint
 from tokenrisk.trade import (
@@ -178,7 +178,7 @@ class Outcome:
 def _outcome(plan: Plan, reply: Any) -> Outcome:
     skip = len(plan.prelude)
     if not isinstance(reply, list) or len(reply) != skip + len(plan.blocks):
-        raise RpcError("eth_simulateV1 returned an unexpected shape")
+        raise MalformedResponse("eth_simulateV1 returned an unexpected shape")
     out: dict[str, CallResult] = {}
     for mark, (b, c) in plan.marks.items():
         out[mark] = parse_call(reply[skip + b]["calls"][c])
@@ -209,19 +209,21 @@ class Simulator:
     def plan(self) -> Plan:
         return Plan(self.head, self.settings.gas_limit, prelude=list(self.prelude))
 
-    async def run(self, plans: Sequence[Plan]) -> list[Outcome | RpcError]:
-        """Send independent simulations as one batch; per-simulation errors are returned."""
+    async def run(self, plans: Sequence[Plan]) -> list[Outcome | CallReverted]:
+        """Send independent simulations as one batch.
+
+        A simulation the EVM failed as a whole is returned as its CallReverted; any
+        other node error raises (it says nothing about the token).
+        """
         replies = await self.rpc.batch([("eth_simulateV1", s.params()) for s in plans])
-        outcomes: list[Outcome | RpcError] = []
+        outcomes: list[Outcome | CallReverted] = []
         for plan, reply in zip(plans, replies, strict=True):
-            if isinstance(reply, MethodUnsupported):
-                raise reply
-            outcomes.append(reply if isinstance(reply, RpcError) else _outcome(plan, reply))
+            outcomes.append(reply if isinstance(reply, CallReverted) else _outcome(plan, reply))
         return outcomes
 
     async def run_one(self, plan: Plan) -> Outcome:
         (outcome,) = await self.run([plan])
-        if isinstance(outcome, RpcError):
+        if isinstance(outcome, CallReverted):
             raise outcome
         return outcome
 

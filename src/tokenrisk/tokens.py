@@ -11,7 +11,7 @@ from typing import Any
 
 from tokenrisk.abi import AbiDecodeError, checksum, decode, encode_call, to_bytes
 from tokenrisk.analysis import TokenInfo
-from tokenrisk.errors import RpcError
+from tokenrisk.errors import CallReverted
 from tokenrisk.rpc import RpcClient
 
 MAX_DECIMALS = 77  # 10**77 < 2**256; anything larger is garbage
@@ -52,32 +52,34 @@ def decode_uint(data: Any) -> int | None:
 async def read_token(rpc: RpcClient, address: str, block: str = "latest") -> TokenInfo:
     """Metadata of ``address`` in one batch; never raises for token misbehaviour.
 
-    Raises the rpc module's transport errors (node unreachable, deadline).
+    A getter that reverts gets its fallback; any other node failure raises (the rpc
+    module's errors), so a throttled node never turns into an empty name or supply.
     """
     calls = [("eth_call", call_params(address, encode_call(sig), block)) for sig in _GETTERS]
     name, symbol, decimals, supply = await rpc.batch(calls)
-    raw_decimals = None if isinstance(decimals, RpcError) else decode_uint(decimals)
+    raw_decimals = None if isinstance(decimals, CallReverted) else decode_uint(decimals)
     return TokenInfo(
         address=checksum(address),
-        name="" if isinstance(name, RpcError) else decode_text(name),
-        symbol="" if isinstance(symbol, RpcError) else decode_text(symbol),
+        name="" if isinstance(name, CallReverted) else decode_text(name),
+        symbol="" if isinstance(symbol, CallReverted) else decode_text(symbol),
         decimals=raw_decimals if raw_decimals is not None and raw_decimals <= MAX_DECIMALS else 18,
-        total_supply=None if isinstance(supply, RpcError) else decode_uint(supply),
+        total_supply=None if isinstance(supply, CallReverted) else decode_uint(supply),
     )
 
 
 async def balances_of(
     rpc: RpcClient, token: str, holders: list[str], block: str = "latest"
 ) -> list[int | None]:
-    """``balanceOf`` of each holder in one batch (None where the call fails)."""
+    """``balanceOf`` of each holder in one batch (None where the call reverts)."""
     calls = [
         ("eth_call", call_params(token, encode_call("balanceOf(address)", [h]), block))
         for h in holders
     ]
     results = await rpc.batch(calls)
-    return [None if isinstance(r, RpcError) else decode_uint(r) for r in results]
+    return [None if isinstance(r, CallReverted) else decode_uint(r) for r in results]
 
 
 async def is_contract(rpc: RpcClient, addresses: list[str], block: str = "latest") -> list[bool]:
+    """Code present at each address; "no" only from a successful eth_getCode (errors raise)."""
     results = await rpc.batch([("eth_getCode", [a, block]) for a in addresses])
     return [isinstance(r, str) and len(r) > 2 for r in results]

@@ -19,7 +19,7 @@ from eth_utils.crypto import keccak
 from tokenrisk.abi import checksum, encode_args, encode_call
 from tokenrisk.analysis import Pool
 from tokenrisk.chains import Dex
-from tokenrisk.errors import RpcError
+from tokenrisk.errors import CallReverted
 from tokenrisk.rpc import RpcClient
 from tokenrisk.tokens import decode_uint
 
@@ -143,6 +143,6 @@ async def find_balance_slot(
     ]
     results = await rpc.batch(calls)
     for (slot, vyper), result in zip(layouts, results, strict=True):
-        if not isinstance(result, RpcError) and decode_uint(result) == _MARKER:
+        if not isinstance(result, CallReverted) and decode_uint(result) == _MARKER:
             return BalanceSlot(slot, vyper)
     return None

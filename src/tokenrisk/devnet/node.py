@@ -16,6 +16,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -116,6 +117,29 @@ def start_anvil(
     atexit.register(node.stop)
     _wait_ready(node, startup_timeout)
     return node
+
+
+def fork_from(node: AnvilNode, fork_url: str, block: int | None, timeout: float = 60.0) -> None:
+    """Turn a running (empty) anvil into a fork of ``fork_url`` through ``anvil_reset``.
+
+    Passing ``--fork-url`` would put the provider URL, and the key in it, on anvil's
+    command line, where every local user can read it (``ps``, /proc/PID/cmdline), and
+    anvil reads the fork URL from no environment variable or file.  The reset call
+    goes over loopback HTTP and keeps the URL inside the two processes.  Raises
+    NodeUnavailable (with a message that never quotes the URL or anvil's answer).
+    """
+    forking: dict[str, Any] = {"jsonRpcUrl": fork_url}
+    if block is not None:
+        forking["blockNumber"] = block
+    payload = {"jsonrpc": "2.0", "id": 1, "method": "anvil_reset", "params": [{"forking": forking}]}
+    try:
+        reply = httpx.post(node.url, json=payload, timeout=timeout).json()
+    except (httpx.HTTPError, ValueError) as exc:
+        node.stop()
+        raise NodeUnavailable("the local fork node did not answer anvil_reset") from exc
+    if not isinstance(reply, dict) or reply.get("error") is not None:
+        node.stop()
+        raise NodeUnavailable("the local fork node could not reach the upstream node to fork")
 
 
 def _wait_ready(node: AnvilNode, timeout: float) -> None:

@@ -35,6 +35,7 @@ from typing import Any, Protocol
 
 from tokenrisk.abi import encode_call
 from tokenrisk.errors import (
+    CallReverted,
     DeadlineExceeded,
     MalformedResponse,
     MethodUnsupported,
@@ -54,7 +55,9 @@ class JsonRpc(Protocol):
 
     async def call(self, method: str, params: Sequence[Any] = ()) -> Any: ...
 
-    async def batch(self, calls: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]: ...
+    async def batch(
+        self, calls: Sequence[tuple[str, Sequence[Any]]], *, tolerate: type[RpcError] = ...
+    ) -> list[Any]: ...
 
 
 @dataclass(frozen=True)
@@ -201,7 +204,9 @@ class LogReader:
         spans = self._window.spans(first, last)
         hashes = await self._end_hashes(spans)
         try:
-            replies = await self._rpc.batch([("eth_getLogs", [self._params(s)]) for s in spans])
+            replies = await self._rpc.batch(
+                [("eth_getLogs", [self._params(s)]) for s in spans], tolerate=RpcError
+            )
         except (UpstreamError, DeadlineExceeded) as exc:
             self._window.shrink(exc)
             return None
@@ -321,7 +326,7 @@ async def total_supply(rpc: JsonRpc, token: str, block: str = "latest") -> int |
     """``totalSupply()`` of ``token``; None when it reverts or returns garbage."""
     try:
         reply = await rpc.call("eth_call", call_params(token, encode_call("totalSupply()"), block))
-    except RpcError:
+    except CallReverted:
         return None
     return decode_uint(reply)
 
