@@ -130,7 +130,7 @@ class Chain:
     async def set_balances(self, balances: dict[str, int]) -> None:
         """Give many accounts ETH in one batch."""
         calls = [("anvil_setBalance", [a, hex(v)]) for a, v in balances.items()]
-        _raise_first_error(await self.rpc.batch(calls), "anvil_setBalance")
+        _raise_first_error(await self.rpc.batch(calls, tolerate=RpcError), "anvil_setBalance")
 
     # TRANSACTIONS (AUTOMINE)
 
@@ -194,7 +194,7 @@ class Chain:
         for tx in txs:
             calls.append(("eth_sendTransaction", [tx.as_rpc(nonces[tx.sender])]))
             nonces[tx.sender] += 1
-        results = await self.rpc.batch(calls)
+        results = await self.rpc.batch(calls, tolerate=RpcError)
         for tx, result in zip(txs, results, strict=True):
             if isinstance(result, RpcError):
                 raise DevnetBuildError(f"{tx.label}: rejected: {_reason_of(result)}")
@@ -203,7 +203,7 @@ class Chain:
     async def _next_nonces(self, senders: set[str]) -> dict[str, int]:
         ordered = sorted(senders)
         calls = [("eth_getTransactionCount", [s, "latest"]) for s in ordered]
-        results = await self.rpc.batch(calls)
+        results = await self.rpc.batch(calls, tolerate=RpcError)
         _raise_first_error(results, "eth_getTransactionCount")
         return {s: int(str(r), 16) for s, r in zip(ordered, results, strict=True)}
 
@@ -212,7 +212,7 @@ class Chain:
     ) -> None:
         pending = [i for i, r in enumerate(receipts) if r is None]
         calls = [("eth_getTransactionReceipt", [hashes[i]]) for i in pending]
-        results = await self.rpc.batch(calls)
+        results = await self.rpc.batch(calls, tolerate=RpcError)
         _raise_first_error(results, "eth_getTransactionReceipt")
         for i, result in zip(pending, results, strict=True):
             receipts[i] = result if isinstance(result, dict) else None
