@@ -373,7 +373,7 @@ async def test_chain_health_age_and_failure() -> None:
         "chainId": 1,
         "name": "one",
         "reachable": False,
-        "error": "chain node is unreachable",
+        "error": "the node cannot be reached",
     }
 
 
