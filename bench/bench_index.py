@@ -29,12 +29,12 @@ from typing import Any
 
 from eth_utils.crypto import keccak
 
-from tokenrisk.abi import checksum, encode_args, encode_call
+from tokenrisk.chain.abi import checksum, encode_args, encode_call
+from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.devnet.node import repo_root, start_anvil
 from tokenrisk.devnet.solc import compile_contracts, load_artifacts
 from tokenrisk.holders import IndexSettings, IndexStats, index_token
-from tokenrisk.rpc import RpcClient
-from tokenrisk.store import Store, create_store
+from tokenrisk.store.engine import Store, create_store
 
 CHAIN = 31337
 SEND_BATCH = 500

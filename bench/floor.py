@@ -1,7 +1,7 @@
 """The node's floor: one ``eth_simulateV1`` buy -> transfer -> sell, nothing else.
 
 This is the least an IsHoneypot answer can cost on a given node: one simulation of the
-journey the service simulates, sent through the same :class:`tokenrisk.rpc.RpcClient`,
+journey the service simulates, sent through the same :class:`tokenrisk.chain.rpc.RpcClient`,
 with the parameters built once up front (so no Python planning is timed).  Endpoint
 latencies are reported as multiples of its median.
 """
@@ -12,11 +12,11 @@ import time
 from typing import Any
 
 from bench.latency import Samples
-from tokenrisk import dex
-from tokenrisk.rpc import RpcClient
+from tokenrisk.chain import dex
+from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.service import devnet_chain
-from tokenrisk.simulation import Funding, Head, SimSettings, Simulator
-from tokenrisk.trade import Route, find_balance_slot, fresh_address
+from tokenrisk.simulate.calls import Route, find_balance_slot, fresh_address
+from tokenrisk.simulate.engine import Funding, Head, SimSettings, Simulator
 
 
 async def journey_params(rpc: RpcClient, manifest: dict[str, Any], token: str) -> list[Any]:

@@ -27,7 +27,7 @@ from eth_utils.crypto import keccak
 from bench.bench_index import deploy_token
 from bench.latency import Samples, timed_get
 from bench.server import ServerOptions, start_server
-from tokenrisk.abi import checksum, encode_call
+from tokenrisk.chain.abi import checksum, encode_call
 from tokenrisk.config import Settings
 from tokenrisk.devnet.chain import Chain, Tx
 from tokenrisk.devnet.instance import start_devnet

@@ -22,9 +22,9 @@ from typing import Any, TypeVar
 
 import httpx
 
-from tokenrisk.api import create_app
+from tokenrisk.api.app import create_app
+from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.config import Settings
-from tokenrisk.rpc import RpcClient
 from tokenrisk.service import connect_devnet
 
 T = TypeVar("T")

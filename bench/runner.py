@@ -39,11 +39,11 @@ from bench.table import (
     profile_text,
     throughput_table,
 )
+from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.devnet.instance import RunningDevnet, start_devnet
 from tokenrisk.devnet.node import start_anvil
 from tokenrisk.devnet.uniswap import WETH
-from tokenrisk.rpc import RpcClient
-from tokenrisk.store import create_store
+from tokenrisk.store.engine import create_store
 
 CHAIN = 31337
 WARM_UP = WETH

@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 import uvicorn
 
-from tokenrisk.api import create_app
+from tokenrisk.api.app import create_app
 from tokenrisk.config import Settings
 from tokenrisk.devnet.manifest import read_manifest
 from tokenrisk.devnet.node import free_port, repo_root

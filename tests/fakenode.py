@@ -1,6 +1,6 @@
 """A fake node for tests: an httpx transport that answers JSON-RPC, or misbehaves.
 
-Two shapes, both plugged into :class:`tokenrisk.rpc.RpcClient` through its
+Two shapes, both plugged into :class:`tokenrisk.chain.rpc.RpcClient` through its
 ``transport`` argument (no sockets):
 
 - :class:`FakeNode` answers every call from a table ``method -> result`` (a value, a
@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from tokenrisk.rpc import RpcClient, RpcSettings
+from tokenrisk.chain.rpc import RpcClient, RpcSettings
 
 WholeAnswer = Callable[[Any], httpx.Response]
 """Builds the whole HTTP response for a parsed request body."""

@@ -40,7 +40,7 @@ from pydantic_settings import (
 )
 from pydantic_settings.sources.utils import parse_env_vars
 
-from tokenrisk.chains import apply_overrides, load_registry
+from tokenrisk.chain.registry import apply_overrides, load_registry
 from tokenrisk.verification.settings import VerificationSettings
 
 ENV_PREFIX = "TOKENRISK_"

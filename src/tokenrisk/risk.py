@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from tokenrisk.analysis import (
+from tokenrisk.model import (
     Analysis,
     CodeReport,
     Flag,

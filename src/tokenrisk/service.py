@@ -12,16 +12,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tokenrisk.abi import checksum
-from tokenrisk.capabilities import Capabilities, probe_capabilities
-from tokenrisk.chains import BaseToken, Chain, Dex, apply_overrides, load_registry
+from tokenrisk.chain.abi import checksum
+from tokenrisk.chain.capabilities import Capabilities, probe_capabilities
+from tokenrisk.chain.registry import BaseToken, Chain, Dex, apply_overrides, load_registry
+from tokenrisk.chain.rpc import RpcClient, RpcSettings
 from tokenrisk.config import ChainNode, Settings
 from tokenrisk.devnet.instance import start_devnet
 from tokenrisk.devnet.node import AnvilNode, fork_from, start_anvil
 from tokenrisk.errors import UnknownChain
-from tokenrisk.rpc import RpcClient, RpcSettings
-from tokenrisk.store import Store, create_store
-from tokenrisk.trade import BalanceSlot
+from tokenrisk.simulate.calls import BalanceSlot
+from tokenrisk.store.engine import Store, create_store
 from tokenrisk.verification import VerificationSettings, build_verifier
 from tokenrisk.verification.verifier import Verifier
 

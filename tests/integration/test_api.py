@@ -21,7 +21,7 @@ import httpx
 import pytest
 from eth_utils import to_checksum_address
 
-from tokenrisk.api import create_app
+from tokenrisk.api.app import create_app
 from tokenrisk.config import Settings
 from tokenrisk.service import Service, connect_devnet
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from eth_utils.crypto import keccak
 
-from tokenrisk.abi import checksum, decode, encode_args, encode_call, to_bytes
+from tokenrisk.chain.abi import checksum, decode, encode_args, encode_call, to_bytes
 from tokenrisk.devnet.chain import Chain, Outcome, Tx
 from tokenrisk.devnet.instance import RunningDevnet
 from tokenrisk.devnet.node import repo_root

@@ -24,7 +24,9 @@ import httpx
 import pytest
 from eth_utils.crypto import keccak
 
-from tokenrisk.abi import checksum, encode_args, encode_call
+from tokenrisk.chain.abi import checksum, encode_args, encode_call
+from tokenrisk.chain.rpc import RpcClient
+from tokenrisk.chain.tokens import balances_of
 from tokenrisk.devnet.instance import RunningDevnet
 from tokenrisk.devnet.node import AnvilNode, repo_root, start_anvil
 from tokenrisk.devnet.solc import compile_contracts, load_artifacts
@@ -40,9 +42,7 @@ from tokenrisk.holders import (
     top_holders_checked,
     total_supply,
 )
-from tokenrisk.rpc import RpcClient
-from tokenrisk.store import Store, create_store
-from tokenrisk.tokens import balances_of
+from tokenrisk.store.engine import Store, create_store
 
 pytestmark = pytest.mark.integration
 
@@ -434,8 +434,8 @@ _KILLED_INDEXER = textwrap.dedent(
     """
     import asyncio, sys, time
     from tokenrisk.holders import IndexSettings, index_token
-    from tokenrisk.rpc import RpcClient
-    from tokenrisk.store import create_store
+    from tokenrisk.chain.rpc import RpcClient
+    from tokenrisk.store.engine import create_store
 
     async def main() -> None:
         store = create_store(sys.argv[2])

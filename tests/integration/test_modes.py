@@ -24,12 +24,12 @@ from typing import Any
 
 import pytest
 
-from tokenrisk.capabilities import probe_capabilities
-from tokenrisk.checks import is_honeypot
+from tokenrisk.chain.capabilities import probe_capabilities
+from tokenrisk.chain.rpc import RpcClient
+from tokenrisk.checks.honeypot import is_honeypot
 from tokenrisk.config import ChainNode, Settings
 from tokenrisk.devnet.instance import RunningDevnet, start_devnet
 from tokenrisk.errors import MethodUnsupported
-from tokenrisk.rpc import RpcClient
 from tokenrisk.service import DEVNET_ID, Service, connect_devnet, open_service
 
 pytestmark = pytest.mark.integration

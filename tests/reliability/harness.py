@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 
 import httpx
 
-from tokenrisk.api import create_app
+from tokenrisk.api.app import create_app
 from tokenrisk.devnet.instance import RunningDevnet
 from tokenrisk.service import Service
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import uvicorn
 
-from tokenrisk.api import create_app
+from tokenrisk.api.app import create_app
 from tokenrisk.config import Settings
 from tokenrisk.devnet.instance import RunningDevnet
 from tokenrisk.service import Service, connect_devnet

@@ -20,9 +20,9 @@ import pytest
 from harness import CHAIN, asgi_client, assert_error_shape, token_address
 from liveserver import LiveServer
 
+from tokenrisk.chain.rpc import RpcClient
+from tokenrisk.chain.tokens import balances_of
 from tokenrisk.devnet.instance import RunningDevnet
-from tokenrisk.rpc import RpcClient
-from tokenrisk.tokens import balances_of
 
 pytestmark = pytest.mark.integration
 

@@ -13,9 +13,12 @@ from typing import Any
 import httpx
 import pytest
 
-from tokenrisk import api, checks, holders_check
-from tokenrisk.api import KeyGate, RateLimiter, create_app, parse_bool, parse_chain_id
-from tokenrisk.cache import ResultCache, chain_heads
+from tokenrisk.api import app as api
+from tokenrisk.api.app import KeyGate, RateLimiter, create_app, parse_bool, parse_chain_id
+from tokenrisk.api.cache import ResultCache, chain_heads
+from tokenrisk.api.health import chain_health, parse_head
+from tokenrisk.checks import holders as holders_check
+from tokenrisk.checks import honeypot as checks
 from tokenrisk.config import Settings
 from tokenrisk.errors import (
     AuthError,
@@ -27,7 +30,6 @@ from tokenrisk.errors import (
     RateLimited,
     UnknownChain,
 )
-from tokenrisk.health import chain_health, parse_head
 
 TOKEN = "0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0"
 

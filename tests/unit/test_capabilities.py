@@ -8,9 +8,9 @@ from typing import Any, cast
 
 import pytest
 
-from tokenrisk.capabilities import LOG_SPANS, probe_capabilities
+from tokenrisk.chain.capabilities import LOG_SPANS, probe_capabilities
+from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.errors import MethodUnsupported, RpcError
-from tokenrisk.rpc import RpcClient
 
 HEAD = 1_000_000
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from eth_utils import to_checksum_address
 
-from tokenrisk.chains import (
+from tokenrisk.chain.registry import (
     DATA_FILE,
     Chain,
     apply_overrides,

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tokenrisk.chains import load_registry
-from tokenrisk.cli import app
+from tokenrisk.chain.registry import load_registry
+from tokenrisk.cli.main import app
 from tokenrisk.config import (
     ChainNode,
     ConfigError,

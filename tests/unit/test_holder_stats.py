@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tokenrisk.analysis import HolderStats, TaxBucket
 from tokenrisk.holders.stats import HolderSell, aggregate, round_percent, tax_distribution
+from tokenrisk.model import HolderStats, TaxBucket
 
 
 def sold(tax: float, gas: int = 100_000, holder: str = "0x1") -> HolderSell:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tokenrisk.devnet.node import repo_root
 from tokenrisk.devnet.solc import compile_contracts, load_artifacts
-from tokenrisk.probe import PROBE_FILE, probe_artifact
+from tokenrisk.simulate.probe import PROBE_FILE, probe_artifact
 
 
 def test_probe_artifact_matches_a_fresh_compile(tmp_path: Path) -> None:
@@ -16,7 +16,8 @@ def test_probe_artifact_matches_a_fresh_compile(tmp_path: Path) -> None:
     compiled = fresh["contracts"]["TokenRiskProbe"]
     committed = json.loads(PROBE_FILE.read_text())
     assert committed["deployedBytecode"] == compiled["deployedBytecode"], (
-        "src/tokenrisk/data/probe.json is stale: regenerate it with `python -m tokenrisk.probe`"
+        "src/tokenrisk/data/probe.json is stale: regenerate it with "
+        "`python -m tokenrisk.simulate.probe`"
     )
     assert committed["abi"] == compiled["abi"]
     assert committed["solc"] == fresh["solc"]

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokenrisk import risk
-from tokenrisk.analysis import (
+from tokenrisk.model import (
     Analysis,
     CodeReport,
     HolderStats,

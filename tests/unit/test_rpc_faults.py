@@ -22,6 +22,7 @@ from fakenode import (
     garbage,
 )
 
+from tokenrisk.chain.rpc import decode_reply, error_from_object, too_deep
 from tokenrisk.errors import (
     CallReverted,
     MalformedResponse,
@@ -32,7 +33,6 @@ from tokenrisk.errors import (
     RpcError,
     TokenRiskError,
 )
-from tokenrisk.rpc import decode_reply, error_from_object, too_deep
 
 CALL = ("eth_call", [{"to": "0x" + "11" * 20, "data": "0x"}, "latest"])
 

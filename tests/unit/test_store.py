@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, make_url, text
 
-from tokenrisk.abi import ZERO_ADDRESS, checksum
+from tokenrisk.chain.abi import ZERO_ADDRESS, checksum
 from tokenrisk.errors import TokenRiskError
-from tokenrisk.store import (
+from tokenrisk.store.engine import (
     CHECKPOINTS_KEPT,
     Cursor,
     Store,

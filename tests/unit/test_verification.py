@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tokenrisk.abi import checksum
+from tokenrisk.chain.abi import checksum
 from tokenrisk.errors import (
     DeadlineExceeded,
     InvalidAddress,

@@ -13,8 +13,10 @@ from typing import Any
 
 import pytest
 
-from tokenrisk import risk, wire
-from tokenrisk.analysis import (
+from tokenrisk import risk
+from tokenrisk.api import wire
+from tokenrisk.chain.registry import BaseToken, Chain
+from tokenrisk.model import (
     Analysis,
     CodeReport,
     ContractCall,
@@ -25,7 +27,6 @@ from tokenrisk.analysis import (
     TaxBucket,
     TokenInfo,
 )
-from tokenrisk.chains import BaseToken, Chain
 
 GOLDEN = Path(__file__).with_name("golden")
 

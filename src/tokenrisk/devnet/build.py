@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tokenrisk.abi import checksum, to_bytes
+from tokenrisk.chain.abi import checksum, to_bytes
 from tokenrisk.devnet import manifest as mf
 from tokenrisk.devnet.catalogue import CATALOGUE_PATH, Catalogue, load_catalogue
 from tokenrisk.devnet.chain import Chain, DevnetBuildError

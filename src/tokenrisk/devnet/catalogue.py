@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tokenrisk.abi import checksum
+from tokenrisk.chain.abi import checksum
 from tokenrisk.devnet.chain import DevnetBuildError
 from tokenrisk.devnet.liquidity import raw_amount
 

@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tokenrisk.abi import checksum, decode_revert, to_bytes
+from tokenrisk.chain.abi import checksum, decode_revert, to_bytes
+from tokenrisk.chain.rpc import RpcClient, RpcSettings
 from tokenrisk.errors import RpcError, TokenRiskError
-from tokenrisk.rpc import RpcClient, RpcSettings
 
 DEFAULT_GAS = 10_000_000
 """Gas limit of every build transaction (a gas burner fails at this cap, it never hangs)."""

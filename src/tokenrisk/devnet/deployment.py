@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tokenrisk.abi import encode_args, encode_call
+from tokenrisk.chain.abi import encode_args, encode_call
 from tokenrisk.devnet.catalogue import HelperSpec, PoolSpec, Scope, TokenSpec, resolve_args
 from tokenrisk.devnet.chain import Chain, DevnetBuildError, Tx
 from tokenrisk.devnet.history import holder_address

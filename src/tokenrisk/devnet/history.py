@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from eth_utils.crypto import keccak
 
-from tokenrisk.abi import checksum
+from tokenrisk.chain.abi import checksum
 from tokenrisk.devnet.catalogue import TokenSpec
 
 ROUNDS = 150

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 
-from tokenrisk.abi import decode, encode_call, word_address
+from tokenrisk.chain.abi import decode, encode_call, word_address
 from tokenrisk.devnet.chain import Chain, DevnetBuildError, Tx
 from tokenrisk.devnet.uniswap import NPM, V2_FACTORY, V2_ROUTER, V3_FACTORY, WETH
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tokenrisk.abi import to_bytes
+from tokenrisk.chain.abi import to_bytes
 
 _V2_CORE = "@uniswap/v2-core"
 _V2_PERIPHERY = "@uniswap/v2-periphery"

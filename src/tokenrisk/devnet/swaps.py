@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tokenrisk.abi import encode_call
+from tokenrisk.chain.abi import encode_call
 from tokenrisk.devnet.liquidity import DEADLINE
 from tokenrisk.devnet.uniswap import SWAP_ROUTER, V2_ROUTER, WETH
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tokenrisk.abi import decode, encode_call
+from tokenrisk.chain.abi import decode, encode_call
 from tokenrisk.devnet.catalogue import resolve_args
 from tokenrisk.devnet.chain import DevnetBuildError, Outcome, Tx
 from tokenrisk.devnet.deployment import Deployed, Devnet, Pool

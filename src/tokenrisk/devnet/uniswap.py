@@ -22,7 +22,7 @@ from typing import Any
 
 from eth_utils.crypto import keccak
 
-from tokenrisk.abi import ZERO_ADDRESS, checksum, encode_args, to_bytes
+from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, encode_args, to_bytes
 from tokenrisk.devnet.chain import Chain, DevnetBuildError
 from tokenrisk.devnet.npm_artifacts import NpmArtifact, load_npm_artifact
 

@@ -33,7 +33,8 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from tokenrisk.abi import encode_call
+from tokenrisk.chain.abi import encode_call
+from tokenrisk.chain.tokens import call_params, decode_uint
 from tokenrisk.errors import (
     CallReverted,
     DeadlineExceeded,
@@ -43,15 +44,14 @@ from tokenrisk.errors import (
     RpcError,
     UpstreamError,
 )
-from tokenrisk.store import Cursor, Store, TransferLog
-from tokenrisk.tokens import call_params, decode_uint
+from tokenrisk.store.engine import Cursor, Store, TransferLog
 
 TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
 DEVNET_CHAIN_IDS = frozenset({31337, 1337})
 
 
 class JsonRpc(Protocol):
-    """What the indexer needs of :class:`tokenrisk.rpc.RpcClient` (fakes in unit tests)."""
+    """What the indexer needs of :class:`tokenrisk.chain.rpc.RpcClient` (fakes in unit tests)."""
 
     async def call(self, method: str, params: Sequence[Any] = ()) -> Any: ...
 

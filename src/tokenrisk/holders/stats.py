@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tokenrisk.analysis import HolderStats, TaxBucket
+from tokenrisk.model import HolderStats, TaxBucket
 
 HIGH_TAX = 50.0
 """A wallet paying this tax (percent) or more counts in ``highTaxWallets``."""

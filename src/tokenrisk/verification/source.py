@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from tokenrisk.abi import checksum
+from tokenrisk.chain.abi import checksum
 from tokenrisk.errors import NodeUnavailable, UpstreamError
 
 ProviderName = Literal["local", "sourcify", "etherscan"]

@@ -18,7 +18,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
 
-from tokenrisk.abi import parse_address
+from tokenrisk.chain.abi import parse_address
 from tokenrisk.errors import TokenRiskError
 from tokenrisk.verification.cache import TtlCache
 from tokenrisk.verification.source import SourceInfo, SourceProvider

@@ -19,14 +19,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from tokenrisk.abi import AbiDecodeError, decode, decode_revert, encode_call
-from tokenrisk.analysis import ContractCall, SimulationReport
+from tokenrisk.chain.abi import AbiDecodeError, decode, decode_revert, encode_call
+from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.errors import CallReverted, MalformedResponse
-from tokenrisk.rpc import RpcClient
-from tokenrisk.simulation import Funding, percent_short
-from tokenrisk.trade import Route, fresh_address
+from tokenrisk.model import ContractCall, SimulationReport
+from tokenrisk.simulate.calls import Route, fresh_address
+from tokenrisk.simulate.engine import Funding, percent_short
 
-PROBE_FILE = Path(__file__).with_name("data") / "probe.json"
+PROBE_FILE = Path(__file__).parents[1] / "data" / "probe.json"
 _RUN = "run((address,address,address,address,address,address,uint24,bool,bool,uint256))"
 _GAS = 15_000_000
 

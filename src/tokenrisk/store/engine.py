@@ -63,7 +63,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
-from tokenrisk.abi import ZERO_ADDRESS, checksum
+from tokenrisk.chain.abi import ZERO_ADDRESS, checksum
 from tokenrisk.errors import TokenRiskError
 
 AMOUNT_DIGITS = 78

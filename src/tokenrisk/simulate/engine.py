@@ -16,7 +16,7 @@ JSON-RPC batch:
 Taxes are measured in token units: buy tax against the router's quote, transfer tax on
 what the receiver got, sell tax as the share of the seller's balance decrease that did
 not reach the pool.  Limits (``max_buy``, ``max_sell``) are searched with batches of
-independent simulations; see :mod:`tokenrisk.limits`.
+independent simulations; see :mod:`tokenrisk.simulate.limits`.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tokenrisk.abi import decode_revert
+from tokenrisk.chain.abi import decode_revert
+from tokenrisk.chain.rpc import RpcClient
+from tokenrisk.chain.tokens import decode_uint
 from tokenrisk.errors import CallReverted, MalformedResponse
-from tokenrisk.rpc import RpcClient
-from tokenrisk.tokens import decode_uint
-from tokenrisk.trade import (
+from tokenrisk.simulate.calls import (
     BalanceSlot,
     Route,
     approve,

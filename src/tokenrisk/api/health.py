@@ -16,10 +16,10 @@ from typing import Any
 
 from pydantic import Field
 
-from tokenrisk.chains import Chain
+from tokenrisk.api.wire import WireModel
+from tokenrisk.chain.registry import Chain
+from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.errors import DeadlineExceeded, MalformedResponse, TokenRiskError
-from tokenrisk.rpc import RpcClient
-from tokenrisk.wire import WireModel
 
 
 @dataclass(frozen=True)

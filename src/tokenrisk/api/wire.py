@@ -17,7 +17,8 @@ from typing import Any, Protocol
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
-from tokenrisk.analysis import (
+from tokenrisk.chain.registry import Chain
+from tokenrisk.model import (
     Analysis,
     CodeReport,
     ContractCall,
@@ -28,7 +29,6 @@ from tokenrisk.analysis import (
     TokenInfo,
     Verdict,
 )
-from tokenrisk.chains import Chain
 from tokenrisk.risk import usable_simulation
 
 DEFAULT_DECIMALS = 18

@@ -17,7 +17,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from tokenrisk import checks, holders_check
+from tokenrisk.checks import holders as holders_check
+from tokenrisk.checks import honeypot as checks
 from tokenrisk.config import ConfigError, Settings, load_settings
 from tokenrisk.errors import TokenRiskError
 from tokenrisk.service import Service, open_service

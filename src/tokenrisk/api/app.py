@@ -6,7 +6,7 @@ trace or RPC URL reaches a client.  Each request runs under the configured deadl
 ``X-API-KEY`` header (or ``apiKey`` query parameter) must match one, compared in
 constant time.  The rate limit is a token bucket per key (per client address when keys
 are off).  IsHoneypot, GetPairs and TopHolders answers are cached per chain head (see
-:mod:`tokenrisk.cache`); GetContractVerification is always computed fresh.
+:mod:`tokenrisk.api.cache`); GetContractVerification is always computed fresh.
 ``/health``, ``/docs`` and ``/openapi.json`` need no key and are not rate limited.
 
 Request order: key and rate limit, then parameters (400), then the cached or fresh
@@ -32,9 +32,12 @@ from fastapi.responses import JSONResponse
 from fastapi.security import APIKeyHeader, APIKeyQuery
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from tokenrisk import checks, holders_check, wire
-from tokenrisk.abi import parse_address
-from tokenrisk.cache import ResultCache, chain_heads
+from tokenrisk.api import wire
+from tokenrisk.api.cache import ResultCache, chain_heads
+from tokenrisk.api.health import HealthReport, check_health
+from tokenrisk.chain.abi import parse_address
+from tokenrisk.checks import holders as holders_check
+from tokenrisk.checks import honeypot as checks
 from tokenrisk.config import Settings
 from tokenrisk.errors import (
     AuthError,
@@ -44,7 +47,6 @@ from tokenrisk.errors import (
     RateLimited,
     TokenRiskError,
 )
-from tokenrisk.health import HealthReport, check_health
 from tokenrisk.service import Service, open_service
 
 log = logging.getLogger("tokenrisk.api")

@@ -16,12 +16,12 @@ from typing import Any
 
 from eth_utils.crypto import keccak
 
-from tokenrisk.abi import checksum, encode_args, encode_call
-from tokenrisk.analysis import Pool
-from tokenrisk.chains import Dex
+from tokenrisk.chain.abi import checksum, encode_args, encode_call
+from tokenrisk.chain.registry import Dex
+from tokenrisk.chain.rpc import RpcClient
+from tokenrisk.chain.tokens import decode_uint
 from tokenrisk.errors import CallReverted
-from tokenrisk.rpc import RpcClient
-from tokenrisk.tokens import decode_uint
+from tokenrisk.model import Pool
 
 MAX_UINT = 2**256 - 1
 DEADLINE = 2**40  # far future: the devnet clock reads 2026 and simulations advance it

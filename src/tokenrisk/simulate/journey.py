@@ -1,6 +1,6 @@
 """The fresh buyer's journey: buy, transfer, sell, and the limits around them.
 
-Composes :mod:`tokenrisk.simulation` plans into one :class:`SimulationReport`.  Phases:
+Composes :mod:`tokenrisk.simulate.engine` plans into one :class:`SimulationReport`.  Phases:
 
 1. BUY at the default size; if it fails, smaller sizes (a max-buy limit) before giving up.
 2. TRANSFER 10% of the bought amount to a second fresh wallet.
@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from tokenrisk.analysis import Limit, SimulationReport
 from tokenrisk.errors import CallReverted
-from tokenrisk.limits import Accept, Found, ladder, largest_success, refine
-from tokenrisk.simulation import Outcome, Plan, Simulator, percent_short, sold_tax
-from tokenrisk.trade import BalanceSlot, approve, balance_of, fresh_address, quoted_amount
+from tokenrisk.model import Limit, SimulationReport
+from tokenrisk.simulate.calls import BalanceSlot, approve, balance_of, fresh_address, quoted_amount
+from tokenrisk.simulate.engine import Outcome, Plan, Simulator, percent_short, sold_tax
+from tokenrisk.simulate.limits import Accept, Found, ladder, largest_success, refine
 
 _DOWN = (10, 100, 1_000, 10_000)  # divisors tried when the default buy fails
 _UP_BPS = (200, 500, 1_000, 2_500, 5_000)  # larger buys, in bps of the base reserve

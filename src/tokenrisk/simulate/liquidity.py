@@ -13,14 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tokenrisk.abi import checksum, encode_call, to_bytes, word_address
-from tokenrisk.analysis import Pool
-from tokenrisk.chains import Chain, Dex
-from tokenrisk.dex import native_usd_price
+from tokenrisk.chain.abi import checksum, encode_call, to_bytes, word_address
+from tokenrisk.chain.dex import native_usd_price
+from tokenrisk.chain.registry import Chain, Dex
+from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.errors import MalformedResponse
-from tokenrisk.rpc import RpcClient
-from tokenrisk.simulation import Head, parse_call
-from tokenrisk.trade import DEADLINE, BalanceSlot, approve, balance_of
+from tokenrisk.model import Pool
+from tokenrisk.simulate.calls import DEADLINE, BalanceSlot, approve, balance_of
+from tokenrisk.simulate.engine import Head, parse_call
 
 SIMULATED_NATIVE = 10  # whole units of the wrapped native token put in the pool
 TOKEN_SHARE = 2  # the provider puts 1/TOKEN_SHARE of its balance in the pool

@@ -18,7 +18,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from tokenrisk.commands import register
+from tokenrisk.cli.commands import register
 from tokenrisk.devnet.build import ensure_devnet
 from tokenrisk.devnet.manifest import read_manifest
 from tokenrisk.devnet.solc import SolcError

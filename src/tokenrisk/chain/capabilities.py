@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.errors import MalformedResponse, RpcError
-from tokenrisk.rpc import RpcClient
 
 LOG_SPANS = (100_000, 10_000, 2_000, 500, 100)
 """Block ranges tried for ``eth_getLogs``, widest first."""

@@ -20,8 +20,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
+from tokenrisk.api.health import read_head
 from tokenrisk.errors import TokenRiskError
-from tokenrisk.health import read_head
 from tokenrisk.service import Service
 
 DEFAULT_MAX_ENTRIES = 2048

@@ -11,10 +11,18 @@ import asyncio
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tokenrisk import dex, risk, wire
-from tokenrisk.abi import checksum, parse_address
-from tokenrisk.analysis import Analysis, CodeReport, Pool, SimulationReport
-from tokenrisk.chains import Chain
+from tokenrisk import risk
+from tokenrisk.api import wire
+from tokenrisk.chain import dex
+from tokenrisk.chain.abi import checksum, parse_address
+from tokenrisk.chain.registry import Chain
+from tokenrisk.chain.rpc import RpcClient
+from tokenrisk.chain.tokens import is_contract, read_token
+from tokenrisk.checks.holders import (
+    analyse_holders,
+    largest_holders,
+    refresh_index,
+)
 from tokenrisk.errors import (
     CallReverted,
     MethodUnsupported,
@@ -24,25 +32,19 @@ from tokenrisk.errors import (
     TokenRiskError,
 )
 from tokenrisk.holders.index import holder_count
-from tokenrisk.holders_check import (
-    analyse_holders,
-    largest_holders,
-    refresh_index,
-)
-from tokenrisk.journey import simulate
-from tokenrisk.liquidity import LiquidityError, SimulatedPool, simulate_pool
-from tokenrisk.probe import (
+from tokenrisk.model import Analysis, CodeReport, Pool, SimulationReport
+from tokenrisk.service import Service
+from tokenrisk.simulate.calls import BalanceSlot, Route, find_balance_slot
+from tokenrisk.simulate.engine import Funding, Head, SimSettings, Simulator
+from tokenrisk.simulate.journey import simulate
+from tokenrisk.simulate.liquidity import LiquidityError, SimulatedPool, simulate_pool
+from tokenrisk.simulate.probe import (
     explain_sell_failure,
     is_precompile,
     probe_simulate,
     trace_journey,
     walk_calls,
 )
-from tokenrisk.rpc import RpcClient
-from tokenrisk.service import Service
-from tokenrisk.simulation import Funding, Head, SimSettings, Simulator
-from tokenrisk.tokens import is_contract, read_token
-from tokenrisk.trade import BalanceSlot, Route, find_balance_slot
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,10 @@ import asyncio
 from collections.abc import Set
 from typing import Any
 
-from tokenrisk import wire
-from tokenrisk.abi import checksum, parse_address
-from tokenrisk.analysis import HolderStats, Pool
-from tokenrisk.chains import Chain
+from tokenrisk.api import wire
+from tokenrisk.chain.abi import checksum, parse_address
+from tokenrisk.chain.registry import Chain
+from tokenrisk.chain.tokens import balances_of, is_contract
 from tokenrisk.errors import CallReverted, NotFoundError
 from tokenrisk.holders.index import (
     index_token,
@@ -29,10 +29,10 @@ from tokenrisk.holders.index import (
 )
 from tokenrisk.holders.siphon import siphoned_holders
 from tokenrisk.holders.stats import HolderSell, aggregate
+from tokenrisk.model import HolderStats, Pool
 from tokenrisk.service import Service
-from tokenrisk.simulation import Outcome, Plan, Simulator, sold_tax
-from tokenrisk.store import StoreConflict
-from tokenrisk.tokens import balances_of, is_contract
+from tokenrisk.simulate.engine import Outcome, Plan, Simulator, sold_tax
+from tokenrisk.store.engine import StoreConflict
 
 _SKIP = {"0x0000000000000000000000000000000000000000", "0x000000000000000000000000000000000000dead"}
 _BATCH = 25

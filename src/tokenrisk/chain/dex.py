@@ -13,12 +13,12 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from tokenrisk.abi import ZERO_ADDRESS, checksum, encode_call, to_bytes, word_address
-from tokenrisk.analysis import Pool
-from tokenrisk.chains import BaseToken, Chain, Dex
+from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, encode_call, to_bytes, word_address
+from tokenrisk.chain.registry import BaseToken, Chain, Dex
+from tokenrisk.chain.rpc import RpcClient
+from tokenrisk.chain.tokens import call_params, decode_uint
 from tokenrisk.errors import CallReverted, MethodUnsupported
-from tokenrisk.rpc import RpcClient
-from tokenrisk.tokens import call_params, decode_uint
+from tokenrisk.model import Pool
 
 PAIR_CREATED = "0x0d3648bd0f6ba80134a33ba9275ac585d9d315f0ad8355cddefde31afa28d0e9"
 POOL_CREATED = "0x783cca1c0412dd0d695e784568c96da2e9c22ff989357a2e8b1d9b2b4e6b7118"

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tokenrisk.abi import AbiDecodeError, checksum, decode, encode_call, to_bytes
-from tokenrisk.analysis import TokenInfo
+from tokenrisk.chain.abi import AbiDecodeError, checksum, decode, encode_call, to_bytes
+from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.errors import CallReverted
-from tokenrisk.rpc import RpcClient
+from tokenrisk.model import TokenInfo
 
 MAX_DECIMALS = 77  # 10**77 < 2**256; anything larger is garbage
 _GETTERS = ("name()", "symbol()", "decimals()", "totalSupply()")

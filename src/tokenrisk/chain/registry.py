@@ -13,10 +13,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tokenrisk.abi import checksum
+from tokenrisk.chain.abi import checksum
 from tokenrisk.errors import UnknownChain
 
-DATA_FILE = Path(__file__).with_name("data") / "chains.toml"
+DATA_FILE = Path(__file__).parents[1] / "data" / "chains.toml"
 V3_FEE_TIERS = (100, 500, 3000, 10000)
 _T = TypeVar("_T")
 

@@ -1,0 +1,1 @@
+"""The HTTP edge: FastAPI app, wire models, health, result cache."""

@@ -1,0 +1,1 @@
+"""Chain access: JSON-RPC client, ABI helpers, registry, capabilities, tokens, DEX pairs."""

@@ -1,0 +1,1 @@
+"""One orchestration per endpoint, from a validated request to a result."""

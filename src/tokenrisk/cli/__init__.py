@@ -1,0 +1,1 @@
+"""The ``tokenrisk`` command line."""

@@ -1,0 +1,1 @@
+"""Persistent storage: the Transfer-log index, verification registry, cached results."""
