@@ -41,16 +41,13 @@ from pydantic_settings import (
 from pydantic_settings.sources.utils import parse_env_vars
 
 from tokenrisk.chain.registry import apply_overrides, load_registry
+from tokenrisk.errors import ConfigError
 from tokenrisk.verification.settings import VerificationSettings
 
 ENV_PREFIX = "TOKENRISK_"
 _NODE_ENV = re.compile(r"^TOKENRISK_(RPC|FORK)_URL_(\d+)$", re.IGNORECASE)
 _LEGACY_ENV = {"TOKENRISK_VERIFICATION_ETHERSCAN_KEY": ("verification", "etherscan_key")}
 _ADDRESS = r"^0x[0-9a-fA-F]{40}$"
-
-
-class ConfigError(ValueError):
-    """The configuration is invalid; the message names the key, never a secret value."""
 
 
 class _Section(BaseModel):

@@ -18,9 +18,24 @@
     │   └── MalformedResponse           not JSON-RPC at all (garbage, bad gzip, wrong shape)
     │       ├── ReplyTooLarge               more bytes than the reply size cap
     │       └── ReplyTooDeep                JSON nested deeper than the depth cap
+    │   └── ProviderKeyRejected         a verification provider refused the configured key
     ├── NodeUnavailable             503: the node cannot be reached
-    │   └── NodeThrottled               the node or provider refuses: too many requests
-    └── DeadlineExceeded            504: the node (or the check) was too slow
+    │   ├── NodeThrottled               the node or provider refuses: too many requests
+    │   └── ProviderRateLimited         a verification provider says "too many requests"
+    ├── StoreError                  503: the database cannot be read or written
+    │   └── StoreConflict               another writer moved an index cursor first (retry)
+    ├── DeadlineExceeded            504: the node (or the check) was too slow
+    ├── VerdictError                never an HTTP error: what a token did, reported in the
+    │   │                           verdict (simulationError, a missing field)
+    │   ├── AbiDecodeError              a contract returned data that does not decode
+    │   └── LiquidityError              liquidity could not be simulated for a token
+    ├── ConfigError                 start-up: the operator's configuration is invalid
+    └── BuildError                  the devnet build tool failed (never raised when serving)
+        ├── DevnetBuildError            a build step (deploy, trade, dump) failed
+        └── SolcError                   the Solidity compiler failed
+
+ConfigError and AbiDecodeError are ValueErrors too, so callers validating values may catch
+either.
 
 Third-party exceptions (httpx, eth-abi, SQLAlchemy) are mapped to these at the module
 boundary with ``raise X from exc``; none of them reach the API layer.  Messages never
@@ -123,6 +138,10 @@ class ReplyTooDeep(MalformedResponse):
     stable = "the node's reply was nested too deeply"
 
 
+class ProviderKeyRejected(UpstreamError):
+    """The provider rejected the configured API key (missing, invalid or revoked)."""
+
+
 class NodeUnavailable(TokenRiskError):
     status = 503
     stable = "the node cannot be reached"
@@ -132,5 +151,57 @@ class NodeThrottled(NodeUnavailable):
     stable = "the node is refusing requests (rate limited); try again later"
 
 
+class ProviderRateLimited(NodeUnavailable):
+    """The provider answered "too many requests"; asking again later may work.
+
+    ``retry_after`` is the provider's hint in seconds, when it gave one.
+    """
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class DeadlineExceeded(TokenRiskError):
     status = 504
+
+
+class StoreError(TokenRiskError):
+    """The store could not be read or written (database down, locked, full, ...)."""
+
+    status = 503
+
+
+class StoreConflict(StoreError):
+    """Another writer moved the index cursor first; re-read the cursor and retry."""
+
+
+class VerdictError(TokenRiskError):
+    """Something a token did that becomes part of the verdict, never an HTTP error."""
+
+
+class AbiDecodeError(VerdictError, ValueError):
+    """Return data did not match the expected ABI types."""
+
+
+class LiquidityError(VerdictError):
+    """Liquidity could not be simulated; the message says why (becomes simulationError)."""
+
+
+class ConfigError(TokenRiskError, ValueError):
+    """The configuration is invalid; the message names the key, never a secret value."""
+
+
+class BuildError(TokenRiskError):
+    """The devnet build tool failed; the running service never raises these."""
+
+
+class DevnetBuildError(BuildError):
+    """The devnet build failed; the message names the step (token id, action) and why."""
+
+
+class SolcError(BuildError):
+    """The compiler could not run, reported errors, or produced unusable artifacts.
+
+    For compile errors the message holds solc's formatted error messages.
+    """

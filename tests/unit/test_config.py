@@ -13,12 +13,12 @@ from tokenrisk.chain.registry import load_registry
 from tokenrisk.cli.main import app
 from tokenrisk.config import (
     ChainNode,
-    ConfigError,
     Settings,
     VerificationConfig,
     load_settings,
     reference_markdown,
 )
+from tokenrisk.errors import ConfigError
 from tokenrisk.service import _whitelisted, chain_registry
 from tokenrisk.verification import VerificationSettings
 

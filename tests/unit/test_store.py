@@ -17,16 +17,13 @@ import pytest
 from sqlalchemy import create_engine, make_url, text
 
 from tokenrisk.chain.abi import ZERO_ADDRESS, checksum
-from tokenrisk.errors import TokenRiskError
+from tokenrisk.errors import StoreConflict, StoreError, TokenRiskError
 from tokenrisk.store.engine import (
     CHECKPOINTS_KEPT,
     Cursor,
     Store,
-    StoreConflict,
-    StoreError,
     TransferLog,
     create_store,
-    default_url,
     normalize_url,
 )
 
@@ -113,12 +110,12 @@ def test_urls() -> None:
     assert normalize_url("postgres://u:p@h/db") == "postgresql+psycopg://u:p@h/db"
     assert normalize_url("postgresql://h/db") == "postgresql+psycopg://h/db"
     assert normalize_url("sqlite:///x.db") == "sqlite:///x.db"
-    assert default_url(Path("/data")) == "sqlite:////data/tokenrisk.db"
 
 
 def test_sqlite_file_uses_wal(tmp_path: Path) -> None:
-    s = create_store(default_url(tmp_path / "nested"))
-    engine = create_engine(default_url(tmp_path / "nested"))
+    url = f"sqlite:///{tmp_path / 'nested' / 'tokenrisk.db'}"
+    s = create_store(url)
+    engine = create_engine(url)
     with engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
     engine.dispose()
@@ -312,14 +309,3 @@ def test_outgoing_transfers_keeps_the_newest_per_holder(store: Store) -> None:
 
 
 # RESULTS CACHE
-
-
-def test_cache_values_expire(store: Store) -> None:
-    store.cache_put("check:1:100:0xabc", {"risk": "low", "n": [1, 2]}, ttl=60, now=1000)
-    assert store.cache_get("check:1:100:0xabc", now=1059) == {"risk": "low", "n": [1, 2]}
-    assert store.cache_get("check:1:100:0xabc", now=1060) is None
-    store.cache_put("check:1:100:0xabc", "replaced", ttl=60, now=2000)
-    assert store.cache_get("check:1:100:0xabc", now=2001) == "replaced"
-    store.cache_put("other", 1, ttl=1, now=2000)
-    assert store.cache_purge(now=2030) == 1
-    assert store.cache_get("missing") is None

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from tokenrisk.chain.abi import checksum
-from tokenrisk.errors import UnknownChain
 
 DATA_FILE = Path(__file__).parents[1] / "data" / "chains.toml"
 V3_FEE_TIERS = (100, 500, 3000, 10000)
@@ -165,14 +164,3 @@ def apply_overrides(
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"chain entry {raw.get('id', '?')} is invalid: {exc!r}") from exc
     return merged
-
-
-def with_node(chain: Chain, rpc_url: str | None, fork_url: str | None = None) -> Chain:
-    return replace(chain, rpc_url=rpc_url, fork_url=fork_url)
-
-
-def pick(chains: dict[int, Chain], chain_id: int) -> Chain:
-    try:
-        return chains[chain_id]
-    except KeyError:
-        raise UnknownChain(f"chain {chain_id} is not configured") from None

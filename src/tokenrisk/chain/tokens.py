@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tokenrisk.chain.abi import AbiDecodeError, checksum, decode, encode_call, to_bytes
+from tokenrisk.chain.abi import checksum, decode, encode_call, to_bytes
 from tokenrisk.chain.rpc import RpcClient
-from tokenrisk.errors import CallReverted
+from tokenrisk.errors import AbiDecodeError, CallReverted
 from tokenrisk.model import TokenInfo
 
 MAX_DECIMALS = 77  # 10**77 < 2**256; anything larger is garbage

@@ -18,7 +18,7 @@ from tokenrisk.api import wire
 from tokenrisk.chain.abi import checksum, parse_address
 from tokenrisk.chain.registry import Chain
 from tokenrisk.chain.tokens import balances_of, is_contract
-from tokenrisk.errors import CallReverted, NotFoundError
+from tokenrisk.errors import CallReverted, NotFoundError, StoreConflict
 from tokenrisk.holders.index import (
     index_token,
     top_holders_checked,
@@ -32,7 +32,6 @@ from tokenrisk.holders.stats import HolderSell, aggregate
 from tokenrisk.model import HolderStats, Pool
 from tokenrisk.service import Service
 from tokenrisk.simulate.engine import Outcome, Plan, Simulator, sold_tax
-from tokenrisk.store.engine import StoreConflict
 
 _SKIP = {"0x0000000000000000000000000000000000000000", "0x000000000000000000000000000000000000dead"}
 _BATCH = 25

@@ -25,6 +25,7 @@ from tokenrisk.checks.holders import (
 )
 from tokenrisk.errors import (
     CallReverted,
+    LiquidityError,
     MethodUnsupported,
     NotFoundError,
     ReplyTooDeep,
@@ -37,7 +38,7 @@ from tokenrisk.service import Service
 from tokenrisk.simulate.calls import BalanceSlot, Route, find_balance_slot
 from tokenrisk.simulate.engine import Funding, Head, SimSettings, Simulator
 from tokenrisk.simulate.journey import simulate
-from tokenrisk.simulate.liquidity import LiquidityError, SimulatedPool, simulate_pool
+from tokenrisk.simulate.liquidity import SimulatedPool, simulate_pool
 from tokenrisk.simulate.probe import (
     explain_sell_failure,
     is_precompile,

@@ -19,8 +19,8 @@ from rich.table import Table
 
 from tokenrisk.checks import holders as holders_check
 from tokenrisk.checks import honeypot as checks
-from tokenrisk.config import ConfigError, Settings, load_settings
-from tokenrisk.errors import TokenRiskError
+from tokenrisk.config import Settings, load_settings
+from tokenrisk.errors import ConfigError, TokenRiskError
 from tokenrisk.service import Service, open_service
 
 console = Console()

@@ -21,8 +21,7 @@ from rich.table import Table
 from tokenrisk.cli.commands import register
 from tokenrisk.devnet.build import ensure_devnet
 from tokenrisk.devnet.manifest import read_manifest
-from tokenrisk.devnet.solc import SolcError
-from tokenrisk.errors import TokenRiskError
+from tokenrisk.errors import SolcError, TokenRiskError
 
 app = typer.Typer(no_args_is_help=True, help="Open-source token risk checker.")
 devnet_app = typer.Typer(help="The local devnet: canonical Uniswap, stablecoins, trap tokens.")

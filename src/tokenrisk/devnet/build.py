@@ -30,7 +30,7 @@ from typing import Any
 from tokenrisk.chain.abi import checksum, to_bytes
 from tokenrisk.devnet import manifest as mf
 from tokenrisk.devnet.catalogue import CATALOGUE_PATH, Catalogue, load_catalogue
-from tokenrisk.devnet.chain import Chain, DevnetBuildError
+from tokenrisk.devnet.chain import Chain
 from tokenrisk.devnet.deployment import (
     ETH_USD,
     Compiled,
@@ -45,6 +45,7 @@ from tokenrisk.devnet.npm_artifacts import load_npm_artifact
 from tokenrisk.devnet.solc import compile_contracts, load_artifacts
 from tokenrisk.devnet.trading import TokenLog, run_history
 from tokenrisk.devnet.uniswap import deploy_uniswap, placements
+from tokenrisk.errors import DevnetBuildError
 
 CHAIN_ID = 31337
 GENESIS_TIMESTAMP = 1767225600

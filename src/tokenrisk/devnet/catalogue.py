@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from tokenrisk.chain.abi import checksum
-from tokenrisk.devnet.chain import DevnetBuildError
 from tokenrisk.devnet.liquidity import raw_amount
+from tokenrisk.errors import DevnetBuildError
 
 CATALOGUE_PATH = Path(__file__).with_name("catalogue.json")
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from tokenrisk.chain.abi import checksum, decode_revert, to_bytes
 from tokenrisk.chain.rpc import RpcClient, RpcSettings
-from tokenrisk.errors import RpcError, TokenRiskError
+from tokenrisk.errors import DevnetBuildError, RpcError
 
 DEFAULT_GAS = 10_000_000
 """Gas limit of every build transaction (a gas burner fails at this cap, it never hangs)."""
@@ -30,10 +30,6 @@ DEFAULT_GAS = 10_000_000
 _RECEIPT_POLL = 0.002
 _RECEIPT_TIMEOUT = 30.0
 _MAX_MINE_ATTEMPTS = 20
-
-
-class DevnetBuildError(TokenRiskError):
-    """The devnet build failed; the message names the step (token id, action) and why."""
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from typing import Any
 
 from tokenrisk.chain.abi import encode_args, encode_call
 from tokenrisk.devnet.catalogue import HelperSpec, PoolSpec, Scope, TokenSpec, resolve_args
-from tokenrisk.devnet.chain import Chain, DevnetBuildError, Tx
+from tokenrisk.devnet.chain import Chain, Tx
 from tokenrisk.devnet.history import holder_address
 from tokenrisk.devnet.liquidity import (
     add_v2_liquidity,
@@ -26,6 +26,7 @@ from tokenrisk.devnet.liquidity import (
 )
 from tokenrisk.devnet.swaps import Route
 from tokenrisk.devnet.uniswap import NPM, V2_ROUTER, WETH
+from tokenrisk.errors import DevnetBuildError
 
 STABLECOINS = (("USDC", "USD Coin", 6), ("USDT", "Tether USD", 6), ("DAI", "Dai Stablecoin", 18))
 """(symbol, name, decimals) of the devnet stand-ins; ETH is priced in them."""

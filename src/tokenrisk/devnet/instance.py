@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from tokenrisk.devnet.build import devnet_dir, ensure_devnet
-from tokenrisk.devnet.chain import DevnetBuildError
 from tokenrisk.devnet.manifest import MANIFEST_FILE, SOURCES_FILE, STATE_FILE, read_manifest
 from tokenrisk.devnet.node import AnvilNode, start_anvil
+from tokenrisk.errors import DevnetBuildError
 
 
 @dataclass

@@ -13,8 +13,9 @@ import math
 from decimal import Decimal
 
 from tokenrisk.chain.abi import decode, encode_call, word_address
-from tokenrisk.devnet.chain import Chain, DevnetBuildError, Tx
+from tokenrisk.devnet.chain import Chain, Tx
 from tokenrisk.devnet.uniswap import NPM, V2_FACTORY, V2_ROUTER, V3_FACTORY, WETH
+from tokenrisk.errors import DevnetBuildError
 
 DEADLINE = 2**63
 """Far-future swap/liquidity deadline (the devnet clock is not the wall clock)."""

@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tokenrisk.errors import TokenRiskError
+from tokenrisk.errors import SolcError
 
 CONTRACTS_DIR = "contracts"
 COMPILE_SCRIPT = Path("tools") / "solc-compile.js"
@@ -40,13 +40,6 @@ SETTINGS: dict[str, Any] = {
 }
 
 logger = logging.getLogger(__name__)
-
-
-class SolcError(TokenRiskError):
-    """The compiler could not run, reported errors, or produced unusable artifacts.
-
-    For compile errors the message holds solc's formatted error messages.
-    """
 
 
 def compile_contracts(repo_root: Path, out_dir: Path) -> Path:

@@ -15,7 +15,7 @@ from typing import Any
 
 from tokenrisk.chain.abi import decode, encode_call
 from tokenrisk.devnet.catalogue import resolve_args
-from tokenrisk.devnet.chain import DevnetBuildError, Outcome, Tx
+from tokenrisk.devnet.chain import Outcome, Tx
 from tokenrisk.devnet.deployment import Deployed, Devnet, Pool
 from tokenrisk.devnet.history import HistoryPlan, Step
 from tokenrisk.devnet.swaps import (
@@ -25,6 +25,7 @@ from tokenrisk.devnet.swaps import (
     sell_calldata,
 )
 from tokenrisk.devnet.uniswap import SWAP_ROUTER, V2_ROUTER, WETH
+from tokenrisk.errors import DevnetBuildError
 
 APPROVE_SELECTOR = "0x095ea7b3"
 GAS_MONEY = 10**18

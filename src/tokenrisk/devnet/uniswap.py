@@ -23,8 +23,9 @@ from typing import Any
 from eth_utils.crypto import keccak
 
 from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, encode_args, to_bytes
-from tokenrisk.devnet.chain import Chain, DevnetBuildError
+from tokenrisk.devnet.chain import Chain
 from tokenrisk.devnet.npm_artifacts import NpmArtifact, load_npm_artifact
+from tokenrisk.errors import DevnetBuildError
 
 WETH = "0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2"
 V2_FACTORY = "0x5C69bEe701ef814a2B6a3EDD4B1652CB9cc5aA6f"

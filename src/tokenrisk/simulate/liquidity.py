@@ -17,7 +17,7 @@ from tokenrisk.chain.abi import checksum, encode_call, to_bytes, word_address
 from tokenrisk.chain.dex import native_usd_price
 from tokenrisk.chain.registry import Chain, Dex
 from tokenrisk.chain.rpc import RpcClient
-from tokenrisk.errors import MalformedResponse
+from tokenrisk.errors import LiquidityError, MalformedResponse
 from tokenrisk.model import Pool
 from tokenrisk.simulate.calls import DEADLINE, BalanceSlot, approve, balance_of
 from tokenrisk.simulate.engine import Head, parse_call
@@ -25,10 +25,6 @@ from tokenrisk.simulate.engine import Head, parse_call
 SIMULATED_NATIVE = 10  # whole units of the wrapped native token put in the pool
 TOKEN_SHARE = 2  # the provider puts 1/TOKEN_SHARE of its balance in the pool
 _GAS = hex(10_000_000)
-
-
-class LiquidityError(Exception):
-    """Liquidity could not be simulated; the message says why (becomes simulationError)."""
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from tokenrisk.chain.abi import AbiDecodeError, decode, decode_revert, encode_call
+from tokenrisk.chain.abi import decode, decode_revert, encode_call
 from tokenrisk.chain.rpc import RpcClient
-from tokenrisk.errors import CallReverted, MalformedResponse
+from tokenrisk.errors import AbiDecodeError, CallReverted, MalformedResponse
 from tokenrisk.model import ContractCall, SimulationReport
 from tokenrisk.simulate.calls import Route, fresh_address
 from tokenrisk.simulate.engine import Funding, percent_short

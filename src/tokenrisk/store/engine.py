@@ -1,4 +1,4 @@
-"""Persistent state: the Transfer-log index and a small results cache.
+"""Persistent state: the Transfer-log index.
 
 One schema, written with SQLAlchemy 2 Core, runs on SQLite (the default: one file under
 the data directory, WAL mode) and on PostgreSQL (``postgresql+psycopg://...``)::
@@ -7,7 +7,6 @@ the data directory, WAL mode) and on PostgreSQL (``postgresql+psycopg://...``)::
     index_checkpoints  (chain_id, token, block) -> block_hash   newest 64 commits
     balances           (chain_id, token, holder) -> balance     non-zero only
     transfers          (chain_id, token, block, log_index) -> tx_hash, sender, recipient, amount
-    results_cache      key -> value (JSON text), expires_at (unix seconds)
 
 Addresses are stored lowercase (so ties sort by address) and returned checksummed.
 Amounts are exact signed integers of up to 78 digits (uint256 fits): ``NUMERIC(78,0)``
@@ -25,7 +24,6 @@ whose message names the operation, never the database URL (it may hold a passwor
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -47,7 +45,6 @@ from sqlalchemy import (
     Numeric,
     String,
     Table,
-    Text,
     and_,
     create_engine,
     delete,
@@ -64,7 +61,7 @@ from sqlalchemy.pool import StaticPool
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
 from tokenrisk.chain.abi import ZERO_ADDRESS, checksum
-from tokenrisk.errors import TokenRiskError
+from tokenrisk.errors import StoreConflict, StoreError
 
 AMOUNT_DIGITS = 78
 AMOUNT_LIMIT = 10**AMOUNT_DIGITS
@@ -72,16 +69,6 @@ CHECKPOINTS_KEPT = 64
 SCHEMA_LOCK_ID = 0x746F6B656E7269  # "tokenri": PostgreSQL advisory lock for create_all
 _CHUNK = 500  # bound parameters per IN (...) list; far below SQLite's limit
 _WRITES = "tokenrisk_writes"  # connection.info key read by the SQLite BEGIN hook
-
-
-class StoreError(TokenRiskError):
-    """The store could not be read or written (database down, locked, full, ...)."""
-
-    status = 503
-
-
-class StoreConflict(StoreError):
-    """Another writer moved the index cursor first; re-read the cursor and retry."""
 
 
 @dataclass(frozen=True)
@@ -192,19 +179,6 @@ transfer_table = Table(
     Column("amount", Amount(), nullable=False),
     Index("ix_transfers_sender", "chain_id", "token", "sender", "block"),
 )
-
-cache_table = Table(
-    "results_cache",
-    metadata,
-    Column("key", Text, primary_key=True),
-    Column("value", Text, nullable=False),
-    Column("expires_at", Float, nullable=False),
-)
-
-
-def default_url(data_dir: Path) -> str:
-    """SQLite URL of the default store file inside ``data_dir``."""
-    return f"sqlite:///{(data_dir / 'tokenrisk.db').resolve()}"
 
 
 def normalize_url(url: str) -> str:
@@ -471,44 +445,6 @@ class Store:
             return int(conn.execute(query).scalar_one())
 
     # RESULTS CACHE
-
-    def cache_get(self, key: str, now: float | None = None) -> Any | None:
-        """The cached JSON value of ``key``, or None when absent or expired."""
-        now = time.time() if now is None else now
-        query = select(cache_table.c.value).where(
-            (cache_table.c.key == key) & (cache_table.c.expires_at > now)
-        )
-        with self._transaction("read cache") as conn:
-            text = conn.execute(query).scalar_one_or_none()
-        try:
-            return None if text is None else json.loads(text)
-        except ValueError:  # a damaged entry is a miss, not an error
-            return None
-
-    def cache_put(self, key: str, value: Any, ttl: float, now: float | None = None) -> None:
-        """Store ``value`` (JSON-serialisable) under ``key`` for ``ttl`` seconds."""
-        now = time.time() if now is None else now
-        row = {
-            "key": key,
-            "value": json.dumps(value, separators=(",", ":")),
-            "expires_at": now + ttl,
-        }
-        with self._transaction("write cache", writes=True) as conn:
-            stmt = _upsert(conn, cache_table)
-            conn.execute(
-                stmt.on_conflict_do_update(
-                    index_elements=["key"],
-                    set_={"value": stmt.excluded.value, "expires_at": stmt.excluded.expires_at},
-                ),
-                [row],
-            )
-
-    def cache_purge(self, now: float | None = None) -> int:
-        """Delete expired entries; returns how many."""
-        now = time.time() if now is None else now
-        with self._transaction("purge cache", writes=True) as conn:
-            result = conn.execute(delete(cache_table).where(cache_table.c.expires_at <= now))
-            return int(result.rowcount)
 
 
 # HELPERS (all run inside a caller's transaction)

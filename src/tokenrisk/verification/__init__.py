@@ -9,6 +9,7 @@
 See docs/verification.md for what "open source" means here and how to configure it.
 """
 
+from tokenrisk.errors import ProviderKeyRejected, ProviderRateLimited
 from tokenrisk.verification.etherscan import EtherscanProvider
 from tokenrisk.verification.local import LocalRegistry
 from tokenrisk.verification.settings import (
@@ -16,14 +17,7 @@ from tokenrisk.verification.settings import (
     build_verifier,
     devnet_settings,
 )
-from tokenrisk.verification.source import (
-    Match,
-    ProviderKeyRejected,
-    ProviderName,
-    ProviderRateLimited,
-    SourceInfo,
-    SourceProvider,
-)
+from tokenrisk.verification.source import Match, ProviderName, SourceInfo, SourceProvider
 from tokenrisk.verification.sourcify import SourcifyProvider
 from tokenrisk.verification.verifier import Verifier
 

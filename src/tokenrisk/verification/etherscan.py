@@ -27,15 +27,14 @@ from typing import Any
 
 import httpx
 
-from tokenrisk.errors import MalformedResponse, TokenRiskError, UpstreamError
-from tokenrisk.verification.source import (
+from tokenrisk.errors import (
+    MalformedResponse,
     ProviderKeyRejected,
-    ProviderName,
     ProviderRateLimited,
-    SourceInfo,
-    address_or_none,
-    text_or_none,
+    TokenRiskError,
+    UpstreamError,
 )
+from tokenrisk.verification.source import ProviderName, SourceInfo, address_or_none, text_or_none
 from tokenrisk.verification.transport import Reply, Request, get_json, hide_in_logs, redact
 
 _NO_ANSWER = ("source code not verified", "unsupported chainid", "unsupported chain id")

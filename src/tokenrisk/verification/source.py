@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from tokenrisk.chain.abi import checksum
-from tokenrisk.errors import NodeUnavailable, UpstreamError
 
 ProviderName = Literal["local", "sourcify", "etherscan"]
 """The providers tokenrisk ships; also the keys of ``VerificationSettings.providers``."""
@@ -68,21 +67,6 @@ class SourceProvider(Protocol):
         the provider cannot be asked; messages contain no URL and no key.
         """
         ...
-
-
-class ProviderRateLimited(NodeUnavailable):
-    """The provider answered "too many requests"; asking again later may work.
-
-    ``retry_after`` is the provider's hint in seconds, when it gave one.
-    """
-
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
-
-
-class ProviderKeyRejected(UpstreamError):
-    """The provider rejected the configured API key (missing, invalid or revoked)."""
 
 
 def text_or_none(value: Any) -> str | None:

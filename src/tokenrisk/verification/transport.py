@@ -24,8 +24,12 @@ from typing import Any
 
 import httpx
 
-from tokenrisk.errors import DeadlineExceeded, MalformedResponse, NodeUnavailable
-from tokenrisk.verification.source import ProviderRateLimited
+from tokenrisk.errors import (
+    DeadlineExceeded,
+    MalformedResponse,
+    NodeUnavailable,
+    ProviderRateLimited,
+)
 
 REDACTED = "***"
 _OVERLOADED = frozenset({408, 425, 502, 503, 504})
