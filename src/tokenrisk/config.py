@@ -19,6 +19,7 @@ keeps the two equal.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import re
@@ -179,6 +180,46 @@ class VerificationConfig(_Section):
         return VerificationSettings(**values)
 
 
+class ServerConfig(_Section):
+    """The ``[server]`` table: limits of the HTTP server and of who is trusted (see
+    docs/operations.md for what an operator sees when each is hit)."""
+
+    max_connections: int = Field(
+        default=1024, ge=1, description="open connections at most; more are closed at once"
+    )
+    max_pending_connections: int = Field(
+        default=256,
+        ge=1,
+        description="connections still sending their request head; the oldest is dropped",
+    )
+    header_timeout: float = Field(
+        default=10.0, gt=0, description="seconds a connection may take to send a request head"
+    )
+    keep_alive_timeout: float = Field(
+        default=5.0, gt=0, description="seconds an idle keep-alive connection stays open"
+    )
+    max_header_bytes: int = Field(
+        default=16384, ge=1024, description="request line plus headers at most (else 400)"
+    )
+    trusted_proxies: tuple[str, ...] = Field(
+        default=(),
+        description="proxy addresses/networks whose X-Forwarded-For is believed (else ignored)",
+    )
+    auth_failures_per_minute: int = Field(
+        default=10, ge=0, description="wrong API keys per client per minute, then 429; 0 = off"
+    )
+    health_cache_ttl: float = Field(
+        default=1.0, ge=0, description="seconds one /health probe of the nodes is reused"
+    )
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _networks(cls, raw: tuple[str, ...]) -> tuple[str, ...]:
+        for entry in raw:
+            ipaddress.ip_network(entry, strict=False)  # ValueError names nothing secret
+        return raw
+
+
 class Settings(BaseSettings):
     """Every key of the config file.  The environment is read by :func:`load_settings`,
     not here, so a ``Settings(...)`` built in code or tests is exactly what it says."""
@@ -196,6 +237,12 @@ class Settings(BaseSettings):
     workers: int = Field(default=1, ge=1, description="API worker processes")
     deadline: float = Field(default=25.0, gt=0, description="seconds a request may take, then 504")
     rpc_timeout: float = Field(default=10.0, gt=0, description="seconds per node request")
+    rpc_max_reply_bytes: int = Field(
+        default=32 * 1024 * 1024, ge=1024, description="bytes of one node reply at most, then 502"
+    )
+    rpc_max_depth: int = Field(
+        default=256, ge=8, description="JSON nesting of one node reply at most, then 502"
+    )
     holder_limit: int = Field(default=100, ge=1, description="holders simulated in holderAnalysis")
     cache_ttl: float = Field(
         default=15.0, ge=0, description="seconds a result is reused (same head)"
@@ -230,6 +277,7 @@ class Settings(BaseSettings):
     verification: VerificationConfig = Field(
         default=VerificationConfig(), description="`[verification]` table"
     )
+    server: ServerConfig = Field(default=ServerConfig(), description="`[server]` table")
 
     @classmethod
     def settings_customise_sources(

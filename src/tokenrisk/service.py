@@ -132,7 +132,11 @@ def _whitelisted(chains: dict[int, Chain], settings: Settings) -> dict[int, Chai
 
 
 def _rpc_settings(settings: Settings) -> RpcSettings:
-    return RpcSettings(timeout=settings.rpc_timeout)
+    return RpcSettings(
+        timeout=settings.rpc_timeout,
+        max_reply_bytes=settings.rpc_max_reply_bytes,
+        max_depth=settings.rpc_max_depth,
+    )
 
 
 def _start_fork(node: ChainNode, data_dir: Path) -> AnvilNode:

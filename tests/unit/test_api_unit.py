@@ -6,6 +6,7 @@ Chains and nodes are fakes: a node is an object with an async ``call`` that answ
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -384,6 +385,9 @@ async def test_health_route(http: httpx.AsyncClient, nodes: dict[int, FakeNode])
     assert ok.status_code == 200 and ok.json()["status"] == "ok"
     assert [c["chainId"] for c in ok.json()["chains"]] == [1, 8453]
     nodes[1].down = True
+    cached = await http.get("/health")  # within the second: the same probe, no node request
+    assert cached.json() == ok.json()
+    await asyncio.sleep(1.05)
     degraded = await http.get("/health")
     assert degraded.status_code == 503 and degraded.json()["status"] == "degraded"
     assert [c["reachable"] for c in degraded.json()["chains"]] == [False, True]

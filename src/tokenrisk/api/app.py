@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import ipaddress
 import logging
 import math
 import time
@@ -28,10 +29,12 @@ from typing import Any
 
 from fastapi import Depends, FastAPI, Query, Request, Security
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from fastapi.security import APIKeyHeader, APIKeyQuery
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Receive, Scope, Send
 
+from tokenrisk import redaction
 from tokenrisk.api import wire
 from tokenrisk.api.cache import ResultCache, chain_heads
 from tokenrisk.api.health import HealthReport, check_health
@@ -167,13 +170,83 @@ class RateLimiter:
         while len(self._buckets) > self.max_clients:
             self._buckets.popitem(last=False)
 
+    def check(self, who: str) -> None:
+        """Raise RateLimited when ``who`` has nothing left, without spending anything."""
+        if self.capacity <= 0 or who not in self._buckets:
+            return
+        tokens, seen = self._buckets[who]
+        tokens = min(self.capacity, tokens + (self._clock() - seen) * self.rate)
+        if tokens < 1.0:
+            raise RateLimited("too many attempts", max(1, math.ceil((1.0 - tokens) / self.rate)))
+
+
+Networks = tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
+
+
+def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(text.strip())
+    except ValueError:
+        return None
+
+
+def _trusted(address: str, trusted: Networks) -> bool:
+    ip = _ip(address)
+    return ip is not None and any(ip in network for network in trusted)
+
+
+def client_address(request: Request, trusted: Networks) -> str:
+    """Who is asking, for rate limits and failed-key throttling.
+
+    The peer address, unless the peer is a configured trusted proxy: then the nearest
+    ``X-Forwarded-For`` hop that is not itself trusted (proxies append, so hops on the
+    left are the client's own claims and only the right end is vouched for).
+    """
+    peer = request.client.host if request.client else "unknown"
+    if not _trusted(peer, trusted):
+        return peer
+    hops = [h for h in request.headers.get("x-forwarded-for", "").split(",") if h.strip()]
+    for hop in reversed(hops):
+        if _ip(hop) is None:
+            break  # garbage in the chain: do not believe anything left of it
+        if not _trusted(hop, trusted):
+            return str(_ip(hop))
+    return peer
+
+
+class OpenGate:
+    """FastAPI dependency without keys: the rate limit per client address.
+
+    Declares no security scheme, so the OpenAPI document offers none when keys are off.
+    """
+
+    def __init__(self, limiter: RateLimiter, trusted: Networks = ()) -> None:
+        self.limiter = limiter
+        self.trusted = trusted
+
+    async def __call__(self, request: Request) -> None:
+        self.limiter.take(f"ip:{client_address(request, self.trusted)}")
+
 
 class KeyGate:
-    """FastAPI dependency: API-key check (when keys are configured), then the rate limit."""
+    """FastAPI dependency: API-key check, then the rate limit per key.
 
-    def __init__(self, keys: frozenset[str], limiter: RateLimiter) -> None:
+    Wrong keys are throttled per client address (``failures``): once a client has
+    spent its allowance of failed attempts it gets 429 before its key is even looked
+    at, so keys cannot be guessed at speed.
+    """
+
+    def __init__(
+        self,
+        keys: frozenset[str],
+        limiter: RateLimiter,
+        failures: RateLimiter | None = None,
+        trusted: Networks = (),
+    ) -> None:
         self.keys = tuple(k.encode() for k in keys)
         self.limiter = limiter
+        self.failures = failures or RateLimiter(0)
+        self.trusted = trusted
 
     async def __call__(
         self,
@@ -182,19 +255,28 @@ class KeyGate:
         query_key: str | None = Security(_QUERY_KEY),
     ) -> None:
         key = header_key or query_key
-        if self.keys:
+        who = f"ip:{client_address(request, self.trusted)}"
+        self.failures.check(who)
+        try:
             self.authenticate(key)
-            self.limiter.take(f"key:{key}")
-        else:
-            self.limiter.take(f"ip:{request.client.host if request.client else 'unknown'}")
+        except AuthError:
+            self.failures.take(who)
+            raise
+        self.limiter.take(f"key:{key}")
 
-    def authenticate(self, key: str | None) -> None:
-        """Raises AuthError unless ``key`` is one of the configured keys."""
+    def valid(self, key: str | None) -> bool:
         offered = (key or "").encode()
         # compare against every key, always, so timing says nothing about which matched
         matched = [hmac.compare_digest(offered, k) for k in self.keys]
-        if not key or not any(matched):
+        return bool(key) and any(matched)
+
+    def authenticate(self, key: str | None) -> None:
+        """Raises AuthError unless ``key`` is one of the configured keys."""
+        if not self.valid(key):
             raise AuthError("a valid API key is required (X-API-KEY header)")
+
+
+Gate = OpenGate | KeyGate
 
 
 # RUNNING CHECKS
@@ -272,25 +354,47 @@ def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
         finally:
             await svc.close()
 
+    redaction.install(_secrets(settings))
     app = FastAPI(
         title="tokenrisk",
         version="0.1.0",
         lifespan=lifespan,
+        redirect_slashes=False,  # Starlette's would build the Location from the Host header
         description="Token risk (honeypot) checks computed in your own node. "
         'Every error body is {"code": <status>, "error": "<message>"}.',
     )
     app.state.cache = runner.cache
-    gate = KeyGate(settings.api_keys, RateLimiter(settings.rate_limit_per_minute))
+    gate = _gate(settings)
     _install_errors(app)
     _add_honeypot_route(app, runner, gate)
     _add_verification_route(app, runner, gate)
     _add_pairs_route(app, runner, gate)
     _add_holders_route(app, runner, gate)
-    _add_health_route(app, runner, min(settings.deadline, settings.rpc_timeout))
+    timeout = min(settings.deadline, settings.rpc_timeout)
+    probe = HealthProbe(runner, timeout, settings.server.health_cache_ttl)
+    _add_health_route(app, probe, gate if isinstance(gate, KeyGate) else None)
+    app.add_middleware(SlashRedirect, paths=frozenset(r.path for r in app.routes))  # type: ignore[attr-defined]
+    _truthful_openapi(app, keys=bool(settings.api_keys))
     return app
 
 
-def _add_honeypot_route(app: FastAPI, runner: Runner, gate: KeyGate) -> None:
+def _secrets(settings: Settings) -> set[str]:
+    urls = [u for n in settings.nodes for u in (n.rpc_url, n.fork_url)] + [settings.store_url]
+    return redaction.configured_secrets(
+        settings.api_keys, urls, {"etherscan_key": settings.verification.etherscan_key}
+    )
+
+
+def _gate(settings: Settings) -> OpenGate | KeyGate:
+    trusted = tuple(ipaddress.ip_network(n, strict=False) for n in settings.server.trusted_proxies)
+    limiter = RateLimiter(settings.rate_limit_per_minute)
+    if not settings.api_keys:
+        return OpenGate(limiter, trusted)
+    failures = RateLimiter(settings.server.auth_failures_per_minute)
+    return KeyGate(settings.api_keys, limiter, failures, trusted)
+
+
+def _add_honeypot_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
     @app.get(
         "/v2/IsHoneypot",
         summary="Can this token be sold after buying it, and at what cost?",
@@ -330,7 +434,7 @@ def _add_honeypot_route(app: FastAPI, runner: Runner, gate: KeyGate) -> None:
         return JSONResponse(body)
 
 
-def _add_verification_route(app: FastAPI, runner: Runner, gate: KeyGate) -> None:
+def _add_verification_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
     @app.get(
         "/v2/GetContractVerification",
         summary="Is the contract and everything it calls open source? (never cached)",
@@ -349,7 +453,7 @@ def _add_verification_route(app: FastAPI, runner: Runner, gate: KeyGate) -> None
         return JSONResponse(body)
 
 
-def _add_pairs_route(app: FastAPI, runner: Runner, gate: KeyGate) -> None:
+def _add_pairs_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
     @app.get(
         "/v1/GetPairs",
         summary="Pairs of a token, by USD liquidity descending (at most 10)",
@@ -370,7 +474,7 @@ def _add_pairs_route(app: FastAPI, runner: Runner, gate: KeyGate) -> None:
         return JSONResponse(body)
 
 
-def _add_holders_route(app: FastAPI, runner: Runner, gate: KeyGate) -> None:
+def _add_holders_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
     @app.get(
         "/v1/TopHolders",
         summary="Top 50 holders by balance (descending, ties by address)",
@@ -394,18 +498,126 @@ def _add_holders_route(app: FastAPI, runner: Runner, gate: KeyGate) -> None:
         return JSONResponse(body)
 
 
-def _add_health_route(app: FastAPI, runner: Runner, timeout: float) -> None:
+class HealthProbe:
+    """One probe of every node, reused for ``ttl`` seconds and shared by concurrent
+    callers, so ``/health`` costs the nodes at most one request per chain per ``ttl``."""
+
+    def __init__(
+        self,
+        runner: Runner,
+        timeout: float,
+        ttl: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.runner = runner
+        self.timeout = timeout
+        self.ttl = ttl
+        self.probes = 0
+        self._clock = clock
+        self._lock = asyncio.Lock()
+        self._report: tuple[float, HealthReport] | None = None
+
+    async def report(self) -> HealthReport:
+        async with self._lock:
+            if self._report is None or self._report[0] <= self._clock():
+                svc = self.runner.service
+                fresh = await check_health(svc.chains, svc.clients, self.timeout)
+                self.probes += 1
+                self._report = (self._clock() + self.ttl, fresh)
+            return self._report[1]
+
+
+def _add_health_route(app: FastAPI, probe: HealthProbe, keys: KeyGate | None) -> None:
     @app.get(
         "/health",
         summary="Node reachability and head block age of every configured chain",
+        description="Cached for a second.  With API keys on, the per-chain detail is "
+        "shown only to a request with a valid key (X-API-KEY header or apiKey).",
         response_model=HealthReport,
         response_model_exclude_none=True,
         responses={503: {"model": HealthReport, "description": "A node is unreachable."}},
     )
-    async def health() -> JSONResponse:
-        svc = runner.service
-        report = await check_health(svc.chains, svc.clients, timeout)
-        return JSONResponse(wire.dump(report), status_code=200 if report.healthy else 503)
+    async def health(request: Request) -> JSONResponse:
+        report = await probe.report()
+        status = 200 if report.healthy else 503
+        offered = request.headers.get("x-api-key") or request.query_params.get("apiKey")
+        if keys is not None and not keys.valid(offered):
+            report = HealthReport(status=report.status)
+        return JSONResponse(wire.dump(report), status_code=status)
+
+
+class SlashRedirect:
+    """``/v2/IsHoneypot/`` -> 307 to ``/v2/IsHoneypot`` with a relative Location.
+
+    Only paths that are a known route plus trailing slashes are redirected, and the
+    Location is a path (never built from the Host header, never ``//host``).
+    """
+
+    def __init__(self, app: ASGIApp, paths: frozenset[str]) -> None:
+        self.app = app
+        self.paths = paths
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        target = path.rstrip("/")
+        if path.endswith("/") and target and target in self.paths:
+            query = scope.get("query_string", b"").decode("latin-1")
+            location = target + (f"?{query}" if query else "")
+            await Response(status_code=307, headers={"location": location})(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+# OPENAPI
+
+_ADDRESS_SCHEMA = {"type": "string", "pattern": "^0x[0-9a-fA-F]{40}$"}
+_PARAMETERS: dict[str, dict[str, Any]] = {
+    "address": _ADDRESS_SCHEMA,
+    "pair": _ADDRESS_SCHEMA,
+    "chainID": {"type": "integer", "minimum": 1, "maximum": 999_999_999_999},
+    "simulateLiquidity": {"type": "boolean"},
+    "forceSimulateLiquidity": {"type": "boolean"},
+}
+_REQUIRED = {"address": "*", "chainID": "/v1/TopHolders"}
+"""Parameter -> the paths where it is required ("*": everywhere it appears)."""
+
+
+def _truthful_openapi(app: FastAPI, keys: bool) -> None:
+    """Make the generated document say what the handlers enforce.
+
+    The handlers parse parameters themselves (to answer our own 400 messages), so
+    FastAPI sees optional strings; the document instead states the real contract:
+    required parameters, the address pattern, integer chain ids, booleans.  FastAPI's
+    422 is never sent (validation errors are 400), and 401 exists only with keys on.
+    """
+    make = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        schema = make()
+        for path, operations in schema.get("paths", {}).items():
+            for operation in operations.values():
+                _fix_operation(path, operation, keys)
+        schema.get("components", {}).get("schemas", {}).pop("HTTPValidationError", None)
+        schema.get("components", {}).get("schemas", {}).pop("ValidationError", None)
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _fix_operation(path: str, operation: dict[str, Any], keys: bool) -> None:
+    for param in operation.get("parameters", []):
+        name = param.get("name")
+        if param.get("in") == "query" and name in _PARAMETERS:
+            param["schema"] = {**_PARAMETERS[name], "description": param.get("description", "")}
+            param["schema"].pop("description")
+            where = _REQUIRED.get(name)
+            param["required"] = where == "*" or where == path
+    responses = operation.get("responses", {})
+    responses.pop("422", None)
+    if not keys:
+        responses.pop("401", None)
 
 
 # ERRORS

@@ -73,7 +73,11 @@ class HealthReport(WireModel):
     """The ``/health`` body: ``ok`` when every node is reachable, else ``degraded``."""
 
     status: str = Field(description="ok or degraded.")
-    chains: list[ChainHealth] = Field(description="One entry per configured chain, by id.")
+    chains: list[ChainHealth] | None = Field(
+        default=None,
+        description="One entry per configured chain, by id (with API keys on: only for a "
+        "request that sends a valid key).",
+    )
 
     @property
     def healthy(self) -> bool:
