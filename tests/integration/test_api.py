@@ -518,14 +518,15 @@ async def test_openapi_describes_every_endpoint(client: httpx.AsyncClient) -> No
         names = {p["name"] for p in operation.get("parameters", [])}
         assert {"address", "chainID"} <= names
         assert all(p.get("description") for p in operation["parameters"])
-        assert {"400", "401", "404", "429", "502", "503", "504"} <= set(operation["responses"])
+        assert {"400", "404", "429", "502", "503", "504"} <= set(operation["responses"])
+        assert "401" not in operation["responses"]  # keys are off here (test_edge: on)
     names = {p["name"] for p in spec["paths"]["/v2/IsHoneypot"]["get"]["parameters"]}
     assert {"pair", "simulateLiquidity", "forceSimulateLiquidity"} <= names
     schemas = spec["components"]["schemas"]
     assert {"PairItem", "TopHoldersResponse", "ContractVerificationResponse"} <= set(schemas)
     assert {"IsHoneypotResponse", "ErrorBody", "HealthReport", "ContractCallItem"} <= set(schemas)
     assert {"from", "to", "type", "selector"} == set(schemas["ContractCallItem"]["properties"])
-    assert {"APIKeyHeader", "APIKeyQuery"} <= set(spec["components"]["securitySchemes"])
+    assert "securitySchemes" not in spec["components"]  # keys off: no scheme offered
 
 
 async def test_docs_page(client: httpx.AsyncClient) -> None:
