@@ -10,8 +10,8 @@ import httpx
 import pytest
 from test_api_unit import FakeNode, FakeService
 
-from tokenrisk import checks
-from tokenrisk.api import Networks, client_address, create_app
+from tokenrisk.api.app import Networks, client_address, create_app
+from tokenrisk.checks import honeypot as checks
 from tokenrisk.config import ServerConfig, Settings
 
 TOKEN = "0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0"
