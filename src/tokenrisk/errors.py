@@ -15,9 +15,9 @@
     │   │   ├── CallReverted            the EVM ran the call and it failed: an answer about
     │   │   │                           the contract, the only error a check may read as data
     │   │   └── MethodUnsupported       the node does not implement a method we need
-    │   └── MalformedResponse           not JSON-RPC at all (garbage, bad gzip, wrong shape)
-    │       ├── ReplyTooLarge               more bytes than the reply size cap
-    │       └── ReplyTooDeep                JSON nested deeper than the depth cap
+    │   ├── MalformedResponse           not JSON-RPC at all (garbage, bad gzip, wrong shape)
+    │   │   ├── ReplyTooLarge               more bytes than the reply size cap
+    │   │   └── ReplyTooDeep                JSON nested deeper than the depth cap
     │   └── ProviderKeyRejected         a verification provider refused the configured key
     ├── NodeUnavailable             503: the node cannot be reached
     │   ├── NodeThrottled               the node or provider refuses: too many requests
@@ -141,6 +141,8 @@ class ReplyTooDeep(MalformedResponse):
 class ProviderKeyRejected(UpstreamError):
     """The provider rejected the configured API key (missing, invalid or revoked)."""
 
+    stable = "the source-code provider rejected the configured key"
+
 
 class NodeUnavailable(TokenRiskError):
     status = 503
@@ -157,6 +159,8 @@ class ProviderRateLimited(NodeUnavailable):
     ``retry_after`` is the provider's hint in seconds, when it gave one.
     """
 
+    stable = "the source-code provider is rate limiting requests; try again later"
+
     def __init__(self, message: str, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.retry_after = retry_after
@@ -170,6 +174,7 @@ class StoreError(TokenRiskError):
     """The store could not be read or written (database down, locked, full, ...)."""
 
     status = 503
+    stable = "the database cannot be read or written"
 
 
 class StoreConflict(StoreError):

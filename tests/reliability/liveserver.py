@@ -13,18 +13,22 @@ import socket
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 
 from tokenrisk.api.app import create_app
+from tokenrisk.api.server import server_options
 from tokenrisk.config import Settings
 from tokenrisk.devnet.instance import RunningDevnet
 from tokenrisk.service import Service, connect_devnet
 
 
 class LiveServer:
-    def __init__(self, settings: Settings, devnet: RunningDevnet) -> None:
+    def __init__(self, settings: Settings, devnet: RunningDevnet, **overrides: Any) -> None:
+        """``overrides``: uvicorn options on top of the production ones (server_options)."""
         self.settings = settings
+        self.overrides = overrides
         self.devnet = devnet
         self.service: Service | None = None
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -56,12 +60,9 @@ class LiveServer:
     async def _serve(self) -> None:
         d = self.devnet
         self.service = connect_devnet(self.settings, d.url, d.manifest, Path(d.build_dir))
-        config = uvicorn.Config(
-            create_app(self.settings, self.service),
-            log_level="warning",
-            access_log=False,
-            lifespan="on",
-        )
+        options = {**server_options(self.settings), "log_level": "warning", "access_log": False}
+        options.update(self.overrides)
+        config = uvicorn.Config(create_app(self.settings, self.service), lifespan="on", **options)
         self._server = uvicorn.Server(config)
         try:
             await self._server.serve(sockets=[self._socket])

@@ -74,7 +74,7 @@ def serve(
     """Serve the HTTP API (on the embedded devnet unless chain nodes are configured)."""
     import os
 
-    import uvicorn
+    from tokenrisk.api import server
 
     if config is not None:
         os.environ["TOKENRISK_CONFIG"] = str(config)
@@ -83,8 +83,8 @@ def serve(
         f"tokenrisk listening on http://{host or settings.host}:{port or settings.port} "
         f"(docs at /docs)"
     )
-    uvicorn.run(
-        "tokenrisk.asgi:app",
+    server.run(
+        settings,
         host=host or settings.host,
         port=port or settings.port,
         workers=workers or settings.workers,

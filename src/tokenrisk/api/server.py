@@ -1,0 +1,185 @@
+"""The HTTP server: uvicorn with limits that a slow client population cannot exhaust.
+
+uvicorn on its own lets a connection that never finishes its request head stay open
+forever (its keep-alive timer only runs between requests) and has no cap on open
+connections, so some thousands of slowloris connections stop it answering.  This
+module runs uvicorn's own h11 protocol with three additions, per process:
+
+- **header timeout**: a connection gets ``header_timeout`` seconds to deliver a
+  complete request head (counted from connect, and again from the end of each
+  response); trickling bytes does not reset it.
+- **pending cap**: at most ``max_pending_connections`` connections may be waiting for
+  their request head; one more drops the oldest waiting one.  A real client sends its
+  head at once, so it is never the oldest; a slowloris client always is.
+- **connection cap**: beyond ``max_connections`` open connections a new one is closed
+  at once.
+
+uvicorn's ``limit_concurrency`` (503 beyond that many connections or tasks),
+``timeout_keep_alive`` and ``h11_max_incomplete_event_size`` (400 for larger heads) are
+set from the same ``[server]`` table.  Each rejected class of connection is logged as
+one line at most every minute, with a count, never a traceback
+(:class:`RejectionLog`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from tokenrisk.config import ServerConfig, Settings, load_settings
+
+log = logging.getLogger("tokenrisk.server")
+
+
+class RejectionLog:
+    """One warning per class of rejected connection per ``interval`` seconds, counted."""
+
+    def __init__(self, interval: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.interval = interval
+        self.counts: dict[str, int] = {}
+        self._unlogged: dict[str, int] = {}
+        self._last: dict[str, float] = {}
+        self._clock = clock
+
+    def reject(self, kind: str) -> None:
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+        self._unlogged[kind] = self._unlogged.get(kind, 0) + 1
+        now = self._clock()
+        if now - self._last.get(kind, -self.interval) >= self.interval:
+            log.warning(
+                "closed %d connection(s): %s (at most one such line per %.0f s)",
+                self._unlogged[kind],
+                kind,
+                self.interval,
+            )
+            self._unlogged[kind] = 0
+            self._last[kind] = now
+
+
+class _Shared:
+    """Per-server state of the guard: connections waiting for a head, the log."""
+
+    def __init__(self) -> None:
+        self.pending: OrderedDict[GuardedH11Protocol, None] = OrderedDict()
+        self.rejections = RejectionLog()
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol plus the header timeout and the two caps (module docstring).
+
+    ``limits`` is read from the configuration (``[server]``) the first time it is
+    needed when not set explicitly (uvicorn worker processes import this class by name).
+    """
+
+    limits: ServerConfig | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if GuardedH11Protocol.limits is None:
+            GuardedH11Protocol.limits = load_settings().server
+        self._limits = GuardedH11Protocol.limits
+        shared = getattr(self.server_state, "tokenrisk_guard", None)
+        if shared is None:
+            shared = _Shared()
+            self.server_state.tokenrisk_guard = shared  # type: ignore[attr-defined]
+        self._shared: _Shared = shared
+        self._head_timer: asyncio.TimerHandle | None = None
+        self._cycle_seen: Any = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)  # type: ignore[arg-type]
+        if len(self.connections) > self._limits.max_connections:
+            self._reject("connection cap reached (server.max_connections)")
+            return
+        self._await_head()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._head_arrived()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.cycle is not None and self.cycle is not self._cycle_seen:
+            self._cycle_seen = self.cycle
+            self._head_arrived()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        idle = self.cycle is None or self.cycle.response_complete  # not a pipelined request
+        if idle and not self.transport.is_closing():
+            self._await_head()  # the next request head is under the same timeout
+
+    # the guard
+
+    def _await_head(self) -> None:
+        self._head_arrived()
+        self._head_timer = self.loop.call_later(self._limits.header_timeout, self._too_slow)
+        pending = self._shared.pending
+        pending[self] = None
+        while len(pending) > self._limits.max_pending_connections:
+            oldest = next(iter(pending))
+            oldest._reject("too many connections without a request head (oldest dropped)")
+
+    def _head_arrived(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+        self._shared.pending.pop(self, None)
+
+    def _too_slow(self) -> None:
+        self._head_timer = None
+        if self.cycle is None or self.cycle.response_complete:
+            self._reject("no complete request head in time (server.header_timeout)")
+
+    def _reject(self, kind: str) -> None:
+        self._head_arrived()
+        self._shared.rejections.reject(kind)
+        self.transport.abort()
+
+
+def server_options(settings: Settings) -> dict[str, Any]:
+    """uvicorn settings with the ``[server]`` limits (see the module docstring).
+
+    Proxy headers are off: the app itself believes X-Forwarded-For only from
+    ``server.trusted_proxies`` (uvicorn's default would trust any loopback peer).
+    """
+    limits = settings.server
+    GuardedH11Protocol.limits = limits
+    return {
+        "host": settings.host,
+        "port": settings.port,
+        "http": GuardedH11Protocol,
+        "limit_concurrency": limits.max_connections,
+        "timeout_keep_alive": limits.keep_alive_timeout,
+        "h11_max_incomplete_event_size": limits.max_header_bytes,
+        "proxy_headers": False,
+        "server_header": False,
+    }
+
+
+def _raise_file_limit(wanted: int) -> None:
+    """Let the process hold ``wanted`` sockets plus its own files, if the hard limit allows;
+    warn otherwise (running out of descriptors is what floods logs with accept errors)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    need = wanted + 256
+    if soft < need:
+        target = need if hard == resource.RLIM_INFINITY else min(need, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        soft = target
+    if soft < need:
+        log.warning("open-file limit %d is below server.max_connections + 256", soft)
+
+
+def run(settings: Settings, **overrides: Any) -> None:
+    """Serve ``tokenrisk.asgi:app`` (blocking) with the limits of ``settings``."""
+    _raise_file_limit(settings.server.max_connections)
+    uvicorn.run("tokenrisk.asgi:app", **{**server_options(settings), **overrides})
