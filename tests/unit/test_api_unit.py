@@ -14,10 +14,13 @@ from typing import Any
 import httpx
 import pytest
 
-from tokenrisk.api import app as api
-from tokenrisk.api.app import KeyGate, RateLimiter, create_app, parse_bool, parse_chain_id
+from tokenrisk.api import params
+from tokenrisk.api.app import create_app
 from tokenrisk.api.cache import ResultCache, chain_heads
-from tokenrisk.api.health import chain_health, parse_head
+from tokenrisk.api.gate import KeyGate, RateLimiter
+from tokenrisk.api.health import chain_health
+from tokenrisk.api.params import parse_bool, parse_chain_id
+from tokenrisk.chain.head import parse_head
 from tokenrisk.checks import holders as holders_check
 from tokenrisk.checks import honeypot as checks
 from tokenrisk.config import Settings
@@ -161,18 +164,18 @@ def test_parse_chain_id_rejects(raw: str) -> None:
 
 def test_require_chain_id_and_address() -> None:
     with pytest.raises(MissingParameter, match="chainID is required"):
-        api.require_chain_id(None)
+        params.require_chain_id(None)
     with pytest.raises(MissingParameter, match="address is required"):
-        api.require_address("address", "")
-    assert api.require_address("address", TOKEN.lower()) == TOKEN
+        params.require_address("address", "")
+    assert params.require_address("address", TOKEN.lower()) == TOKEN
     with pytest.raises(InvalidAddress, match="EIP-55"):
-        api.require_address("address", TOKEN[:2] + TOKEN[2:].swapcase())
+        params.require_address("address", TOKEN[:2] + TOKEN[2:].swapcase())
 
 
 def test_liquidity_mode() -> None:
-    assert api.liquidity_mode(False, False) == "never"
-    assert api.liquidity_mode(True, False) == "if_missing"
-    assert api.liquidity_mode(True, True) == "always"
+    assert params.liquidity_mode(False, False) == "never"
+    assert params.liquidity_mode(True, False) == "if_missing"
+    assert params.liquidity_mode(True, True) == "always"
 
 
 # KEYS AND RATE LIMIT

@@ -10,7 +10,8 @@ import httpx
 import pytest
 from test_api_unit import FakeNode, FakeService
 
-from tokenrisk.api.app import Networks, client_address, create_app
+from tokenrisk.api.app import create_app
+from tokenrisk.api.gate import Networks, client_address
 from tokenrisk.checks import honeypot as checks
 from tokenrisk.config import ServerConfig, Settings
 

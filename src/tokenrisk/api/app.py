@@ -1,4 +1,7 @@
-"""HTTP API: routes, parameter validation, API keys, rate limits, cache, error bodies.
+"""HTTP API: the FastAPI app, its routes, health and error bodies.
+
+Parameters are parsed in :mod:`.params`, keys and rate limits checked in :mod:`.gate`,
+checks run by :mod:`.runner` (deadline, results cache) and rendered by :mod:`.wire`.
 
 Every failure is one JSON shape, ``{"code": <status>, "error": "<message>"}``; no stack
 trace or RPC URL reaches a client.  Each request runs under the configured deadline
@@ -16,36 +19,37 @@ check under the deadline.
 from __future__ import annotations
 
 import asyncio
-import hmac
 import ipaddress
 import logging
-import math
 import time
-from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
-from fastapi import Depends, FastAPI, Query, Request, Security
+from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from fastapi.security import APIKeyHeader, APIKeyQuery
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tokenrisk import redaction
 from tokenrisk.api import wire
-from tokenrisk.api.cache import ResultCache, chain_heads
+from tokenrisk.api.cache import ResultCache
+from tokenrisk.api.gate import Gate, KeyGate, OpenGate, RateLimiter
 from tokenrisk.api.health import HealthReport, check_health
+from tokenrisk.api.params import (
+    liquidity_mode,
+    parse_bool,
+    parse_chain_id,
+    require_address,
+    require_chain_id,
+)
+from tokenrisk.api.runner import Runner
 from tokenrisk.chain.abi import parse_address
 from tokenrisk.checks import holders as holders_check
 from tokenrisk.checks import honeypot as checks
 from tokenrisk.config import Settings
 from tokenrisk.errors import (
-    AuthError,
-    DeadlineExceeded,
-    InputError,
     MissingParameter,
     RateLimited,
     TokenRiskError,
@@ -53,18 +57,6 @@ from tokenrisk.errors import (
 from tokenrisk.service import Service, open_service
 
 log = logging.getLogger("tokenrisk.api")
-_TRUE = {"true", "1", "yes"}
-_FALSE = {"false", "0", "no"}
-_MAX_RATE_CLIENTS = 10_000
-
-Work = Callable[[Service], Awaitable[Any]]
-
-_HEADER_KEY = APIKeyHeader(
-    name="X-API-KEY", auto_error=False, description="API key (recommended way to send it)."
-)
-_QUERY_KEY = APIKeyQuery(
-    name="apiKey", auto_error=False, description="API key as a query parameter."
-)
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": wire.ErrorBody, "description": text}
@@ -80,48 +72,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-# PARAMETERS
-
-
-def parse_bool(name: str, value: str | None) -> bool:
-    """``true/1/yes`` or ``false/0/no`` (any case); absent or empty means false."""
-    if value is None or value == "":
-        return False
-    lowered = value.strip().lower()
-    if lowered in _TRUE:
-        return True
-    if lowered in _FALSE:
-        return False
-    raise InputError(f"{name} must be true or false")
-
-
-def parse_chain_id(value: str | None) -> int | None:
-    """An optional decimal chain id (ASCII digits only); None when absent or empty."""
-    if value is None or value == "":
-        return None
-    if not (value.isascii() and value.isdigit()) or len(value) > 12:
-        raise InputError("chainID must be a positive integer")
-    return int(value)
-
-
-def require_chain_id(value: str | None) -> int:
-    """Like :func:`parse_chain_id` for endpoints where chainID is mandatory."""
-    chain_id = parse_chain_id(value)
-    if chain_id is None:
-        raise MissingParameter("chainID is required")
-    return chain_id
-
-
-def liquidity_mode(simulate: bool, force: bool) -> str:
-    """The ``checks.analyse`` liquidity mode for the two IsHoneypot flags (force wins)."""
-    return "always" if force else "if_missing" if simulate else "never"
-
-
-def require_address(name: str, value: str | None) -> str:
-    """A present, valid address (EIP-55 checked when mixed case), returned checksummed."""
-    if value is None or value == "":
-        raise MissingParameter(f"{name} is required")
-    return parse_address(value)
+# ERROR BODIES
 
 
 def error_response(
@@ -130,204 +81,6 @@ def error_response(
     return JSONResponse(
         wire.dump(wire.error_body(status, message)), status_code=status, headers=headers
     )
-
-
-# KEYS AND RATE LIMIT
-
-
-class RateLimiter:
-    """Token bucket per client: ``per_minute`` requests of burst, refilled continuously.
-
-    No fixed window, so there is no double burst at a minute boundary.  At most
-    ``max_clients`` buckets are kept; the least recently seen are forgotten first (a
-    forgotten client simply starts again with a full bucket).  ``per_minute <= 0`` is off.
-    """
-
-    def __init__(
-        self,
-        per_minute: int,
-        clock: Callable[[], float] = time.monotonic,
-        max_clients: int = _MAX_RATE_CLIENTS,
-    ) -> None:
-        self.capacity = float(per_minute)
-        self.rate = per_minute / 60.0
-        self.max_clients = max_clients
-        self._clock = clock
-        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
-
-    def take(self, who: str) -> None:
-        """Spend one request of ``who``'s allowance; raises RateLimited when empty."""
-        if self.capacity <= 0:
-            return
-        now = self._clock()
-        tokens, seen = self._buckets.pop(who, (self.capacity, now))
-        tokens = min(self.capacity, tokens + (now - seen) * self.rate)
-        if tokens < 1.0:
-            self._buckets[who] = (tokens, now)
-            retry = max(1, math.ceil((1.0 - tokens) / self.rate))
-            raise RateLimited("rate limit exceeded", retry_after=retry)
-        self._buckets[who] = (tokens - 1.0, now)
-        while len(self._buckets) > self.max_clients:
-            self._buckets.popitem(last=False)
-
-    def check(self, who: str) -> None:
-        """Raise RateLimited when ``who`` has nothing left, without spending anything."""
-        if self.capacity <= 0 or who not in self._buckets:
-            return
-        tokens, seen = self._buckets[who]
-        tokens = min(self.capacity, tokens + (self._clock() - seen) * self.rate)
-        if tokens < 1.0:
-            raise RateLimited("too many attempts", max(1, math.ceil((1.0 - tokens) / self.rate)))
-
-
-Networks = tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
-
-
-def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    try:
-        return ipaddress.ip_address(text.strip())
-    except ValueError:
-        return None
-
-
-def _trusted(address: str, trusted: Networks) -> bool:
-    ip = _ip(address)
-    return ip is not None and any(ip in network for network in trusted)
-
-
-def client_address(request: Request, trusted: Networks) -> str:
-    """Who is asking, for rate limits and failed-key throttling.
-
-    The peer address, unless the peer is a configured trusted proxy: then the nearest
-    ``X-Forwarded-For`` hop that is not itself trusted (proxies append, so hops on the
-    left are the client's own claims and only the right end is vouched for).
-    """
-    peer = request.client.host if request.client else "unknown"
-    if not _trusted(peer, trusted):
-        return peer
-    hops = [h for h in request.headers.get("x-forwarded-for", "").split(",") if h.strip()]
-    for hop in reversed(hops):
-        if _ip(hop) is None:
-            break  # garbage in the chain: do not believe anything left of it
-        if not _trusted(hop, trusted):
-            return str(_ip(hop))
-    return peer
-
-
-class OpenGate:
-    """FastAPI dependency without keys: the rate limit per client address.
-
-    Declares no security scheme, so the OpenAPI document offers none when keys are off.
-    """
-
-    def __init__(self, limiter: RateLimiter, trusted: Networks = ()) -> None:
-        self.limiter = limiter
-        self.trusted = trusted
-
-    async def __call__(self, request: Request) -> None:
-        self.limiter.take(f"ip:{client_address(request, self.trusted)}")
-
-
-class KeyGate:
-    """FastAPI dependency: API-key check, then the rate limit per key.
-
-    Wrong keys are throttled per client address (``failures``): once a client has
-    spent its allowance of failed attempts it gets 429 before its key is even looked
-    at, so keys cannot be guessed at speed.
-    """
-
-    def __init__(
-        self,
-        keys: frozenset[str],
-        limiter: RateLimiter,
-        failures: RateLimiter | None = None,
-        trusted: Networks = (),
-    ) -> None:
-        self.keys = tuple(k.encode() for k in keys)
-        self.limiter = limiter
-        self.failures = failures or RateLimiter(0)
-        self.trusted = trusted
-
-    async def __call__(
-        self,
-        request: Request,
-        header_key: str | None = Security(_HEADER_KEY),
-        query_key: str | None = Security(_QUERY_KEY),
-    ) -> None:
-        key = header_key or query_key
-        who = f"ip:{client_address(request, self.trusted)}"
-        self.failures.check(who)
-        try:
-            self.authenticate(key)
-        except AuthError:
-            self.failures.take(who)
-            raise
-        self.limiter.take(f"key:{key}")
-
-    def valid(self, key: str | None) -> bool:
-        offered = (key or "").encode()
-        # compare against every key, always, so timing says nothing about which matched
-        matched = [hmac.compare_digest(offered, k) for k in self.keys]
-        return bool(key) and any(matched)
-
-    def authenticate(self, key: str | None) -> None:
-        """Raises AuthError unless ``key`` is one of the configured keys."""
-        if not self.valid(key):
-            raise AuthError("a valid API key is required (X-API-KEY header)")
-
-
-Gate = OpenGate | KeyGate
-
-
-# RUNNING CHECKS
-
-
-@dataclass
-class Runner:
-    """Runs a check under the request deadline, through the results cache when asked."""
-
-    deadline: float
-    cache: ResultCache
-    services: dict[str, Service] = field(default_factory=dict)
-
-    @property
-    def service(self) -> Service:
-        return self.services["svc"]
-
-    async def fresh(self, work: Work) -> Any:
-        """Compute without the cache (GetContractVerification)."""
-        return await self._timed(lambda: work(self.service))
-
-    async def cached(
-        self, endpoint: str, chain_id: int | None, params: Hashable, work: Work
-    ) -> Any:
-        """Answer from the cache when the chain head(s) still match, else compute and store.
-
-        The head read (one per chain) counts against the deadline too.
-        """
-        return await self._timed(lambda: self._lookup(endpoint, chain_id, params, work))
-
-    async def _lookup(
-        self, endpoint: str, chain_id: int | None, params: Hashable, work: Work
-    ) -> Any:
-        svc = self.service
-        heads = await chain_heads(svc, chain_id) if self.cache.enabled else None
-        if heads is None:
-            return await work(svc)
-        key = (endpoint, heads, params)
-        hit, value = self.cache.get(key)
-        if hit:
-            return value
-        value = await work(svc)
-        self.cache.put(key, value)
-        return value
-
-    async def _timed(self, start: Callable[[], Awaitable[Any]]) -> Any:
-        try:
-            async with asyncio.timeout(self.deadline):
-                return await start()
-        except TimeoutError:
-            raise DeadlineExceeded("the check did not finish within the deadline") from None
 
 
 # APPLICATION

@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
-from tokenrisk.api.health import read_head
+from tokenrisk.chain.head import read_head
 from tokenrisk.errors import TokenRiskError
 from tokenrisk.service import Service
 

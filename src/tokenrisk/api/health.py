@@ -11,46 +11,14 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
 from pydantic import Field
 
 from tokenrisk.api.wire import WireModel
+from tokenrisk.chain.head import read_head
 from tokenrisk.chain.registry import Chain
 from tokenrisk.chain.rpc import RpcClient
-from tokenrisk.errors import DeadlineExceeded, MalformedResponse, TokenRiskError
-
-
-@dataclass(frozen=True)
-class ChainHead:
-    """The latest block of a chain as the node reports it."""
-
-    number: int
-    hash: str
-    timestamp: int  # unix seconds, the block's own clock
-
-
-async def read_head(rpc: RpcClient) -> ChainHead:
-    """The node's latest block.
-
-    Raises the RPC client's errors (NodeUnavailable, DeadlineExceeded, RpcError,
-    MalformedResponse); MalformedResponse too when the block lacks number/hash/timestamp.
-    """
-    block = await rpc.call("eth_getBlockByNumber", ["latest", False])
-    return parse_head(block)
-
-
-def parse_head(block: Any) -> ChainHead:
-    """Decode a JSON-RPC block object; raises MalformedResponse on anything else."""
-    try:
-        return ChainHead(
-            number=int(block["number"], 16),
-            hash=str(block["hash"]).lower(),
-            timestamp=int(block["timestamp"], 16),
-        )
-    except (TypeError, KeyError, ValueError) as exc:
-        raise MalformedResponse("node sent a block without number, hash or timestamp") from exc
+from tokenrisk.errors import DeadlineExceeded, TokenRiskError
 
 
 class ChainHealth(WireModel):

@@ -15,6 +15,7 @@ from tokenrisk import risk
 from tokenrisk.api import wire
 from tokenrisk.chain import dex
 from tokenrisk.chain.abi import checksum, parse_address
+from tokenrisk.chain.head import read_head
 from tokenrisk.chain.registry import Chain
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.chain.tokens import is_contract, read_token
@@ -98,8 +99,8 @@ def _pick_pool(target: Target, pair: str | None, address: str) -> Pool | None:
 
 
 async def _head(rpc: RpcClient) -> Head:
-    block = await rpc.call("eth_getBlockByNumber", ["latest", False])
-    return Head(int(block["number"], 16), int(block["timestamp"], 16))
+    head = await read_head(rpc)
+    return Head(head.number, head.timestamp)
 
 
 Simulated = tuple[SimulationReport, Funding, Route, Simulator | None]

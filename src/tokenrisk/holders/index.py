@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from tokenrisk.chain.abi import encode_call
+from tokenrisk.chain.head import read_head
 from tokenrisk.chain.tokens import call_params, decode_uint
 from tokenrisk.errors import (
     CallReverted,
@@ -285,7 +286,7 @@ def parse_transfers(logs: Sequence[Any]) -> list[TransferLog]:
 
 
 async def head_block(rpc: JsonRpc) -> int:
-    return int(await rpc.call("eth_blockNumber"), 16)
+    return (await read_head(rpc)).number
 
 
 async def find_start_block(rpc: JsonRpc, token: str, head: int, fanout: int = 16) -> int:

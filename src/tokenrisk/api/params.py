@@ -1,0 +1,55 @@
+"""Request parameters: the SPEC's query strings turned into typed values or InputErrors.
+
+Booleans accept ``true/1/yes`` and ``false/0/no`` in any case; chain ids are ASCII
+digits; addresses must be valid (EIP-55 checked when mixed case) and come back
+checksummed.  Each failure is an :class:`~tokenrisk.errors.InputError` (400).
+"""
+
+from __future__ import annotations
+
+from tokenrisk.chain.abi import parse_address
+from tokenrisk.errors import InputError, MissingParameter
+
+_TRUE = {"true", "1", "yes"}
+_FALSE = {"false", "0", "no"}
+
+
+def parse_bool(name: str, value: str | None) -> bool:
+    """``true/1/yes`` or ``false/0/no`` (any case); absent or empty means false."""
+    if value is None or value == "":
+        return False
+    lowered = value.strip().lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise InputError(f"{name} must be true or false")
+
+
+def parse_chain_id(value: str | None) -> int | None:
+    """An optional decimal chain id (ASCII digits only); None when absent or empty."""
+    if value is None or value == "":
+        return None
+    if not (value.isascii() and value.isdigit()) or len(value) > 12:
+        raise InputError("chainID must be a positive integer")
+    return int(value)
+
+
+def require_chain_id(value: str | None) -> int:
+    """Like :func:`parse_chain_id` for endpoints where chainID is mandatory."""
+    chain_id = parse_chain_id(value)
+    if chain_id is None:
+        raise MissingParameter("chainID is required")
+    return chain_id
+
+
+def liquidity_mode(simulate: bool, force: bool) -> str:
+    """The ``checks.analyse`` liquidity mode for the two IsHoneypot flags (force wins)."""
+    return "always" if force else "if_missing" if simulate else "never"
+
+
+def require_address(name: str, value: str | None) -> str:
+    """A present, valid address (EIP-55 checked when mixed case), returned checksummed."""
+    if value is None or value == "":
+        raise MissingParameter(f"{name} is required")
+    return parse_address(value)
