@@ -10,7 +10,8 @@ trace or RPC URL reaches a client.  Each request runs under the configured deadl
 constant time.  The rate limit is a token bucket per key (per client address when keys
 are off).  IsHoneypot, GetPairs and TopHolders answers are cached per chain head (see
 :mod:`tokenrisk.api.cache`); GetContractVerification is always computed fresh.
-``/health``, ``/docs`` and ``/openapi.json`` need no key and are not rate limited.
+``/health``, ``/docs``, ``/redoc``, ``/openapi.json`` and the page (``/``, ``/token/...``)
+need no key and are not rate limited; the page's own API calls do.
 
 Request order: key and rate limit, then parameters (400), then the cached or fresh
 check under the deadline.
@@ -33,7 +34,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tokenrisk import redaction
-from tokenrisk.api import wire
+from tokenrisk.api import page, wire
 from tokenrisk.api.cache import ResultCache
 from tokenrisk.api.gate import Gate, KeyGate, OpenGate, RateLimiter
 from tokenrisk.api.health import HealthReport, check_health
@@ -113,6 +114,8 @@ def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
         version="0.1.0",
         lifespan=lifespan,
         redirect_slashes=False,  # Starlette's would build the Location from the Host header
+        docs_url=None,  # served from bundled assets by page.add_docs
+        redoc_url=None,
         description="Token risk (honeypot) checks computed in your own node. "
         'Every error body is {"code": <status>, "error": "<message>"}.',
     )
@@ -126,6 +129,8 @@ def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
     timeout = min(settings.deadline, settings.rpc_timeout)
     probe = HealthProbe(runner, timeout, settings.server.health_cache_ttl)
     _add_health_route(app, probe, gate if isinstance(gate, KeyGate) else None)
+    page.add_docs(app)
+    page.add_page(app, lambda: [(c.id, c.name) for c in runner.service.chains.values()])
     app.add_middleware(SlashRedirect, paths=frozenset(r.path for r in app.routes))  # type: ignore[attr-defined]
     _truthful_openapi(app, keys=bool(settings.api_keys))
     return app

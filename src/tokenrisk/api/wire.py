@@ -192,6 +192,16 @@ class PairInfo(WireModel):
     )
 
 
+class JourneyStep(WireModel):
+    step: str = Field(description="buy, transfer (to a second wallet) or sell, in that order.")
+    outcome: str = Field(description="ok, failed, or not reached (an earlier step failed).")
+    reason: str | None = Field(
+        default=None, description="The token's revert reason when this step failed."
+    )
+    tax: float | None = Field(default=None, description="Tax of this step in percent.")
+    gas: str | None = Field(default=None, description="Gas used by this step (integer).")
+
+
 class IsHoneypotResponse(WireModel):
     token: TokenSummary = Field(description="The token being checked.")
     withToken: TokenSummary | None = Field(
@@ -221,6 +231,11 @@ class IsHoneypotResponse(WireModel):
     router: str | None = Field(default=None, description="Router of the chosen pair.")
     pair: PairInfo | None = Field(default=None, description="The chosen pair.")
     pairAddress: str | None = Field(default=None, description="Address of the chosen pair.")
+    journey: list[JourneyStep] | None = Field(
+        default=None,
+        description="Extension: each step of buy -> transfer -> sell as the simulated buyer "
+        "saw it; present when the simulation ran.",
+    )
 
 
 # OTHER ENDPOINTS
@@ -331,6 +346,7 @@ def honeypot_response(analysis: Analysis, verdict: Verdict, chain: Chain) -> IsH
         router=pool.router if pool else None,
         pair=pair_info(pool, chain.id, pair_symbols(pool, analysis)) if pool else None,
         pairAddress=pool.address if pool else None,
+        journey=journey(analysis.simulation),
     )
 
 
@@ -389,6 +405,36 @@ def simulation_result(sim: SimulationReport, analysis: Analysis) -> SimulationRe
         buyGas=_integer_string(sim.buy_gas),
         sellGas=_integer_string(sim.sell_gas),
     )
+
+
+def journey(sim: SimulationReport | None) -> list[JourneyStep] | None:
+    """``journey`` (extension): the three steps with their outcome; None when nothing ran.
+
+    The report keeps one revert reason, that of the step it names as the failure; any
+    other failed step shows ``failed`` without a reason.  Nothing is reached after a
+    failed buy.
+    """
+    if sim is None or not sim.success:
+        return None
+    facts = {
+        "buy": (sim.buy_ok, sim.buy_tax, sim.buy_gas),
+        "transfer": (sim.transfer_ok, sim.transfer_tax, None),
+        "sell": (sim.sell_ok, sim.sell_tax, sim.sell_gas),
+    }
+    steps = []
+    for step, (ok, tax, gas) in facts.items():
+        reached = step == "buy" or sim.buy_ok
+        outcome = "ok" if ok else ("failed" if reached else "not reached")
+        steps.append(
+            JourneyStep(
+                step=step,
+                outcome=outcome,
+                reason=sim.failure_reason if step == sim.failure_step else None,
+                tax=_round(tax) if ok else None,
+                gas=_integer_string(gas) if ok else None,
+            )
+        )
+    return steps
 
 
 def limit_amount(limit: Limit, token_decimals: int, with_decimals: int) -> LimitAmount:

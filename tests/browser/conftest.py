@@ -1,0 +1,99 @@
+"""Browser fixtures: the real app on uvicorn (``live``) and Debian's chromium driven by
+Playwright for Python (``page``).
+
+Chromium comes from the system (``scripts/with-chromium.sh`` installs it for ``make
+test`` and exports ``TOKENRISK_TEST_CHROMIUM``); Playwright's own browser download cannot
+work here.  Without chromium the tests are skipped only when this user cannot install
+it (not root), with a reason that says so; as root a missing chromium is a failure.
+
+Every request the page makes to anything but the live server is aborted and recorded,
+and each test fails if there was one: the page and the API docs must work offline.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, Route, expect, sync_playwright
+from reliability.liveserver import LiveServer
+
+from tokenrisk.config import Settings
+from tokenrisk.devnet.instance import RunningDevnet
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "build" / "test-artifacts"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--headless",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+expect.set_options(timeout=90_000)  # a check on a loaded machine may take a while
+
+
+def chromium_path() -> str:
+    found = os.environ.get("TOKENRISK_TEST_CHROMIUM") or shutil.which("chromium")
+    if found:
+        return found
+    if os.geteuid() == 0:
+        pytest.fail("chromium is missing; run `make test` (scripts/with-chromium.sh installs it)")
+    pytest.skip("BROWSER TESTS NOT RUN: chromium is not installed and this user is not root")
+
+
+@pytest.fixture(scope="session")
+def live(devnet: RunningDevnet, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    settings = Settings(devnet=False, data_dir=tmp_path_factory.mktemp("page"), deadline=60.0)
+    server = LiveServer(settings, devnet)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    executable = chromium_path()
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def page(browser: Browser, live: LiveServer) -> Iterator[Page]:
+    """A fresh browser tab; requests leaving the live server are aborted and fail the test."""
+    context = browser.new_context(viewport={"width": 1100, "height": 900})
+    outside: list[str] = []
+
+    def guard(route: Route) -> None:
+        if route.request.url.startswith(live.url + "/"):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    context.route("**/*", guard)
+    tab = context.new_page()
+    tab.set_default_timeout(90_000)
+    try:
+        yield tab
+    finally:
+        context.close()
+    assert outside == [], f"the page tried to load from elsewhere: {outside}"
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS
