@@ -25,15 +25,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.supervisors import Multiprocess
 
 from tokenrisk.config import ServerConfig, Settings, load_settings
+from tokenrisk.errors import ConfigError
 
 log = logging.getLogger("tokenrisk.server")
 
@@ -179,7 +183,45 @@ def _raise_file_limit(wanted: int) -> None:
         log.warning("open-file limit %d is below server.max_connections + 256", soft)
 
 
-def run(settings: Settings, **overrides: Any) -> None:
-    """Serve ``tokenrisk.asgi:app`` (blocking) with the limits of ``settings``."""
+@dataclass(frozen=True)
+class Listening:
+    """A socket bound and listening: connections queue from here on, so it is true to
+    say "listening" before the app has started (they are answered once it has)."""
+
+    sock: socket.socket
+    host: str
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.sock.getsockname()[1]}"
+
+
+def listen(host: str, port: int) -> Listening:
+    """Bind and listen on ``host:port`` (0: any free port).  Raises ConfigError when the
+    address cannot be bound (in use, not local), with the system's reason."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    sock.listen(2048)
+    sock.set_inheritable(True)  # worker processes serve the same socket
+    return Listening(sock, host)
+
+
+def run(settings: Settings, listening: Listening, **overrides: Any) -> bool:
+    """Serve ``tokenrisk.asgi:app`` on ``listening`` (blocking) with the limits of
+    ``settings``; False when a single-process server failed to start its app."""
     _raise_file_limit(settings.server.max_connections)
-    uvicorn.run("tokenrisk.asgi:app", **{**server_options(settings), **overrides})
+    options = {**server_options(settings), **overrides}
+    options.update(host=listening.host, port=listening.sock.getsockname()[1])
+    config = uvicorn.Config("tokenrisk.asgi:app", **options)
+    if config.workers > 1:
+        Multiprocess(config, sockets=[listening.sock]).run()
+        return True
+    single = uvicorn.Server(config)
+    single.run(sockets=[listening.sock])
+    return single.started

@@ -1,59 +1,99 @@
 """CLI commands for people: serve, check, pairs, holders, verify.
 
 Each command opens the same service the API uses (the embedded devnet unless nodes are
-configured), runs one check and prints a readable report, or the API's JSON with
-``--json``.
+configured), runs its check and prints a readable report, or the API's JSON with
+``--json``.  stdout carries only results; progress and errors go to stderr, so
+``--json`` output stays machine-readable.  Exit codes are in :mod:`tokenrisk.cli.report`
+(3 for any error); untrusted text is never parsed as rich markup.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from tokenrisk.chain.abi import parse_address
 from tokenrisk.checks import holders as holders_check
 from tokenrisk.checks import honeypot as checks
-from tokenrisk.config import Settings, load_settings
+from tokenrisk.cli import report
+from tokenrisk.config import load_settings
 from tokenrisk.errors import ConfigError, TokenRiskError
 from tokenrisk.service import Service, open_service
 
 console = Console()
+errors = Console(stderr=True)
 ConfigOpt = typer.Option(None, "--config", help="TOML config file (else TOKENRISK_CONFIG)")
 ChainOpt = typer.Option(None, "--chain-id", help="chain id; all configured chains when omitted")
 JsonOpt = typer.Option(False, "--json", help="print the API's JSON instead of a report")
+AddressesArg = typer.Argument(..., metavar="ADDRESS...", help="one or more token addresses")
 
 
-def _settings(config: Path | None) -> Settings:
-    """The settings, or one line on stderr and exit code 3 (no traceback)."""
+class Failed(Exception):
+    """A command cannot go on: one line for stderr, exit code 3."""
+
+
+@contextmanager
+def _failures() -> Iterator[None]:
+    """Any expected failure becomes one line on stderr and exit code 3 (no traceback)."""
     try:
-        return load_settings(config)
-    except ConfigError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=3) from None
-
-
-def _run(config: Path | None, work: Callable[[Service], Awaitable[Any]]) -> Any:
-    settings = _settings(config)
-    service = open_service(settings)
-
-    async def main() -> Any:
-        try:
-            async with asyncio.timeout(settings.deadline * 4):
-                return await work(service)
-        finally:
-            await service.close()
-
-    try:
-        return asyncio.run(main())
+        yield
+    except (Failed, ConfigError) as exc:
+        errors.print(Text(f"error: {exc}"))
+        raise typer.Exit(code=report.EXIT_ERROR) from None
     except TokenRiskError as exc:
-        console.print(f"[red]error {exc.status}:[/red] {exc.public}")
-        raise typer.Exit(code=1) from None
+        errors.print(Text(f"error {exc.status}: {exc.public}"))
+        raise typer.Exit(code=report.EXIT_ERROR) from None
+
+
+class Progress:
+    """What the command is doing, on stderr: a spinner on a terminal, else plain lines."""
+
+    def __init__(self) -> None:
+        self._status = errors.status("") if errors.is_terminal else None
+
+    def __enter__(self) -> Progress:
+        if self._status is not None:
+            self._status.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._status is not None:
+            self._status.stop()
+
+    def update(self, text: str) -> None:
+        if self._status is not None:
+            self._status.update(Text(text))
+        else:
+            errors.print(Text(f"tokenrisk: {text}"))
+
+
+def _run(config: Path | None, work: Callable[[Service, Progress], Awaitable[Any]]) -> Any:
+    """Open the service, run ``work`` under 4x the request deadline, close the service."""
+    settings = load_settings(config)
+    with Progress() as progress:
+        progress.update("starting the service" + (" and its devnet" if settings.devnet else ""))
+        service = open_service(settings)
+
+        async def main() -> Any:
+            try:
+                async with asyncio.timeout(settings.deadline * 4):
+                    return await work(service, progress)
+            except TimeoutError:
+                raise Failed(f"no answer within {settings.deadline * 4:g} s") from None
+            finally:
+                await service.close()
+
+        return asyncio.run(main())
 
 
 def register(app: typer.Typer) -> None:
@@ -71,73 +111,84 @@ def serve(
     port: int | None = typer.Option(None, help="port (default 8080)"),
     workers: int | None = typer.Option(None, help="worker processes (default 1)"),
 ) -> None:
-    """Serve the HTTP API (on the embedded devnet unless chain nodes are configured)."""
+    """Serve the page and the HTTP API (on the embedded devnet unless nodes are configured)."""
     import os
 
     from tokenrisk.api import server
 
     if config is not None:
         os.environ["TOKENRISK_CONFIG"] = str(config)
-    settings = _settings(config)
-    console.print(
-        f"tokenrisk listening on http://{host or settings.host}:{port or settings.port} "
-        f"(docs at /docs)"
-    )
-    server.run(
-        settings,
-        host=host or settings.host,
-        port=port or settings.port,
-        workers=workers or settings.workers,
-        log_level="info",
-    )
+    with _failures():
+        settings = load_settings(config)
+        listening = server.listen(host or settings.host, settings.port if port is None else port)
+    errors.print(Text(f"tokenrisk listening on {listening.url} (page at /, API docs at /docs)"))
+    if not server.run(settings, listening, workers=workers or settings.workers, log_level="info"):
+        raise typer.Exit(code=report.EXIT_ERROR)  # the app did not start (uvicorn said why)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One address's answer: the IsHoneypot body, or the error status and message."""
+
+    address: str
+    body: dict[str, Any] | None = None
+    status: int = 200
+    error: str | None = None
+
+    def exit_code(self) -> int:
+        return report.exit_code(self.body) if self.body is not None else report.EXIT_ERROR
+
+    def json(self) -> dict[str, Any]:
+        return self.body if self.body is not None else {"code": self.status, "error": self.error}
+
+
+async def _check_all(
+    svc: Service, addresses: list[str], chain_id: int | None, progress: Progress
+) -> list[Outcome]:
+    done = 0
+
+    async def one(address: str) -> Outcome:
+        nonlocal done
+        try:
+            body = await checks.is_honeypot(svc, address, chain_id, None)
+            return Outcome(address, body)
+        except TokenRiskError as exc:
+            return Outcome(address, status=exc.status, error=exc.public)
+        finally:
+            done += 1
+            progress.update(f"checked {done} of {len(addresses)}")
+
+    progress.update(f"simulating buy, transfer and sell of {len(addresses)} token(s)")
+    return list(await asyncio.gather(*(one(a) for a in addresses)))
 
 
 def check(
-    address: str,
+    addresses: list[str] = AddressesArg,
     chain_id: int | None = ChainOpt,
     config: Path | None = ConfigOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """Can this token be sold after buying it? A readable IsHoneypot report."""
-    body = _run(config, lambda svc: checks.is_honeypot(svc, address, chain_id, None))
-    if as_json:
-        print(json.dumps(body, indent=2))
-        return
-    _print_report(body)
+    """Can these tokens be sold after buying them?  A report for one, a table for several.
 
-
-def _print_report(body: dict[str, Any]) -> None:
-    token, summary = body["token"], body["summary"]
-    level = summary.get("riskLevel", "-")
-    console.print(f"[bold]{token['name']} ({token['symbol']})[/bold] {token['address']}")
-    console.print(f"risk: [bold]{summary['risk']}[/bold] (level {level})")
-    verdict = body.get("honeypotResult")
-    if verdict:
-        text = (
-            "HONEYPOT: " + verdict.get("honeypotReason", "")
-            if verdict["isHoneypot"]
-            else "sellable"
-        )
-        console.print(f"verdict: {text}")
-    if not body["simulationSuccess"]:
-        console.print(f"simulation failed: {body.get('simulationError')}")
-    sim = body.get("simulationResult")
-    if sim:
-        table = Table("measure", "value")
-        for key in ("buyTax", "sellTax", "transferTax", "buyGas", "sellGas"):
-            table.add_row(key, str(sim.get(key, "-")))
-        for key in ("maxBuy", "maxSell"):
-            if key in sim:
-                table.add_row(key, f"{sim[key]['token']} tokens = {sim[key]['withToken']}")
-        console.print(table)
-    for flag in summary.get("flags", []):
-        console.print(f"- [{flag['severity']}] {flag['flag']}: {flag['description']}")
-    if "pair" in body:
-        pair = body["pair"]
-        console.print(
-            f"pair: {pair['pair']['name']} {pair['pair']['type']} {body['pairAddress']} "
-            f"liquidity ${pair['liquidity']:,.0f}"
-        )
+    Exit code: 0 very_low/low, 1 medium/high/unknown, 2 very_high/honeypot, 3 error.
+    """
+    with _failures():
+        outcomes = _run(config, lambda svc, p: _check_all(svc, addresses, chain_id, p))
+    for outcome in outcomes:
+        if outcome.error is not None:
+            errors.print(Text(f"error {outcome.status} for {outcome.address}: {outcome.error}"))
+    single = len(outcomes) == 1
+    if as_json and single and outcomes[0].body is not None:
+        print(json.dumps(outcomes[0].body, indent=2))
+    elif as_json and not single:
+        print(json.dumps([o.json() for o in outcomes], indent=2))
+    elif single and outcomes[0].body is not None:
+        console.print(report.honeypot_report(outcomes[0].body))
+    elif not single:
+        table = report.summary_table((o.address, o.body, o.error) for o in outcomes)
+        # full addresses: a pipe or file gets the table's natural width, not 80 columns
+        (console if console.is_terminal else Console(width=200)).print(table)
+    raise typer.Exit(code=max(o.exit_code() for o in outcomes))
 
 
 def pairs(
@@ -147,17 +198,20 @@ def pairs(
     as_json: bool = JsonOpt,
 ) -> None:
     """Pairs of a token, deepest first."""
-    items = _run(config, lambda svc: checks.get_pairs(svc, address, chain_id))
+    with _failures():
+        parse_address(address)  # before starting anything
+        items = _run(config, lambda svc, _: checks.get_pairs(svc, address, chain_id))
     if as_json:
         print(json.dumps(items, indent=2))
         return
-    table = Table("chain", "pair", "address", "liquidity (USD)", "router")
+    table = Table("chain", "pair", "address", "liquidity", "router")
+    table.columns[2].no_wrap = table.columns[4].no_wrap = True
     for item in items:
         table.add_row(
             str(item["ChainID"]),
-            item["Pair"]["Name"],
+            Text(str(item["Pair"]["Name"])),
             item["Pair"]["Address"],
-            f"{item['Liquidity']:,.2f}",
+            report.usd(item["Liquidity"]),
             item["Router"],
         )
     console.print(table)
@@ -169,15 +223,20 @@ def holders(
     config: Path | None = ConfigOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """Top holders from the Transfer-log index."""
-    body = _run(config, lambda svc: holders_check.top_holders(svc, address, chain_id))
+    """Top holders from the Transfer-log index (balances are raw integers)."""
+    with _failures():
+        parse_address(address)
+        body = _run(config, lambda svc, _: holders_check.top_holders(svc, address, chain_id))
     if as_json:
         print(json.dumps(body, indent=2))
         return
-    table = Table("address", "balance", "contract")
+    table = Table("address", "balance (raw units)", "contract")
+    table.columns[0].no_wrap = True
     for row in body["holders"]:
-        table.add_row(row["address"], row["balance"], "yes" if row["isContract"] else "")
-    console.print(f"total supply {body['totalSupply']}")
+        table.add_row(
+            row["address"], f"{int(row['balance']):,}", "yes" if row["isContract"] else ""
+        )
+    console.print(Text(f"total supply {int(body['totalSupply']):,} (raw units)"))
     console.print(table)
 
 
@@ -188,13 +247,21 @@ def verify(
     as_json: bool = JsonOpt,
 ) -> None:
     """Is the contract, and everything its buy/sell calls, open source?"""
-    body = _run(config, lambda svc: checks.contract_verification(svc, address, chain_id))
+    with _failures():
+        parse_address(address)
+        body = _run(config, lambda svc, _: checks.contract_verification(svc, address, chain_id))
     if as_json:
         print(json.dumps(body, indent=2))
         return
     console.print(
-        f"contract: {body['isContract']}  root open source: {body['isRootOpenSource']}  "
-        f"full check: {body['fullCheckPerformed']}"
+        Text(
+            f"contract: {body['isContract']}  root open source: {body['isRootOpenSource']}  "
+            f"full check: {body['fullCheckPerformed']}"
+        )
     )
     for addr, is_open in body.get("contractsOpenSource", {}).items():
-        console.print(f"  {addr}: {'open source' if is_open else '[red]closed source[/red]'}")
+        console.print(
+            Text.assemble(
+                f"  {addr}: ", ("open source", "green") if is_open else ("closed source", "red")
+            )
+        )

@@ -11,6 +11,7 @@ Build progress goes to stderr, so ``--json`` output on stdout stays machine-read
 from __future__ import annotations
 
 import json
+from importlib.metadata import version
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -29,6 +30,24 @@ app.add_typer(devnet_app, name="devnet")
 register(app)
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"tokenrisk {version('tokenrisk')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def options(
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version."
+        ),
+    ] = False,
+) -> None:
+    """Open-source token risk checker."""
 
 
 @devnet_app.callback(invoke_without_command=True)
@@ -127,3 +146,7 @@ def verdict_text(expected: dict[str, Any]) -> str:
 
 def main() -> None:
     app()
+
+
+if __name__ == "__main__":
+    main()

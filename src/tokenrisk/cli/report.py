@@ -1,0 +1,183 @@
+"""What ``tokenrisk check`` prints: the API's JSON made readable, and its exit code.
+
+Token names, symbols, revert reasons and flag texts come from the token's contract, so
+they are untrusted: they only ever reach rich as :class:`rich.text.Text` (never parsed
+as markup), so ``[critical]`` shows literally and a name such as ``[/]`` cannot crash
+the report.  Addresses are printed in full, never folded or cut; taxes carry ``%`` and
+gas ``gas``.
+
+Exit codes (docs/cli.md): 0 very_low/low, 1 medium/high or unknown (not judged), 2
+very_high/honeypot, 3 an error (bad input, node down, bad config).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from rich.box import SIMPLE
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+EXIT_SAFE = 0
+EXIT_RISKY = 1
+EXIT_DANGEROUS = 2
+EXIT_ERROR = 3
+
+_EXIT_OF_RISK = {
+    "very_low": EXIT_SAFE,
+    "low": EXIT_SAFE,
+    "medium": EXIT_RISKY,
+    "high": EXIT_RISKY,
+    "unknown": EXIT_RISKY,
+    "very_high": EXIT_DANGEROUS,
+    "honeypot": EXIT_DANGEROUS,
+}
+_RISK_STYLE = {
+    "very_low": "green",
+    "low": "green",
+    "medium": "yellow",
+    "high": "red",
+    "very_high": "bold red",
+    "honeypot": "bold red",
+}
+
+
+def exit_code(body: dict[str, Any]) -> int:
+    """The exit code of one IsHoneypot answer (by its risk band)."""
+    return _EXIT_OF_RISK.get(str(body["summary"].get("risk")), EXIT_RISKY)
+
+
+def percent(value: Any) -> str:
+    return "not measured" if value is None else f"{float(value):.2f}%"
+
+
+def gas(value: Any) -> str:
+    return "not measured" if value is None else f"{int(value):,} gas"
+
+
+def usd(value: Any) -> str:
+    return f"${float(value):,.2f}"
+
+
+def amount(value: Any, symbol: str) -> str:
+    return f"{float(value):,.6g} {symbol}"
+
+
+def verdict_text(body: dict[str, Any]) -> Text:
+    """HONEYPOT with its reason, sellable, or unknown: plain text, styled by risk."""
+    result = body.get("honeypotResult")
+    style = _RISK_STYLE.get(str(body["summary"].get("risk")), "yellow")
+    if result is None:
+        return Text("unknown: " + str(body.get("simulationError") or "not judged"), style)
+    if result["isHoneypot"]:
+        return Text("HONEYPOT: " + str(result.get("honeypotReason", "")), style)
+    return Text("sellable", style)
+
+
+def short_verdict(body: dict[str, Any]) -> Text:
+    result = body.get("honeypotResult")
+    style = _RISK_STYLE.get(str(body["summary"].get("risk")), "yellow")
+    if result is None:
+        return Text("unknown", style)
+    return Text("HONEYPOT" if result["isHoneypot"] else "sellable", style)
+
+
+def honeypot_report(body: dict[str, Any]) -> RenderableType:
+    """The full report of one token: verdict, risk, reasons, journey, costs, pool."""
+    token, summary = body["token"], body["summary"]
+    level = summary.get("riskLevel")
+    lines: list[RenderableType] = [
+        Text.assemble(
+            (f"{token['name']} ({token['symbol']})", "bold"),
+            f" {token['address']} on {body['chain']['name']} ({body['chain']['id']})",
+        ),
+        Text.assemble("verdict: ", verdict_text(body)),
+        Text.assemble(
+            "risk: ",
+            (str(summary["risk"]), _RISK_STYLE.get(str(summary["risk"]), "")),
+            "" if level is None else f" (level {level} of 100)",
+        ),
+    ]
+    lines += [
+        Text.assemble(
+            f"  [{flag['severity']}] ", (flag["flag"], "bold"), f": {flag['description']}"
+        )
+        for flag in summary.get("flags", [])
+    ]
+    if body.get("journey"):
+        lines.append(journey_table(body["journey"]))
+    if body.get("simulationResult"):
+        lines.append(costs_table(body))
+    if "pair" in body:
+        pair = body["pair"]
+        lines.append(
+            Text(
+                f"pool: {pair['pair']['name']} {pair['pair']['type']} {body['pairAddress']} "
+                f"liquidity {usd(pair['liquidity'])}"
+            )
+        )
+    return Group(*lines)
+
+
+def journey_table(steps: Iterable[dict[str, Any]]) -> Table:
+    table = Table("step", "outcome", "tax", "gas", "revert reason", title="buy -> transfer -> sell")
+    for step in steps:
+        table.add_row(
+            step["step"],
+            Text(step["outcome"], "green" if step["outcome"] == "ok" else "red"),
+            percent(step["tax"]) if "tax" in step else "",
+            gas(step["gas"]) if "gas" in step else "",
+            Text(str(step.get("reason", ""))),
+        )
+    return table
+
+
+def costs_table(body: dict[str, Any]) -> Table:
+    sim = body["simulationResult"]
+    symbol = str(body["token"]["symbol"])
+    with_symbol = str(body.get("withToken", {}).get("symbol", ""))
+    table = Table("measure", "value")
+    for key, label in (
+        ("buyTax", "buy tax"),
+        ("sellTax", "sell tax"),
+        ("transferTax", "transfer tax"),
+    ):
+        table.add_row(label, percent(sim.get(key)))
+    table.add_row("buy gas", gas(sim.get("buyGas")))
+    table.add_row("sell gas", gas(sim.get("sellGas")))
+    for key, label in (("maxBuy", "largest buy"), ("maxSell", "largest sell")):
+        limit = sim.get(key)
+        shown = (
+            f"{amount(limit['token'], symbol)} (= {amount(limit['withToken'], with_symbol)})"
+            if limit
+            else "no limit found"
+        )
+        table.add_row(label, Text(shown))
+    return table
+
+
+def summary_table(rows: Iterable[tuple[str, dict[str, Any] | None, str | None]]) -> Table:
+    """Several tokens, one compact row each: (address, answer or None, error or None)."""
+    columns = ("address", "chain", "token", "verdict", "risk", "buy tax", "sell tax", "note")
+    table = Table(*columns, box=SIMPLE)
+    for column in table.columns:
+        column.no_wrap = True
+    for address, body, error in rows:
+        if body is None:
+            table.add_row(address, "", "", Text("error", "red"), "", "", "", Text(str(error)))
+            continue
+        sim = body.get("simulationResult") or {}
+        level = body["summary"].get("riskLevel")
+        table.add_row(
+            body["token"]["address"],
+            str(body["chain"]["id"]),
+            Text(f"{body['token']['symbol']}"),
+            short_verdict(body),
+            f"{body['summary']['risk']}" + ("" if level is None else f" ({level})"),
+            percent(sim.get("buyTax")),
+            percent(sim.get("sellTax")),
+            "",
+        )
+    return table
