@@ -59,8 +59,10 @@ def live(devnet: RunningDevnet, tmp_path_factory: pytest.TempPathFactory) -> Ite
         server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
+    """Per module: Playwright's sync API keeps an event loop set on this thread while it
+    runs, which would break ``asyncio.run`` in the tests that follow (the CLI's)."""
     executable = chromium_path()
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)

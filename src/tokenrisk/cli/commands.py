@@ -31,7 +31,7 @@ from tokenrisk.errors import ConfigError, TokenRiskError
 from tokenrisk.service import Service, open_service
 
 console = Console()
-errors = Console(stderr=True)
+errors = Console(stderr=True, soft_wrap=True)  # an error is one line, however long
 ConfigOpt = typer.Option(None, "--config", help="TOML config file (else TOKENRISK_CONFIG)")
 ChainOpt = typer.Option(None, "--chain-id", help="chain id; all configured chains when omitted")
 JsonOpt = typer.Option(False, "--json", help="print the API's JSON instead of a report")
