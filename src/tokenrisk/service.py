@@ -143,7 +143,10 @@ def _start_fork(node: ChainNode, data_dir: Path) -> AnvilNode:
     """A local anvil forking ``node.fork_url``; the URL never appears on its command line."""
     args = ["--chain-id", str(node.chain_id)]
     anvil = start_anvil(args, log_path=data_dir / f"fork-{node.chain_id}.log")
-    fork_from(anvil, node.fork_url or "", node.fork_block)
+    url, block = node.fork_url or "", node.fork_block
+    anvil.after_start = lambda restarted: fork_from(restarted, url, block)
+    anvil.after_start(anvil)
+    anvil.chain_id = node.chain_id
     return anvil
 
 
@@ -185,6 +188,7 @@ def open_service(settings: Settings) -> Service:
         devnet = start_devnet(log_path=settings.data_dir / "devnet.log")
         nodes.append(devnet.node)
         chain = devnet_chain(devnet.manifest)
+        devnet.node.chain_id = chain.id
         chains[chain.id] = chain
         clients[chain.id] = RpcClient(devnet.url, _rpc_settings(settings), label="devnet node")
         local_paths[chain.id] = [devnet.sources_path]

@@ -50,6 +50,7 @@ from tokenrisk.chain.abi import parse_address
 from tokenrisk.checks import holders as holders_check
 from tokenrisk.checks import honeypot as checks
 from tokenrisk.config import Settings
+from tokenrisk.devnet.supervisor import NodeSupervisor
 from tokenrisk.errors import (
     MissingParameter,
     RateLimited,
@@ -98,15 +99,16 @@ def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if service is not None:
-            yield
-            return
-        svc = await asyncio.to_thread(open_service, settings)
+        svc = service if service is not None else await asyncio.to_thread(open_service, settings)
         runner.services["svc"] = svc
+        runner.supervisor = NodeSupervisor(svc.nodes)
+        runner.supervisor.start()
         try:
             yield
         finally:
-            await svc.close()
+            await runner.supervisor.stop()
+            if service is None:
+                await svc.close()
 
     redaction.install(_secrets(settings))
     app = FastAPI(
@@ -278,8 +280,9 @@ class HealthProbe:
     async def report(self) -> HealthReport:
         async with self._lock:
             if self._report is None or self._report[0] <= self._clock():
-                svc = self.runner.service
-                fresh = await check_health(svc.chains, svc.clients, self.timeout)
+                svc, watching = self.runner.service, self.runner.supervisor
+                local = watching.by_chain() if watching is not None else None
+                fresh = await check_health(svc.chains, svc.clients, self.timeout, local)
                 self.probes += 1
                 self._report = (self._clock() + self.ttl, fresh)
             return self._report[1]

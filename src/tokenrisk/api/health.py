@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 
@@ -19,6 +20,9 @@ from tokenrisk.chain.head import read_head
 from tokenrisk.chain.registry import Chain
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.errors import DeadlineExceeded, TokenRiskError
+
+if TYPE_CHECKING:
+    from tokenrisk.devnet.supervisor import NodeWatch
 
 
 class ChainHealth(WireModel):
@@ -35,6 +39,14 @@ class ChainHealth(WireModel):
         "node's clock is ahead, e.g. a devnet with a pinned clock).",
     )
     error: str | None = Field(default=None, description="Why the node is unreachable.")
+    localNode: str | None = Field(
+        default=None,
+        description="For a node this service runs itself (devnet, fork): running, "
+        "restarting or down; it is restarted with its state when it dies.",
+    )
+    localNodeRestarts: int | None = Field(
+        default=None, description="How often that local node was restarted."
+    )
 
 
 class HealthReport(WireModel):
@@ -78,10 +90,23 @@ def _down(chain: Chain, exc: TokenRiskError) -> ChainHealth:
 
 
 async def check_health(
-    chains: dict[int, Chain], clients: dict[int, RpcClient], timeout: float
+    chains: dict[int, Chain],
+    clients: dict[int, RpcClient],
+    timeout: float,
+    local: Mapping[int, NodeWatch] | None = None,
 ) -> HealthReport:
-    """Probe every configured chain concurrently, each under ``timeout`` seconds."""
+    """Probe every configured chain concurrently, each under ``timeout`` seconds;
+    ``local``: the supervisor's view of the nodes this service runs, by chain id."""
     ids = sorted(chains)
     lines = await asyncio.gather(*(chain_health(chains[i], clients[i], timeout) for i in ids))
+    watches = local or {}
+    lines = [
+        line.model_copy(
+            update={"localNode": watches[i].state, "localNodeRestarts": watches[i].restarts}
+        )
+        if i in watches
+        else line
+        for i, line in zip(ids, lines, strict=True)
+    ]
     status = "ok" if all(line.reachable for line in lines) else "degraded"
     return HealthReport(status=status, chains=list(lines))

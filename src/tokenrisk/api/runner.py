@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tokenrisk.api.cache import ResultCache, chain_heads
+from tokenrisk.devnet.supervisor import NodeSupervisor
 from tokenrisk.errors import DeadlineExceeded
 from tokenrisk.service import Service
 
@@ -21,6 +22,7 @@ class Runner:
     deadline: float
     cache: ResultCache
     services: dict[str, Service] = field(default_factory=dict)
+    supervisor: NodeSupervisor | None = None  # of the local nodes, while serving
 
     @property
     def service(self) -> Service:

@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,10 @@ class AnvilNode:
     process: subprocess.Popen[bytes]
     port: int
     log_path: Path | None = None
+    args: list[str] = field(default_factory=list)
+    chain_id: int | None = None
+    after_start: Callable[[AnvilNode], None] | None = field(default=None, repr=False)
+    """Run after every (re)start, e.g. :func:`fork_from` for a fork node."""
     _stopped: bool = field(default=False, repr=False)
 
     @property
@@ -78,6 +83,30 @@ class AnvilNode:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=5)
+
+    @property
+    def stopped(self) -> bool:
+        """``stop()`` was called: the node is meant to be down."""
+        return self._stopped
+
+    @property
+    def alive(self) -> bool:
+        """Whether the process runs; ``poll`` also reaps a dead child (no zombie)."""
+        return self.process.poll() is None
+
+    def restart(self, startup_timeout: float = 15.0) -> None:
+        """Start the same command on the same port again, after the process died.
+
+        The command loads the same state file (a devnet) or forks again
+        (``after_start``), so the node comes back with the state it was started with.
+        Raises NodeUnavailable when it does not come up.
+        """
+        if self._stopped or self.alive:
+            return
+        self.process = _spawn(self.args, self.log_path)
+        _wait_ready(self, startup_timeout, stop_on_failure=False)
+        if self.after_start is not None:
+            self.after_start(self)
 
     def __enter__(self) -> AnvilNode:
         return self
@@ -104,19 +133,22 @@ def start_anvil(
     if load_state is not None:
         args += ["--load-state", str(load_state)]
     args += extra_args or []
+    node = AnvilNode(process=_spawn(args, log_path), port=port, log_path=log_path, args=args)
+    atexit.register(node.stop)
+    _wait_ready(node, startup_timeout)
+    return node
+
+
+def _spawn(args: list[str], log_path: Path | None) -> subprocess.Popen[bytes]:
     log = open(log_path, "ab") if log_path else None  # noqa: SIM115
     try:
         out = log if log is not None else subprocess.DEVNULL
-        process = subprocess.Popen(
+        return subprocess.Popen(
             args, stdout=out, stderr=out, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent
         )
     finally:
         if log is not None:
             log.close()  # the child keeps its own descriptor of the log file
-    node = AnvilNode(process=process, port=port, log_path=log_path)
-    atexit.register(node.stop)
-    _wait_ready(node, startup_timeout)
-    return node
 
 
 def fork_from(node: AnvilNode, fork_url: str, block: int | None, timeout: float = 60.0) -> None:
@@ -142,7 +174,7 @@ def fork_from(node: AnvilNode, fork_url: str, block: int | None, timeout: float 
         raise NodeUnavailable("the local fork node could not reach the upstream node to fork")
 
 
-def _wait_ready(node: AnvilNode, timeout: float) -> None:
+def _wait_ready(node: AnvilNode, timeout: float, stop_on_failure: bool = True) -> None:
     deadline = time.monotonic() + timeout
     payload = {"jsonrpc": "2.0", "id": 1, "method": "eth_chainId", "params": []}
     while time.monotonic() < deadline:
@@ -154,5 +186,9 @@ def _wait_ready(node: AnvilNode, timeout: float) -> None:
         except httpx.TransportError:
             pass
         time.sleep(0.05)
-    node.stop()
+    if stop_on_failure:
+        node.stop()
+    else:
+        node.process.kill()
+        node.process.wait(timeout=5)
     raise NodeUnavailable(f"anvil did not answer within {timeout:.0f}s")
