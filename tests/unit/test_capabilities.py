@@ -18,8 +18,14 @@ HEAD = 1_000_000
 class ScriptedNode:
     """Answers ``batch`` like RpcClient: a result or an RpcError instance per call."""
 
-    def __init__(self, refuse: set[str] = frozenset(), max_range: int | None = None) -> None:
+    def __init__(
+        self,
+        refuse: set[str] = frozenset(),
+        max_range: int | None = None,
+        fail: set[str] = frozenset(),
+    ) -> None:
         self.refuse = refuse
+        self.fail = fail
         self.max_range = max_range
         self.batches: list[list[str]] = []
 
@@ -33,6 +39,8 @@ class ScriptedNode:
     def _answer(self, method: str, params: Sequence[Any]) -> Any:
         if method in self.refuse:
             return MethodUnsupported("Method not found", -32601)
+        if method in self.fail:
+            return RpcError("internal error", -32603)
         if method == "eth_getLogs":
             span = int(params[0]["toBlock"], 16) - int(params[0]["fromBlock"], 16) + 1
             if self.max_range is not None and span > self.max_range:
@@ -85,3 +93,10 @@ async def test_get_logs_range_is_the_widest_working_span(limit: int, expected: i
 async def test_a_node_without_block_number_fails_the_probe() -> None:
     with pytest.raises(RpcError):
         await probe(ScriptedNode(refuse={"eth_blockNumber"}))
+
+
+@pytest.mark.parametrize("method", ["eth_simulateV1", "debug_traceCall", "eth_call"])
+async def test_a_failing_probe_is_not_a_missing_feature(method: str) -> None:
+    """A node that errs (not refuses) fails the probe, so nothing is cached as missing."""
+    with pytest.raises(RpcError):
+        await probe(ScriptedNode(fail={method}))

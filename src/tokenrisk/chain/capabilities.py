@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tokenrisk.chain.rpc import RpcClient
-from tokenrisk.errors import MalformedResponse, RpcError
+from tokenrisk.errors import CallReverted, MalformedResponse, MethodUnsupported, RpcError
 
 LOG_SPANS = (100_000, 10_000, 2_000, 500, 100)
 """Block ranges tried for ``eth_getLogs``, widest first."""
@@ -71,12 +71,45 @@ def _returns_42(result: Any) -> bool:
         return False
 
 
+_REFUSAL_CODES = frozenset({-32004, -32600, -32601, -32602})
+_REFUSAL_TEXT = (
+    "not supported",
+    "unsupported",
+    "not available",
+    "does not exist",
+    "not found",
+    "not enabled",
+    "disabled",
+    "not allowed",
+    "invalid",
+    "unknown",
+    "too many arguments",
+)
+
+
+def _present(reply: Any) -> bool:
+    """False when the node refused the feature (an answer: it lacks it); raises the
+    error when the node merely failed (busy, internal error), so a flaky moment is
+    never cached as a missing capability."""
+    if not isinstance(reply, RpcError):
+        return True
+    lowered = reply.message.lower()
+    if (
+        isinstance(reply, MethodUnsupported | CallReverted)
+        or reply.code in _REFUSAL_CODES
+        or any(text in lowered for text in _REFUSAL_TEXT)
+    ):
+        return False
+    raise reply
+
+
 async def probe_capabilities(rpc: RpcClient) -> Capabilities:
     """Probe one node in two JSON-RPC batches.
 
     Raises the transport errors of :class:`RpcClient` (NodeUnavailable,
     DeadlineExceeded, MalformedResponse) and RpcError when the node cannot even report
-    its block number; a failed probe is not a result and must not be cached.
+    its block number or fails (rather than refuses) a feature probe; a failed probe is
+    not a result and must not be cached.
     """
     simulate, trace, override, head = await rpc.batch(_probe_calls(), tolerate=RpcError)
     if isinstance(head, RpcError):
@@ -84,9 +117,9 @@ async def probe_capabilities(rpc: RpcClient) -> Capabilities:
     if not isinstance(head, str):
         raise MalformedResponse("node did not report its block number")
     return Capabilities(
-        simulate_v1=isinstance(simulate, list),
-        trace_call=isinstance(trace, dict),
-        state_override=_returns_42(override),
+        simulate_v1=_present(simulate) and isinstance(simulate, list),
+        trace_call=_present(trace) and isinstance(trace, dict),
+        state_override=_present(override) and _returns_42(override),
         get_logs_max_range=await _logs_range(rpc, int(head, 16)),
     )
 
