@@ -37,7 +37,7 @@ FLAGS = {
     "medium_siphon_rate", "transfer_blocked", "extremely_high_taxes", "high_tax",
     "medium_tax", "high_gas", "medium_gas", "effective_honeypot_low_sell_limit",
     "extremely_low_sell_limit", "low_sell_limit", "one_sell_per_block_limit",
-    "closed_source", "sell_blocked_later",
+    "closed_source", "sell_blocked_later", "verification_unknown",
 }  # fmt: skip
 RISKS = {"unknown", "very_low", "low", "medium", "high", "very_high", "honeypot"}
 TOKEN_FIELDS = {
@@ -129,6 +129,8 @@ def check_placeholder(value: Any, token: Entry | None, contract_ids: set[str]) -
         assert rest in contract_ids, f"{value} names no entry of 'contracts'"
     elif kind == "pool":
         assert token is not None and value in {pool_ref(p) for p in token["pools"]}, value
+    elif kind == "wallet":
+        assert token is not None and rest.isdigit(), value
     elif kind == "holder":
         assert token is not None and rest.isdigit(), value
         assert int(rest) < token["history"]["buyers"], f"{value}: not that many buyers"
@@ -190,7 +192,7 @@ def test_token_fields(tokens: list[Entry]) -> None:
         assert isinstance(token["symbol"], str) and token["symbol"], tid
         assert isinstance(token["decimals"], int) and 0 <= token["decimals"] <= 36, tid
         assert isinstance(token["mechanism"], str) and len(token["mechanism"]) > 10, tid
-        assert isinstance(token["verified"], bool), tid
+        assert token["verified"] is None or isinstance(token["verified"], bool), tid
         assert isinstance(token["args"], list), tid
         assert re.fullmatch(r"[1-9][0-9]*", token["supply"]), tid
         assert int(token["supply"]) * 10 ** token["decimals"] < 2**255, tid
@@ -334,7 +336,7 @@ def test_closed_source_flag_follows_verification(catalogue: Entry, tokens: list[
         helpers = [
             arg[len("$contract:") :] for arg in token["args"] if str(arg).startswith("$contract:")
         ]
-        hidden = not token["verified"] or not all(verified[h] for h in helpers)
+        hidden = token["verified"] is False or not all(verified[h] for h in helpers)
         assert ("closed_source" in token["expected"]["flags"]) == hidden, token["id"]
 
 
@@ -394,6 +396,29 @@ REQUIRED: dict[str, tuple[str, Check]] = {
     "endless gas burner": ("gas-infinite", lambda t: t["expected"]["isHoneypot"]),
     "6 decimals": ("decimals-6", lambda t: t["decimals"] == 6),
     "0 decimals": ("decimals-0", lambda t: t["decimals"] == 0),
+    "swap-back tax paying EOA wallets": (
+        "swapback-tax",
+        lambda t: t["args"][-2:] == ["$wallet:0", "$wallet:1"] and not t["expected"]["isHoneypot"],
+    ),
+    "swap-back honeypot fee": ("swapback-honeypot", lambda t: t["args"][5] >= 9000),
+    "owner raises the fee after launch": (
+        "fee-raise",
+        lambda t: t["afterLaunch"][0]["when"] == "afterHistory" and has_flag("high_tax")(t),
+    ),
+    "RFI reflection to the pair": ("rfi", lambda t: not t["expected"]["isHoneypot"]),
+    "rebasing with a synced pool": (
+        "rebasing",
+        lambda t: t["afterLaunch"][0]["call"] == "rebase(int256)",
+    ),
+    "silent no-op wallet transfers": ("silent-transfer", has_flag("transfer_blocked")),
+    "holder above 2^112": (
+        "whale-2e112",
+        lambda t: int(t["supply"]) * 10 ** t["decimals"] > 2 * 2**112,
+    ),
+    "honest token without any verification entry": (
+        "unverified-honest",
+        lambda t: t["verified"] is None and t["expected"]["risk"] == ["low"],
+    ),
 }
 
 CONTRACT_OF = {
@@ -410,6 +435,10 @@ CONTRACT_OF = {
     "gas-heavy-sell": "GasHeavySellToken", "revert-name": "RevertingNameToken",
     "bytes32-name": "Bytes32NameToken", "gas-infinite": "GasBlackHoleToken",
     "decimals-6": "PlainToken", "decimals-0": "PlainToken",
+    "swapback-tax": "SwapBackToken", "swapback-honeypot": "SwapBackToken",
+    "fee-raise": "FeeRaiseToken", "rfi": "RfiToken", "rebasing": "RebasingToken",
+    "silent-transfer": "SilentTransferToken", "whale-2e112": "PlainToken",
+    "unverified-honest": "PlainToken",
 }  # fmt: skip
 
 

@@ -43,6 +43,7 @@ from tokenrisk.verification import (
 )
 from tokenrisk.verification.cache import TtlCache
 from tokenrisk.verification.sourcify import V2_FIELDS
+from tokenrisk.verification.verifier import UNKNOWN_TTL
 
 FIXTURES = Path(__file__).parent / "fixtures" / "verification"
 KEY = "Q7ZK3M9XW2RTYB4HNC8VDP1FJ6LGSE5UA0"
@@ -274,9 +275,10 @@ async def test_etherscan_verified_sends_the_v2_multichain_query() -> None:
     }
 
 
-async def test_etherscan_unverified_is_no_answer() -> None:
+async def test_etherscan_unverified_is_a_definite_not_verified_answer() -> None:
     provider, _ = etherscan(answer("etherscan_unverified.json"))
-    assert await provider.lookup(1, DEAD) is None
+    info = await provider.lookup(1, DEAD)
+    assert info is not None and info.verified is False and info.source == "etherscan"
 
 
 async def test_etherscan_proxy_reports_checksummed_implementation() -> None:
@@ -625,7 +627,7 @@ async def test_verifier_fresh_answer_replaces_the_cached_one() -> None:
 
 
 async def test_verifier_keeps_not_verified_for_the_shorter_ttl() -> None:
-    provider = FakeProvider()
+    provider = FakeProvider(answers={USDT: SourceInfo(verified=False, source="etherscan")})
     clock = Clock()
     verifier = Verifier([provider], ttl=3600, negative_ttl=10, clock=clock)
     await verifier.is_open_source(1, USDT)
@@ -685,6 +687,29 @@ async def test_verifier_many_raises_after_all_lookups_finish() -> None:
     with pytest.raises(DeadlineExceeded):
         await verifier.many(1, [failing, f"0x{2:040x}", f"0x{3:040x}"])
     assert len(provider.calls) == 3
+
+
+async def test_verifier_status_keeps_verified_unverified_and_unknown_apart() -> None:
+    other, down = f"0x{7:040x}", f"0x{8:040x}"
+    provider = FakeProvider(
+        answers={
+            USDT: FULL,
+            checksum(other): SourceInfo(verified=False, source="local"),
+            checksum(down): NodeUnavailable("sourcify is unreachable"),
+        }
+    )
+    clock = Clock()
+    verifier = Verifier([provider], clock=clock)
+    dead = f"0x{9:040x}"
+    got = await verifier.statuses(1, [USDT, other, dead, down])
+    assert got == {USDT: "verified", other: "unverified", dead: "unknown", down: "unknown"}
+    calls = len(provider.calls)
+    assert await verifier.status(1, down) == "unknown"  # the failure is remembered briefly
+    assert await verifier.status(1, dead) == "unknown"
+    assert len(provider.calls) == calls
+    clock.now += UNKNOWN_TTL
+    await verifier.statuses(1, [down, dead])
+    assert len(provider.calls) == calls + 2
 
 
 def test_ttl_cache_evicts_oldest_when_full() -> None:

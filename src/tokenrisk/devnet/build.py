@@ -39,6 +39,7 @@ from tokenrisk.devnet.deployment import (
     deploy_stablecoins,
     deploy_token,
 )
+from tokenrisk.devnet.groundtruth import measure_tokens
 from tokenrisk.devnet.history import plan_history
 from tokenrisk.devnet.node import repo_root, start_anvil
 from tokenrisk.devnet.npm_artifacts import load_npm_artifact
@@ -123,10 +124,14 @@ async def _build_on(
         progress("mining history", started)
         plan = plan_history(catalogue.tokens)
         logs = await run_history(devnet, plan)
+        progress("measuring ground truth with mined trades (reverted afterwards)", started)
+        truths = await measure_tokens(devnet)
         progress("dumping state", started)
         state = await dump_state(chain)
         head = await chain.block()
         manifest = _manifest(devnet, catalogue, plan.roles, logs, head)
+        for entry in manifest["tokens"]:
+            entry["groundTruth"] = truths.get(entry["id"])
         sources = _sources(root, devnet, catalogue, artifacts)
         await _mark_proxies(chain, sources)
         return manifest, sources, state
@@ -219,14 +224,13 @@ def _sources(
     stable = devnet.compiled["DevStablecoin"]
     for symbol in ("USDC", "USDT", "DAI"):
         registry[devnet.addresses[symbol]] = mf.compiled_source(root, stable, solc)
-    for helper in catalogue.contracts:
-        if helper.verified:
-            compiled = devnet.compiled[helper.contract]
-            registry[devnet.helpers[helper.id]] = mf.compiled_source(root, compiled, solc)
-    for spec in catalogue.tokens:
-        if spec.verified:
-            compiled = devnet.compiled[spec.contract]
-            registry[devnet.tokens[spec.id].address] = mf.compiled_source(root, compiled, solc)
+    entries = [(h.verified, h.contract, devnet.helpers[h.id]) for h in catalogue.contracts]
+    entries += [(t.verified, t.contract, devnet.tokens[t.id].address) for t in catalogue.tokens]
+    for verified, contract, address in entries:
+        if verified:
+            registry[address] = mf.compiled_source(root, devnet.compiled[contract], solc)
+        elif verified is False:
+            registry[address] = mf.NOT_VERIFIED  # what an explorer says; None: no entry at all
     return registry
 
 

@@ -9,6 +9,10 @@ unchanged) and resolves the ``$placeholders`` its arguments use::
     $contract:<id>                          a helper contract deployed earlier
     $pool:<dex>:<base>[:<fee>]              a pool created for this token
     $holder:<n>                             the n-th (0-based) history buyer of this token
+    $wallet:<n>                             the n-th fresh EOA of this token (fee wallets)
+
+A token's ``verified`` is true (the registry lists its source), false (the registry says
+"not verified", as an explorer would) or null (no registry entry at all: unknown).
 """
 
 from __future__ import annotations
@@ -83,7 +87,7 @@ class TokenSpec:
     decimals: int
     supply: str
     args: tuple[Any, ...]
-    verified: bool
+    verified: bool | None
     pools: tuple[PoolSpec, ...]
     after_launch: tuple[OwnerCall, ...]
     siphon_call: str | None
@@ -138,7 +142,7 @@ def _token(entry: dict[str, Any]) -> TokenSpec:
             decimals=int(entry.get("decimals", 18)),
             supply=str(entry.get("supply", "0")),
             args=tuple(entry.get("args", [])),
-            verified=bool(entry.get("verified", True)),
+            verified=None if entry.get("verified", True) is None else bool(entry["verified"]),
             pools=tuple(_pool(p) for p in entry.get("pools", [])),
             after_launch=tuple(_owner_call(c) for c in entry.get("afterLaunch", [])),
             siphon_call=entry.get("siphonCall"),
@@ -185,6 +189,7 @@ class Scope:
     pools: Mapping[str, str]
     holder: Callable[[int], str]
     token: TokenSpec | None = None
+    wallet: Callable[[int], str] | None = None
 
 
 def resolve(value: Any, scope: Scope) -> Any:
@@ -211,6 +216,8 @@ def resolve(value: Any, scope: Scope) -> Any:
         return scope.pools[rest]
     if kind == "holder" and rest.isdigit():
         return scope.holder(int(rest))
+    if kind == "wallet" and rest.isdigit() and scope.wallet is not None:
+        return scope.wallet(int(rest))
     if name in scope.addresses:
         return scope.addresses[name]
     where = token.id if token else "contracts"

@@ -14,7 +14,7 @@ from typing import Any
 from tokenrisk.chain.abi import encode_args, encode_call
 from tokenrisk.devnet.catalogue import HelperSpec, PoolSpec, Scope, TokenSpec, resolve_args
 from tokenrisk.devnet.chain import Chain, Tx
-from tokenrisk.devnet.history import holder_address
+from tokenrisk.devnet.history import actor_address, holder_address
 from tokenrisk.devnet.liquidity import (
     add_v2_liquidity,
     approve,
@@ -107,6 +107,7 @@ class Devnet:
             pools=pools,
             holder=lambda n: holder_address(token_id, n),
             token=spec,
+            wallet=lambda n: actor_address(token_id, "wallet", n),
         )
 
 

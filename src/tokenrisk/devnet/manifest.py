@@ -24,10 +24,13 @@ from tokenrisk.devnet.trading import TokenLog
 MANIFEST_FILE = "manifest.json"
 SOURCES_FILE = "sources.json"
 STATE_FILE = "state.json"
+NOT_VERIFIED = {"verified": False}
+"""A ``sources.json`` entry saying "this contract's source is not verified"."""
 
 HASHED_INPUTS = (
     "contracts/**/*.sol",
     "src/tokenrisk/devnet/*.py",
+    "src/tokenrisk/simulate/accounting.py",
     "src/tokenrisk/devnet/catalogue.json",
     "tools/solc-compile.js",
     "package-lock.json",

@@ -131,10 +131,8 @@ def _verified_of(result: Any) -> SourceInfo | None:
     if not isinstance(result, list) or not result or not isinstance(result[0], dict):
         raise MalformedResponse("etherscan sent a source result that is not a list of objects")
     item = result[0]
-    if text_or_none(item.get("SourceCode")) is None:
-        return None
     return SourceInfo(
-        verified=True,
+        verified=text_or_none(item.get("SourceCode")) is not None,
         contract_name=text_or_none(item.get("ContractName")),
         compiler=text_or_none(item.get("CompilerVersion")),
         source="etherscan",

@@ -9,7 +9,9 @@ their own files for private chains.  Each file maps a checksummed address to::
 Two optional keys, ``"isProxy": true`` and ``"implementation": "0x..."``, let a file
 say what an explorer would say about a proxy.
 An address listed in a file counts as verified with a ``full`` match: the file exists
-because we compiled exactly this source into exactly this bytecode.  Lookups ignore
+because we compiled exactly this source into exactly this bytecode.  An entry
+``{"verified": false}`` is a definite "not verified" (what an explorer says about a
+contract it knows); an address in no file is *unknown* to the registry (no answer).  Lookups ignore
 address case.  A file is re-read when its modification time or size changes, so a
 rebuilt devnet is picked up without a restart; a file that is missing counts as empty,
 and a file caught half-written keeps its last good contents until it parses again.
@@ -122,11 +124,11 @@ def _read_entries(path: Path) -> dict[str, Mapping[str, Any]]:
 
 def _info_of(entry: Mapping[str, Any]) -> SourceInfo:
     return SourceInfo(
-        verified=True,
+        verified=entry.get("verified", True) is not False,
         contract_name=text_or_none(entry.get("contractName")),
         compiler=text_or_none(entry.get("compiler")),
         source="local",
-        match="full",
+        match="full" if entry.get("verified", True) is not False else None,
         is_proxy=entry.get("isProxy") is True,
         implementation=address_or_none(entry.get("implementation")),
     )

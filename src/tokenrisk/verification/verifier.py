@@ -9,6 +9,12 @@ Providers are asked in the configured order and the first verified answer wins (
 providers are not asked, which spares their rate limits).  A provider that fails is
 skipped; if no provider says verified and at least one failed, the verifier raises that
 failure rather than reporting "closed source" it could not establish.
+
+Three answers are kept apart (:meth:`Verifier.status`): ``verified``; ``unverified``,
+when a provider definitely says the source is not published (Etherscan's "not
+verified", a local ``{"verified": false}`` entry); and ``unknown``, when no provider
+could answer (none covers the chain, the contract is not in its index, or the provider
+failed).  Only ``unverified`` may count against a token; ``unknown`` is kept briefly.
 """
 
 from __future__ import annotations
@@ -17,15 +23,19 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
+from typing import Literal
 
 from tokenrisk.chain.abi import parse_address
-from tokenrisk.errors import TokenRiskError
+from tokenrisk.errors import InvalidAddress, TokenRiskError
 from tokenrisk.verification.cache import TtlCache
 from tokenrisk.verification.source import SourceInfo, SourceProvider
 
 logger = logging.getLogger(__name__)
 
 Key = tuple[int, str]
+Status = Literal["verified", "unverified", "unknown"]
+UNKNOWN_TTL = 60.0
+"""Seconds an "unknown" answer is kept: a provider that was down may be back soon."""
 
 
 class Verifier:
@@ -53,6 +63,7 @@ class Verifier:
         self._negative_ttl = negative_ttl
         self._limit = asyncio.Semaphore(concurrency)
         self._cache: TtlCache[SourceInfo | None] = TtlCache(max_entries, clock)
+        self._failed: TtlCache[bool] = TtlCache(max_entries, clock)
         self._inflight: dict[Key, asyncio.Future[SourceInfo | None]] = {}
 
     async def aclose(self) -> None:
@@ -66,7 +77,8 @@ class Verifier:
         self._cache.clear()
 
     async def lookup(self, chain_id: int, address: str, fresh: bool = False) -> SourceInfo | None:
-        """The first verified answer for ``address``, or None if no provider has one.
+        """The first verified answer for ``address``; else a definite "not verified"
+        answer (``verified`` False); None when no provider could say either.
 
         ``fresh=True`` skips the cached answer (GetContractVerification is uncached)
         and stores the new one.  Raises InvalidAddress for a malformed address, and a
@@ -86,6 +98,35 @@ class Verifier:
         """
         info = await self.lookup(chain_id, address, fresh)
         return info is not None and info.verified
+
+    async def status(self, chain_id: int, address: str, fresh: bool = False) -> Status:
+        """``verified``, ``unverified`` or ``unknown``; never raises for a provider failure.
+
+        A failure becomes ``unknown`` and is remembered for ``UNKNOWN_TTL`` seconds so a
+        provider that is down is not hammered (``fresh`` asks again anyway).  Raises
+        InvalidAddress for a malformed address.
+        """
+        key = (chain_id, parse_address(address))
+        if not fresh and self._failed.get(key)[0]:
+            return "unknown"
+        try:
+            info = await self.lookup(chain_id, address, fresh)
+        except InvalidAddress:
+            raise
+        except TokenRiskError:
+            self._failed.put(key, True, UNKNOWN_TTL)
+            return "unknown"
+        if info is None:
+            return "unknown"
+        return "verified" if info.verified else "unverified"
+
+    async def statuses(
+        self, chain_id: int, addresses: Iterable[str], fresh: bool = False
+    ) -> dict[str, Status]:
+        """:meth:`status` of each address, concurrently; keys exactly as given."""
+        wanted = list(dict.fromkeys(addresses))
+        answers = await asyncio.gather(*(self.status(chain_id, a, fresh) for a in wanted))
+        return dict(zip(wanted, answers, strict=True))
 
     async def many(
         self, chain_id: int, addresses: Iterable[str], fresh: bool = False
@@ -122,19 +163,20 @@ class Verifier:
     async def _resolve(self, key: Key) -> SourceInfo | None:
         async with self._limit:
             info, failure = await self._ask_providers(*key)
-        if info is not None:
+        if info is not None and info.verified:
             self._cache.put(key, info, self._ttl)
             return info
         if failure is not None:
             raise failure
-        self._cache.put(key, None, self._negative_ttl)
-        return None
+        self._cache.put(key, info, self._negative_ttl if info is not None else UNKNOWN_TTL)
+        return info
 
     async def _ask_providers(
         self, chain_id: int, address: str
     ) -> tuple[SourceInfo | None, TokenRiskError | None]:
-        """(first verified answer, first failure), asking providers in order."""
+        """(first verified answer, else the first definite "not verified"; first failure)."""
         failure: TokenRiskError | None = None
+        unverified: SourceInfo | None = None
         for provider in self.providers:
             try:
                 info = await provider.lookup(chain_id, address)
@@ -144,4 +186,5 @@ class Verifier:
                 continue
             if info is not None and info.verified:
                 return info, None
-        return None, failure
+            unverified = unverified or info
+        return unverified, failure
