@@ -3,7 +3,9 @@
 These frozen dataclasses are the contract between the capabilities (dex, simulation,
 holders, trace, verification) that fill them, the pure ``risk`` rubric that judges them,
 and the API that renders them on the wire.  Amounts are raw integers (wei-style units);
-taxes are percentages (0..100) measured in token units; gas is in gas units.  ``None``
+taxes are percentages (0..100): the user's effective loss against the router's quote,
+with the token-unit figures beside them (see ``simulate/accounting.py``); gas is in gas
+units.  ``None``
 always means "not measured" (never "zero").
 """
 
@@ -73,9 +75,14 @@ class SimulationReport:
     sell_ok: bool = False
     failure_step: str | None = None  # "buy", "transfer" or "sell"
     failure_reason: str | None = None  # node's revert text, e.g. "execution reverted: K"
+    # taxes: the user's effective loss against the quote (what the verdict judges)
     buy_tax: float | None = None
     sell_tax: float | None = None
     transfer_tax: float | None = None
+    # the same legs in token units, from the Transfer logs (simulate/accounting.py)
+    buy_tax_token_unit: float | None = None
+    sell_tax_token_unit: float | None = None
+    transfer_tax_token_unit: float | None = None
     buy_gas: int | None = None
     sell_gas: int | None = None
     max_buy: Limit | None = None
@@ -108,6 +115,9 @@ class HolderStats:
     highest_tax: float
     high_tax_wallets: int
     tax_distribution: tuple[TaxBucket, ...] = ()
+    average_tax_token_unit: float | None = None  # None when no sell had Transfer logs
+    sold_at_pool_limit: int = 0  # holders whose balance exceeded what the pool can take
+    pool_limit_wei: int | None = None  # the largest sell the pool accepts, when it applied
 
 
 @dataclass(frozen=True)
@@ -130,6 +140,17 @@ class CodeReport:
     has_proxy_calls: bool
     contracts_open_source: dict[str, bool] = field(default_factory=dict)
     calls: tuple[ContractCall, ...] = ()
+    # contracts no verification provider could answer for (False above means "not known
+    # to be open source" for these, never "closed source")
+    unknown: tuple[str, ...] = ()
+    root_unknown: bool = False  # the token itself is among ``unknown``
+
+    @property
+    def unverified(self) -> tuple[str, ...]:
+        """Contracts a provider definitely reported as not verified."""
+        return tuple(
+            a for a, ok in self.contracts_open_source.items() if not ok and a not in self.unknown
+        )
 
 
 @dataclass(frozen=True)

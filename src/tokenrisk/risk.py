@@ -57,6 +57,7 @@ FLAG_SEVERITY: Final[dict[str, str]] = {
     "one_sell_per_block_limit": "medium",
     "closed_source": "high",
     "sell_blocked_later": "critical",
+    "verification_unknown": "info",
 }
 """Every flag id the rubric can emit (lowercase, as the spec's ``high_fail_rate``)."""
 
@@ -79,7 +80,7 @@ LEGACY_FLAGS: Final[dict[str, str]] = {
     "closed_source": "CLOSED_SOURCE",
     "sell_blocked_later": "SELL_BLOCKED_LATER",
 }
-"""Deprecated top-level ``flags`` strings; info-level flags would have none."""
+"""Deprecated top-level ``flags`` strings; info-level flags have none."""
 
 # THRESHOLDS (percent for taxes, fractions 0..1 for rates and limits)
 
@@ -103,6 +104,8 @@ HOLDER_HONEYPOT_FAIL_RATE: Final = 0.80
 HIGH_FAIL_RATE: Final = 0.50
 MEDIUM_FAIL_RATE: Final = 0.20
 HIGH_SIPHON_RATE: Final = 0.10
+NOTHING_MOVED_TAX: Final = 99.99
+"""A wallet transfer that delivers less than this share is a transfer that moved nothing."""
 
 
 # BANDS
@@ -245,6 +248,7 @@ def collect_flags(analysis: Analysis) -> tuple[Flag, ...]:
         _one_sell_per_block_flag(sim),
         _closed_source_flag(analysis.code),
         _sell_later_flag(sim),
+        _verification_unknown_flag(analysis.code),
     )
     found = [f for f in candidates if f is not None]
     return tuple(sorted(found, key=lambda f: -f.severity_index))
@@ -291,12 +295,20 @@ def _siphon_rate_flag(holders: HolderStats | None) -> Flag | None:
 
 
 def _transfer_flag(sim: SimulationReport | None) -> Flag | None:
-    if sim is None or sim.transfer_ok:
+    if sim is None:
+        return None
+    if sim.transfer_ok and not _moved_nothing(sim):
         return None
     text = "Transferring the token to another wallet fails"
-    if sim.failure_step == "transfer" and sim.failure_reason:
+    if sim.transfer_ok:
+        text = "A wallet-to-wallet transfer succeeds but the receiver gets nothing"
+    elif sim.failure_step == "transfer" and sim.failure_reason:
         text = f"{text}: {sim.failure_reason}"
     return make_flag("transfer_blocked", text)
+
+
+def _moved_nothing(sim: SimulationReport) -> bool:
+    return sim.transfer_tax is not None and sim.transfer_tax >= NOTHING_MOVED_TAX
 
 
 def _tax_flag(sim: SimulationReport | None, holders: HolderStats | None) -> Flag | None:
@@ -316,21 +328,34 @@ def _tax_flag(sim: SimulationReport | None, holders: HolderStats | None) -> Flag
 def _measured_taxes(
     sim: SimulationReport | None, holders: HolderStats | None
 ) -> list[tuple[float, str]]:
-    """(tax, description) for every buy/sell tax measured; transfer tax is not judged.
+    """(tax, description) for every effective tax measured.
 
-    Real holders' average sell tax counts too (from MIN_HOLDER_SAMPLE holders): a token
-    can spare the fresh buyer and tax its existing holders.
+    Taxes are the user's effective loss (value received against the router's quote);
+    the description adds the token-unit figure when the two differ.  What a wallet
+    transfer fails to deliver counts like a tax (one that delivers nothing also raises
+    ``transfer_blocked``; keeping the tax keeps the rubric monotone).  Real holders' average sell tax counts too (from
+    MIN_HOLDER_SAMPLE holders): a token can spare the fresh buyer and tax its holders.
     """
     measured: list[tuple[float, str]] = []
-    if sim is not None and sim.buy_tax is not None:
-        measured.append((sim.buy_tax, f"Buy tax is {sim.buy_tax:.1f}%"))
-    if sim is not None and sim.sell_tax is not None:
-        measured.append((sim.sell_tax, f"Sell tax is {sim.sell_tax:.1f}%"))
+    if sim is not None:
+        legs = [
+            ("Buy", sim.buy_tax, sim.buy_tax_token_unit),
+            ("Sell", sim.sell_tax, sim.sell_tax_token_unit),
+            ("Wallet transfer", sim.transfer_tax, sim.transfer_tax_token_unit),
+        ]
+        measured += [(tax, _tax_text(leg, tax, unit)) for leg, tax, unit in legs if tax is not None]
     judged = _judged_holders(holders)
     if judged is not None:
         text = f"Holders pay an average sell tax of {judged.average_tax:.1f}%"
         measured.append((judged.average_tax, text))
     return measured
+
+
+def _tax_text(leg: str, tax: float, token_unit: float | None) -> str:
+    text = f"{leg} tax is {tax:.1f}%"
+    if token_unit is not None and abs(token_unit - tax) >= 1.0:
+        text += f" of the quoted value ({token_unit:.1f}% in token units)"
+    return text
 
 
 def _gas_flag(sim: SimulationReport | None) -> Flag | None:
@@ -370,13 +395,26 @@ def _one_sell_per_block_flag(sim: SimulationReport | None) -> Flag | None:
 
 
 def _closed_source_flag(code: CodeReport | None) -> Flag | None:
+    """Only a definite "not verified" counts; unknown verification never does."""
     if code is None or code.open_source:
         return None
-    if not code.root_open_source:
+    if not code.root_open_source and not code.root_unknown:
         return make_flag("closed_source", "The token contract's source code is not verified")
-    unverified = sum(1 for verified in code.contracts_open_source.values() if not verified)
+    unverified = len(code.unverified)
+    if unverified == 0 and code.contracts_open_source:
+        return None  # everything not verified is unknown, not closed
     text = f"{unverified or 'Some'} contract(s) called while buying or selling are not verified"
     return make_flag("closed_source", text)
+
+
+def _verification_unknown_flag(code: CodeReport | None) -> Flag | None:
+    if code is None or not code.unknown:
+        return None
+    text = (
+        f"Source verification could not be checked for {len(code.unknown)} contract(s) "
+        "(no verification provider could answer); this is not counted as closed source"
+    )
+    return make_flag("verification_unknown", text)
 
 
 def _sell_later_flag(sim: SimulationReport | None) -> Flag | None:

@@ -140,7 +140,8 @@ def check_placeholder(value: Any, token: Entry | None, contract_ids: set[str]) -
 
 def tax_flag(expected: Entry) -> str | None:
     """The tax flag implied by the lowest plausible buy/sell tax."""
-    lows = [band[0] for band in (expected["buyTax"], expected["sellTax"]) if band is not None]
+    bands = (expected["buyTax"], expected["sellTax"], expected["transferTax"])
+    lows = [band[0] for band in bands if band is not None]
     worst = max(lows, default=0)
     for threshold, flag in ((50, "extremely_high_taxes"), (20, "high_tax"), (10, "medium_tax")):
         if worst >= threshold:
@@ -400,7 +401,7 @@ REQUIRED: dict[str, tuple[str, Check]] = {
         "swapback-tax",
         lambda t: t["args"][-2:] == ["$wallet:0", "$wallet:1"] and not t["expected"]["isHoneypot"],
     ),
-    "swap-back honeypot fee": ("swapback-honeypot", lambda t: t["args"][5] >= 9000),
+    "swap-back honeypot fee": ("swapback-honeypot", lambda t: int(t["args"][5]) >= 9000),
     "owner raises the fee after launch": (
         "fee-raise",
         lambda t: t["afterLaunch"][0]["when"] == "afterHistory" and has_flag("high_tax")(t),

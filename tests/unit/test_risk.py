@@ -66,6 +66,18 @@ def code(open_source: bool = True, root: bool = True, **extra: bool) -> CodeRepo
     )
 
 
+def unknown_root() -> CodeReport:
+    opened = {"0xToken": False, "0xPair": True}
+    return replace(
+        code(False, False), contracts_open_source=opened, unknown=("0xToken",), root_unknown=True
+    )
+
+
+def mixed() -> CodeReport:
+    opened = {"0xToken": True, "0xA": False, "0xB": False}
+    return replace(code(False, True), contracts_open_source=opened, unknown=("0xB",))
+
+
 def analysis(
     sim: SimulationReport | None = None,
     holders: HolderStats | None = None,
@@ -90,7 +102,8 @@ FLAG_CASES: list[tuple[str, Analysis, str | None]] = [
     ("sell tax 49.99", analysis(clean_sim(sell_tax=49.99)), "high_tax"),
     ("sell tax 50", analysis(clean_sim(sell_tax=50.0)), "extremely_high_taxes"),
     ("buy tax 50", analysis(clean_sim(buy_tax=50.0)), "extremely_high_taxes"),
-    ("transfer tax is not judged", analysis(clean_sim(transfer_tax=60.0)), None),
+    ("transfer tax 9.99", analysis(clean_sim(transfer_tax=9.99)), None),
+    ("transfer tax 60", analysis(clean_sim(transfer_tax=60.0)), "extremely_high_taxes"),
     ("holders avg tax 10", analysis(clean_sim(), stats(5, average_tax=10.0)), "medium_tax"),
     ("holders avg tax, 4 holders", analysis(clean_sim(), stats(4, average_tax=60.0)), None),
     # gas: buy or sell
@@ -116,11 +129,17 @@ FLAG_CASES: list[tuple[str, Analysis, str | None]] = [
         "one_sell_per_block_limit",
     ),
     ("transfer blocked", analysis(clean_sim(transfer_ok=False)), "transfer_blocked"),
+    ("transfer delivered 0.02%", analysis(clean_sim(transfer_tax=99.98)), "extremely_high_taxes"),
     ("sell blocked later", analysis(clean_sim(delayed_sell_failed=True)), "sell_blocked_later"),
     # source code
     ("open source", analysis(clean_sim(), code_report=code()), None),
     ("closed root", analysis(clean_sim(), code_report=code(False, False)), "closed_source"),
     ("closed callee", analysis(clean_sim(), code_report=code(False, True)), "closed_source"),
+    (
+        "unknown root, verified callee",
+        analysis(clean_sim(), code_report=unknown_root()),
+        "verification_unknown",
+    ),
     # holder fail rate: failed / analysed, from 5 analysed holders
     ("4 of 4 fail", analysis(clean_sim(), stats(4, failed=4)), None),
     ("0 of 5 fail", analysis(clean_sim(), stats(5)), None),
@@ -148,6 +167,15 @@ def test_flag_fires_at_threshold_and_not_below(subject: Analysis, expected: str 
     assert flag_ids(verdict) == ({expected} if expected else set())
 
 
+def test_unknown_verification_is_informational_and_never_closed_source() -> None:
+    mixed_verdict = risk.assess(analysis(clean_sim(), code_report=mixed()))
+    assert flag_ids(mixed_verdict) == {"closed_source", "verification_unknown"}
+    assert "1 contract(s)" in mixed_verdict.flags[0].description
+    honest = risk.assess(analysis(clean_sim(), code_report=unknown_root()))
+    assert (honest.risk, honest.legacy_flags) == ("low", ())
+    assert honest.flags[0].severity == "info"
+
+
 @pytest.mark.parametrize("flag_id", sorted(risk.FLAG_SEVERITY))
 def test_every_flag_has_public_severity_and_legacy_string(flag_id: str) -> None:
     flag = risk.make_flag(flag_id, "text")
@@ -156,6 +184,9 @@ def test_every_flag_has_public_severity_and_legacy_string(flag_id: str) -> None:
         == {"info": 4, "low": 8, "medium": 12, "high": 16, "critical": 20}[flag.severity]
     )
     assert flag_id == flag_id.lower()
+    if flag.severity == "info":
+        assert flag_id not in risk.LEGACY_FLAGS  # informational: no legacy string
+        return
     assert risk.LEGACY_FLAGS[flag_id] == risk.LEGACY_FLAGS[flag_id].upper()
 
 
@@ -312,7 +343,13 @@ def test_unknown_still_lists_what_was_seen() -> None:
 def test_a_single_flag_lands_in_the_band_of_its_severity(flag_id: str) -> None:
     flag = risk.make_flag(flag_id, "text")
     band = risk.worst_band((flag,))
-    expected = {"low": "low", "medium": "medium", "high": "high", "critical": "very_high"}
+    expected = {
+        "info": "low",
+        "low": "low",
+        "medium": "medium",
+        "high": "high",
+        "critical": "very_high",
+    }
     assert band.name == expected[flag.severity]
     assert risk.risk_level(band, (flag,)) == band.floor + (
         flag.severity_index if band.name == "low" else 0
