@@ -333,8 +333,9 @@ def _measured_taxes(
     Taxes are the user's effective loss (value received against the router's quote);
     the description adds the token-unit figure when the two differ.  What a wallet
     transfer fails to deliver counts like a tax (one that delivers nothing also raises
-    ``transfer_blocked``; keeping the tax keeps the rubric monotone).  Real holders' average sell tax counts too (from
-    MIN_HOLDER_SAMPLE holders): a token can spare the fresh buyer and tax its holders.
+    ``transfer_blocked``; keeping the tax keeps the rubric monotone).  Real holders'
+    average sell tax counts too (from MIN_HOLDER_SAMPLE holders): a token can spare the
+    fresh buyer and tax its holders.
     """
     measured: list[tuple[float, str]] = []
     if sim is not None:

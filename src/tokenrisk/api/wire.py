@@ -160,6 +160,46 @@ class ContractCode(WireModel):
     rootOpenSource: bool = Field(description="The token contract itself is open source.")
     isProxy: bool = Field(description="The token contract itself executes a delegatecall.")
     hasProxyCalls: bool = Field(description="A delegatecall occurs anywhere in the path.")
+    verificationUnknown: list[str] | None = Field(
+        default=None,
+        description="Extension: contracts no verification provider could answer for "
+        "(false above means 'not known to be open source' for them, not closed source).",
+    )
+
+
+class LegTaxes(WireModel):
+    effective: float | None = Field(
+        default=None, description="Percent lost against the router's quote (the verdict's tax)."
+    )
+    tokenUnit: float | None = Field(
+        default=None, description="Percent of the tokens lost on the way (Transfer logs)."
+    )
+    difference: float | None = Field(
+        default=None, description="effective minus tokenUnit, in percentage points."
+    )
+
+
+class HolderTaxes(WireModel):
+    averageEffective: float = Field(description="Holders' average effective sell tax.")
+    averageTokenUnit: float | None = Field(
+        default=None, description="Holders' average sell tax in token units."
+    )
+    soldAtPoolLimit: int = Field(
+        description="Holders whose balance exceeds what the pool can take, sold at the limit."
+    )
+    poolLimitWei: str | None = Field(
+        default=None, description="The largest sell the pool accepts (raw integer), if it applied."
+    )
+
+
+class TaxDetails(WireModel):
+    """Extension: both tax figures of every leg (docs/simulation.md, "Taxes")."""
+
+    buy: LegTaxes | None = Field(default=None, description="The fresh buyer's buy.")
+    sell: LegTaxes | None = Field(default=None, description="The fresh buyer's sell.")
+    transfer: LegTaxes | None = Field(default=None, description="The wallet-to-wallet transfer.")
+    holders: HolderTaxes | None = Field(default=None, description="Real holders' sells.")
+    explanation: list[str] = Field(description="Why figures differ, and other notes.")
 
 
 class ChainInfo(WireModel):
@@ -227,6 +267,9 @@ class IsHoneypotResponse(WireModel):
     contractCode: ContractCode | None = Field(
         default=None, description="Call-tree and source verification facts."
     )
+    taxDetails: TaxDetails | None = Field(
+        default=None, description="Extension: effective and token-unit taxes per leg."
+    )
     chain: ChainInfo = Field(description="The chain the check ran on.")
     router: str | None = Field(default=None, description="Router of the chosen pair.")
     pair: PairInfo | None = Field(default=None, description="The chosen pair.")
@@ -286,6 +329,11 @@ class ContractVerificationResponse(WireModel):
     contractCalls: list[ContractCallItem] | None = Field(
         default=None, description="Unique calls of the call tree, in no specific order."
     )
+    verificationUnknown: list[str] | None = Field(
+        default=None,
+        description="Extension: contracts no verification provider could answer for; "
+        "false for them means 'not known to be open source', never 'closed source'.",
+    )
 
 
 class HolderItem(WireModel):
@@ -342,6 +390,7 @@ def honeypot_response(analysis: Analysis, verdict: Verdict, chain: Chain) -> IsH
         holderAnalysis=holder_analysis(analysis.holders) if analysis.holders else None,
         flags=list(verdict.legacy_flags),
         contractCode=contract_code(analysis.code) if analysis.code else None,
+        taxDetails=tax_details(sim, analysis.holders),
         chain=chain_info(chain),
         router=pool.router if pool else None,
         pair=pair_info(pool, chain.id, pair_symbols(pool, analysis)) if pool else None,
@@ -473,6 +522,45 @@ def contract_code(code: CodeReport) -> ContractCode:
         rootOpenSource=code.root_open_source,
         isProxy=code.is_proxy,
         hasProxyCalls=code.has_proxy_calls,
+        verificationUnknown=list(code.unknown) or None,
+    )
+
+
+def tax_details(sim: SimulationReport | None, holders: HolderStats | None) -> TaxDetails | None:
+    """``taxDetails``: both figures per leg; absent when nothing was measured."""
+    if sim is None and holders is None:
+        return None
+    legs = [
+        leg_taxes(sim.buy_tax, sim.buy_tax_token_unit) if sim else None,
+        leg_taxes(sim.sell_tax, sim.sell_tax_token_unit) if sim else None,
+        leg_taxes(sim.transfer_tax, sim.transfer_tax_token_unit) if sim else None,
+    ]
+    return TaxDetails(
+        buy=legs[0],
+        sell=legs[1],
+        transfer=legs[2],
+        holders=holder_taxes(holders) if holders and holders.successful else None,
+        explanation=list(sim.notes) if sim else [],
+    )
+
+
+def leg_taxes(effective: float | None, token_unit: float | None) -> LegTaxes | None:
+    if effective is None and token_unit is None:
+        return None
+    diff = (
+        round(effective - token_unit, 2)
+        if effective is not None and token_unit is not None
+        else None
+    )
+    return LegTaxes(effective=_round(effective), tokenUnit=_round(token_unit), difference=diff)
+
+
+def holder_taxes(stats: HolderStats) -> HolderTaxes:
+    return HolderTaxes(
+        averageEffective=round(stats.average_tax, 2),
+        averageTokenUnit=_round(stats.average_tax_token_unit),
+        soldAtPoolLimit=stats.sold_at_pool_limit,
+        poolLimitWei=_integer_string(stats.pool_limit_wei),
     )
 
 
@@ -531,16 +619,24 @@ def pair_item(pool: Pool, chain_id: int, token_symbols: tuple[str, str]) -> Pair
 
 
 def verification_response(
-    is_contract: bool, root_open_source: bool, code: CodeReport | None
+    is_contract: bool,
+    root_open_source: bool,
+    code: CodeReport | None,
+    unknown: Sequence[str] = (),
 ) -> ContractVerificationResponse:
     """GetContractVerification body; ``code`` is None when the buy/sell could not run.
 
     Then ``fullCheckPerformed`` is false and summary, contractsOpenSource and
-    contractCalls are omitted.
+    contractCalls are omitted.  ``unknown``: contracts (besides the call tree's) that no
+    verification provider could answer for.
     """
+    unknown_all = list(dict.fromkeys([*unknown, *(code.unknown if code else ())])) or None
     if code is None:
         return ContractVerificationResponse(
-            isContract=is_contract, isRootOpenSource=root_open_source, fullCheckPerformed=False
+            isContract=is_contract,
+            isRootOpenSource=root_open_source,
+            fullCheckPerformed=False,
+            verificationUnknown=unknown_all,
         )
     return ContractVerificationResponse(
         isContract=is_contract,
@@ -551,6 +647,7 @@ def verification_response(
         ),
         contractsOpenSource=dict(code.contracts_open_source),
         contractCalls=[contract_call_item(c) for c in code.calls],
+        verificationUnknown=unknown_all,
     )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Set
+from dataclasses import replace
 from typing import Any
 
 from tokenrisk.api import wire
@@ -31,8 +32,11 @@ from tokenrisk.holders.siphon import siphoned_holders
 from tokenrisk.holders.stats import HolderSell, aggregate
 from tokenrisk.model import HolderStats, Pool
 from tokenrisk.service import Service
-from tokenrisk.simulate.engine import Outcome, Plan, Simulator, sold_tax
+from tokenrisk.simulate.engine import Outcome, Plan, Simulator, sell_leg
 
+V2_MAX_RESERVE = 2**112 - 1
+"""A Uniswap V2 pair stores reserves as uint112: a sell that would lift the pair's token
+balance above this reverts (``UniswapV2: OVERFLOW``), whoever the seller is."""
 _SKIP = {"0x0000000000000000000000000000000000000000", "0x000000000000000000000000000000000000dead"}
 _BATCH = 25
 
@@ -96,6 +100,15 @@ async def largest_holders(
     return people[: svc.settings.holder_limit]
 
 
+def pool_sell_limit(sim: Simulator) -> int | None:
+    """The largest sell a V2 pair can take (None for V3: no such bound in practice)."""
+    if sim.route.v3:
+        return None
+    pool = sim.route.pool
+    reserve = pool.reserves0 if pool.token0 == sim.route.token else pool.reserves1
+    return max(0, V2_MAX_RESERVE - reserve)
+
+
 def _sell_plan(sim: Simulator, holder: str, amount: int) -> Plan:
     plan = sim.plan()
     plan.block(1, {holder: {"balance": hex(10**30)}})
@@ -103,11 +116,21 @@ def _sell_plan(sim: Simulator, holder: str, amount: int) -> Plan:
     return plan
 
 
-def _holder_result(holder: str, outcome: Outcome | CallReverted, siphoned: bool) -> HolderSell:
+def _holder_result(
+    sim: Simulator, holder: tuple[str, int], outcome: Outcome | CallReverted, siphoned: bool
+) -> HolderSell:
+    address, amount = holder
     if isinstance(outcome, CallReverted) or not outcome["holder.sell"].ok:
-        return HolderSell(holder, ok=False, siphoned=siphoned)
-    tax, gas = sold_tax(outcome, "holder"), outcome["holder.sell"].gas
-    return HolderSell(holder, ok=True, tax=tax, gas=gas, siphoned=siphoned)
+        return HolderSell(address, ok=False, siphoned=siphoned)
+    tax, gas = sell_leg(outcome, sim.route, "holder", amount), outcome["holder.sell"].gas
+    return HolderSell(
+        address,
+        ok=True,
+        tax=tax.effective,
+        gas=gas,
+        siphoned=siphoned,
+        tax_token_unit=tax.token_unit,
+    )
 
 
 async def analyse_holders(
@@ -125,10 +148,16 @@ async def analyse_holders(
         return None
     rpc = svc.client(chain.id)
     siphoned = await siphoned_holders(rpc, svc.store, chain.id, token, [a for a, _ in people])
+    limit = pool_sell_limit(sim)
+    capped = [(a, min(b, limit)) if limit is not None else (a, b) for a, b in people]
     results: list[HolderSell] = []
-    for start in range(0, len(people), _BATCH):
-        results += await _sell_chunk(sim, people[start : start + _BATCH], siphoned)
-    return aggregate(results)
+    for start in range(0, len(capped), _BATCH):
+        results += await _sell_chunk(sim, capped[start : start + _BATCH], siphoned)
+    over = sum(1 for (_, b), (_, c) in zip(people, capped, strict=True) if c < b)
+    stats = aggregate(results)
+    if over:
+        stats = replace(stats, sold_at_pool_limit=over, pool_limit_wei=limit)
+    return stats
 
 
 async def _sell_chunk(
@@ -141,11 +170,12 @@ async def _sell_chunk(
     """
     outcomes = await sim.run([_sell_plan(sim, a, b) for a, b in chunk])
     results = [
-        _holder_result(a, o, a in siphoned) for (a, _), o in zip(chunk, outcomes, strict=True)
+        _holder_result(sim, h, o, h[0] in siphoned) for h, o in zip(chunk, outcomes, strict=True)
     ]
     retry = [i for i, r in enumerate(results) if not r.ok and chunk[i][1] >= 1_000]
     if retry:
-        plans = [_sell_plan(sim, chunk[i][0], chunk[i][1] * 999 // 1_000) for i in retry]
-        for i, outcome in zip(retry, await sim.run(plans), strict=True):
-            results[i] = _holder_result(chunk[i][0], outcome, chunk[i][0] in siphoned)
+        smaller = [(chunk[i][0], chunk[i][1] * 999 // 1_000) for i in retry]
+        plans = [_sell_plan(sim, a, b) for a, b in smaller]
+        for i, h, outcome in zip(retry, smaller, await sim.run(plans), strict=True):
+            results[i] = _holder_result(sim, h, outcome, h[0] in siphoned)
     return results

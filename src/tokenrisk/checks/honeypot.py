@@ -31,7 +31,6 @@ from tokenrisk.errors import (
     NotFoundError,
     ReplyTooDeep,
     ReplyTooLarge,
-    TokenRiskError,
 )
 from tokenrisk.holders.index import holder_count
 from tokenrisk.model import Analysis, CodeReport, Pool, SimulationReport
@@ -206,14 +205,14 @@ async def code_report(
     probe = str(tree.get("to", "")).lower()
     calls = [c for c in walk_calls(tree) if not is_precompile(c.to_address)]
     token = route.token.lower()
-    contracts = sorted({c.to_address for c in calls if c.to_address != probe} | {token})
-    try:
-        verified = await svc.verifier.many(chain.id, contracts, fresh=fresh)
-    except TokenRiskError:
-        return None  # a provider failed: say nothing rather than call code closed-source
-    opened = {addr: bool(verified.get(addr, False)) for addr in contracts}
+    contracts = await _with_code(rpc, {c.to_address for c in calls if c.to_address != probe})
+    statuses = await svc.verifier.statuses(chain.id, sorted(contracts | {token}), fresh=fresh)
+    opened = {addr: status == "verified" for addr, status in statuses.items()}
+    unknown = tuple(checksum(a) for a, status in statuses.items() if status == "unknown")
     return CodeReport(
         root_open_source=opened[token],
+        root_unknown=statuses[token] == "unknown",
+        unknown=unknown,
         open_source=all(opened.values()),
         is_proxy=any(c.call_type == "DELEGATECALL" and c.from_address == token for c in calls),
         has_proxy_calls=any(c.call_type == "DELEGATECALL" for c in calls),
@@ -223,6 +222,14 @@ async def code_report(
             for c in calls
         ),
     )
+
+
+async def _with_code(rpc: RpcClient, addresses: set[str]) -> set[str]:
+    """The addresses that hold code: only contracts can be verified (EOAs, such as wallets
+    paid in ETH during a sell, are not contracts and are never listed)."""
+    ordered = sorted(addresses)
+    flags = await is_contract(rpc, ordered) if ordered else []
+    return {a for a, has_code in zip(ordered, flags, strict=True) if has_code}
 
 
 async def analyse(
@@ -310,10 +317,11 @@ async def contract_verification(svc: Service, address: str, chain_id: int | None
         return wire.dump(wire.verification_response(False, False, None))
     target = await resolve(svc, root, on[0].id if len(on) == 1 else None)
     chain = target.chain
-    root_open = await svc.verifier.is_open_source(chain.id, root, fresh=True)
+    root_status = await svc.verifier.status(chain.id, root, fresh=True)
     code: CodeReport | None = None
     if target.pools:
         report, funding, route, _ = await _simulate(svc, chain, target.pools[0], target.token)
         if report.success and report.buy_ok and report.sell_ok:
             code = await code_report(svc, chain, route, funding, fresh=True)
-    return wire.dump(wire.verification_response(True, root_open, code))
+    unknown = [checksum(root)] if root_status == "unknown" else []
+    return wire.dump(wire.verification_response(True, root_status == "verified", code, unknown))

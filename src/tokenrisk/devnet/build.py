@@ -224,7 +224,9 @@ def _sources(
     stable = devnet.compiled["DevStablecoin"]
     for symbol in ("USDC", "USDT", "DAI"):
         registry[devnet.addresses[symbol]] = mf.compiled_source(root, stable, solc)
-    entries = [(h.verified, h.contract, devnet.helpers[h.id]) for h in catalogue.contracts]
+    entries: list[tuple[bool | None, str, str]] = [
+        (h.verified, h.contract, devnet.helpers[h.id]) for h in catalogue.contracts
+    ]
     entries += [(t.verified, t.contract, devnet.tokens[t.id].address) for t in catalogue.tokens]
     for verified, contract, address in entries:
         if verified:

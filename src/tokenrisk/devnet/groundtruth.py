@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tokenrisk.abi import AbiDecodeError, decode, encode_call
+from tokenrisk.chain.abi import AbiDecodeError, decode, encode_call
 from tokenrisk.devnet.chain import Chain, Outcome, Tx
 from tokenrisk.devnet.deployment import Deployed, Devnet
 from tokenrisk.devnet.history import actor_address

@@ -30,6 +30,7 @@ class HolderSell:
     tax: float | None = None
     gas: int | None = None
     siphoned: bool = False
+    tax_token_unit: float | None = None  # the same sell in token units (Transfer logs)
 
 
 def aggregate(results: Sequence[HolderSell]) -> HolderStats:
@@ -40,6 +41,7 @@ def aggregate(results: Sequence[HolderSell]) -> HolderStats:
     """
     sold = [r for r in results if r.ok]
     taxes = [r.tax for r in sold if r.tax is not None and math.isfinite(r.tax)]
+    units = [r.tax_token_unit for r in sold if r.tax_token_unit is not None]
     gases = [r.gas for r in sold if r.gas is not None]
     return HolderStats(
         analysed=len(results),
@@ -51,6 +53,7 @@ def aggregate(results: Sequence[HolderSell]) -> HolderStats:
         highest_tax=max(taxes, default=0.0),
         high_tax_wallets=sum(1 for t in taxes if t >= HIGH_TAX),
         tax_distribution=tax_distribution(taxes),
+        average_tax_token_unit=_mean(units) if units else None,
     )
 
 

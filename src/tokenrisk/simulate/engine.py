@@ -13,9 +13,10 @@ JSON-RPC batch:
 - ``delayed``: the buyer sells ``delayed_blocks`` blocks and ``delayed_seconds`` later
   (a failure only here is a time bomb: ``delayed_sell_failed``).
 
-Taxes are measured in token units: buy tax against the router's quote, transfer tax on
-what the receiver got, sell tax as the share of the seller's balance decrease that did
-not reach the pool.  Limits (``max_buy``, ``max_sell``) are searched with batches of
+Taxes are measured twice per leg (:mod:`tokenrisk.simulate.accounting`): in token units
+from the call's Transfer logs, and effectively, as what the user received against the
+router's quote read just before the trade in the same block (the sell quote is a call of
+its own, ``<tag>.quote``).  Limits (``max_buy``, ``max_sell``) are searched with batches of
 independent simulations; see :mod:`tokenrisk.simulate.limits`.
 """
 
@@ -29,12 +30,24 @@ from tokenrisk.chain.abi import decode_revert
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.chain.tokens import decode_uint
 from tokenrisk.errors import CallReverted, MalformedResponse
+from tokenrisk.simulate.accounting import (
+    BuyFacts,
+    LegTax,
+    Log,
+    SellFacts,
+    TransferFacts,
+    buy_tax,
+    parse_logs,
+    sell_tax,
+    transfer_tax,
+)
 from tokenrisk.simulate.calls import (
     BalanceSlot,
     Route,
     approve,
     balance_of,
     fresh_address,
+    quoted_amount,
     transfer,
 )
 
@@ -72,6 +85,7 @@ class CallResult:
     data: str
     gas: int
     reason: str | None
+    logs: tuple[Log, ...] = ()
 
     @property
     def uint(self) -> int | None:
@@ -114,7 +128,8 @@ def parse_call(call: dict[str, Any]) -> CallResult:
     ok = call.get("status") == "0x1"
     gas = int(call.get("gasUsed", "0x0"), 16)
     data = str(call.get("returnData") or "0x")
-    return CallResult(ok=ok, data=data, gas=gas, reason=None if ok else _reason(call))
+    reason = None if ok else _reason(call)
+    return CallResult(ok=ok, data=data, gas=gas, reason=reason, logs=parse_logs(call.get("logs")))
 
 
 @dataclass
@@ -126,6 +141,7 @@ class Plan:
     prelude: list[dict[str, Any]] = field(default_factory=list)  # blocks run before ours
     blocks: list[dict[str, Any]] = field(default_factory=list)
     marks: dict[str, tuple[int, int]] = field(default_factory=dict)
+    actors: dict[str, str] = field(default_factory=dict)  # role ("buyer", a sell tag) -> address
 
     def block(
         self,
@@ -167,6 +183,7 @@ class Plan:
 @dataclass(frozen=True)
 class Outcome:
     results: dict[str, CallResult]
+    actors: dict[str, str] = field(default_factory=dict)
 
     def __getitem__(self, mark: str) -> CallResult:
         return self.results[mark]
@@ -182,7 +199,7 @@ def _outcome(plan: Plan, reply: Any) -> Outcome:
     out: dict[str, CallResult] = {}
     for mark, (b, c) in plan.marks.items():
         out[mark] = parse_call(reply[skip + b]["calls"][c])
-    return Outcome(out)
+    return Outcome(out, dict(plan.actors))
 
 
 class Simulator:
@@ -232,6 +249,7 @@ class Simulator:
     def add_buy(self, s: Plan, buyer: str, amount_in: int, offset: int = 1) -> None:
         """Block ``offset``: fund, approve, quote, buy, read the buyer's balance."""
         overrides, pre = self.funding.apply(buyer, amount_in)
+        s.actors["buyer"] = buyer
         s.block(offset, overrides)
         for call in pre:
             s.call(call)
@@ -246,6 +264,7 @@ class Simulator:
         self, s: Plan, sender: str, receiver: str, amount: int, offset: int = 2
     ) -> None:
         s.block(offset)
+        s.actors |= {"sender": sender, "receiver": receiver}
         s.call(transfer(self.route.token, sender, receiver, amount), "transfer")
         s.call(balance_of(self.route.token, sender, sender), "sender_after_transfer")
         s.call(balance_of(self.route.token, receiver, receiver), "received")
@@ -254,10 +273,12 @@ class Simulator:
         """Calls of one sell in the current block, marked ``<tag>.<step>``."""
         route = self.route
         pool = route.pool.address
+        s.actors[tag] = seller
         s.call(approve(route.token, seller, route.dex.router))
         s.call(balance_of(route.token, seller, seller), f"{tag}.seller_before")
         s.call(balance_of(route.token, pool, seller), f"{tag}.pool_before")
         s.call(balance_of(route.base, seller, seller), f"{tag}.base_before")
+        s.call({"from": seller, **route.quote(amount, selling=True)}, f"{tag}.quote")
         s.call(route.swap(seller, amount, selling=True), f"{tag}.sell")
         s.call(balance_of(route.token, pool, seller), f"{tag}.pool_after")
         s.call(balance_of(route.token, seller, seller), f"{tag}.seller_after")
@@ -277,21 +298,57 @@ class Simulator:
         return s
 
 
-def sold_tax(outcome: Outcome, tag: str) -> float | None:
-    """Share (percent) of the seller's balance decrease that did not reach the pool."""
-    before, after = outcome.get(f"{tag}.seller_before"), outcome.get(f"{tag}.seller_after")
-    p0, p1 = outcome.get(f"{tag}.pool_before"), outcome.get(f"{tag}.pool_after")
-    values = [x.uint if x else None for x in (before, after, p0, p1)]
-    if any(v is None for v in values):
-        return None
-    b, a, q0, q1 = (v or 0 for v in values)
-    spent = b - a
-    if spent <= 0:
-        return None
-    return max(0.0, min(100.0, (spent - (q1 - q0)) * 100 / spent))
+# ACCOUNTING: outcomes -> accounting facts
 
 
-def percent_short(expected: int, got: int) -> float:
-    if expected <= 0:
-        return 0.0
-    return max(0.0, min(100.0, (expected - got) * 100 / expected))
+def _uint(outcome: Outcome, mark: str) -> int | None:
+    result = outcome.get(mark)
+    return result.uint if result is not None else None
+
+
+def _quoted(outcome: Outcome, mark: str, v3: bool) -> int | None:
+    result = outcome.get(mark)
+    return quoted_amount(result.data, v3) if result is not None and result.ok else None
+
+
+def buy_leg(outcome: Outcome, route: Route) -> LegTax:
+    """Buy taxes: the quote before the buy vs the Transfer logs and the fresh buyer's balance."""
+    buy = outcome["buy"]
+    facts = BuyFacts(
+        token=route.token,
+        buyer=outcome.actors.get("buyer", ""),
+        quote=_quoted(outcome, "quote", route.v3),
+        balance_gain=_uint(outcome, "bought"),
+        logs=buy.logs,
+    )
+    return buy_tax(facts)
+
+
+def transfer_leg(outcome: Outcome, route: Route, sent: int) -> LegTax:
+    """Wallet-transfer taxes: ``sent`` vs the logs and the fresh receiver's balance."""
+    facts = TransferFacts(
+        token=route.token,
+        sender=outcome.actors.get("sender", ""),
+        receiver=outcome.actors.get("receiver", ""),
+        amount=sent,
+        received=_uint(outcome, "received"),
+        logs=outcome["transfer"].logs,
+    )
+    return transfer_tax(facts)
+
+
+def sell_leg(outcome: Outcome, route: Route, tag: str, amount: int) -> LegTax:
+    """Sell taxes of the sell marked ``tag`` that offered ``amount`` tokens."""
+    before, after = _uint(outcome, f"{tag}.seller_before"), _uint(outcome, f"{tag}.seller_after")
+    b0, b1 = _uint(outcome, f"{tag}.base_before"), _uint(outcome, f"{tag}.base_after")
+    facts = SellFacts(
+        token=route.token,
+        seller=outcome.actors.get(tag, ""),
+        pair=route.pool.address,
+        amount=amount,
+        seller_spent=before - after if before is not None and after is not None else None,
+        quote=_quoted(outcome, f"{tag}.quote", route.v3),
+        received=b1 - b0 if b0 is not None and b1 is not None else None,
+        logs=outcome[f"{tag}.sell"].logs,
+    )
+    return sell_tax(facts)

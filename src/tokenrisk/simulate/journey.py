@@ -15,8 +15,9 @@ from dataclasses import dataclass, replace
 
 from tokenrisk.errors import CallReverted
 from tokenrisk.model import Limit, SimulationReport
-from tokenrisk.simulate.calls import BalanceSlot, approve, balance_of, fresh_address, quoted_amount
-from tokenrisk.simulate.engine import Outcome, Plan, Simulator, percent_short, sold_tax
+from tokenrisk.simulate.accounting import LegTax, explain
+from tokenrisk.simulate.calls import BalanceSlot, approve, balance_of, fresh_address
+from tokenrisk.simulate.engine import Outcome, Plan, Simulator, buy_leg, sell_leg, transfer_leg
 from tokenrisk.simulate.limits import Accept, Found, ladder, largest_success, refine
 
 _DOWN = (10, 100, 1_000, 10_000)  # divisors tried when the default buy fails
@@ -76,12 +77,7 @@ async def _after_buy(
     token_slot: BalanceSlot | None,
     max_buy: Limit | None,
 ) -> SimulationReport:
-    quote = (
-        quoted_amount(bought.outcome["quote"].data, sim.route.v3)
-        if bought.outcome["quote"].ok
-        else None
-    )
-    buy_tax = percent_short(quote, bought.tokens) if quote else None
+    buy = buy_leg(bought.outcome, sim.route)
     # TRANSFER
     sent = bought.tokens * sim.settings.transfer_bps // 10_000
     buyer, receiver = fresh_address(), fresh_address()
@@ -89,7 +85,7 @@ async def _after_buy(
     transfer_ok = moved["transfer"].ok
     received = moved["received"].uint or 0
     remaining = moved["sender_after_transfer"].uint or 0
-    transfer_tax = percent_short(sent, received) if transfer_ok and sent else None
+    moved_tax = transfer_leg(moved, sim.route, sent) if transfer_ok and sent else LegTax(None, None)
     # SELL
     main, same, delayed = await sim.run(
         _sell_plans(sim, buyer, receiver, bought.amount_in, sent, remaining, received)
@@ -100,8 +96,11 @@ async def _after_buy(
         success=True,
         buy_ok=True,
         transfer_ok=transfer_ok,
-        buy_tax=_round(buy_tax),
-        transfer_tax=_round(transfer_tax),
+        buy_tax=_round(buy.effective),
+        buy_tax_token_unit=_round(buy.token_unit),
+        transfer_tax=_round(moved_tax.effective),
+        transfer_tax_token_unit=_round(moved_tax.token_unit),
+        notes=_explained(("Buy", buy), ("Wallet transfer", moved_tax)),
         buy_gas=bought.outcome["buy"].gas,
         max_buy=max_buy,
     )
@@ -121,6 +120,20 @@ async def _after_buy(
 
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 2)
+
+
+def _explained(*legs: tuple[str, LegTax]) -> tuple[str, ...]:
+    """Sentences for the legs whose effective and token-unit figures differ."""
+    return tuple(text for leg, tax in legs if (text := explain(leg, tax)) is not None)
+
+
+def _with_sell(report: SimulationReport, tax: LegTax) -> SimulationReport:
+    return replace(
+        report,
+        sell_tax=_round(tax.effective),
+        sell_tax_token_unit=_round(tax.token_unit),
+        notes=report.notes + _explained(("Sell", tax)),
+    )
 
 
 def _transfer_plan(sim: Simulator, buyer: str, receiver: str, amount_in: int, sent: int) -> Plan:
@@ -167,7 +180,7 @@ async def _judge_sells(
     moved: Outcome,
 ) -> SimulationReport:
     _, _, sent, remaining, received = wallets
-    notes: list[str] = []
+    notes: list[str] = list(report.notes)
     if not report.transfer_ok:
         report = replace(report, failure_step="transfer", failure_reason=moved["transfer"].reason)
     sell = main["buyer.sell"]
@@ -191,13 +204,10 @@ async def _judge_sells(
             f"selling the whole balance fails ({sell.reason}); "
             f"at most {fraction * 100:.2f}% of it can be sold"
         )
-        report = replace(
-            report,
-            sell_gas=partial.outcome["buyer.sell"].gas,
-            sell_tax=_round(sold_tax(partial.outcome, "buyer")),
-        )
+        report = replace(report, sell_gas=partial.outcome["buyer.sell"].gas)
+        report = _with_sell(report, sell_leg(partial.outcome, sim.route, "buyer", partial.amount))
     else:
-        report = replace(report, sell_tax=_round(sold_tax(main, "buyer")))
+        report = _with_sell(report, sell_leg(main, sim.route, "buyer", remaining))
         if token_slot is not None:
             max_sell, fraction = await _max_sell(sim, token_slot, token_reserve, remaining)
     report = replace(report, sell_ok=True, max_sell=max_sell, max_sell_fraction=fraction)
@@ -224,7 +234,7 @@ async def _judge_sells(
         delayed_sell_reason=delayed["buyer.sell"].reason
         if delayed_failed and not isinstance(delayed, CallReverted)
         else None,
-        notes=tuple(notes),
+        notes=tuple(dict.fromkeys([*notes, *report.notes])),
     )
 
 

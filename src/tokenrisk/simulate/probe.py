@@ -23,8 +23,9 @@ from tokenrisk.chain.abi import decode, decode_revert, encode_call
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.errors import AbiDecodeError, CallReverted, MalformedResponse
 from tokenrisk.model import ContractCall, SimulationReport
+from tokenrisk.simulate.accounting import shortfall
 from tokenrisk.simulate.calls import Route, fresh_address
-from tokenrisk.simulate.engine import Funding, percent_short
+from tokenrisk.simulate.engine import Funding
 
 PROBE_FILE = Path(__file__).parents[1] / "data" / "probe.json"
 _RUN = "run((address,address,address,address,address,address,uint24,bool,bool,uint256))"
@@ -128,7 +129,7 @@ def _probe_report(r: list[int], err: str | None, transfer_err: str | None) -> Si
     bought, moved, sold = bool(r[0] & 1), bool(r[0] & 2), bool(r[0] & 4)
     note = (
         "node lacks eth_simulateV1: simulated with a probe contract (contract caller, "
-        "one block, no limit search)"
+        "one block, no limit search, taxes in token units only)"
     )
     report = SimulationReport(success=True, buy_gas=r[3] or None, notes=(note,))
     if not bought:
@@ -139,15 +140,19 @@ def _probe_report(r: list[int], err: str | None, transfer_err: str | None) -> Si
         transfer_ok=moved,
         sell_ok=sold,
         sell_gas=r[8] or None,
-        buy_tax=round(percent_short(r[1], r[2]), 2) if r[1] else None,
-        transfer_tax=round(percent_short(r[4], r[5]), 2) if moved and r[4] else None,
-        sell_tax=round(percent_short(r[6], r[7]), 2) if sold and r[6] else None,
+        buy_tax=_percent(shortfall(r[1], r[2])),
+        transfer_tax=_percent(shortfall(r[4], r[5])) if moved else None,
+        sell_tax=_percent(shortfall(r[6], r[7])) if sold else None,
     )
     if not sold:
         return replace(report, failure_step="sell", failure_reason=err or "execution reverted")
     if not moved:
         return replace(report, failure_step="transfer", failure_reason=transfer_err)
     return report
+
+
+def _percent(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
 
 
 def export_artifact(artifacts_path: Path, out: Path = PROBE_FILE) -> None:
