@@ -16,20 +16,25 @@ interface ISwapBackRouter {
 }
 
 /// @title SwapBackToken
-/// @notice The common "marketing tax" token: buys and sells pay a fee in tokens to the
-/// contract; once the contract holds `swapTokensAtAmount`, the next transfer that does not
-/// come from a pair (a sell or a wallet transfer) first sells up to 20x that amount into the
-/// pair through the mainnet Router02 and pays the ETH to two wallets (2/3 marketing, 1/3
-/// dev). The seller who triggers it sells right after the contract's own dump.
-/// @dev With `sellFeeBps` >= 9000 it is a honeypot that still "sells".
+/// @notice The common "marketing tax" template: buys and sells pay a fee in tokens to the
+/// contract (a higher launch fee for the first `LAUNCH_BUYS` buys, then the final fees).
+/// When a sell comes in and the contract holds more than `swapThreshold`, the contract
+/// first sells up to the seller's own amount of its fee tokens into the same pair through
+/// the mainnet Router02 and pays the ETH to two wallets (2/3 marketing, 1/3 dev). The seller
+/// then sells right after the contract's dump.
+/// @dev With `sellFeeBps` >= 9000 it is a honeypot whose sells still "succeed".
 contract SwapBackToken is ScenarioToken {
     ISwapBackRouter public constant ROUTER = ISwapBackRouter(0x7a250d5630B4cF539739dF2C5dAcb4c659F2488D);
+    uint256 public constant LAUNCH_BUYS = 15;
 
-    uint256 public buyFeeBps;
-    uint256 public sellFeeBps;
-    uint256 public immutable swapTokensAtAmount;
-    address public marketingWallet;
-    address public devWallet;
+    uint256 public immutable buyFeeBps;
+    uint256 public immutable sellFeeBps;
+    uint256 public immutable launchFeeBps;
+    uint256 public immutable swapThreshold;
+    uint256 public immutable maxTaxSwap;
+    address public immutable marketingWallet;
+    address public immutable devWallet;
+    uint256 public buyCount;
     bool private _swapping;
 
     constructor(
@@ -39,14 +44,17 @@ contract SwapBackToken is ScenarioToken {
         uint256 supply_,
         uint256 buyFeeBps_,
         uint256 sellFeeBps_,
+        uint256 launchFeeBps_,
         address marketingWallet_,
         address devWallet_
     ) ScenarioToken(name_, symbol_, decimals_, supply_) {
         buyFeeBps = buyFeeBps_;
         sellFeeBps = sellFeeBps_;
+        launchFeeBps = launchFeeBps_;
         marketingWallet = marketingWallet_;
         devWallet = devWallet_;
-        swapTokensAtAmount = supply_ / 5000; // 0.02% of the supply
+        swapThreshold = supply_ / 10_000; // 0.01% of the supply
+        maxTaxSwap = supply_ / 100; // 1% of the supply
     }
 
     receive() external payable {}
@@ -56,10 +64,17 @@ contract SwapBackToken is ScenarioToken {
             _move(from, to, amount);
             return;
         }
-        if (!isAmm[from] && _balances[address(this)] >= swapTokensAtAmount) {
-            _swapBack();
+        uint256 feeBps = 0;
+        if (_isBuy(from)) {
+            feeBps = buyCount < LAUNCH_BUYS ? launchFeeBps : buyFeeBps;
+            buyCount += 1;
+        } else if (_isSell(from, to)) {
+            feeBps = buyCount < LAUNCH_BUYS ? launchFeeBps : sellFeeBps;
+            uint256 held = _balances[address(this)];
+            if (held > swapThreshold) {
+                _swapBack(_min(amount, _min(held, maxTaxSwap)));
+            }
         }
-        uint256 feeBps = _isBuy(from) ? buyFeeBps : (_isSell(from, to) ? sellFeeBps : 0);
         uint256 fee = (amount * feeBps) / 10_000;
         if (fee > 0) {
             _move(from, address(this), fee);
@@ -67,12 +82,8 @@ contract SwapBackToken is ScenarioToken {
         _move(from, to, amount - fee);
     }
 
-    function _swapBack() private {
+    function _swapBack(uint256 amount) private {
         _swapping = true;
-        uint256 amount = _balances[address(this)];
-        if (amount > swapTokensAtAmount * 20) {
-            amount = swapTokensAtAmount * 20;
-        }
         address[] memory path = new address[](2);
         path[0] = address(this);
         path[1] = ROUTER.WETH();
@@ -83,5 +94,9 @@ contract SwapBackToken is ScenarioToken {
         (bool paidDev,) = devWallet.call{value: address(this).balance}("");
         require(paidMarketing && paidDev, "Wallet payment failed");
         _swapping = false;
+    }
+
+    function _min(uint256 a, uint256 b) private pure returns (uint256) {
+        return a < b ? a : b;
     }
 }
