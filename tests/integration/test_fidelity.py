@@ -17,7 +17,7 @@ import pytest
 
 from tokenrisk.api import create_app
 from tokenrisk.config import Settings
-from tokenrisk.service import Service, connect_devnet
+from tokenrisk.service import connect_devnet
 
 pytestmark = pytest.mark.integration
 
