@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tokenrisk.api import create_app
+from tokenrisk.api.app import create_app
 from tokenrisk.config import Settings
 from tokenrisk.service import connect_devnet
 
