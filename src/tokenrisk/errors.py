@@ -6,7 +6,8 @@
     ├── InputError                  400: the request itself is wrong
     │   ├── InvalidAddress
     │   ├── UnknownChain
-    │   └── MissingParameter
+    │   ├── MissingParameter
+    │   └── NotAToken               a contract, but not an ERC-20 token to check
     ├── NotFoundError               404: nothing to check (e.g. no pair at all)
     ├── AuthError                   401: missing or wrong API key
     ├── RateLimited                 429: too many requests for one key
@@ -82,6 +83,11 @@ class UnknownChain(InputError):
 
 class MissingParameter(InputError):
     pass
+
+
+class NotAToken(InputError):
+    """The address holds a contract that is not a token (a router, a pool of two base
+    tokens, ...); the message says what it is."""
 
 
 class NotFoundError(TokenRiskError):

@@ -39,7 +39,7 @@ class Pool:
     router: str
     reserves0: int
     reserves1: int
-    liquidity_usd: float
+    liquidity_usd: float | None  # None: the base token has no USD price path (not 0)
     fee: int | None = None  # V3 fee tier in hundredths of a bip
     chain_id: int = 0
     created_at_timestamp: int | None = None
@@ -48,6 +48,11 @@ class Pool:
     @property
     def type(self) -> str:
         return f"{self.dex}{self.version}"
+
+    @property
+    def depth(self) -> float:
+        """Sort key: USD liquidity, and below every priced pool when the price is unknown."""
+        return -1.0 if self.liquidity_usd is None else self.liquidity_usd
 
 
 @dataclass(frozen=True)

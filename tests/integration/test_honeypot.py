@@ -149,5 +149,31 @@ async def test_honeypot_reason_names_the_step_and_the_tokens_own_reason(
     entry = _entry(devnet, "sell-whitelist")
     body = (await client.get("/v2/IsHoneypot", params={"address": entry["address"]})).json()
     reason = body["honeypotResult"]["honeypotReason"]
-    assert reason.startswith("sell failed: execution reverted: ")
-    assert "(token: Seller not whitelisted)" in reason
+    assert reason.startswith("sell failed: execution reverted: Seller not whitelisted (router: ")
+    assert "TRANSFER_FROM_FAILED" in reason
+
+
+async def test_out_of_gas_is_named_with_the_innermost_frame(
+    client: httpx.AsyncClient, devnet: Any
+) -> None:
+    entry = _entry(devnet, "gas-infinite")
+    body = (await client.get("/v2/IsHoneypot", params={"address": entry["address"]})).json()
+    reason = body["honeypotResult"]["honeypotReason"]
+    assert reason.startswith("sell failed: out of gas"), reason
+    assert "(router: " in reason
+
+
+async def test_non_token_addresses_get_a_clear_error(
+    client: httpx.AsyncClient, devnet: Any
+) -> None:
+    addresses = devnet.manifest["addresses"]
+    cases = {
+        addresses["OWNER"]: (404, "externally owned account"),
+        addresses["V2_ROUTER"]: (400, "not an ERC-20 token"),
+        devnet.manifest["stablePools"][0]["address"]: (400, "pool of two base tokens"),
+    }
+    for address, (status, words) in cases.items():
+        response = await client.get("/v2/IsHoneypot", params={"address": address})
+        assert response.status_code == status, response.text
+        body = response.json()
+        assert body["code"] == status and words in body["error"], body

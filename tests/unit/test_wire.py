@@ -403,3 +403,14 @@ def test_contract_call_serialises_from_and_reads_it_back() -> None:
     dumped = wire.dump(item)
     assert dumped == {"from": "0xa", "to": "0xb", "type": "CALL"}
     assert wire.ContractCallItem.model_validate(dumped) == item
+
+
+def test_unknown_usd_liquidity_is_absent_and_explained_never_zero() -> None:
+    pool = v2_pool(HONEST_TOKEN.address, WETH_ADDRESS, liquidity_usd=None)
+    info = wire.dump(wire.pair_info(pool, 1, ("HONEST", "WETH")))
+    assert "liquidity" not in info
+    assert info["liquidityUnknown"] == wire.UNKNOWN_PRICE
+    item = wire.dump(wire.pair_item(pool, 1, ("HONEST", "WETH")))
+    assert "Liquidity" not in item and item["LiquidityUnknown"] == wire.UNKNOWN_PRICE
+    priced = wire.dump(wire.pair_info(v2_pool(HONEST_TOKEN.address, WETH_ADDRESS), 1, ("A", "B")))
+    assert priced["liquidity"] == 300_000.12 and "liquidityUnknown" not in priced

@@ -31,6 +31,8 @@ from tokenrisk.model import (
 )
 from tokenrisk.risk import usable_simulation
 
+UNKNOWN_PRICE = "no USD price path for the pair's base token"
+"""Why ``liquidity`` is absent: it is unknown, which is not the same as 0."""
 DEFAULT_DECIMALS = 18
 """Decimals assumed for the pair's other token when it is unknown (limits only)."""
 
@@ -222,7 +224,13 @@ class PairInfo(WireModel):
     chainId: str = Field(description="Numeric chain id, as a string.")
     reserves0: str = Field(description="Raw reserve of token0 (integer).")
     reserves1: str = Field(description="Raw reserve of token1 (integer).")
-    liquidity: float = Field(description="Liquidity in USD.")
+    liquidity: float | None = Field(
+        default=None,
+        description="Liquidity in USD; absent when unknown (see liquidityUnknown), never 0.",
+    )
+    liquidityUnknown: str | None = Field(
+        default=None, description="Extension: why the USD liquidity is unknown."
+    )
     router: str = Field(description="Router used to trade on the pair.")
     createdAtTimestamp: str | None = Field(
         default=None, description="Creation time as a numeric (unix) timestamp."
@@ -294,7 +302,13 @@ class PairItem(WireModel):
     ChainID: int = Field(description="Numeric chain id.")
     Pair: PairItemPair = Field(description="The pair's identity.")
     Reserves: list[int] = Field(description="Raw reserves of token0 and token1.")
-    Liquidity: float = Field(description="Liquidity in USD.")
+    Liquidity: float | None = Field(
+        default=None,
+        description="Liquidity in USD; absent when unknown (see LiquidityUnknown), never 0.",
+    )
+    LiquidityUnknown: str | None = Field(
+        default=None, description="Extension: why the USD liquidity is unknown."
+    )
     Router: str = Field(description="Router used to trade on the pair.")
 
 
@@ -593,7 +607,8 @@ def pair_info(pool: Pool, chain_id: int, token_symbols: tuple[str, str]) -> Pair
         chainId=str(chain_id),
         reserves0=str(pool.reserves0),
         reserves1=str(pool.reserves1),
-        liquidity=round(pool.liquidity_usd, 2),
+        liquidity=_round(pool.liquidity_usd),
+        liquidityUnknown=UNKNOWN_PRICE if pool.liquidity_usd is None else None,
         router=pool.router,
         createdAtTimestamp=_integer_string(pool.created_at_timestamp),
         creationTxHash=pool.creation_tx_hash,
@@ -613,7 +628,8 @@ def pair_item(pool: Pool, chain_id: int, token_symbols: tuple[str, str]) -> Pair
             Address=pool.address,
         ),
         Reserves=[pool.reserves0, pool.reserves1],
-        Liquidity=round(pool.liquidity_usd, 2),
+        Liquidity=_round(pool.liquidity_usd),
+        LiquidityUnknown=UNKNOWN_PRICE if pool.liquidity_usd is None else None,
         Router=pool.router,
     )
 

@@ -106,11 +106,11 @@ async def _reserves(
     return out
 
 
-def _usd(amount: int, base: BaseToken, native_usd: float | None) -> float:
+def _usd(amount: int, base: BaseToken, native_usd: float | None) -> float | None:
     units: float = amount / 10**base.decimals
     if base.stable:
         return units
-    return units * native_usd if native_usd is not None else 0.0
+    return units * native_usd if native_usd is not None else None
 
 
 async def native_usd_price(rpc: RpcClient, chain: Chain, block: str = "latest") -> float | None:
@@ -146,7 +146,7 @@ async def find_pools(rpc: RpcClient, chain: Chain, token: str, block: str = "lat
         for cand, res in zip(cands, reserves, strict=True)
         if res is not None
     ]
-    pools.sort(key=lambda p: (-p.liquidity_usd, p.address))
+    pools.sort(key=lambda p: (-p.depth, p.address))
     return pools
 
 
@@ -166,10 +166,15 @@ def _pool(
         router=cand.dex.router,
         reserves0=r0,
         reserves1=r1,
-        liquidity_usd=round(2 * _usd(res[1], cand.base, price), 2),
+        liquidity_usd=_liquidity(res[1], cand.base, price),
         fee=cand.fee,
         chain_id=chain.id,
     )
+
+
+def _liquidity(base_reserve: int, base: BaseToken, price: float | None) -> float | None:
+    usd = _usd(base_reserve, base, price)
+    return None if usd is None else round(2 * usd, 2)
 
 
 def token_reserve(pool: Pool) -> int:

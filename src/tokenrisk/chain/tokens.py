@@ -79,6 +79,20 @@ async def balances_of(
     return [None if isinstance(r, CallReverted) else decode_uint(r) for r in results]
 
 
+async def is_erc20(rpc: RpcClient, address: str, block: str = "latest") -> bool:
+    """True when ``totalSupply()`` and ``balanceOf(address)`` both return a uint256.
+
+    The two calls every ERC-20 answers and routers, pools of other protocols and smart
+    wallets do not; a token that reverts in them cannot be traded either.
+    """
+    calls = [
+        ("eth_call", call_params(address, encode_call("totalSupply()"), block)),
+        ("eth_call", call_params(address, encode_call("balanceOf(address)", [address]), block)),
+    ]
+    results = await rpc.batch(calls)
+    return all(not isinstance(r, CallReverted) and decode_uint(r) is not None for r in results)
+
+
 async def is_contract(rpc: RpcClient, addresses: list[str], block: str = "latest") -> list[bool]:
     """Code present at each address; "no" only from a successful eth_getCode (errors raise)."""
     results = await rpc.batch([("eth_getCode", [a, block]) for a in addresses])

@@ -18,7 +18,7 @@ from tokenrisk.chain.abi import checksum, parse_address
 from tokenrisk.chain.head import read_head
 from tokenrisk.chain.registry import Chain
 from tokenrisk.chain.rpc import RpcClient
-from tokenrisk.chain.tokens import is_contract, read_token
+from tokenrisk.chain.tokens import is_contract, is_erc20, read_token
 from tokenrisk.checks.holders import (
     analyse_holders,
     largest_holders,
@@ -28,12 +28,13 @@ from tokenrisk.errors import (
     CallReverted,
     LiquidityError,
     MethodUnsupported,
+    NotAToken,
     NotFoundError,
     ReplyTooDeep,
     ReplyTooLarge,
 )
 from tokenrisk.holders.index import holder_count
-from tokenrisk.model import Analysis, CodeReport, Pool, SimulationReport
+from tokenrisk.model import Analysis, CodeReport, Pool, SimulationReport, TokenInfo
 from tokenrisk.service import Service
 from tokenrisk.simulate.calls import BalanceSlot, Route, find_balance_slot
 from tokenrisk.simulate.engine import Funding, Head, SimSettings, Simulator
@@ -57,7 +58,9 @@ class Target:
     pools: list[Pool]
 
 
-async def _target_on(svc: Service, chain: Chain, address: str) -> Target | None:
+async def _target_on(
+    svc: Service, chain: Chain, address: str, require_token: bool = True
+) -> Target | None:
     rpc = svc.client(chain.id)
     code = await rpc.call("eth_getCode", [address, "latest"])
     if len(code) <= 2:
@@ -66,25 +69,42 @@ async def _target_on(svc: Service, chain: Chain, address: str) -> Target | None:
     resolved = await dex.resolve_pair(rpc, chain, address)
     if resolved is not None:
         token = resolved[0]
+        if require_token and chain.base_token(token) is not None:
+            raise NotAToken(
+                f"{address} is a DEX pool of two base tokens on {chain.name}, not a token; "
+                "check one of the tokens traded against them instead"
+            )
+    if require_token and not await is_erc20(rpc, token):
+        raise NotAToken(
+            f"{address} is a contract on {chain.name} but not an ERC-20 token "
+            "(totalSupply() and balanceOf() do not answer); is it a router or a wallet?"
+        )
     return Target(chain, token, await dex.find_pools(rpc, chain, token))
 
 
-async def resolve(svc: Service, address: str, chain_id: int | None) -> Target:
+async def resolve(
+    svc: Service, address: str, chain_id: int | None, require_token: bool = True
+) -> Target:
     """Find the token (or pair) on the given chain, or on every chain, deepest pool wins.
 
-    Raises NotFoundError when no configured chain has a contract at ``address``.
+    Raises NotFoundError when no configured chain has a contract at ``address`` (an
+    externally owned account or an unused address), NotAToken when the contract is not
+    a token (unless ``require_token`` is False).
     """
     chains = svc.chains_for(chain_id)
     found = await asyncio.gather(
-        *(_target_on(svc, c, address) for c in chains), return_exceptions=True
+        *(_target_on(svc, c, address, require_token) for c in chains), return_exceptions=True
     )
     targets = [t for t in found if isinstance(t, Target)]
     if not targets:
         errors = [e for e in found if isinstance(e, BaseException)]
         if errors:  # "no contract" only when every chain answered that it has none
             raise errors[0]
-        raise NotFoundError("no contract at this address on the configured chains")
-    return max(targets, key=lambda t: t.pools[0].liquidity_usd if t.pools else -1.0)
+        raise NotFoundError(
+            f"{address} is not a contract on the configured chains "
+            "(an externally owned account or an unused address): nothing to check"
+        )
+    return max(targets, key=lambda t: t.pools[0].depth if t.pools else -2.0)
 
 
 def _pick_pool(target: Target, pair: str | None, address: str) -> Pool | None:
@@ -95,6 +115,16 @@ def _pick_pool(target: Target, pair: str | None, address: str) -> Pool | None:
         if pool.address == wanted:
             return pool
     raise NotFoundError("the given pair is not a pool of this token on a known DEX")
+
+
+async def base_token_info(rpc: RpcClient, chain: Chain, address: str) -> TokenInfo:
+    """A base token's metadata: symbol and decimals from the chain registry (which the
+    operator vouches for), the name and supply from the chain."""
+    info = await read_token(rpc, address)
+    base = chain.base_token(address)
+    if base is None:
+        return info
+    return replace(info, symbol=base.symbol, decimals=base.decimals, name=info.name or base.symbol)
 
 
 async def _head(rpc: RpcClient) -> Head:
@@ -143,19 +173,29 @@ async def _simulate(
     if simulated:
         report = replace(report, via_liquidity_simulation=True)
     if report.failure_step == "sell" and token_slot is not None and not simulated:
-        report = await _explained(rpc, route, token_slot, report, token_reserve)
+        report = await _explained(rpc, route, token_slot, report, token_reserve, caps.trace_call)
     return report, funding, route, sim
 
 
 async def _explained(
-    rpc: RpcClient, route: Route, slot: BalanceSlot, report: SimulationReport, token_reserve: int
+    rpc: RpcClient,
+    route: Route,
+    slot: BalanceSlot,
+    report: SimulationReport,
+    token_reserve: int,
+    trace: bool,
 ) -> SimulationReport:
-    """Add the token's own revert reason when a router masked it."""
+    """Put the token's own failure first when a router masked it.
+
+    E.g. ``out of gas (router: execution reverted: TransferHelper: TRANSFER_FROM_FAILED)``:
+    the innermost failing frame is the true reason, the router's wrapper is kept after it.
+    """
     amount = max(1, token_reserve // 1_000)
-    detail = await explain_sell_failure(rpc, route, slot, amount)
-    if not detail or (report.failure_reason and detail in report.failure_reason):
+    detail = await explain_sell_failure(rpc, route, slot, amount, trace)
+    router = report.failure_reason
+    if not detail or (router and detail in router):
         return report
-    return replace(report, failure_reason=f"{report.failure_reason} (token: {detail})")
+    return replace(report, failure_reason=f"{detail} (router: {router})" if router else detail)
 
 
 async def _base_slot(svc: Service, chain: Chain, base: str) -> BalanceSlot | None:
@@ -251,7 +291,7 @@ async def analyse(
         simulated, pool = made, made.pool
     if pool is None:
         return Analysis(token=token, with_token=None, pool=None, simulation=None), chain
-    with_token = await read_token(rpc, pool.base_token)
+    with_token = await base_token_info(rpc, chain, pool.base_token)
     report, funding, route, sim = await _simulate(svc, chain, pool, target.token, simulated)
     # a trace covers one call, so a pool that exists only in a prelude cannot be traced
     traceable = report.success and simulated is None
@@ -294,9 +334,7 @@ async def get_pairs(svc: Service, address: str, chain_id: int | None) -> list[di
     token = parse_address(address)
     chains = svc.chains_for(chain_id)
     found = await asyncio.gather(*(dex.find_pools(svc.client(c.id), c, token) for c in chains))
-    pools = sorted((p for ps in found for p in ps), key=lambda p: (-p.liquidity_usd, p.address))[
-        :10
-    ]
+    pools = sorted((p for ps in found for p in ps), key=lambda p: (-p.depth, p.address))[:10]
     keys = sorted({(p.chain_id, a) for p in pools for a in (p.token0, p.token1)})
     infos = await asyncio.gather(*(read_token(svc.client(c), a) for c, a in keys))
     symbols = {key: info.symbol for key, info in zip(keys, infos, strict=True)}
@@ -315,7 +353,7 @@ async def contract_verification(svc: Service, address: str, chain_id: int | None
     on = [c for c, flags in zip(chains, contract_flags, strict=True) if flags[0]]
     if not on:
         return wire.dump(wire.verification_response(False, False, None))
-    target = await resolve(svc, root, on[0].id if len(on) == 1 else None)
+    target = await resolve(svc, root, on[0].id if len(on) == 1 else None, require_token=False)
     chain = target.chain
     root_status = await svc.verifier.status(chain.id, root, fresh=True)
     code: CodeReport | None = None

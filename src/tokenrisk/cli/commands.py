@@ -211,7 +211,7 @@ def pairs(
             str(item["ChainID"]),
             Text(str(item["Pair"]["Name"])),
             item["Pair"]["Address"],
-            report.usd(item["Liquidity"]),
+            report.usd(item.get("Liquidity")),
             item["Router"],
         )
     console.print(table)

@@ -58,7 +58,8 @@ def gas(value: Any) -> str:
 
 
 def usd(value: Any) -> str:
-    return f"${float(value):,.2f}"
+    """USD amount; "unknown" when absent (no USD price path), never shown as $0."""
+    return "unknown" if value is None else f"${float(value):,.2f}"
 
 
 def amount(value: Any, symbol: str) -> str:
@@ -115,7 +116,7 @@ def honeypot_report(body: dict[str, Any]) -> RenderableType:
         lines.append(
             Text(
                 f"pool: {pair['pair']['name']} {pair['pair']['type']} {body['pairAddress']} "
-                f"liquidity {usd(pair['liquidity'])}"
+                f"liquidity {usd(pair.get('liquidity'))}"
             )
         )
     return Group(*lines)

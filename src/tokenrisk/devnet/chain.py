@@ -23,6 +23,7 @@ from typing import Any
 from tokenrisk.chain.abi import checksum, decode_revert, to_bytes
 from tokenrisk.chain.rpc import RpcClient, RpcSettings
 from tokenrisk.errors import DevnetBuildError, RpcError
+from tokenrisk.simulate.probe import describe_frame, innermost_failure
 
 DEFAULT_GAS = 10_000_000
 """Gas limit of every build transaction (a gas burner fails at this cap, it never hangs)."""
@@ -234,27 +235,13 @@ class Chain:
         frame = await self.rpc.call("debug_traceTransaction", [receipt["transactionHash"], tracer])
         if not isinstance(frame, dict):
             return "unknown (no trace)"
-        root = _describe(frame)
-        inner = _innermost_failure(frame)
+        root = describe_frame(frame)
+        inner = innermost_failure(frame)
         gas = int(receipt.get("gasUsed", "0x0"), 16)
         if inner is not None and inner is not frame:
             where = checksum(str(inner["to"])) if inner.get("to") else "?"
-            return f"{root}; inside {where}: {_describe(inner)} (gas used {gas})"
+            return f"{root}; inside {where}: {describe_frame(inner)} (gas used {gas})"
         return f"{root} (gas used {gas})"
-
-
-def _describe(frame: dict[str, Any]) -> str:
-    text = frame.get("revertReason") or decode_revert(frame.get("output"))
-    error = frame.get("error") or "reverted"
-    return f"{error}: {text}" if text else str(error)
-
-
-def _innermost_failure(frame: dict[str, Any]) -> dict[str, Any] | None:
-    """The deepest failed frame on the failing path (the token, not the router)."""
-    for call in frame.get("calls") or []:
-        if isinstance(call, dict) and call.get("error"):
-            return _innermost_failure(call) or call
-    return frame if frame.get("error") else None
 
 
 def _reason_of(exc: RpcError) -> str:

@@ -146,6 +146,6 @@ def _pool(
         router=dex.router,
         reserves0=r_token if token_first else r_weth,
         reserves1=r_weth if token_first else r_token,
-        liquidity_usd=round(2 * native * (price or 0.0), 2),
+        liquidity_usd=round(2 * native * price, 2) if price is not None else None,
         chain_id=chain.id,
     )

@@ -21,7 +21,7 @@ from typing import Any
 
 from tokenrisk.chain.abi import decode, decode_revert, encode_call
 from tokenrisk.chain.rpc import RpcClient
-from tokenrisk.errors import AbiDecodeError, CallReverted, MalformedResponse
+from tokenrisk.errors import AbiDecodeError, CallReverted, MalformedResponse, RpcError
 from tokenrisk.model import ContractCall, SimulationReport
 from tokenrisk.simulate.accounting import shortfall
 from tokenrisk.simulate.calls import Route, fresh_address
@@ -172,14 +172,33 @@ if __name__ == "__main__":
     export_artifact(compile_contracts(root, root / "build" / "devnet" / "solc"))
 
 
-async def explain_sell_failure(rpc: RpcClient, route: Route, slot: Any, amount: int) -> str | None:
-    """Why the token refuses a sell, in its own words.
+def describe_frame(frame: dict[str, Any]) -> str:
+    """A callTracer frame's failure: its error and, when given, the revert reason."""
+    text = frame.get("revertReason") or decode_revert(frame.get("output"))
+    error = frame.get("error") or "reverted"
+    return f"{error}: {text}" if text else str(error)
 
-    Routers wrap a token's revert (Router02 reports ``TransferHelper:
-    TRANSFER_FROM_FAILED``).  A sell is, for the token, a transfer to the pool, so a
-    fresh EOA holding ``amount`` (balance-slot override) sends it straight to the pool
-    in an ``eth_call`` and the token's revert reason is returned (None if it succeeds
-    or says nothing).
+
+def innermost_failure(frame: dict[str, Any]) -> dict[str, Any] | None:
+    """The deepest failed frame on the failing path (the token, not the router)."""
+    for call in frame.get("calls") or []:
+        if isinstance(call, dict) and call.get("error"):
+            return innermost_failure(call) or call
+    return frame if frame.get("error") else None
+
+
+async def explain_sell_failure(
+    rpc: RpcClient, route: Route, slot: Any, amount: int, trace: bool = False
+) -> str | None:
+    """Why the token refuses a sell, in its own words (the innermost failing frame).
+
+    Routers wrap a token's failure (Router02 reports ``TransferHelper:
+    TRANSFER_FROM_FAILED`` whether the token reverted or ran out of gas).  A sell is, for
+    the token, a transfer to the pool, so a fresh EOA holding ``amount`` (balance-slot
+    override) sends it straight to the pool.  With ``trace`` (the node has
+    ``debug_traceCall``) the callTracer names the innermost failing frame, e.g. ``out of
+    gas`` or ``execution reverted: Blacklisted``; otherwise an ``eth_call`` gives the
+    revert reason.  None when the transfer succeeds or says nothing.
     """
     seller = fresh_address()
     overrides = {
@@ -188,6 +207,14 @@ async def explain_sell_failure(rpc: RpcClient, route: Route, slot: Any, amount: 
     }
     data = encode_call("transfer(address,uint256)", [route.pool.address, amount])
     call = {"from": seller, "to": route.token, "data": data, "gas": hex(_GAS)}
+    if trace:
+        config = {"tracer": "callTracer", "stateOverrides": overrides, "timeout": "10s"}
+        try:
+            tree = await rpc.call("debug_traceCall", [call, "latest", config])
+        except RpcError:
+            return None  # an explanation is a bonus: the router's reason still stands
+        inner = innermost_failure(tree) if isinstance(tree, dict) else None
+        return describe_frame(inner) if inner is not None else None
     try:
         await rpc.call("eth_call", [call, "latest", overrides])
     except CallReverted as exc:
