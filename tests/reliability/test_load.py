@@ -28,7 +28,7 @@ pytestmark = pytest.mark.integration
 
 CLIENTS = 32
 REQUESTS = 2_000
-BALANCES_FROM_LOGS_DIFFER = {"reflection", "rfi", "rebasing"}  # as in tests/integration/test_holders.py
+BALANCES_FROM_LOGS_DIFFER = {"reflection", "rfi", "rebasing"}  # as in test_holders.py
 
 
 @dataclass(frozen=True)

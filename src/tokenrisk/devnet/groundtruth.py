@@ -16,14 +16,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tokenrisk.chain.abi import AbiDecodeError, decode, encode_call
+from tokenrisk.chain.abi import decode, encode_call
 from tokenrisk.devnet.chain import Chain, Outcome, Tx
 from tokenrisk.devnet.deployment import Deployed, Devnet
 from tokenrisk.devnet.history import actor_address
 from tokenrisk.devnet.swaps import approve_calldata, balance_of_calldata, v2_swap_tokens
 from tokenrisk.devnet.trading import sell_pool
 from tokenrisk.devnet.uniswap import V2_ROUTER, WETH
-from tokenrisk.errors import DevnetBuildError
+from tokenrisk.errors import AbiDecodeError, DevnetBuildError
 from tokenrisk.simulate.accounting import (
     BuyFacts,
     LegTax,
