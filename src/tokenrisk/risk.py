@@ -409,11 +409,15 @@ def _closed_source_flag(code: CodeReport | None) -> Flag | None:
 
 
 def _verification_unknown_flag(code: CodeReport | None) -> Flag | None:
+    """Informational: says what could not be checked (the token, other contracts)."""
     if code is None or not code.unknown:
         return None
+    others = len(code.unknown) - (1 if code.root_unknown else 0)
+    what = ["the token contract"] if code.root_unknown else []
+    what += [f"{others} contract(s) called while buying or selling"] if others else []
     text = (
-        f"Source verification could not be checked for {len(code.unknown)} contract(s) "
-        "(no verification provider could answer); this is not counted as closed source"
+        f"Source verification could not be checked for {' and '.join(what)}: no "
+        "verification provider could answer; this is not counted as closed source"
     )
     return make_flag("verification_unknown", text)
 

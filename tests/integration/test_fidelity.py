@@ -9,6 +9,7 @@ taxes within 1 point, and the verdict, flags and risk of the catalogue entry.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -35,18 +36,26 @@ HONEST_WITHOUT_PROVIDER = ("plain", "fot-3", "reflection", "rfi", "rebasing", "u
 POINT = 1.0
 
 
+@asynccontextmanager
+async def api_client(
+    devnet: Any, tmp: pytest.TempPathFactory, sources_dir: Path
+) -> AsyncIterator[httpx.AsyncClient]:
+    """An in-process API on the devnet whose local verification registry is in ``sources_dir``."""
+    settings = Settings(devnet=False, data_dir=tmp.mktemp("fidelity"), deadline=60.0)
+    svc = connect_devnet(settings, devnet.url, devnet.manifest, sources_dir)
+    app = create_app(svc.settings, svc)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://tokenrisk.test") as http:
+        yield http
+    await svc.close()
+
+
 @pytest.fixture(scope="module")
 async def client(
     devnet: Any, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[httpx.AsyncClient]:
-    settings = Settings(devnet=False, data_dir=tmp_path_factory.mktemp("fidelity"), deadline=60.0)
-    svc = connect_devnet(settings, devnet.url, devnet.manifest, Path(devnet.manifest_path).parent)
-    app = create_app(svc.settings, svc)
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://tokenrisk.test"
-    ) as http:
+    async with api_client(devnet, tmp_path_factory, Path(devnet.manifest_path).parent) as http:
         yield http
-    await svc.close()
 
 
 @pytest.fixture(scope="module")
@@ -54,14 +63,8 @@ async def no_provider_client(
     devnet: Any, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[httpx.AsyncClient]:
     """A service with no verification source at all (no local registry, no explorer)."""
-    settings = Settings(devnet=False, data_dir=tmp_path_factory.mktemp("noprov"), deadline=60.0)
-    svc = connect_devnet(settings, devnet.url, devnet.manifest, tmp_path_factory.mktemp("empty"))
-    app = create_app(svc.settings, svc)
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://tokenrisk.test"
-    ) as http:
+    async with api_client(devnet, tmp_path_factory, tmp_path_factory.mktemp("empty")) as http:
         yield http
-    await svc.close()
 
 
 def entry(devnet: Any, token_id: str) -> dict[str, Any]:
