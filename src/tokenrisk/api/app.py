@@ -134,7 +134,7 @@ def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
     page.add_docs(app)
     page.add_page(app, lambda: [(c.id, c.name) for c in runner.service.chains.values()])
     app.add_middleware(SlashRedirect, paths=frozenset(r.path for r in app.routes))  # type: ignore[attr-defined]
-    _truthful_openapi(app, keys=bool(settings.api_keys))
+    _truthful_openapi(app, bool(settings.api_keys), lambda: sorted(runner.service.chains))
     return app
 
 
@@ -343,13 +343,15 @@ _REQUIRED = {"address": "*", "chainID": "/v1/TopHolders"}
 """Parameter -> the paths where it is required ("*": everywhere it appears)."""
 
 
-def _truthful_openapi(app: FastAPI, keys: bool) -> None:
+def _truthful_openapi(app: FastAPI, keys: bool, chain_ids: Callable[[], list[int]]) -> None:
     """Make the generated document say what the handlers enforce.
 
     The handlers parse parameters themselves (to answer our own 400 messages), so
     FastAPI sees optional strings; the document instead states the real contract:
-    required parameters, the address pattern, integer chain ids, booleans.  FastAPI's
-    422 is never sent (validation errors are 400), and 401 exists only with keys on.
+    required parameters, the address pattern, integer chain ids (an enum of the
+    configured chains: any other is a 400), booleans.  FastAPI's 422 is never sent
+    (validation errors are 400), and 401 exists only with keys on.  Built on first
+    request, once the service (and so its chains) exists.
     """
     make = app.openapi
 
@@ -359,7 +361,7 @@ def _truthful_openapi(app: FastAPI, keys: bool) -> None:
         schema = make()
         for path, operations in schema.get("paths", {}).items():
             for operation in operations.values():
-                _fix_operation(path, operation, keys)
+                _fix_operation(path, operation, keys, chain_ids())
         schema.get("components", {}).get("schemas", {}).pop("HTTPValidationError", None)
         schema.get("components", {}).get("schemas", {}).pop("ValidationError", None)
         return schema
@@ -367,12 +369,13 @@ def _truthful_openapi(app: FastAPI, keys: bool) -> None:
     app.openapi = openapi  # type: ignore[method-assign]
 
 
-def _fix_operation(path: str, operation: dict[str, Any], keys: bool) -> None:
+def _fix_operation(path: str, operation: dict[str, Any], keys: bool, chains: list[int]) -> None:
     for param in operation.get("parameters", []):
         name = param.get("name")
         if param.get("in") == "query" and name in _PARAMETERS:
-            param["schema"] = {**_PARAMETERS[name], "description": param.get("description", "")}
-            param["schema"].pop("description")
+            param["schema"] = dict(_PARAMETERS[name])
+            if name == "chainID":
+                param["schema"]["enum"] = chains
             where = _REQUIRED.get(name)
             param["required"] = where == "*" or where == path
     responses = operation.get("responses", {})
