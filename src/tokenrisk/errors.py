@@ -24,7 +24,8 @@
     │   ├── NodeThrottled               the node or provider refuses: too many requests
     │   └── ProviderRateLimited         a verification provider says "too many requests"
     ├── StoreError                  503: the database cannot be read or written
-    │   └── StoreConflict               another writer moved an index cursor first (retry)
+    │   ├── StoreConflict               another writer moved an index cursor first (retry)
+    │   └── SchemaTooNew                the database was migrated by a newer tokenrisk
     ├── DeadlineExceeded            504: the node (or the check) was too slow
     ├── VerdictError                never an HTTP error: what a token did, reported in the
     │   │                           verdict (simulationError, a missing field)
@@ -185,6 +186,10 @@ class StoreError(TokenRiskError):
 
 class StoreConflict(StoreError):
     """Another writer moved the index cursor first; re-read the cursor and retry."""
+
+
+class SchemaTooNew(StoreError):
+    """The database was migrated by a newer tokenrisk; this one must not write to it."""
 
 
 class VerdictError(TokenRiskError):

@@ -1,20 +1,16 @@
 """The store against every backend: SQLite always, PostgreSQL when one is configured.
 
-Set ``TOKENRISK_TEST_POSTGRES_URL`` (e.g.
-``postgresql+psycopg://postgres@127.0.0.1:5432/tokenrisk_test``) to run the PostgreSQL
-half; each test then works in a schema of its own, dropped afterwards.
+The ``store_url`` and ``store`` fixtures (tests/conftest.py) give each test an empty
+SQLite file or its own PostgreSQL schema (``TOKENRISK_TEST_POSTGRES_URL``).
 """
 
 from __future__ import annotations
 
-import os
 import threading
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, make_url, text
+from sqlalchemy import create_engine
 
 from tokenrisk.chain.abi import ZERO_ADDRESS, checksum
 from tokenrisk.errors import StoreConflict, StoreError, TokenRiskError
@@ -27,44 +23,10 @@ from tokenrisk.store.engine import (
     normalize_url,
 )
 
-POSTGRES_ENV = "TOKENRISK_TEST_POSTGRES_URL"
 CHAIN = 1
 TOKEN = "0x" + "ab" * 20
 A, B, C, D = ("0x" + f"{n:02x}" * 20 for n in (0x11, 0x22, 0x33, 0x44))
 BIG = 2**256 - 1
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """URL of an empty store: a fresh SQLite file, or a fresh PostgreSQL schema."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'data' / 'store.db'}"
-        return
-    url = os.environ.get(POSTGRES_ENV)
-    if not url:
-        pytest.skip(f"PostgreSQL store tests need {POSTGRES_ENV} (a postgresql+psycopg:// URL)")
-    yield from _postgres_schema(normalize_url(url))
-
-
-@pytest.fixture
-def store(store_url: str) -> Iterator[Store]:
-    s = create_store(store_url)
-    yield s
-    s.close()
-
-
-def _postgres_schema(url: str) -> Iterator[str]:
-    schema = f"tokenrisk_test_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(url)
-    with admin.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    scoped = make_url(url).update_query_dict({"options": f"-csearch_path={schema}"})
-    try:
-        yield scoped.render_as_string(hide_password=False)
-    finally:
-        with admin.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
 
 
 def log(block: int, index: int, sender: str, recipient: str, amount: int) -> TransferLog:

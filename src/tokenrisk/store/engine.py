@@ -1,4 +1,4 @@
-"""Persistent state: the Transfer-log index.
+"""Persistent state: the Transfer-log index and the API keys.
 
 One schema, written with SQLAlchemy 2 Core, runs on SQLite (the default: one file under
 the data directory, WAL mode) and on PostgreSQL (``postgresql+psycopg://...``)::
@@ -7,6 +7,18 @@ the data directory, WAL mode) and on PostgreSQL (``postgresql+psycopg://...``)::
     index_checkpoints  (chain_id, token, block) -> block_hash   newest 64 commits
     balances           (chain_id, token, holder) -> balance     non-zero only
     transfers          (chain_id, token, block, log_index) -> tx_hash, sender, recipient, amount
+    api_keys           name -> tier, key_hash (NULL once revoked), created/reset/revoked/last used
+    api_keys_retired   key_hash -> name, reason ("reset" or "revoked"), retired_at
+    api_key_usage      (name, day, endpoint) -> requests
+    schema_version     version -> description, applied_at   one row per applied migration
+
+The schema is versioned: :data:`MIGRATIONS` lists every change in order, and opening a
+store applies the ones it lacks, each in the same transaction as its ``schema_version``
+row (DDL is transactional on both backends), so a crash leaves the old version or the
+new one.  Version 1 is the index as it was before versioning and is created with
+``checkfirst``, so databases made by earlier releases adopt the mechanism unchanged
+(version 2 then drops their unused ``results_cache``).  A database newer than the code
+is refused rather than guessed at.
 
 Addresses are stored lowercase (so ties sort by address) and returned checksummed.
 Amounts are exact signed integers of up to 78 digits (uint256 fits): ``NUMERIC(78,0)``
@@ -25,7 +37,7 @@ whose message names the operation, never the database URL (it may hold a passwor
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
@@ -53,6 +65,7 @@ from sqlalchemy import (
     insert,
     make_url,
     select,
+    text,
     update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
@@ -61,7 +74,7 @@ from sqlalchemy.pool import StaticPool
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
 from tokenrisk.chain.abi import ZERO_ADDRESS, checksum
-from tokenrisk.errors import StoreConflict, StoreError
+from tokenrisk.errors import SchemaTooNew, StoreConflict, StoreError
 
 AMOUNT_DIGITS = 78
 AMOUNT_LIMIT = 10**AMOUNT_DIGITS
@@ -180,6 +193,80 @@ transfer_table = Table(
     Index("ix_transfers_sender", "chain_id", "token", "sender", "block"),
 )
 
+api_key_table = Table(
+    "api_keys",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("tier", String(64), nullable=False),
+    Column("key_hash", String(80), unique=True),  # NULL once revoked; see tokenrisk.keyring
+    Column("created_at", Float, nullable=False),
+    Column("reset_at", Float),
+    Column("revoked_at", Float),
+    Column("last_used_at", Float),
+)
+
+retired_key_table = Table(
+    "api_keys_retired",
+    metadata,
+    Column("key_hash", String(80), primary_key=True),
+    Column("name", String(64), nullable=False),
+    Column("reason", String(16), nullable=False),
+    Column("retired_at", Float, nullable=False),
+)
+
+key_usage_table = Table(
+    "api_key_usage",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("day", String(10), primary_key=True),  # UTC date, YYYY-MM-DD
+    Column("endpoint", String(64), primary_key=True),
+    Column("requests", BigInteger, nullable=False),
+)
+
+schema_table = Table(
+    "schema_version",
+    metadata,
+    Column("version", Integer, primary_key=True, autoincrement=False),
+    Column("description", String(200), nullable=False),
+    Column("applied_at", Float, nullable=False),
+)
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One schema change; ``apply`` runs inside the migrating transaction."""
+
+    version: int
+    description: str
+    apply: Callable[[Connection], None]
+
+
+def _create(*tables: Table) -> Callable[[Connection], None]:
+    def apply(conn: Connection) -> None:
+        metadata.create_all(conn, tables=list(tables), checkfirst=True)
+
+    return apply
+
+
+def _drop_results_cache(conn: Connection) -> None:
+    """Earlier releases kept results in the store; they live in memory or Redis now."""
+    conn.execute(text("DROP TABLE IF EXISTS results_cache"))
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "Transfer-log index",
+        _create(cursor_table, checkpoint_table, balance_table, transfer_table),
+    ),
+    Migration(2, "drop the unused results cache", _drop_results_cache),
+    Migration(
+        3, "API keys and their usage", _create(api_key_table, retired_key_table, key_usage_table)
+    ),
+)
+SCHEMA_VERSION = MIGRATIONS[-1].version
+
+
 
 def normalize_url(url: str) -> str:
     """Route plain PostgreSQL URLs to the psycopg 3 driver."""
@@ -196,7 +283,11 @@ def create_store(url: str) -> Store:
     in-memory store shared by all threads (tests).  Raises StoreError.
     """
     store = Store(_engine(normalize_url(url)))
-    store.create_all()
+    try:
+        store.create_all()
+    except StoreError:
+        store.close()
+        raise
     return store
 
 
@@ -279,6 +370,15 @@ class Store:
         self._engine.dispose()
 
     @contextmanager
+    def transaction(self, operation: str, writes: bool = False) -> Iterator[Connection]:
+        """One transaction for the store's sibling modules (``keyring``), errors mapped.
+
+        ``operation`` names it in a StoreError; ``writes`` takes SQLite's write lock at BEGIN.
+        """
+        with self._transaction(operation, writes) as conn:
+            yield conn
+
+    @contextmanager
     def _transaction(self, operation: str, writes: bool = False) -> Iterator[Connection]:
         """One transaction; ``writes`` makes SQLite take its write lock at BEGIN."""
         try:
@@ -296,7 +396,7 @@ class Store:
     # SCHEMA
 
     def create_all(self) -> None:
-        """Create missing tables and indexes (idempotent).
+        """Apply the migrations this database lacks (idempotent); see the module docstring.
 
         On PostgreSQL an advisory lock serialises workers that start together, which
         would otherwise race on CREATE TABLE.  On SQLite a worker's first connection
@@ -307,16 +407,39 @@ class Store:
         for attempt in range(attempts):
             try:
                 return self._create_schema()
+            except SchemaTooNew:
+                raise
             except StoreError:
                 if attempt + 1 == attempts:
                     raise
                 time.sleep(0.05 * 2**attempt)
 
     def _create_schema(self) -> None:
-        with self._transaction("create schema", writes=True) as conn:
+        with self._transaction("migrate schema", writes=True) as conn:
             if conn.dialect.name == "postgresql":
                 conn.execute(select(func.pg_advisory_xact_lock(SCHEMA_LOCK_ID)))
-            metadata.create_all(conn, checkfirst=True)
+            schema_table.create(conn, checkfirst=True)
+            current = _schema_version(conn)
+            if current > SCHEMA_VERSION:
+                raise SchemaTooNew(
+                    f"store: the database schema is version {current}, newer than this "
+                    f"tokenrisk ({SCHEMA_VERSION}); upgrade tokenrisk"
+                )
+            for migration in MIGRATIONS:
+                if migration.version > current:
+                    migration.apply(conn)
+                    conn.execute(
+                        insert(schema_table).values(
+                            version=migration.version,
+                            description=migration.description,
+                            applied_at=time.time(),
+                        )
+                    )
+
+    def schema_version(self) -> int:
+        """The newest migration applied to this database (0: none)."""
+        with self._transaction("read schema version") as conn:
+            return _schema_version(conn)
 
     def drop_all(self) -> None:
         """Drop every tokenrisk table (tests, ``tokenrisk store reset``)."""
@@ -444,10 +567,11 @@ class Store:
         with self._transaction("count transfers") as conn:
             return int(conn.execute(query).scalar_one())
 
-    # RESULTS CACHE
-
-
 # HELPERS (all run inside a caller's transaction)
+
+
+def _schema_version(conn: Connection) -> int:
+    return int(conn.execute(select(func.max(schema_table.c.version))).scalar() or 0)
 
 
 def _key(table: Table, chain_id: int, token: str) -> Any:
@@ -462,7 +586,7 @@ def _positive(chain_id: int, token: str) -> Any:
     )
 
 
-def _upsert(conn: Connection, table: Table) -> Any:
+def upsert(conn: Connection, table: Table) -> Any:
     """A dialect INSERT that supports ``on_conflict_do_update``."""
     name = conn.dialect.name
     if name == "postgresql":
@@ -589,7 +713,7 @@ def _apply_deltas(conn: Connection, chain_id: int, token: str, deltas: dict[str,
         if b != 0
     ]
     if rows:
-        stmt = _upsert(conn, balance_table)
+        stmt = upsert(conn, balance_table)
         conn.execute(
             stmt.on_conflict_do_update(
                 index_elements=["chain_id", "token", "holder"],
