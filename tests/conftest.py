@@ -28,7 +28,7 @@ import pytest
 
 if TYPE_CHECKING:
     from tokenrisk.devnet.instance import RunningDevnet
-    from tokenrisk.store import Store
+    from tokenrisk.store.engine import Store
 
 POSTGRES_ENV = "TOKENRISK_TEST_POSTGRES_URL"
 
@@ -48,7 +48,7 @@ def devnet() -> Iterator[RunningDevnet]:
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """URL of an empty store: a fresh SQLite file, or a fresh PostgreSQL schema."""
-    from tokenrisk.store import normalize_url
+    from tokenrisk.store.engine import normalize_url
 
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'data' / 'store.db'}"
@@ -61,7 +61,7 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 
 @pytest.fixture
 def store(store_url: str) -> Iterator[Store]:
-    from tokenrisk.store import create_store
+    from tokenrisk.store.engine import create_store
 
     s = create_store(store_url)
     yield s

@@ -198,7 +198,7 @@ api_key_table = Table(
     metadata,
     Column("name", String(64), primary_key=True),
     Column("tier", String(64), nullable=False),
-    Column("key_hash", String(80), unique=True),  # NULL once revoked; see tokenrisk.keyring
+    Column("key_hash", String(80), unique=True),  # NULL once revoked; see tokenrisk.store.keys
     Column("created_at", Float, nullable=False),
     Column("reset_at", Float),
     Column("revoked_at", Float),
@@ -371,7 +371,7 @@ class Store:
 
     @contextmanager
     def transaction(self, operation: str, writes: bool = False) -> Iterator[Connection]:
-        """One transaction for the store's sibling modules (``keyring``), errors mapped.
+        """One transaction for the store's sibling modules (``store.keys``), errors mapped.
 
         ``operation`` names it in a StoreError; ``writes`` takes SQLite's write lock at BEGIN.
         """

@@ -38,7 +38,7 @@ from typing import Literal
 from sqlalchemy import Connection, insert, select, update
 
 from tokenrisk.errors import InputError, NotFoundError
-from tokenrisk.store import (
+from tokenrisk.store.engine import (
     Store,
     api_key_table,
     key_usage_table,

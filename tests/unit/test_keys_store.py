@@ -10,17 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, inspect, make_url, select, text
 
-from tokenrisk.keyring import (
-    KEY_PREFIX,
-    KeyNameError,
-    Keyring,
-    Lookup,
-    UnknownKeyName,
-    config_key_name,
-    plain_digest,
-    utc_day,
-)
-from tokenrisk.store import (
+from tokenrisk.store.engine import (
     MIGRATIONS,
     SCHEMA_VERSION,
     SchemaTooNew,
@@ -32,6 +22,16 @@ from tokenrisk.store import (
     metadata,
     retired_key_table,
     schema_table,
+)
+from tokenrisk.store.keys import (
+    KEY_PREFIX,
+    KeyNameError,
+    Keyring,
+    Lookup,
+    UnknownKeyName,
+    config_key_name,
+    plain_digest,
+    utc_day,
 )
 
 DAY = 1_780_000_000.0  # 2026-05-28 UTC
