@@ -43,6 +43,7 @@ from pydantic_settings.sources.utils import parse_env_vars
 
 from tokenrisk.chain.registry import apply_overrides, load_registry
 from tokenrisk.errors import ConfigError
+from tokenrisk.tiers import DEFAULT_TIER, NAME, Tier, tier_table
 from tokenrisk.verification.settings import VerificationSettings
 
 ENV_PREFIX = "TOKENRISK_"
@@ -250,10 +251,34 @@ class Settings(BaseSettings):
     api_keys: Annotated[frozenset[str], NoDecode] = Field(
         default=frozenset(),
         repr=False,
-        description="when non-empty every request needs one (X-API-KEY); env: comma-separated",
+        description="keys accepted besides `tokenrisk keys` ones; non-empty: keys required "
+        "(see `require_api_key`); env: comma-separated",
     )
     rate_limit_per_minute: int = Field(
-        default=0, ge=0, description="requests per key (or client address) per minute; 0 = off"
+        default=0,
+        ge=0,
+        description="requests per key (or client address) per minute; 0 = off "
+        "(the built-in `default` tier's limit)",
+    )
+    require_api_key: bool | None = Field(
+        default=None,
+        description="refuse requests without a valid key (401); unset: true when `api_keys` is set",
+    )
+    api_keys_tier: str | None = Field(
+        default=None, description="tier of the `api_keys` keys; unset: `default_tier`"
+    )
+    default_tier: str = Field(
+        default=DEFAULT_TIER, description="tier of requests without a key (keys not required)"
+    )
+    tiers: dict[str, Tier] = Field(
+        default_factory=dict,
+        description="`[tiers.NAME]` tables: limits and analyses per tier (docs/api.md#tiers)",
+    )
+    key_pepper: str | None = Field(
+        default=None,
+        repr=False,
+        description="server secret: keys made by `tokenrisk keys` are stored as HMAC-SHA256 "
+        "under it instead of SHA-256",
     )
     data_dir: Path = Field(default=Path(".tokenrisk"), description="SQLite store and node logs")
     store_url: str | None = Field(
@@ -309,6 +334,27 @@ class Settings(BaseSettings):
         if isinstance(raw, str):
             return [key.strip() for key in raw.split(",") if key.strip()]
         return raw
+
+    @_model_validator(mode="after")
+    def _tiers_known(self) -> Settings:
+        """Tier names are key-name safe, and the tiers named by other keys exist."""
+        for name in self.tiers:
+            if not NAME.match(name):
+                raise ValueError(f"tier name {name!r}: use letters, digits, '.', '_' or '-'")
+        known = self.tier_table()
+        for key in ("default_tier", "api_keys_tier"):
+            value = getattr(self, key)
+            if value is not None and value not in known:
+                raise ValueError(f"{key}: no tier named {value!r} (known: {', '.join(known)})")
+        return self
+
+    def tier_table(self) -> dict[str, Tier]:
+        """Every tier by name, the built-in ``default`` included (tokenrisk.tiers)."""
+        return tier_table(self.tiers, self.rate_limit_per_minute)
+
+    @property
+    def keys_required(self) -> bool:
+        return bool(self.api_keys) if self.require_api_key is None else self.require_api_key
 
     @_model_validator(mode="after")
     def _chains_complete(self) -> Settings:
@@ -543,8 +589,8 @@ def _keys(
         env += "".join(f", `{n}`" for n in legacy)
         yield prefix + name, info, env
         if model is not None:
-            listed = get_origin(_required_type(info.annotation)) is tuple
-            inner = f"{prefix}{name}[]." if listed else None
+            origin = get_origin(_required_type(info.annotation))
+            inner = {tuple: f"{prefix}{name}[].", dict: f"{prefix}{name}.<name>."}.get(origin)
             yield from _keys(
                 model.model_fields,
                 inner or f"{prefix}{name}.",
@@ -565,6 +611,8 @@ def _model_of(annotation: Any) -> type[BaseModel] | None:
     args = [a for a in get_args(annotation) if a is not Ellipsis]
     if get_origin(annotation) is tuple and len(args) == 1:
         return _model_of(args[0])
+    if get_origin(annotation) is dict and len(args) == 2:  # a table of named tables
+        return _model_of(args[1])
     return None
 
 

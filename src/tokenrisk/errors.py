@@ -7,9 +7,12 @@
     │   ├── InvalidAddress
     │   ├── UnknownChain
     │   ├── MissingParameter
-    │   └── NotAToken               a contract, but not an ERC-20 token to check
+    │   ├── NotAToken               a contract, but not an ERC-20 token to check
+    │   └── KeyNameError            a key name that is malformed, taken or revoked
     ├── NotFoundError               404: nothing to check (e.g. no pair at all)
+    │   └── UnknownKeyName          no API key of that name in the store
     ├── AuthError                   401: missing or wrong API key
+    ├── Forbidden                   403: the caller's tier does not allow this
     ├── RateLimited                 429: too many requests for one key
     ├── UpstreamError               502: the node answered, but not usefully
     │   ├── RpcError                    JSON-RPC error object (unknown method, internal error, ...)
@@ -91,12 +94,24 @@ class NotAToken(InputError):
     tokens, ...); the message says what it is."""
 
 
+class KeyNameError(InputError):
+    """A key name that is malformed, taken, or not in a state that allows the operation."""
+
+
 class NotFoundError(TokenRiskError):
     status = 404
 
 
+class UnknownKeyName(NotFoundError):
+    """No key of that name exists in the store."""
+
+
 class AuthError(TokenRiskError):
     status = 401
+
+
+class Forbidden(TokenRiskError):
+    status = 403
 
 
 class RateLimited(TokenRiskError):

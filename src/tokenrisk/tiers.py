@@ -13,11 +13,13 @@ a few dozen pools per token.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
 DEFAULT_TIER = "default"
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")  # of a tier, and of a key (store.keys)
 TOP_HOLDERS_DEFAULT = 50
 TOP_HOLDERS_CEILING = 1000
 PAIRS_DEFAULT = 10

@@ -31,7 +31,7 @@ def app_with(**settings: Any) -> Any:
 
 @pytest.fixture(autouse=True)
 def no_checks(monkeypatch: pytest.MonkeyPatch) -> None:
-    async def get_pairs(svc: Any, address: str, chain_id: int | None) -> list[Any]:
+    async def get_pairs(svc: Any, address: str, chain_id: int | None, limit: int) -> list[Any]:
         return []
 
     monkeypatch.setattr(checks, "get_pairs", get_pairs)

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, inspect, make_url, select, text
 
+from tokenrisk.errors import KeyNameError, SchemaTooNew, StoreError, UnknownKeyName
 from tokenrisk.store.engine import (
     MIGRATIONS,
     SCHEMA_VERSION,
-    SchemaTooNew,
+    Cursor,
     Store,
-    StoreError,
     api_key_table,
     create_store,
     key_usage_table,
@@ -25,10 +25,8 @@ from tokenrisk.store.engine import (
 )
 from tokenrisk.store.keys import (
     KEY_PREFIX,
-    KeyNameError,
     Keyring,
     Lookup,
-    UnknownKeyName,
     config_key_name,
     plain_digest,
     utc_day,
@@ -246,18 +244,21 @@ def test_a_new_store_is_at_the_newest_version(store: Store) -> None:
 
 
 def test_a_store_from_before_versioning_is_migrated(store_url: str) -> None:
-    """A database made by the release without versions: the index tables only."""
+    """A database made by a release without versions: the index and a results cache."""
     if store_url.startswith("sqlite"):
         Path(make_url(store_url).database or "").parent.mkdir(parents=True)
     engine = create_engine(store_url)
-    version_one = [t for t in metadata.sorted_tables if t.name in _VERSION_ONE_TABLES]
+    index = [t for t in metadata.sorted_tables if t.name in _INDEX_TABLES]
     with engine.begin() as conn:
-        metadata.create_all(conn, tables=version_one)
-        conn.execute(text("INSERT INTO results_cache VALUES ('k', '1', 9e18)"))
+        metadata.create_all(conn, tables=index)
+        conn.execute(text("CREATE TABLE results_cache (key TEXT PRIMARY KEY, value TEXT)"))
+        conn.execute(text(f"INSERT INTO index_cursors VALUES (1, '{TOKEN}', 5, 9, NULL, 0.0)"))
     engine.dispose()
     store = create_store(store_url)
     assert store.schema_version() == SCHEMA_VERSION
-    assert store.cache_get("k") == 1  # old data kept
+    assert store.get_cursor(1, TOKEN) == Cursor(5, 9, None)  # old data kept
+    with store.transaction("inspect") as conn:
+        assert "results_cache" not in inspect(conn).get_table_names()  # version 2 dropped it
     assert Keyring(store).create("alice", "pro").startswith(KEY_PREFIX)
     store.close()
 
@@ -290,10 +291,5 @@ def test_a_newer_schema_is_refused(store_url: str) -> None:
         create_store(store_url)
 
 
-_VERSION_ONE_TABLES = {
-    "index_cursors",
-    "index_checkpoints",
-    "balances",
-    "transfers",
-    "results_cache",
-}
+_INDEX_TABLES = {"index_cursors", "index_checkpoints", "balances", "transfers"}
+TOKEN = "0x" + "ab" * 20

@@ -5,16 +5,16 @@ checks run by :mod:`.runner` (deadline, results cache) and rendered by :mod:`.wi
 
 Every failure is one JSON shape, ``{"code": <status>, "error": "<message>"}``; no stack
 trace or RPC URL reaches a client.  Each request runs under the configured deadline
-(504 when exceeded).  Keys are optional until the operator configures some; then the
-``X-API-KEY`` header (or ``apiKey`` query parameter) must match one, compared in
-constant time.  The rate limit is a token bucket per key (per client address when keys
-are off).  IsHoneypot, GetPairs and TopHolders answers are cached per chain head (see
+(504 when exceeded).  The ``X-API-KEY`` header (or ``apiKey`` query parameter) selects
+the caller's tier (:mod:`.access`); keys are optional unless the operator requires them.
+The rate limit is a token bucket per key (per client address without one), sized by the
+tier.  IsHoneypot, GetPairs and TopHolders answers are cached per chain head (see
 :mod:`tokenrisk.api.cache`); GetContractVerification is always computed fresh.
 ``/health``, ``/docs``, ``/redoc``, ``/openapi.json`` and the page (``/``, ``/token/...``)
 need no key and are not rate limited; the page's own API calls do.
 
-Request order: key and rate limit, then parameters (400), then the cached or fresh
-check under the deadline.
+Request order: key and rate limit, then parameters (400), then what the tier allows
+(the ``limit`` parameters), then the cached or fresh check under the deadline.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tokenrisk import redaction
 from tokenrisk.api import page, wire
+from tokenrisk.api.access import Access, Caller, Policy
 from tokenrisk.api.cache import ResultCache
 from tokenrisk.api.gate import Gate, KeyGate, OpenGate, RateLimiter
 from tokenrisk.api.health import HealthReport, check_health
@@ -42,6 +43,7 @@ from tokenrisk.api.params import (
     liquidity_mode,
     parse_bool,
     parse_chain_id,
+    parse_limit,
     require_address,
     require_chain_id,
 )
@@ -52,11 +54,15 @@ from tokenrisk.checks import honeypot as checks
 from tokenrisk.config import Settings
 from tokenrisk.devnet.supervisor import NodeSupervisor
 from tokenrisk.errors import (
+    Forbidden,
+    InputError,
     MissingParameter,
     RateLimited,
     TokenRiskError,
 )
 from tokenrisk.service import Service, open_service
+from tokenrisk.store.keys import Keyring
+from tokenrisk.tiers import PAIRS_DEFAULT, TOP_HOLDERS_DEFAULT, Tier
 
 log = logging.getLogger("tokenrisk.api")
 
@@ -64,7 +70,8 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": wire.ErrorBody, "description": text}
     for status, text in {
         400: "Invalid address, missing/unknown chainID, bad boolean or missing parameter.",
-        401: "API keys are configured and the key is missing or wrong.",
+        401: "The key is missing or wrong (keys required), or it was reset or revoked.",
+        403: "The caller's tier does not allow this (TopHolders limit above its allowance).",
         404: "No contract at this address on the configured chain(s).",
         429: "Rate limit exceeded; see the Retry-After header (seconds).",
         502: "The node answered with an error or with something that is not JSON-RPC.",
@@ -122,7 +129,7 @@ def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
         'Every error body is {"code": <status>, "error": "<message>"}.',
     )
     app.state.cache = runner.cache
-    gate = _gate(settings)
+    gate = _gate(settings, runner)
     _install_errors(app)
     _add_honeypot_route(app, runner, gate)
     _add_verification_route(app, runner, gate)
@@ -130,40 +137,56 @@ def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
     _add_holders_route(app, runner, gate)
     timeout = min(settings.deadline, settings.rpc_timeout)
     probe = HealthProbe(runner, timeout, settings.server.health_cache_ttl)
-    _add_health_route(app, probe, gate if isinstance(gate, KeyGate) else None)
+    _add_health_route(app, probe, gate if settings.keys_required else None)
     page.add_docs(app)
     page.add_page(app, lambda: [(c.id, c.name) for c in runner.service.chains.values()])
     app.add_middleware(SlashRedirect, paths=frozenset(r.path for r in app.routes))  # type: ignore[attr-defined]
-    _truthful_openapi(app, bool(settings.api_keys), lambda: sorted(runner.service.chains))
+    _truthful_openapi(app, _keys_matter(settings), lambda: sorted(runner.service.chains))
     return app
 
 
 def _secrets(settings: Settings) -> set[str]:
     urls = [u for n in settings.nodes for u in (n.rpc_url, n.fork_url)] + [settings.store_url]
     return redaction.configured_secrets(
-        settings.api_keys, urls, {"etherscan_key": settings.verification.etherscan_key}
+        [*settings.api_keys, *([settings.key_pepper] if settings.key_pepper else [])],
+        urls,
+        {"etherscan_key": settings.verification.etherscan_key},
     )
 
 
-def _gate(settings: Settings) -> OpenGate | KeyGate:
+def _keys_matter(settings: Settings) -> bool:
+    """Keys are required, or select a tier: the document then describes them (and 401)."""
+    return settings.keys_required or bool(settings.tiers)
+
+
+def _gate(settings: Settings, runner: Runner) -> Gate:
+    """A limiter per tier, and keys looked up in the runner's store (once it is open)."""
     trusted = tuple(ipaddress.ip_network(n, strict=False) for n in settings.server.trusted_proxies)
-    limiter = RateLimiter(settings.rate_limit_per_minute)
-    if not settings.api_keys:
-        return OpenGate(limiter, trusted)
+    policy = Policy.of(settings)
+    limiters = {name: RateLimiter(t.rate_limit_per_minute) for name, t in policy.tiers.items()}
+    access = Access(policy, lambda: Keyring(runner.service.store, settings.key_pepper))
     failures = RateLimiter(settings.server.auth_failures_per_minute)
-    return KeyGate(settings.api_keys, limiter, failures, trusted)
+    kind = KeyGate if _keys_matter(settings) else OpenGate
+    return kind(access, limiters, failures, trusted)
+
+
+def check_options(tier: Tier) -> checks.Options:
+    """The analyses ``tier`` switches on or off."""
+    return checks.Options(holder_analysis=tier.holder_analysis, owner_powers=tier.owner_powers)
 
 
 def _add_honeypot_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
+    caller_of = Depends(gate)  # the request's Caller, for its tier
+
     @app.get(
         "/v2/IsHoneypot",
         summary="Can this token be sold after buying it, and at what cost?",
         response_model=wire.IsHoneypotResponse,
         response_model_exclude_none=True,
         responses=_ERRORS,
-        dependencies=[Depends(gate)],
     )
     async def is_honeypot(
+        caller: Caller = caller_of,
         address: str | None = Query(None, description="Token or pair/pool address (0x + 40 hex)."),
         chainID: str | None = Query(None, description="Chain id; every chain when omitted."),  # noqa: N803
         pair: str | None = Query(None, description="Pair to use; the deepest when omitted."),
@@ -184,12 +207,13 @@ def _add_honeypot_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
                 "chainID is required with simulateLiquidity/forceSimulateLiquidity"
             )
         mode = liquidity_mode(simulate, force)
-        params = (token, pair_address, mode)
+        options = check_options(caller.tier)
+        params = (token, pair_address, mode, options)
         body = await runner.cached(
             "IsHoneypot",
             chain_id,
             params,
-            lambda svc: checks.is_honeypot(svc, token, chain_id, pair_address, mode),
+            lambda svc: checks.is_honeypot(svc, token, chain_id, pair_address, mode, options),
         )
         return JSONResponse(body)
 
@@ -214,46 +238,84 @@ def _add_verification_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
 
 
 def _add_pairs_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
+    caller_of = Depends(gate)  # the request's Caller, for its tier
+
+    async def pairs(address: str | None, chain: str | None, limit: int) -> JSONResponse:
+        token = require_address("address", address)
+        chain_id = parse_chain_id(chain)
+        body = await runner.cached(
+            "GetPairs",
+            chain_id,
+            (token, limit),
+            lambda svc: checks.get_pairs(svc, token, chain_id, limit),
+        )
+        return JSONResponse(body)
+
     @app.get(
         "/v1/GetPairs",
         summary="Pairs of a token, by USD liquidity descending (at most 10)",
         response_model=list[wire.PairItem],
         response_model_exclude_none=True,
         responses=_ERRORS,
-        dependencies=[Depends(gate)],
     )
     async def get_pairs(
+        caller: Caller = caller_of,
         address: str | None = Query(None, description="Token address (0x + 40 hex)."),
         chainID: str | None = Query(None, description="Chain id; every chain when omitted."),  # noqa: N803
     ) -> JSONResponse:
-        token = require_address("address", address)
-        chain_id = parse_chain_id(chainID)
-        body = await runner.cached(
-            "GetPairs", chain_id, (token,), lambda svc: checks.get_pairs(svc, token, chain_id)
-        )
-        return JSONResponse(body)
+        return await pairs(address, chainID, min(PAIRS_DEFAULT, caller.tier.max_pairs))
+
+    @app.get(
+        "/v2/GetPairs",
+        summary="Pairs of a token, by USD liquidity descending, then creation time (limit)",
+        response_model=list[wire.PairItem],
+        response_model_exclude_none=True,
+        responses=_ERRORS,
+    )
+    async def get_pairs_v2(
+        caller: Caller = caller_of,
+        address: str | None = Query(None, description="Token address (0x + 40 hex)."),
+        chainID: str | None = Query(None, description="Chain id; every chain when omitted."),  # noqa: N803
+        limit: str | None = Query(
+            None, description="Most pairs to return: 1 to the tier's maximum; default 10."
+        ),
+    ) -> JSONResponse:
+        allowed = caller.tier.max_pairs
+        count = parse_limit(limit, min(PAIRS_DEFAULT, allowed))
+        if count > allowed:
+            raise InputError(f"limit must be at most {allowed} for this tier")
+        return await pairs(address, chainID, count)
 
 
 def _add_holders_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
+    caller_of = Depends(gate)  # the request's Caller, for its tier
+
     @app.get(
         "/v1/TopHolders",
-        summary="Top 50 holders by balance (descending, ties by address)",
+        summary="Top holders by balance (descending, ties by address); 50 unless limit",
         response_model=wire.TopHoldersResponse,
         response_model_exclude_none=True,
         responses=_ERRORS,
-        dependencies=[Depends(gate)],
     )
     async def top_holders(
+        caller: Caller = caller_of,
         address: str | None = Query(None, description="Token address (0x + 40 hex)."),
         chainID: str | None = Query(None, description="Chain id (required here)."),  # noqa: N803
+        limit: str | None = Query(
+            None, description="Most holders to return: 1 to the tier's allowance; default 50."
+        ),
     ) -> JSONResponse:
         token = require_address("address", address)
         chain_id = require_chain_id(chainID)
+        allowed = caller.tier.max_top_holders
+        count = parse_limit(limit, min(TOP_HOLDERS_DEFAULT, allowed))
+        if count > allowed:
+            raise Forbidden(f"limit {count} is above this tier's allowance of {allowed} holders")
         body = await runner.cached(
             "TopHolders",
             chain_id,
-            (token,),
-            lambda svc: holders_check.top_holders(svc, token, chain_id),
+            (token, count),
+            lambda svc: holders_check.top_holders(svc, token, chain_id, count),
         )
         return JSONResponse(body)
 
@@ -302,7 +364,7 @@ def _add_health_route(app: FastAPI, probe: HealthProbe, keys: KeyGate | None) ->
         report = await probe.report()
         status = 200 if report.healthy else 503
         offered = request.headers.get("x-api-key") or request.query_params.get("apiKey")
-        if keys is not None and not keys.valid(offered):
+        if keys is not None and not await keys.valid(offered):
             report = HealthReport(status=report.status)
         return JSONResponse(wire.dump(report), status_code=status)
 

@@ -1,23 +1,24 @@
 """The gate in front of every check: API keys, rate limits, who the client is.
 
-Keys are optional until the operator configures some; then the ``X-API-KEY`` header (or
-``apiKey`` query parameter) must match one, compared in constant time.  The rate limit is
-a token bucket per key (per client address when keys are off); wrong keys are throttled
-per client address.
+The ``X-API-KEY`` header (or ``apiKey`` query parameter) selects the caller's tier
+(:mod:`tokenrisk.api.access`: config-file keys, keys in the store, keyless requests);
+keys are optional unless the operator requires them.  The rate limit is a token bucket
+per key (per client address without one), sized by the caller's tier; wrong keys are
+throttled per client address.
 """
 
 from __future__ import annotations
 
-import hmac
 import ipaddress
 import math
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from fastapi import Request, Security
 from fastapi.security import APIKeyHeader, APIKeyQuery
 
+from tokenrisk.api.access import Access, Caller
 from tokenrisk.errors import AuthError, RateLimited
 
 _MAX_RATE_CLIENTS = 10_000
@@ -110,37 +111,25 @@ def client_address(request: Request, trusted: Networks) -> str:
     return peer
 
 
-class OpenGate:
-    """FastAPI dependency without keys: the rate limit per client address.
-
-    Declares no security scheme, so the OpenAPI document offers none when keys are off.
-    """
-
-    def __init__(self, limiter: RateLimiter, trusted: Networks = ()) -> None:
-        self.limiter = limiter
-        self.trusted = trusted
-
-    async def __call__(self, request: Request) -> None:
-        self.limiter.take(f"ip:{client_address(request, self.trusted)}")
-
-
 class KeyGate:
-    """FastAPI dependency: API-key check, then the rate limit per key.
+    """FastAPI dependency: who is asking (:mod:`tokenrisk.api.access`), then the rate
+    limit of their tier; answers the :class:`Caller` the route serves.
 
     Wrong keys are throttled per client address (``failures``): once a client has
     spent its allowance of failed attempts it gets 429 before its key is even looked
-    at, so keys cannot be guessed at speed.
+    at, so keys cannot be guessed at speed.  This class declares the key as an OpenAPI
+    security scheme; :class:`OpenGate` is the same gate without it.
     """
 
     def __init__(
         self,
-        keys: frozenset[str],
-        limiter: RateLimiter,
+        access: Access,
+        limiters: Mapping[str, RateLimiter],
         failures: RateLimiter | None = None,
         trusted: Networks = (),
     ) -> None:
-        self.keys = tuple(k.encode() for k in keys)
-        self.limiter = limiter
+        self.access = access
+        self.limiters = limiters  # one per tier name
         self.failures = failures or RateLimiter(0)
         self.trusted = trusted
 
@@ -149,27 +138,35 @@ class KeyGate:
         request: Request,
         header_key: str | None = Security(_HEADER_KEY),
         query_key: str | None = Security(_QUERY_KEY),
-    ) -> None:
-        key = header_key or query_key
-        who = f"ip:{client_address(request, self.trusted)}"
-        self.failures.check(who)
+    ) -> Caller:
+        return await self.admit(request, header_key or query_key)
+
+    async def admit(self, request: Request, key: str | None) -> Caller:
+        """The caller of ``request``, or AuthError / Forbidden / RateLimited."""
+        address = f"ip:{client_address(request, self.trusted)}"
+        self.failures.check(address)
         try:
-            self.authenticate(key)
+            caller = await self.access.identify(key, request.url.path)
         except AuthError:
-            self.failures.take(who)
+            self.failures.take(address)
             raise
-        self.limiter.take(f"key:{key}")
+        who = address if caller.key_name is None else f"key:{caller.key_name}"
+        self.limiters[caller.tier_name].take(who)
+        return caller
 
-    def valid(self, key: str | None) -> bool:
-        offered = (key or "").encode()
-        # compare against every key, always, so timing says nothing about which matched
-        matched = [hmac.compare_digest(offered, k) for k in self.keys]
-        return bool(key) and any(matched)
-
-    def authenticate(self, key: str | None) -> None:
-        """Raises AuthError unless ``key`` is one of the configured keys."""
-        if not self.valid(key):
-            raise AuthError("a valid API key is required (X-API-KEY header)")
+    async def valid(self, key: str | None) -> bool:
+        """Whether ``key`` is a working key (nothing is counted or rate limited)."""
+        return bool(key) and await self.access.valid(key or "")
 
 
-Gate = OpenGate | KeyGate
+class OpenGate(KeyGate):
+    """The gate of a server where keys change nothing a client must know about (not
+    required, no tiers): keys are still read, but no security scheme is declared, so
+    the OpenAPI document offers none."""
+
+    async def __call__(self, request: Request) -> Caller:  # type: ignore[override]
+        key = request.headers.get("x-api-key") or request.query_params.get("apiKey")
+        return await self.admit(request, key)
+
+
+Gate = KeyGate  # OpenGate is a KeyGate too

@@ -43,6 +43,15 @@ def require_chain_id(value: str | None) -> int:
     return chain_id
 
 
+def parse_limit(value: str | None, default: int) -> int:
+    """An optional count of at least 1 (ASCII digits); ``default`` when absent or empty."""
+    if value is None or value == "":
+        return default
+    if not (value.isascii() and value.isdigit()) or len(value) > 9 or int(value) < 1:
+        raise InputError("limit must be a positive integer")
+    return int(value)
+
+
 def liquidity_mode(simulate: bool, force: bool) -> str:
     """The ``checks.analyse`` liquidity mode for the two IsHoneypot flags (force wins)."""
     return "always" if force else "if_missing" if simulate else "never"

@@ -58,7 +58,8 @@ async def refresh_index(svc: Service, chain_id: int, token: str) -> None:
                 await asyncio.sleep(0.05 * (attempt + 1))
 
 
-async def top_holders(svc: Service, address: str, chain_id: int) -> dict[str, Any]:
+async def top_holders(svc: Service, address: str, chain_id: int, limit: int = 50) -> dict[str, Any]:
+    """The ``limit`` largest holders now (the API bounds ``limit`` by the caller's tier)."""
     token = parse_address(address)
     rpc = svc.client(chain_id)
     svc.chain(chain_id)
@@ -67,7 +68,7 @@ async def top_holders(svc: Service, address: str, chain_id: int) -> dict[str, An
         raise NotFoundError("no contract at this address on this chain")
     await refresh_index(svc, chain_id, token)
     supply, rows = await asyncio.gather(
-        total_supply(rpc, token), top_holders_checked(rpc, svc.store, chain_id, token, 50)
+        total_supply(rpc, token), top_holders_checked(rpc, svc.store, chain_id, token, limit)
     )
     contracts = await is_contract(rpc, [a for a, _ in rows]) if rows else []
     holders = [_Row(checksum(a), b, c) for (a, b), c in zip(rows, contracts, strict=True)]

@@ -8,6 +8,8 @@ they become a verdict (see ``risk``) or a ``simulationError``.
 from __future__ import annotations
 
 import asyncio
+import math
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -272,11 +274,38 @@ async def _with_code(rpc: RpcClient, addresses: set[str]) -> set[str]:
     return {a for a, has_code in zip(ordered, flags, strict=True) if has_code}
 
 
+@dataclass(frozen=True)
+class Options:
+    """What a check may do for the caller's tier (``tokenrisk.tiers``); default: everything.
+
+    Hashable, so the API puts it in the results-cache key: two tiers never share an answer
+    that one of them may not see.
+    """
+
+    holder_analysis: bool = True  # real holders sell in simulation (holderAnalysis)
+    owner_powers: bool = True  # the owner-power scan; see owner_powers_enabled
+
+
+def owner_powers_enabled(options: Options) -> bool:
+    """HOOK for the owner-power scan: the scan must run only when this is true.
+
+    The scan itself is not in this module yet; whoever wires it into ``analyse`` calls
+    this (the tier switch ``owner_powers``) and skips the scan when it is false.
+    """
+    return options.owner_powers
+
+
 async def analyse(
-    svc: Service, address: str, chain_id: int | None, pair: str | None, liquidity: str = "never"
+    svc: Service,
+    address: str,
+    chain_id: int | None,
+    pair: str | None,
+    liquidity: str = "never",
+    options: Options = Options(),
 ) -> tuple[Analysis, Chain]:
     """Everything measured for one token.  ``liquidity``: "never", "if_missing" (simulate
-    a pool only when none exists) or "always" (simulate one even when pools exist)."""
+    a pool only when none exists) or "always" (simulate one even when pools exist).
+    ``options.holder_analysis`` false: no holder sells are simulated (no holderAnalysis)."""
     target = await resolve(svc, address, chain_id)
     chain, rpc = target.chain, svc.client(target.chain.id)
     pool = _pick_pool(target, pair, address)
@@ -298,7 +327,11 @@ async def analyse(
     code = await code_report(svc, chain, route, funding) if traceable else None
     pools = [*target.pools, pool]
     provider = {simulated.provider} if simulated else set()
-    holders = await analyse_holders(svc, chain, sim, pools, provider) if sim is not None else None
+    holders = (
+        await analyse_holders(svc, chain, sim, pools, provider)
+        if sim is not None and options.holder_analysis
+        else None
+    )
     token = replace(token, total_holders=await holder_count(svc.store, chain.id, target.token))
     whitelisted = target.token in chain.whitelist
     analysis = Analysis(
@@ -314,10 +347,17 @@ async def analyse(
 
 
 async def is_honeypot(
-    svc: Service, address: str, chain_id: int | None, pair: str | None, liquidity: str = "never"
+    svc: Service,
+    address: str,
+    chain_id: int | None,
+    pair: str | None,
+    liquidity: str = "never",
+    options: Options = Options(),
 ) -> dict[str, Any]:
     pair_address = parse_address(pair) if pair else None
-    analysis, chain = await analyse(svc, parse_address(address), chain_id, pair_address, liquidity)
+    analysis, chain = await analyse(
+        svc, parse_address(address), chain_id, pair_address, liquidity, options
+    )
     if analysis.pool is not None:
         created = await dex.creation_info(svc.client(chain.id), chain, analysis.pool)
         analysis = replace(
@@ -330,11 +370,14 @@ async def is_honeypot(
     return wire.dump(wire.honeypot_response(analysis, verdict, chain))
 
 
-async def get_pairs(svc: Service, address: str, chain_id: int | None) -> list[dict[str, Any]]:
+async def get_pairs(
+    svc: Service, address: str, chain_id: int | None, limit: int = 10
+) -> list[dict[str, Any]]:
+    """The ``limit`` first pairs of the token in :func:`rank_pools` order."""
     token = parse_address(address)
     chains = svc.chains_for(chain_id)
     found = await asyncio.gather(*(dex.find_pools(svc.client(c.id), c, token) for c in chains))
-    pools = sorted((p for ps in found for p in ps), key=lambda p: (-p.depth, p.address))[:10]
+    pools = await rank_pools(svc, [p for ps in found for p in ps], limit)
     keys = sorted({(p.chain_id, a) for p in pools for a in (p.token0, p.token1)})
     infos = await asyncio.gather(*(read_token(svc.client(c), a) for c, a in keys))
     symbols = {key: info.symbol for key, info in zip(keys, infos, strict=True)}
@@ -344,6 +387,29 @@ async def get_pairs(svc: Service, address: str, chain_id: int | None) -> list[di
         )
         for p in pools
     )
+
+
+async def rank_pools(svc: Service, pools: list[Pool], limit: int) -> list[Pool]:
+    """The ``limit`` deepest pools: USD liquidity descending (unknown liquidity last), then
+    creation time (older first, unknown last), then address.
+
+    Creation times cost an ``eth_getLogs`` each, so they are read only for pools whose
+    liquidity equals another pool's and that can be among the first ``limit``.
+    """
+    deep = sorted(pools, key=lambda p: (-p.depth, p.address))
+    floor = deep[limit - 1].depth if len(deep) > limit else -math.inf
+    seen = Counter(p.depth for p in deep)
+    tied = [p for p in deep if seen[p.depth] > 1 and p.depth >= floor]
+    infos = await asyncio.gather(
+        *(dex.creation_info(svc.client(p.chain_id), svc.chain(p.chain_id), p) for p in tied)
+    )
+    born = {(p.chain_id, p.address): info[0] for p, info in zip(tied, infos, strict=True)}
+
+    def order(p: Pool) -> tuple[float, float, str]:
+        created = born.get((p.chain_id, p.address))
+        return (-p.depth, math.inf if created is None else created, p.address)
+
+    return sorted(deep, key=order)[:limit]
 
 
 async def contract_verification(svc: Service, address: str, chain_id: int | None) -> dict[str, Any]:

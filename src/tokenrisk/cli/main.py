@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tokenrisk.cli.commands import register
+from tokenrisk.cli.keys import keys_app
 from tokenrisk.devnet.build import ensure_devnet
 from tokenrisk.devnet.manifest import read_manifest
 from tokenrisk.errors import SolcError, TokenRiskError
@@ -27,6 +28,7 @@ from tokenrisk.errors import SolcError, TokenRiskError
 app = typer.Typer(no_args_is_help=True, help="Open-source token risk checker.")
 devnet_app = typer.Typer(help="The local devnet: canonical Uniswap, stablecoins, trap tokens.")
 app.add_typer(devnet_app, name="devnet")
+app.add_typer(keys_app, name="keys")
 register(app)
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]

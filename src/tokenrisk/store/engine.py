@@ -267,7 +267,6 @@ MIGRATIONS: tuple[Migration, ...] = (
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
 
-
 def normalize_url(url: str) -> str:
     """Route plain PostgreSQL URLs to the psycopg 3 driver."""
     for prefix in ("postgres://", "postgresql://"):
@@ -566,6 +565,7 @@ class Store:
         )
         with self._transaction("count transfers") as conn:
             return int(conn.execute(query).scalar_one())
+
 
 # HELPERS (all run inside a caller's transaction)
 

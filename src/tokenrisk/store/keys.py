@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import re
 import secrets
 import time
 from collections.abc import Callable, Sequence
@@ -37,7 +36,7 @@ from typing import Literal
 
 from sqlalchemy import Connection, insert, select, update
 
-from tokenrisk.errors import InputError, NotFoundError
+from tokenrisk.errors import KeyNameError, UnknownKeyName
 from tokenrisk.store.engine import (
     Store,
     api_key_table,
@@ -45,19 +44,11 @@ from tokenrisk.store.engine import (
     retired_key_table,
     upsert,
 )
+from tokenrisk.tiers import NAME
 
 KEY_PREFIX = "trk_"
 KEY_BYTES = 32
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 Status = Literal["active", "reset", "revoked", "unknown"]
-
-
-class KeyNameError(InputError):
-    """A key name that is malformed, taken, or not in a state that allows the operation."""
-
-
-class UnknownKeyName(NotFoundError):
-    """No key of that name exists in the store."""
 
 
 @dataclass(frozen=True)
@@ -210,25 +201,27 @@ class Keyring:
 
     # REQUESTS
 
-    def use(self, key: str, endpoint: str) -> Lookup:
-        """Look ``key`` up; when it is active, count one request to ``endpoint``."""
+    def use(self, key: str, endpoint: str | None) -> Lookup:
+        """Look ``key`` up; when it is active, count one request to ``endpoint`` (None:
+        only look, nothing is written)."""
         digests = self.digests(key)
         now = self._clock()
-        with self.store.transaction("check API key", writes=True) as conn:
+        with self.store.transaction("check API key", writes=endpoint is not None) as conn:
             row = conn.execute(
                 select(api_key_table.c.name, api_key_table.c.tier, api_key_table.c.key_hash)
                 .where(api_key_table.c.key_hash.in_(digests))
                 .limit(1)
             ).first()
-            if row is not None and _matches(row.key_hash, digests):
+            if row is None or not _matches(row.key_hash, digests):
+                return _retired(conn, digests)
+            if endpoint is not None:
                 conn.execute(
                     update(api_key_table)
                     .where(api_key_table.c.name == row.name)
                     .values(last_used_at=now)
                 )
                 _count(conn, row.name, endpoint, utc_day(now))
-                return Lookup("active", row.name, row.tier)
-            return _retired(conn, digests)
+            return Lookup("active", row.name, row.tier)
 
     def count(self, name: str, endpoint: str) -> None:
         """Count one request of a key that does not live in the store (config-file keys)."""
