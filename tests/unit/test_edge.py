@@ -4,6 +4,7 @@ and an OpenAPI document that says what the handlers enforce."""
 from __future__ import annotations
 
 import ipaddress
+import logging
 from typing import Any
 
 import httpx
@@ -12,6 +13,7 @@ from test_api_unit import FakeNode, FakeService
 
 from tokenrisk.api.app import create_app
 from tokenrisk.api.gate import Networks, client_address
+from tokenrisk.api.server import FloodFilter
 from tokenrisk.checks import honeypot as checks
 from tokenrisk.config import ServerConfig, Settings
 
@@ -187,3 +189,22 @@ async def test_security_schemes_only_when_keys_are_on() -> None:
     on = await openapi(app_with(api_keys=frozenset({KEY})))
     assert set(on["components"]["securitySchemes"]) == {"APIKeyHeader", "APIKeyQuery"}
     assert "401" in on["paths"]["/v1/GetPairs"]["get"]["responses"]
+
+
+# LOG FLOODS
+
+
+def test_flood_filter_lets_one_line_per_template_per_interval() -> None:
+    now = [0.0]
+    flood = FloodFilter(interval=60.0, clock=lambda: now[0])
+
+    def record(msg: str) -> logging.LogRecord:
+        return logging.LogRecord("uvicorn.error", logging.WARNING, __file__, 1, msg, None, None)
+
+    passed = [flood.filter(record("Invalid HTTP request received.")) for _ in range(1000)]
+    assert passed.count(True) == 1
+    assert flood.filter(record("socket.accept() out of system resource\nsocket: fd=7"))
+    assert not flood.filter(record("socket.accept() out of system resource\nsocket: fd=8"))
+    now[0] = 61.0
+    later = record("Invalid HTTP request received.")
+    assert flood.filter(later) and "999 similar lines suppressed" in str(later.msg)

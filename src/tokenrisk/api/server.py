@@ -67,6 +67,42 @@ class RejectionLog:
             self._last[kind] = now
 
 
+class FloodFilter(logging.Filter):
+    """Lets one record per message template through every ``interval`` seconds.
+
+    Installed on uvicorn's error logger and on asyncio's, whose per-connection lines
+    ("Invalid HTTP request received.", accept errors when descriptors run out) would
+    otherwise repeat once per hostile connection, tracebacks and all.  The next line
+    let through says how many were suppressed; repeats carry no traceback.
+    """
+
+    def __init__(self, interval: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self.interval = interval
+        self._clock = clock
+        self._seen: dict[str, tuple[float, int]] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        key = str(record.msg).split("\n", 1)[0]  # asyncio adds per-socket detail lines
+        now = self._clock()
+        last, suppressed = self._seen.get(key, (-self.interval, 0))
+        if now - last < self.interval:
+            self._seen[key] = (last, suppressed + 1)
+            return False
+        if suppressed:
+            record.msg = f"{record.msg} ({suppressed} similar lines suppressed)"
+        self._seen[key] = (now, 0)
+        return True
+
+
+def install_flood_filters() -> None:
+    """Rate-limit the per-connection warnings of uvicorn and asyncio (once per process)."""
+    for name in ("uvicorn.error", "asyncio"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, FloodFilter) for f in logger.filters):
+            logger.addFilter(FloodFilter())
+
+
 class _Shared:
     """Per-server state of the guard: connections waiting for a head, the log."""
 
@@ -86,8 +122,9 @@ class GuardedH11Protocol(H11Protocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        if GuardedH11Protocol.limits is None:
+        if GuardedH11Protocol.limits is None:  # a worker process: configure it here
             GuardedH11Protocol.limits = load_settings().server
+            install_flood_filters()
         self._limits = GuardedH11Protocol.limits
         shared = getattr(self.server_state, "tokenrisk_guard", None)
         if shared is None:
@@ -156,6 +193,7 @@ def server_options(settings: Settings) -> dict[str, Any]:
     """
     limits = settings.server
     GuardedH11Protocol.limits = limits
+    install_flood_filters()
     return {
         "host": settings.host,
         "port": settings.port,
