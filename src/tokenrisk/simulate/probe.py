@@ -21,7 +21,14 @@ from typing import Any
 
 from tokenrisk.chain.abi import decode, decode_revert, encode_call
 from tokenrisk.chain.rpc import RpcClient
-from tokenrisk.errors import AbiDecodeError, CallReverted, MalformedResponse, RpcError
+from tokenrisk.errors import (
+    AbiDecodeError,
+    CallReverted,
+    MalformedResponse,
+    MethodUnsupported,
+    ReplyTooDeep,
+    ReplyTooLarge,
+)
 from tokenrisk.model import ContractCall, SimulationReport
 from tokenrisk.simulate.accounting import shortfall
 from tokenrisk.simulate.calls import Route, fresh_address
@@ -211,8 +218,8 @@ async def explain_sell_failure(
         config = {"tracer": "callTracer", "stateOverrides": overrides, "timeout": "10s"}
         try:
             tree = await rpc.call("debug_traceCall", [call, "latest", config])
-        except RpcError:
-            return None  # an explanation is a bonus: the router's reason still stands
+        except (CallReverted, MethodUnsupported, ReplyTooLarge, ReplyTooDeep):
+            return None  # the token's own doing: the router's reason still stands
         inner = innermost_failure(tree) if isinstance(tree, dict) else None
         return describe_frame(inner) if inner is not None else None
     try:
