@@ -52,7 +52,11 @@ def redact(text: str, secrets: Iterable[str] | None = None) -> str:
 
 
 def _clean(value: Any) -> Any:
-    return redact(value) if isinstance(value, str) else value
+    """Strings redacted; numbers and None kept (``%d`` needs them); any other object
+    (an httpx.URL, an exception) becomes its redacted text."""
+    if value is None or isinstance(value, int | float):
+        return value
+    return redact(value if isinstance(value, str) else str(value))
 
 
 def _scrub(record: logging.LogRecord) -> None:
