@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -137,6 +138,16 @@ async def test_fork_mode_runs_its_own_node(fork_service: Service, upstream: Runn
     assert int(chain_id, 16) == DEVNET_ID
     caps = await fork_service.capabilities(DEVNET_ID)
     assert caps.missing() == ()
+
+
+def test_fork_url_is_not_on_the_fork_node_command_line(
+    fork_service: Service, upstream: RunningDevnet
+) -> None:
+    """Provider URLs carry keys; a command line is readable by every local user."""
+    (fork,) = fork_service.nodes
+    cmdline = Path(f"/proc/{fork.process.pid}/cmdline").read_bytes().replace(b"\0", b" ")
+    assert b"--port" in cmdline  # it is the anvil we think it is
+    assert upstream.url.encode() not in cmdline and b"fork-url" not in cmdline
 
 
 @pytest.mark.parametrize("entry_id", COMPARED)
