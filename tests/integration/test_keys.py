@@ -309,6 +309,18 @@ async def test_holder_analysis_follows_the_tier(config: Path, devnet: Any) -> No
     assert free["token"] == full["token"] and free["honeypotResult"] == full["honeypotResult"]
 
 
+async def test_the_document_describes_keys_and_limits(config: Path, devnet: Any) -> None:
+    async with server(config, devnet) as http:
+        spec = (await http.get("/openapi.json")).json()
+    assert {"APIKeyHeader", "APIKeyQuery"} <= set(spec["components"]["securitySchemes"])
+    for path in ("/v2/GetPairs", "/v1/TopHolders"):
+        operation = spec["paths"][path]["get"]
+        (limit,) = [p for p in operation["parameters"] if p["name"] == "limit"]
+        assert limit["schema"]["type"] == "integer" and not limit["required"]
+        assert {"401", "403", "429"} <= set(operation["responses"])
+    assert spec["paths"]["/v2/GetPairs"]["get"]["responses"]["200"]
+
+
 async def _rpc(devnet: Any, method: str, params: list[Any]) -> Any:
     payload = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
     async with httpx.AsyncClient(timeout=30) as http:

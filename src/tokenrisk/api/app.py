@@ -400,6 +400,7 @@ _PARAMETERS: dict[str, dict[str, Any]] = {
     "chainID": {"type": "integer", "minimum": 1, "maximum": 999_999_999_999},
     "simulateLiquidity": {"type": "boolean"},
     "forceSimulateLiquidity": {"type": "boolean"},
+    "limit": {"type": "integer", "minimum": 1, "maximum": 999_999_999},
 }
 _REQUIRED = {"address": "*", "chainID": "/v1/TopHolders"}
 """Parameter -> the paths where it is required ("*": everywhere it appears)."""
