@@ -274,6 +274,12 @@ class Settings(BaseSettings):
         default_factory=dict,
         description="`[tiers.NAME]` tables: limits and analyses per tier (docs/api.md#tiers)",
     )
+    operator_key: str | None = Field(
+        default=None,
+        repr=False,
+        description="enables /admin/keys and /admin/usage for requests with this "
+        "X-OPERATOR-KEY (docs/api.md); prefer the environment",
+    )
     key_pepper: str | None = Field(
         default=None,
         repr=False,

@@ -321,6 +321,34 @@ async def test_the_document_describes_keys_and_limits(config: Path, devnet: Any)
     assert spec["paths"]["/v2/GetPairs"]["get"]["responses"]["200"]
 
 
+async def test_operators_read_keys_and_usage_over_http(config: Path, devnet: Any) -> None:
+    key = keys(config, "create", "--name", "alice", "--tier", "pro").strip()
+    token = _address(devnet, "plain")
+    operator = {"X-OPERATOR-KEY": "op-secret"}
+    async with server(config, devnet) as closed:
+        assert (await closed.get("/admin/keys", headers=operator)).status_code == 404
+    async with server(config, devnet, operator_key="op-secret") as http:
+        ok(await get(http, "/v1/GetPairs", key, address=token))
+        error(await http.get("/admin/keys"), 401)
+        error(await http.get("/admin/keys", headers={"X-OPERATOR-KEY": "guess"}), 401)
+        error(await http.get("/admin/usage", headers={"X-API-KEY": key}), 401)
+        listed = ok(await http.get("/admin/keys", headers=operator))
+        usage_rows = ok(await http.get("/admin/usage", headers=operator, params={"days": 7}))
+        mine = ok(await http.get("/admin/usage", headers=operator, params={"name": "alice"}))
+        assert "days" in error(
+            await http.get("/admin/usage", headers=operator, params={"days": "x"}), 400
+        )
+        spec = (await http.get("/openapi.json")).json()
+    assert listed == json.loads(keys(config, "list", "--json"))
+    assert [(k["name"], k["status"]) for k in listed] == [("alice", "active")]
+    assert usage_rows == mine == json.loads(keys(config, "usage", "--json"))
+    assert [(u["name"], u["endpoint"], u["requests"]) for u in mine] == [
+        ("alice", "/v1/GetPairs", 1)
+    ]
+    assert key not in json.dumps([listed, usage_rows])
+    assert not any(path.startswith("/admin") for path in spec["paths"])
+
+
 async def _rpc(devnet: Any, method: str, params: list[Any]) -> Any:
     payload = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
     async with httpx.AsyncClient(timeout=30) as http:

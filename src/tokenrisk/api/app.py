@@ -36,6 +36,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from tokenrisk import redaction
 from tokenrisk.api import page, wire
 from tokenrisk.api.access import Access, Caller, Policy
+from tokenrisk.api.admin import add_admin
 from tokenrisk.api.cache import ResultCache
 from tokenrisk.api.gate import Gate, KeyGate, OpenGate, RateLimiter
 from tokenrisk.api.health import HealthReport, check_health
@@ -138,6 +139,8 @@ def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
     timeout = min(settings.deadline, settings.rpc_timeout)
     probe = HealthProbe(runner, timeout, settings.server.health_cache_ttl)
     _add_health_route(app, probe, gate if settings.keys_required else None)
+    if settings.operator_key:
+        add_admin(app, settings.operator_key, gate, _keyring(settings, runner))
     page.add_docs(app)
     page.add_page(app, lambda: [(c.id, c.name) for c in runner.service.chains.values()])
     app.add_middleware(SlashRedirect, paths=frozenset(r.path for r in app.routes))  # type: ignore[attr-defined]
@@ -148,10 +151,15 @@ def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
 def _secrets(settings: Settings) -> set[str]:
     urls = [u for n in settings.nodes for u in (n.rpc_url, n.fork_url)] + [settings.store_url]
     return redaction.configured_secrets(
-        [*settings.api_keys, *([settings.key_pepper] if settings.key_pepper else [])],
+        [*settings.api_keys, *(k for k in (settings.key_pepper, settings.operator_key) if k)],
         urls,
         {"etherscan_key": settings.verification.etherscan_key},
     )
+
+
+def _keyring(settings: Settings, runner: Runner) -> Callable[[], Keyring]:
+    """The key store of the running service (opened at start-up, so looked up per call)."""
+    return lambda: Keyring(runner.service.store, settings.key_pepper)
 
 
 def _keys_matter(settings: Settings) -> bool:
@@ -164,7 +172,7 @@ def _gate(settings: Settings, runner: Runner) -> Gate:
     trusted = tuple(ipaddress.ip_network(n, strict=False) for n in settings.server.trusted_proxies)
     policy = Policy.of(settings)
     limiters = {name: RateLimiter(t.rate_limit_per_minute) for name, t in policy.tiers.items()}
-    access = Access(policy, lambda: Keyring(runner.service.store, settings.key_pepper))
+    access = Access(policy, _keyring(settings, runner))
     failures = RateLimiter(settings.server.auth_failures_per_minute)
     kind = KeyGate if _keys_matter(settings) else OpenGate
     return kind(access, limiters, failures, trusted)

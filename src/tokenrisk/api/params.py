@@ -43,12 +43,12 @@ def require_chain_id(value: str | None) -> int:
     return chain_id
 
 
-def parse_limit(value: str | None, default: int) -> int:
+def parse_limit(value: str | None, default: int, name: str = "limit") -> int:
     """An optional count of at least 1 (ASCII digits); ``default`` when absent or empty."""
     if value is None or value == "":
         return default
     if not (value.isascii() and value.isdigit()) or len(value) > 9 or int(value) < 1:
-        raise InputError("limit must be a positive integer")
+        raise InputError(f"{name} must be a positive integer")
     return int(value)
 
 

@@ -24,7 +24,7 @@ from rich.table import Table
 from tokenrisk.cli.commands import ConfigOpt, Failed, _failures
 from tokenrisk.config import Settings, load_settings
 from tokenrisk.store.engine import create_store
-from tokenrisk.store.keys import KeyInfo, Keyring, Usage, config_key_name, utc_day
+from tokenrisk.store.keys import Keyring, config_key_name, since_day
 
 keys_app = typer.Typer(
     no_args_is_help=True,
@@ -88,7 +88,7 @@ def revoke(name: str, config: Path | None = ConfigOpt) -> None:
 def list_keys(config: Path | None = ConfigOpt, as_json: JsonOption = False) -> None:
     """Every key: name, tier, status, created, last used (never the key itself)."""
     with _keyring(config) as (ring, settings):
-        rows = [_key_row(k) for k in ring.keys()] + _config_rows(settings)
+        rows = [k.view() for k in ring.keys()] + _config_rows(settings)
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
@@ -106,9 +106,9 @@ def usage(
     as_json: JsonOption = False,
 ) -> None:
     """Requests per key, endpoint and UTC day (rejected keys are not counted)."""
-    since = utc_day(time.time() - (days - 1) * 86_400)
+    since = since_day(days, time.time())
     with _keyring(config) as (ring, _):
-        rows = [_usage_row(u) for u in ring.usage(name, since)]
+        rows = [u.view() for u in ring.usage(name, since)]
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
@@ -121,24 +121,8 @@ def usage(
 _COLUMNS = ("name", "tier", "status", "created", "lastUsed", "reset")
 
 
-def _when(stamp: float | None) -> str | None:
-    return None if stamp is None else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(stamp))
-
-
 def _cell(value: Any) -> str:
     return "-" if value is None else str(value)
-
-
-def _key_row(info: KeyInfo) -> dict[str, Any]:
-    return {
-        "name": info.name,
-        "tier": info.tier,
-        "status": info.status,
-        "created": _when(info.created_at),
-        "lastUsed": _when(info.last_used_at),
-        "reset": _when(info.reset_at),
-        "revoked": _when(info.revoked_at),
-    }
 
 
 def _config_rows(settings: Settings) -> list[dict[str, Any]]:
@@ -156,7 +140,3 @@ def _config_rows(settings: Settings) -> list[dict[str, Any]]:
         }
         for name in sorted(config_key_name(k) for k in settings.api_keys)
     ]
-
-
-def _usage_row(row: Usage) -> dict[str, Any]:
-    return {"day": row.day, "name": row.name, "endpoint": row.endpoint, "requests": row.requests}

@@ -32,7 +32,7 @@ import secrets
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from sqlalchemy import Connection, insert, select, update
 
@@ -66,6 +66,18 @@ class KeyInfo:
     def status(self) -> str:
         return "revoked" if self.revoked_at is not None else "active"
 
+    def view(self) -> dict[str, Any]:
+        """As ``keys list --json`` and ``/admin/keys`` show it (times ISO 8601 UTC)."""
+        return {
+            "name": self.name,
+            "tier": self.tier,
+            "status": self.status,
+            "created": iso_time(self.created_at),
+            "lastUsed": iso_time(self.last_used_at),
+            "reset": iso_time(self.reset_at),
+            "revoked": iso_time(self.revoked_at),
+        }
+
 
 @dataclass(frozen=True)
 class Usage:
@@ -75,6 +87,14 @@ class Usage:
     name: str
     endpoint: str
     requests: int
+
+    def view(self) -> dict[str, Any]:
+        return {
+            "day": self.day,
+            "name": self.name,
+            "endpoint": self.endpoint,
+            "requests": self.requests,
+        }
 
 
 @dataclass(frozen=True)
@@ -101,6 +121,15 @@ def config_key_name(key: str) -> str:
 
 def utc_day(when: float) -> str:
     return time.strftime("%Y-%m-%d", time.gmtime(when))
+
+
+def since_day(days: int, now: float) -> str:
+    """The first UTC day of the last ``days`` days, today included."""
+    return utc_day(now - (days - 1) * 86_400)
+
+
+def iso_time(stamp: float | None) -> str | None:
+    return None if stamp is None else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(stamp))
 
 
 def check_name(name: str, what: str = "key name") -> str:
