@@ -24,6 +24,7 @@ from eth_utils import to_checksum_address
 from tokenrisk.api.app import create_app
 from tokenrisk.config import Settings
 from tokenrisk.service import Service, connect_devnet
+from tokenrisk.tiers import Tier
 
 pytestmark = pytest.mark.integration
 
@@ -183,7 +184,8 @@ async def test_top_holders_match_the_chain(
 
 async def test_top_holders_caps_at_fifty_with_ties_by_address(devnet: Any, tmp_path: Path) -> None:
     """60 new holders with one equal balance, above every existing holder but the owner
-    and the pool: the answer is those two plus the 48 lowest addresses of the 60."""
+    and the pool: the answer is those two plus the 48 lowest addresses of the 60.  A tier
+    whose allowance is 100 sees all of them with ``limit=100``, the first 50 unchanged."""
     token, owner = _address(devnet, "plain"), devnet.manifest["addresses"]["OWNER"]
     amount = 5 * 10**24
     new = [to_checksum_address(hashlib.sha256(bytes([i])).hexdigest()[:40]) for i in range(60)]
@@ -195,9 +197,14 @@ async def test_top_holders_caps_at_fifty_with_ties_by_address(devnet: Any, tmp_p
             await _rpc(devnet, "eth_sendTransaction", [{"from": owner, "to": token, "data": data}])
         settings = Settings(devnet=False, data_dir=tmp_path)
         svc = connect_devnet(settings, devnet.url, devnet.manifest, devnet.build_dir)
+        wide = Settings(
+            devnet=False, data_dir=tmp_path, tiers={"default": Tier(max_top_holders=100)}
+        )
         try:
             async with _client(settings, svc) as http:
                 body = await _ok(http, "/v1/TopHolders", address=token, chainID=CHAIN)
+            async with _client(wide, svc) as http:
+                more = await _ok(http, "/v1/TopHolders", address=token, chainID=CHAIN, limit=100)
         finally:
             await svc.close()
     finally:
@@ -211,6 +218,9 @@ async def test_top_holders_caps_at_fifty_with_ties_by_address(devnet: Any, tmp_p
         owner,
         _token(devnet, "plain")["pools"][0]["address"],
     }
+    assert more["holders"][:50] == holders and more["totalSupply"] == body["totalSupply"]
+    assert set(new) <= {h["address"] for h in more["holders"]}
+    assert 62 <= len(more["holders"]) <= 100
 
 
 async def test_top_holders_requires_chain_id(client: httpx.AsyncClient, devnet: Any) -> None:

@@ -177,28 +177,25 @@ class Keyring:
     def reset(self, name: str) -> str:
         """Replace the key of ``name`` by a new one (returned); the old one fails at once."""
         key = new_key()
-        now = self._clock()
-        with self.store.transaction("reset key", writes=True) as conn:
-            old = _active_hash(conn, name, "reset")
-            _retire(conn, old, name, "reset", now)
-            conn.execute(
-                update(api_key_table)
-                .where(api_key_table.c.name == name)
-                .values(key_hash=self.digests(key)[0], reset_at=now)
-            )
+        self._retire(name, "reset", key_hash=self.digests(key)[0], reset_at=self._clock())
         return key
 
     def revoke(self, name: str) -> None:
         """Stop the key of ``name`` for good; its name and usage stay for the record."""
-        now = self._clock()
-        with self.store.transaction("revoke key", writes=True) as conn:
-            old = _active_hash(conn, name, "revoke")
-            _retire(conn, old, name, "revoked", now)
+        self._retire(name, "revoked", key_hash=None, revoked_at=self._clock())
+
+    def _retire(self, name: str, reason: str, **values: object) -> None:
+        """Move the active digest of ``name`` to the retired ones (``reason``) and set
+        ``values`` on its row, in one transaction."""
+        verb = reason.removesuffix("d")
+        with self.store.transaction(f"{verb} key", writes=True) as conn:
+            old = _active_hash(conn, name, verb)
             conn.execute(
-                update(api_key_table)
-                .where(api_key_table.c.name == name)
-                .values(key_hash=None, revoked_at=now)
+                insert(retired_key_table).values(
+                    key_hash=old, name=name, reason=reason, retired_at=self._clock()
+                )
             )
+            conn.execute(update(api_key_table).where(api_key_table.c.name == name).values(**values))
 
     # QUERIES
 
@@ -277,12 +274,6 @@ def _active_hash(conn: Connection, name: str, verb: str) -> str:
     if row.revoked_at is not None or row.key_hash is None:
         raise KeyNameError(f"cannot {verb} {name!r}: the key is revoked (create a new one)")
     return str(row.key_hash)
-
-
-def _retire(conn: Connection, digest: str, name: str, reason: str, now: float) -> None:
-    conn.execute(
-        insert(retired_key_table).values(key_hash=digest, name=name, reason=reason, retired_at=now)
-    )
 
 
 def _retired(conn: Connection, digests: Sequence[str]) -> Lookup:
