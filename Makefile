@@ -27,7 +27,7 @@ run: devnet
 	$(BIN)/tokenrisk serve
 
 test: devnet
-	scripts/with-postgres.sh scripts/with-chromium.sh $(BIN)/pytest -q
+	scripts/with-redis.sh scripts/with-postgres.sh scripts/with-chromium.sh $(BIN)/pytest -q
 
 lint: setup
 	$(BIN)/ruff check src tests bench

@@ -23,15 +23,15 @@ from typing import Any, TypeVar
 import httpx
 
 from tokenrisk.api.app import create_app
-from tokenrisk.chain.rpc import RpcClient
+from tokenrisk.chain.coalesce import CoalescingRpc
 from tokenrisk.config import Settings
 from tokenrisk.service import connect_devnet
 
 T = TypeVar("T")
 
 
-class TimedRpc(RpcClient):
-    """An RpcClient that remembers when each round trip started and ended."""
+class TimedRpc(CoalescingRpc):
+    """The service's node client, remembering when each round trip started and ended."""
 
     def __init__(self, url: str) -> None:
         super().__init__(url, label="devnet node")
@@ -45,17 +45,27 @@ class TimedRpc(RpcClient):
         finally:
             self.spans.append((started, time.perf_counter()))
 
-    async def call(self, method: str, params: Sequence[Any] = ()) -> Any:
+    async def _post_call(self, method: str, params: Sequence[Any] = ()) -> Any:
         self.methods[method] += 1
-        return await self._timed(super().call(method, params))
+        return await self._timed(super()._post_call(method, params))
 
-    async def batch(self, calls: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
+    async def _post_batch(self, calls: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
         self.methods.update(method for method, _ in calls)
-        return await self._timed(super().batch(calls))
+        return await self._timed(super()._post_batch(calls))
 
     def reset(self) -> None:
         self.spans.clear()
         self.methods.clear()
+
+
+def sequential(spans: Sequence[tuple[float, float]]) -> int:
+    """Round trips on the critical path: the most round trips that did not overlap in
+    time (each started after the previous one ended); concurrent ones count once."""
+    count, end = 0, float("-inf")
+    for start, stop in sorted(spans, key=lambda span: span[1]):
+        if start >= end:
+            count, end = count + 1, stop
+    return count
 
 
 def covered(spans: Sequence[tuple[float, float]]) -> float:
@@ -78,6 +88,7 @@ class Breakdown:
     node: float
     cpu: float
     round_trips: float
+    sequential: float = 0.0
     methods: Counter[str] = field(default_factory=Counter)
     top: str = ""
 
@@ -87,10 +98,23 @@ class Breakdown:
 
 
 async def profile_is_honeypot(
-    rpc_url: str, manifest: dict[str, Any], build_dir: Path, data_dir: Path, token: str
+    rpc_url: str,
+    manifest: dict[str, Any],
+    build_dir: Path,
+    data_dir: Path,
+    token: str,
+    requests: int = 5,
+    holder_limit: int | None = None,
+    profiler: cProfile.Profile | None = None,
 ) -> Breakdown:
-    """Breakdown of warm IsHoneypot on ``token`` (after one request that fills the index)."""
+    """Breakdown of warm IsHoneypot on ``token`` (after one request that fills the index).
+
+    ``holder_limit`` None keeps the Settings default; ``profiler`` (when given) is the
+    one the cProfile pass records into, for callers that print its own table.
+    """
     settings = Settings(devnet=False, data_dir=data_dir, deadline=120.0, cache_ttl=0)
+    if holder_limit is not None:
+        settings = settings.model_copy(update={"holder_limit": holder_limit})
     service = connect_devnet(settings, rpc_url, manifest, build_dir)
     timed = TimedRpc(rpc_url)
     chain_id = next(iter(service.clients))
@@ -101,8 +125,8 @@ async def profile_is_honeypot(
     try:
         async with httpx.AsyncClient(transport=transport, base_url="http://bench") as http:
             (await http.get("/v2/IsHoneypot", params=params)).raise_for_status()
-            breakdown = await _breakdown(http, timed, params, requests=5)
-            breakdown.top = await _profiled(http, params)
+            breakdown = await _breakdown(http, timed, params, requests=requests)
+            breakdown.top = await _profiled(http, params, requests, profiler)
     finally:
         await service.close()
     return breakdown
@@ -113,7 +137,7 @@ async def _breakdown(
 ) -> Breakdown:
     timed.reset()
     wall = node = cpu = 0.0
-    trips = 0
+    trips = depth = 0
     for _ in range(requests):
         timed.spans.clear()
         started, cpu_started = time.perf_counter(), time.process_time()
@@ -122,8 +146,9 @@ async def _breakdown(
         cpu += time.process_time() - cpu_started
         node += covered(timed.spans)
         trips += len(timed.spans)
+        depth += sequential(timed.spans)
     n = requests
-    return Breakdown(n, wall / n, node / n, cpu / n, trips / n, Counter(timed.methods))
+    return Breakdown(n, wall / n, node / n, cpu / n, trips / n, depth / n, Counter(timed.methods))
 
 
 COMPONENTS = (
@@ -150,9 +175,14 @@ def component(filename: str, function: str) -> str:
     return "other (builtins, stdlib)"
 
 
-async def _profiled(http: httpx.AsyncClient, params: dict[str, str], requests: int = 5) -> str:
+async def _profiled(
+    http: httpx.AsyncClient,
+    params: dict[str, str],
+    requests: int = 5,
+    profiler: cProfile.Profile | None = None,
+) -> str:
     """Own time per request by component, as a Markdown table (cProfile, ``requests`` runs)."""
-    profiler = cProfile.Profile()
+    profiler = profiler or cProfile.Profile()
     profiler.enable()
     for _ in range(requests):
         (await http.get("/v2/IsHoneypot", params=params)).raise_for_status()

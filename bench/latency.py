@@ -35,14 +35,25 @@ class Samples:
 
     seconds: list[float] = field(default_factory=list)
     statuses: Counter[int] = field(default_factory=Counter)
+    by_status: dict[int, list[float]] = field(default_factory=dict)
 
     def add(self, seconds: float, status: int) -> None:
         self.seconds.append(seconds)
         self.statuses[status] += 1
+        self.by_status.setdefault(status, []).append(seconds)
 
     def merge(self, other: Samples) -> None:
         self.seconds += other.seconds
         self.statuses.update(other.statuses)
+        for status, seconds in other.by_status.items():
+            self.by_status.setdefault(status, []).extend(seconds)
+
+    def only(self, status: int) -> Samples:
+        """The samples that got ``status`` (e.g. the 200s of a run with refusals)."""
+        out = Samples()
+        for seconds in self.by_status.get(status, []):
+            out.add(seconds, status)
+        return out
 
     @property
     def n(self) -> int:

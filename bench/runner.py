@@ -1,12 +1,15 @@
-"""The whole bench run (``make bench`` = ``python -m bench``); prints Markdown tables.
+"""The whole bench run (``make bench`` = ``python -m bench``); prints Markdown tables,
+first issue #17's figures against their targets, then each section's own table.
 
 Phases, all on loopback:
 
 1. FLOOR: start the devnet; time one eth_simulateV1 buy+transfer+sell on it.
 2. LATENCY: per endpoint a fresh server process (empty store, so the first request per
    catalogue token is cold), one cold pass and ``--repeats`` warm passes.
-3. THROUGHPUT: on one warm server, 1/8/32 concurrent clients.
-4. PROFILE: one IsHoneypot in-process, round trips versus Python, cProfile top.
+3. THROUGHPUT: on one warm server, 1/8/32 concurrent clients; then 1 worker against
+   2 workers + Redis (``bench.scaleout``).
+4. PROFILE: IsHoneypot without holder analysis in-process: calls, round trips (and how
+   many are sequential), CPU, cProfile top.
 5. HOLDERS: tokens with 100 and 1,000 holders on a throwaway devnet copy.
 6. INDEX: ``bench_index`` (Transfer-log indexing, logs/s) on its own anvil.
 """
@@ -18,7 +21,7 @@ import asyncio
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import httpx
@@ -29,14 +32,17 @@ from bench.holders import holder_scaling
 from bench.hotpath import profile_is_honeypot
 from bench.latency import Samples, timed_get
 from bench.load import Throughput, throughput
+from bench.scaleout import measure_workers
 from bench.server import ServerOptions, start_server
 from bench.table import (
     EndpointRun,
+    Figures,
     IndexRun,
     holders_table,
     index_line,
     latency_table,
     profile_text,
+    targets_table,
     throughput_table,
 )
 from tokenrisk.chain.rpc import RpcClient
@@ -163,7 +169,7 @@ async def measure_index(transfers: int) -> IndexRun:
     return IndexRun(stats.logs, stats.logs_per_second, raw_logs / raw_seconds, holders)
 
 
-async def devnet_sections(args: argparse.Namespace) -> list[str]:
+async def devnet_sections(args: argparse.Namespace) -> tuple[Figures, list[str]]:
     """FLOOR, LATENCY, THROUGHPUT and PROFILE, all on one devnet node."""
     with tempfile.TemporaryDirectory(prefix="tokenrisk-bench-") as tmp, start_devnet() as devnet:
         work = Path(tmp)
@@ -181,14 +187,19 @@ async def devnet_sections(args: argparse.Namespace) -> list[str]:
             print(f"  {endpoint.name}: {runs[-1].recomputed.p50 * 1000:.1f} ms", file=sys.stderr)
         print("throughput...", file=sys.stderr)
         rows, rss = await measure_throughput(devnet, tokens, work)
+        print("workers...", file=sys.stderr)
+        workers = await measure_workers(devnet, tokens, work)
         print("profile...", file=sys.stderr)
         (work / "profile").mkdir()
         breakdown = await profile_is_honeypot(
-            devnet.url, devnet.manifest, devnet.build_dir, work / "profile", plain
+            devnet.url, devnet.manifest, devnet.build_dir, work / "profile", plain, holder_limit=0
         )
-    return [
+    figures = Figures(runs, floor, rows, breakdown, [], workers)
+    return figures, [
         latency_table(runs, floor),
         throughput_table(rows),
+        "Scale-out (recomputed IsHoneypot, `tokenrisk serve`, results cache off):",
+        throughput_table(workers),
         f"Peak RSS of the service processes in the throughput runs: {rss:.0f} MiB.",
         profile_text(breakdown),
         breakdown.top,
@@ -196,17 +207,18 @@ async def devnet_sections(args: argparse.Namespace) -> list[str]:
 
 
 async def run(args: argparse.Namespace) -> str:
-    sections = await devnet_sections(args)
+    figures, sections = await devnet_sections(args)
     if args.holders:
         print("holder scaling...", file=sys.stderr)
         with tempfile.TemporaryDirectory(prefix="tokenrisk-bench-") as tmp:
             holder_runs, setup = await holder_scaling(tuple(args.holders), Path(tmp))
         sections.append(holders_table(holder_runs))
+        figures = replace(figures, holders=holder_runs)
         sections.append(f"Creating the holder tokens took {setup:.1f} s.")
     if args.index_transfers > 0:
         print("indexing...", file=sys.stderr)
         sections.append(index_line(await measure_index(args.index_transfers)))
-    return "\n\n".join(sections)
+    return "\n\n".join([targets_table(figures), *sections])
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -111,6 +111,74 @@ def profile_text(b: Breakdown) -> str:
             f"Python outside round trips {ms(python)} ms ({python / b.wall:.0%}); "
             f"process CPU {ms(b.cpu)} ms.",
             f"Round trips per request: {b.round_trips:g} HTTP requests carrying "
-            f"{b.calls:g} JSON-RPC calls ({methods}).",
+            f"{b.calls:g} JSON-RPC calls ({methods}); {b.sequential:g} of them sequential "
+            "(critical path).",
         ]
     )
+
+
+@dataclass(frozen=True)
+class Figures:
+    """What issue #17's table asks for, gathered from the bench's sections."""
+
+    runs: Sequence[EndpointRun]
+    floor: Samples
+    throughput: Sequence[tuple[str, Throughput]]
+    profile: Breakdown
+    holders: Sequence[HolderRun]
+    workers: Sequence[tuple[str, Throughput]]
+
+
+def _ok_rate(t: Throughput) -> float:
+    """Answers with status 200 per second (refusals are not throughput)."""
+    return t.samples.statuses[200] / t.seconds if t.seconds > 0 else 0.0
+
+
+def _row(rows: Sequence[tuple[str, Throughput]], name: str, clients: int) -> Throughput | None:
+    return next((t for n, t in rows if n.startswith(name) and t.clients == clients), None)
+
+
+def targets_table(f: Figures) -> str:
+    """The issue's figures, this run's value next to the target."""
+    by_name = {r.name: r for r in f.runs}
+    holders = by_name.get("IsHoneypot (holder analysis)")
+    no_holders = by_name.get("IsHoneypot (holder_limit=0)")
+    out: list[list[str]] = []
+    if no_holders and holders:
+        out += [
+            ["IsHoneypot without holder analysis, p50 / node floor",
+             ratio(no_holders.recomputed, f.floor), "<= 10x"],
+            ["IsHoneypot with holder analysis, p50 / node floor",
+             ratio(holders.recomputed, f.floor), "<= 20x"],
+            ["cached IsHoneypot p50", f"{ms(holders.cached.p50)} ms", "<= 1 ms"],
+        ]  # fmt: skip
+    b = f.profile
+    out += [
+        ["JSON-RPC calls / sequential round trips per check (no holders)",
+         f"{b.calls:g} / {b.sequential:g} ({b.round_trips:g} HTTP requests)", "<= 40 / <= 6"],
+        ["Python CPU per check (no holders)", f"{ms(b.cpu)} ms", "<= 10 ms"],
+    ]  # fmt: skip
+    full = next((h for h in f.holders if h.holders == h.holder_limit == 1000), None)
+    if full is not None:
+        out.append(["1,000-holder analysis (warm p50)", f"{ms(full.warm.p50)} ms", "<= 300 ms"])
+    one, many = (_row(f.throughput, "IsHoneypot, recomputed", c) for c in (1, 32))
+    if one and many:
+        ok = many.samples.only(200)
+        refused = many.samples.only(503)
+        fast = f"{ms(refused.p99)} ms" if refused.n else "none"
+        out.append(
+            ["32 clients, distinct tokens, recomputed: 200s/s vs one client; p99 of 200s; "
+             "503s (p99)",
+             f"{_ok_rate(many) / _ok_rate(one):.2f}x; {ms(ok.p99) if ok.n else '-'} ms; "
+             f"{refused.n} ({fast})",
+             ">= 1.5x, p99 <= 2 s, fast 503"]
+        )  # fmt: skip
+    single, double = (_row(f.workers, n, 32) for n in ("1 worker", "2 workers"))
+    if single and double:
+        out.append(
+            ["same, 2 workers + Redis vs 1 worker (200s/s)",
+             f"{_ok_rate(double) / _ok_rate(single):.2f}x", ">= 1.6x"]
+        )  # fmt: skip
+    elif single:
+        out.append(["same, 2 workers + Redis vs 1 worker", "not run: no redis-server", ">= 1.6x"])
+    return markdown(["figure (issue #17)", "this run", "target"], out)

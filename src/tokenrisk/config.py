@@ -244,7 +244,9 @@ class Settings(BaseSettings):
     rpc_max_depth: int = Field(
         default=256, ge=8, description="JSON nesting of one node reply at most, then 502"
     )
-    holder_limit: int = Field(default=100, ge=1, description="holders simulated in holderAnalysis")
+    holder_limit: int = Field(
+        default=100, ge=0, description="holders simulated in holderAnalysis; 0 = none"
+    )
     cache_ttl: float = Field(
         default=15.0, ge=0, description="seconds a result is reused (same head)"
     )
@@ -297,6 +299,31 @@ class Settings(BaseSettings):
     )
     max_concurrent_simulations: int = Field(
         default=8, ge=1, description="simulations running at once in one process; the rest wait"
+    )
+    admission_limit: int = Field(
+        default=16,
+        ge=0,
+        description="uncached checks in progress per chain in one worker; more get 503 "
+        "with Retry-After at once; 0 = no limit",
+    )
+    redis_url: str | None = Field(
+        default=None,
+        repr=False,
+        description="Redis shared by all API workers and `tokenrisk worker` (cache, single "
+        "flight, rate limits, index jobs); unset: one process keeps them in memory",
+    )
+    index_inline_blocks: int = Field(
+        default=50_000,
+        ge=0,
+        description="with Redis: a holder index further behind the head than this is built "
+        "by a background job instead of inside the request",
+    )
+    index_jobs: int = Field(default=2, ge=1, description="index jobs one `tokenrisk worker` runs")
+    devnet_url: str | None = Field(
+        default=None,
+        repr=False,
+        description="use this running devnet node instead of starting one (`serve --workers` "
+        "sets it so that every worker shares one devnet)",
     )
     nodes: tuple[ChainNode, ...] = Field(default=(), description="one `[[nodes]]` table per chain")
     chains: tuple[ChainEntry, ...] = Field(

@@ -29,6 +29,7 @@
     ├── StoreError                  503: the database cannot be read or written
     │   ├── StoreConflict               another writer moved an index cursor first (retry)
     │   └── SchemaTooNew                the database was migrated by a newer tokenrisk
+    ├── Overloaded                  503: this worker admits no more uncached checks now
     ├── DeadlineExceeded            504: the node (or the check) was too slow
     ├── VerdictError                never an HTTP error: what a token did, reported in the
     │   │                           verdict (simulationError, a missing field)
@@ -236,3 +237,14 @@ class SolcError(BuildError):
 
     For compile errors the message holds solc's formatted error messages.
     """
+
+
+class Overloaded(TokenRiskError):
+    """503: this worker already runs as many uncached checks as it admits (see
+    :mod:`tokenrisk.api.admission`); ``retry_after`` seconds is a fair wait."""
+
+    status = 503
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

@@ -10,20 +10,27 @@ import asyncio
 import logging
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tokenrisk.chain.abi import checksum
 from tokenrisk.chain.capabilities import Capabilities, probe_capabilities
+from tokenrisk.chain.coalesce import CoalescingRpc
 from tokenrisk.chain.registry import BaseToken, Chain, Dex, apply_overrides, load_registry
 from tokenrisk.chain.rpc import RpcClient, RpcSettings
 from tokenrisk.config import ChainNode, Settings
+from tokenrisk.devnet.build import devnet_dir
 from tokenrisk.devnet.instance import start_devnet
+from tokenrisk.devnet.manifest import SOURCES_FILE, read_manifest
 from tokenrisk.devnet.node import AnvilNode, fork_from, start_anvil
-from tokenrisk.errors import UnknownChain
-from tokenrisk.simulate.calls import BalanceSlot
+from tokenrisk.errors import DevnetBuildError, UnknownChain
+from tokenrisk.model import TokenInfo
+from tokenrisk.simulate.slots import BalanceSlot, SlotCache
 from tokenrisk.store.engine import Store, create_store
 from tokenrisk.verification import VerificationSettings, build_verifier
 from tokenrisk.verification.verifier import Verifier
+
+if TYPE_CHECKING:
+    from tokenrisk.jobs import IndexQueue
 
 log = logging.getLogger("tokenrisk")
 DEVNET_ID = 31337
@@ -70,6 +77,9 @@ class Service:
     # one indexer per (chain, token) at a time in this process
     index_locks: dict[tuple[int, str], asyncio.Lock] = field(default_factory=dict)
     base_slots: dict[tuple[int, str], BalanceSlot | None] = field(default_factory=dict)
+    slot_cache: SlotCache = field(default_factory=SlotCache)  # token layouts by code hash
+    base_infos: dict[tuple[int, str], TokenInfo] = field(default_factory=dict)
+    index_queue: IndexQueue | None = None  # set by the API when Redis is configured
     probed: dict[int, Capabilities] = field(default_factory=dict)
     _probing: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
 
@@ -155,7 +165,7 @@ def connect_devnet(
 ) -> Service:
     """A service on an already running devnet node (tests, benchmarks)."""
     chain = devnet_chain(manifest)
-    client = RpcClient(url, _rpc_settings(settings), label="devnet node")
+    client = CoalescingRpc(url, _rpc_settings(settings), label="devnet node")
     verifier = build_verifier(_verification(settings, {chain.id: [build_dir / "sources.json"]}))
     store = create_store(settings.database_url)
     sem = asyncio.Semaphore(settings.max_concurrent_simulations)
@@ -181,21 +191,35 @@ def open_service(settings: Settings) -> Service:
             nodes.append(fork)
             url = fork.url
         chains[chain.id] = chain
-        clients[chain.id] = RpcClient(
+        clients[chain.id] = CoalescingRpc(
             url or "", _rpc_settings(settings), label=f"chain {chain.id} node"
         )
     if settings.devnet:
-        devnet = start_devnet(log_path=settings.data_dir / "devnet.log")
-        nodes.append(devnet.node)
-        chain = devnet_chain(devnet.manifest)
-        devnet.node.chain_id = chain.id
+        url, manifest, build_dir = _devnet(settings, nodes)
+        chain = devnet_chain(manifest)
+        if not settings.devnet_url:  # started here: its supervisor restarts it by chain id
+            nodes[-1].chain_id = chain.id
         chains[chain.id] = chain
-        clients[chain.id] = RpcClient(devnet.url, _rpc_settings(settings), label="devnet node")
-        local_paths[chain.id] = [devnet.sources_path]
+        clients[chain.id] = CoalescingRpc(url, _rpc_settings(settings), label="devnet node")
+        local_paths[chain.id] = [build_dir / SOURCES_FILE]
     verifier = build_verifier(_verification(settings, local_paths))
     sem = asyncio.Semaphore(settings.max_concurrent_simulations)
     store = create_store(settings.database_url)
     return Service(settings, _whitelisted(chains, settings), clients, verifier, store, nodes, sem)
+
+
+def _devnet(settings: Settings, nodes: list[AnvilNode]) -> tuple[str, dict[str, Any], Path]:
+    """(URL, manifest, build dir) of the devnet: the running one at ``devnet_url`` (every
+    worker of ``serve --workers N`` shares the one the parent started), else a new one."""
+    if settings.devnet_url:
+        build_dir = devnet_dir()
+        manifest = read_manifest(build_dir)
+        if manifest is None:
+            raise DevnetBuildError(f"no built devnet in {build_dir}")
+        return settings.devnet_url, manifest, build_dir
+    devnet = start_devnet(log_path=settings.data_dir / "devnet.log")
+    nodes.append(devnet.node)
+    return devnet.url, devnet.manifest, devnet.build_dir
 
 
 def _verification(settings: Settings, local_paths: dict[int, list[Path]]) -> VerificationSettings:

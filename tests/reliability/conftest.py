@@ -27,7 +27,11 @@ from tokenrisk.service import Service, connect_devnet
 @pytest.fixture(scope="session")
 def live(devnet: RunningDevnet, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """The app with default settings (results cache on) on uvicorn, for the whole session."""
-    settings = Settings(devnet=False, data_dir=tmp_path_factory.mktemp("live"), deadline=60.0)
+    # admission control off: the load test's 32 clients must all be answered (the
+    # overflow answers are tests/integration/test_admission.py's subject)
+    settings = Settings(
+        devnet=False, data_dir=tmp_path_factory.mktemp("live"), deadline=60.0, admission_limit=0
+    )
     server = LiveServer(settings, devnet)
     server.start()
     try:

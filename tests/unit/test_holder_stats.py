@@ -107,3 +107,15 @@ def test_invariants(results: list[HolderSell]) -> None:
     )
     assert 0 <= stats.average_tax <= stats.highest_tax <= 100
     assert stats.high_tax_wallets <= stats.successful
+
+
+def test_large_holder_sets_are_sampled_by_balance() -> None:
+    from tokenrisk.checks.holders import sample_by_balance
+
+    rows = [(f"0x{i:040x}", 10_000 - i) for i in range(10_000)]  # largest first
+    sample = sample_by_balance(rows, 2_000)
+    assert len(sample) == 2_000 and len(set(sample)) == 2_000
+    assert sample[:1_000] == rows[:1_000]  # the largest always
+    assert sample[1_000] == rows[1_000] and sample[-1][1] < 100  # the rest spread to the end
+    assert [b for _, b in sample] == sorted((b for _, b in sample), reverse=True)
+    assert sample_by_balance(rows[:50], 2_000) == rows[:50]

@@ -37,7 +37,7 @@ from tokenrisk import redaction
 from tokenrisk.api import page, wire
 from tokenrisk.api.access import Access, Caller, Policy
 from tokenrisk.api.admin import add_admin
-from tokenrisk.api.cache import ResultCache
+from tokenrisk.api.admission import Admission
 from tokenrisk.api.gate import Gate, KeyGate, OpenGate, RateLimiter
 from tokenrisk.api.health import HealthReport, check_health
 from tokenrisk.api.params import (
@@ -49,6 +49,7 @@ from tokenrisk.api.params import (
     require_chain_id,
 )
 from tokenrisk.api.runner import Runner
+from tokenrisk.api.shared import LocalState, SharedState, shared_state
 from tokenrisk.chain.abi import parse_address
 from tokenrisk.checks import holders as holders_check
 from tokenrisk.checks import honeypot as checks
@@ -58,9 +59,11 @@ from tokenrisk.errors import (
     Forbidden,
     InputError,
     MissingParameter,
+    Overloaded,
     RateLimited,
     TokenRiskError,
 )
+from tokenrisk.jobs import open_queue
 from tokenrisk.service import Service, open_service
 from tokenrisk.store.keys import Keyring
 from tokenrisk.tiers import PAIRS_DEFAULT, TOP_HOLDERS_DEFAULT, Tier
@@ -76,7 +79,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
         404: "No contract at this address on the configured chain(s).",
         429: "Rate limit exceeded; see the Retry-After header (seconds).",
         502: "The node answered with an error or with something that is not JSON-RPC.",
-        503: "The node cannot be reached.",
+        503: "The node cannot be reached, or the service is at capacity (see Retry-After).",
         504: "The check did not finish within the deadline.",
     }.items()
 }
@@ -99,9 +102,12 @@ def error_response(
 def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
     """The ASGI app.  ``service`` may be given (tests); otherwise it is opened at start-up.
 
-    ``app.state.cache`` is the results cache (its ``stats`` count hits and misses).
+    ``app.state.shared`` is the shared state (its ``stats`` count cache hits and misses),
+    in Redis when ``redis_url`` is set; without Redis ``app.state.cache`` is the
+    in-process results cache.
     """
-    runner = Runner(settings.deadline, ResultCache(settings.cache_ttl))
+    state = shared_state(settings)
+    runner = Runner(settings.deadline, state, Admission(settings.admission_limit))
     if service is not None:
         runner.services["svc"] = service
 
@@ -111,10 +117,16 @@ def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
         runner.services["svc"] = svc
         runner.supervisor = NodeSupervisor(svc.nodes)
         runner.supervisor.start()
+        queue = await open_queue(settings)
+        svc.index_queue = queue
         try:
             yield
         finally:
             await runner.supervisor.stop()
+            svc.index_queue = None
+            if queue is not None:
+                await queue.aclose()
+            await state.aclose()
             if service is None:
                 await svc.close()
 
@@ -129,8 +141,11 @@ def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
         description="Token risk (honeypot) checks computed in your own node. "
         'Every error body is {"code": <status>, "error": "<message>"}.',
     )
-    app.state.cache = runner.cache
-    gate = _gate(settings, runner)
+    app.state.shared = state
+    app.state.admission = runner.admission
+    if isinstance(state, LocalState):
+        app.state.cache = state.cache
+    gate = _gate(settings, runner, state)
     _install_errors(app)
     _add_honeypot_route(app, runner, gate)
     _add_verification_route(app, runner, gate)
@@ -167,11 +182,12 @@ def _keys_matter(settings: Settings) -> bool:
     return settings.keys_required or bool(settings.tiers)
 
 
-def _gate(settings: Settings, runner: Runner) -> Gate:
-    """A limiter per tier, and keys looked up in the runner's store (once it is open)."""
+def _gate(settings: Settings, runner: Runner, state: SharedState) -> Gate:
+    """A limiter per tier (in Redis when configured, so every worker spends from the same
+    buckets), and keys looked up in the runner's store (once it is open)."""
     trusted = tuple(ipaddress.ip_network(n, strict=False) for n in settings.server.trusted_proxies)
     policy = Policy.of(settings)
-    limiters = {name: RateLimiter(t.rate_limit_per_minute) for name, t in policy.tiers.items()}
+    limiters = {name: state.limiter(t.rate_limit_per_minute) for name, t in policy.tiers.items()}
     access = Access(policy, _keyring(settings, runner))
     failures = RateLimiter(settings.server.auth_failures_per_minute)
     kind = KeyGate if _keys_matter(settings) else OpenGate
@@ -204,7 +220,7 @@ def _add_honeypot_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
         forceSimulateLiquidity: str | None = Query(  # noqa: N803
             None, description="true/false: always simulate a pool; needs chainID."
         ),
-    ) -> JSONResponse:
+    ) -> Response:
         token = require_address("address", address)
         chain_id = parse_chain_id(chainID)
         pair_address = parse_address(pair) if pair else None
@@ -223,7 +239,7 @@ def _add_honeypot_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
             params,
             lambda svc: checks.is_honeypot(svc, token, chain_id, pair_address, mode, options),
         )
-        return JSONResponse(body)
+        return body
 
 
 def _add_verification_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
@@ -238,17 +254,18 @@ def _add_verification_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
     async def contract_verification(
         address: str | None = Query(None, description="Root contract (0x + 40 hex)."),
         chainID: str | None = Query(None, description="Chain id; every chain when omitted."),  # noqa: N803
-    ) -> JSONResponse:
+    ) -> Response:
         root = require_address("address", address)
         chain_id = parse_chain_id(chainID)
-        body = await runner.fresh(lambda svc: checks.contract_verification(svc, root, chain_id))
-        return JSONResponse(body)
+        return await runner.fresh(
+            chain_id, lambda svc: checks.contract_verification(svc, root, chain_id)
+        )
 
 
 def _add_pairs_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
     caller_of = Depends(gate)  # the request's Caller, for its tier
 
-    async def pairs(address: str | None, chain: str | None, limit: int) -> JSONResponse:
+    async def pairs(address: str | None, chain: str | None, limit: int) -> Response:
         token = require_address("address", address)
         chain_id = parse_chain_id(chain)
         body = await runner.cached(
@@ -257,7 +274,7 @@ def _add_pairs_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
             (token, limit),
             lambda svc: checks.get_pairs(svc, token, chain_id, limit),
         )
-        return JSONResponse(body)
+        return body
 
     @app.get(
         "/v1/GetPairs",
@@ -270,7 +287,7 @@ def _add_pairs_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
         caller: Caller = caller_of,
         address: str | None = Query(None, description="Token address (0x + 40 hex)."),
         chainID: str | None = Query(None, description="Chain id; every chain when omitted."),  # noqa: N803
-    ) -> JSONResponse:
+    ) -> Response:
         return await pairs(address, chainID, min(PAIRS_DEFAULT, caller.tier.max_pairs))
 
     @app.get(
@@ -287,7 +304,7 @@ def _add_pairs_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
         limit: str | None = Query(
             None, description="Most pairs to return: 1 to the tier's maximum; default 10."
         ),
-    ) -> JSONResponse:
+    ) -> Response:
         allowed = caller.tier.max_pairs
         count = parse_limit(limit, min(PAIRS_DEFAULT, allowed))
         if count > allowed:
@@ -312,7 +329,7 @@ def _add_holders_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
         limit: str | None = Query(
             None, description="Most holders to return: 1 to the tier's allowance; default 50."
         ),
-    ) -> JSONResponse:
+    ) -> Response:
         token = require_address("address", address)
         chain_id = require_chain_id(chainID)
         allowed = caller.tier.max_top_holders
@@ -325,7 +342,7 @@ def _add_holders_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
             (token, count),
             lambda svc: holders_check.top_holders(svc, token, chain_id, count),
         )
-        return JSONResponse(body)
+        return body
 
 
 class HealthProbe:
@@ -461,7 +478,11 @@ def _fix_operation(path: str, operation: dict[str, Any], keys: bool, chains: lis
 def _install_errors(app: FastAPI) -> None:
     @app.exception_handler(TokenRiskError)
     async def on_error(request: Request, exc: TokenRiskError) -> JSONResponse:
-        headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
+        headers = (
+            {"Retry-After": str(exc.retry_after)}
+            if isinstance(exc, RateLimited | Overloaded)
+            else None
+        )
         if exc.status >= 500:  # the class and our own words, never the node's text
             log.warning(
                 "%s %s -> %s %s: %s",

@@ -14,6 +14,7 @@ import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
+from typing import Protocol
 
 from fastapi import Request, Security
 from fastapi.security import APIKeyHeader, APIKeyQuery
@@ -30,6 +31,14 @@ _HEADER_KEY = APIKeyHeader(
 _QUERY_KEY = APIKeyQuery(
     name="apiKey", auto_error=False, description="API key as a query parameter."
 )
+
+
+class Limiter(Protocol):
+    """A rate limiter: spend one request of ``who``'s allowance or raise RateLimited
+    (:class:`RateLimiter` in one process, ``tokenrisk.api.shared.RedisRateLimiter``
+    shared by every worker)."""
+
+    async def acquire(self, who: str) -> None: ...
 
 
 class RateLimiter:
@@ -51,6 +60,10 @@ class RateLimiter:
         self.max_clients = max_clients
         self._clock = clock
         self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+
+    async def acquire(self, who: str) -> None:
+        """:meth:`take`, as the gate calls every :class:`Limiter`."""
+        self.take(who)
 
     def take(self, who: str) -> None:
         """Spend one request of ``who``'s allowance; raises RateLimited when empty."""
@@ -124,7 +137,7 @@ class KeyGate:
     def __init__(
         self,
         access: Access,
-        limiters: Mapping[str, RateLimiter],
+        limiters: Mapping[str, Limiter],
         failures: RateLimiter | None = None,
         trusted: Networks = (),
     ) -> None:
@@ -151,7 +164,7 @@ class KeyGate:
             self.failures.take(address)
             raise
         who = address if caller.key_name is None else f"key:{caller.key_name}"
-        self.limiters[caller.tier_name].take(who)
+        await self.limiters[caller.tier_name].acquire(who)
         return caller
 
     async def valid(self, key: str | None) -> bool:

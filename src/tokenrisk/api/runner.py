@@ -1,26 +1,56 @@
-"""Running a check: under the request deadline, through the results cache when asked."""
+"""Running a check: under the request deadline, through the shared results cache and
+single flight when asked, and through admission control whenever it computes.
+
+Answers are JSON bytes from the moment they are computed (orjson), so a cached answer,
+in this worker's memory or in Redis, is served as stored.  The ``X-Cache`` header says
+how an answer came: ``hit`` (stored), ``wait`` (computed meanwhile for another request,
+in this worker or another), ``miss`` (computed for this request).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-from tokenrisk.api.cache import ResultCache, chain_heads
+import orjson
+from fastapi.responses import Response
+
+from tokenrisk.api.admission import Admission
+from tokenrisk.api.cache import chain_heads
+from tokenrisk.api.shared import SharedState, key_text
 from tokenrisk.devnet.supervisor import NodeSupervisor
 from tokenrisk.errors import DeadlineExceeded
 from tokenrisk.service import Service
 
 Work = Callable[[Service], Awaitable[Any]]
+T = TypeVar("T")
+
+
+class JSONBytes(Response):
+    """An answer already serialised."""
+
+    media_type = "application/json"
+
+
+def json_bytes(body: Any) -> bytes:
+    """The JSON text of an answer: orjson (several times faster than the json module),
+    or the json module for what orjson refuses (integers beyond 64 bits, e.g. reserves)."""
+    try:
+        return orjson.dumps(body)
+    except TypeError:
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 @dataclass
 class Runner:
-    """Runs a check under the request deadline, through the results cache when asked."""
+    """Runs a check under the request deadline (see the module docstring)."""
 
     deadline: float
-    cache: ResultCache
+    state: SharedState
+    admission: Admission
     services: dict[str, Service] = field(default_factory=dict)
     supervisor: NodeSupervisor | None = None  # of the local nodes, while serving
 
@@ -28,35 +58,48 @@ class Runner:
     def service(self) -> Service:
         return self.services["svc"]
 
-    async def fresh(self, work: Work) -> Any:
+    async def fresh(self, chain_id: int | None, work: Work) -> JSONBytes:
         """Compute without the cache (GetContractVerification)."""
-        return await self._timed(lambda: work(self.service))
+        return JSONBytes(await self._timed(lambda: self._compute(chain_id, work)))
 
     async def cached(
         self, endpoint: str, chain_id: int | None, params: Hashable, work: Work
-    ) -> Any:
-        """Answer from the cache when the chain head(s) still match, else compute and store.
+    ) -> JSONBytes:
+        """Answer from the cache when the chain head(s) still match, else compute once
+        (however many requests, in however many workers, ask for it meanwhile) and store.
 
         The head read (one per chain) counts against the deadline too.
         """
-        return await self._timed(lambda: self._lookup(endpoint, chain_id, params, work))
+        body, how = await self._timed(lambda: self._lookup(endpoint, chain_id, params, work))
+        return JSONBytes(body, headers={"X-Cache": how})
 
     async def _lookup(
         self, endpoint: str, chain_id: int | None, params: Hashable, work: Work
-    ) -> Any:
+    ) -> tuple[bytes, str]:
         svc = self.service
-        heads = await chain_heads(svc, chain_id) if self.cache.enabled else None
+        heads = await chain_heads(svc, chain_id) if self.state.caching else None
         if heads is None:
-            return await work(svc)
-        key = (endpoint, heads, params)
-        hit, value = self.cache.get(key)
-        if hit:
-            return value
-        value = await work(svc)
-        self.cache.put(key, value)
-        return value
+            return await self._compute(chain_id, work), "miss"
+        key = key_text((endpoint, heads, params))
+        value = await self.state.get(key)
+        if value is not None:
+            return value, "hit"
+        computed = False
 
-    async def _timed(self, start: Callable[[], Awaitable[Any]]) -> Any:
+        async def compute() -> bytes:
+            nonlocal computed
+            computed = True
+            return await self._compute(chain_id, work)
+
+        value = await self.state.flight(key, compute)
+        return value, "miss" if computed else "wait"
+
+    async def _compute(self, chain_id: int | None, work: Work) -> bytes:
+        """Run ``work`` if admission control lets it in (else Overloaded, a 503)."""
+        with self.admission.admit(chain_id):
+            return json_bytes(await work(self.service))
+
+    async def _timed(self, start: Callable[[], Awaitable[T]]) -> T:
         try:
             async with asyncio.timeout(self.deadline):
                 return await start()

@@ -41,8 +41,13 @@ def parse_address(value: str) -> str:
     return checksummed
 
 
+@lru_cache(maxsize=65_536)
 def checksum(value: str) -> str:
-    """Checksum an address that is already known to be well-formed (node output)."""
+    """Checksum an address that is already known to be well-formed (node output).
+
+    Cached: the same few addresses (token, pools, routers, holders) are checksummed
+    many times per check, and each checksum is a keccak.
+    """
     return str(to_checksum_address(value))
 
 
@@ -73,12 +78,83 @@ def _split_types(inner: str) -> list[str]:
 
 
 def encode_args(types: Sequence[str], args: Sequence[Any]) -> bytes:
-    return bytes(_abi_encode(list(types), list(args)))
+    fast = _fast_encode(types, args)
+    return fast if fast is not None else bytes(_abi_encode(list(types), list(args)))
+
+
+@lru_cache(maxsize=512)
+def _call_types(signature: str) -> tuple[str, ...]:
+    return tuple(_types_of(signature))
 
 
 def encode_call(signature: str, args: Sequence[Any] = ()) -> str:
     """Calldata (0x-hex) for ``signature`` such as ``"approve(address,uint256)"``."""
-    return "0x" + (selector(signature) + encode_args(_types_of(signature), args)).hex()
+    return "0x" + (selector(signature) + encode_args(_call_types(signature), args)).hex()
+
+
+# -- the hot path: static words and address[] without eth_abi's generic machinery ----------
+
+_UINT_BITS = {f"uint{n}": n for n in range(8, 257, 8)}
+
+
+def _word(kind: str, value: Any) -> bytes | None:
+    """One 32-byte word for a static ``kind``; None when this encoder does not handle it
+    (eth_abi then does, and raises its own errors for bad values)."""
+    if kind == "address":
+        if isinstance(value, str) and _HEX_ADDRESS.fullmatch(value):
+            return bytes.fromhex(value[2:]).rjust(32, b"\0")
+        return None
+    bits = _UINT_BITS.get(kind)
+    if bits is not None:
+        if type(value) is int and 0 <= value < 1 << bits:
+            return value.to_bytes(32, "big")
+        return None
+    if kind == "bool" and type(value) is bool:
+        return (1 if value else 0).to_bytes(32, "big")
+    return None
+
+
+def _static(kind: str, value: Any) -> bytes | None:
+    """A static value: a word, or an inline tuple of words ``(t1,t2,...)``."""
+    if not kind.startswith("("):
+        return _word(kind, value)
+    inner = _split_types(kind[1:-1])
+    if not isinstance(value, tuple | list) or len(value) != len(inner):
+        return None
+    words = [_word(k, v) for k, v in zip(inner, value, strict=True)]
+    return None if any(w is None for w in words) else b"".join(w or b"" for w in words)
+
+
+def _fast_encode(types: Sequence[str], args: Sequence[Any]) -> bytes | None:
+    """Encoding of static words, static tuples and ``address[]`` (head/tail layout);
+    None for anything else, so only the plain, hot shapes skip eth_abi."""
+    if len(types) != len(args):
+        return None
+    heads: list[bytes] = []
+    tails: list[bytes] = []
+    dynamic_at: list[int] = []
+    for kind, value in zip(types, args, strict=True):
+        if kind == "address[]":
+            if not isinstance(value, list | tuple):
+                return None
+            words = [_word("address", v) for v in value]
+            if any(w is None for w in words):
+                return None
+            dynamic_at.append(len(heads))
+            heads.append(b"")
+            tails.append(len(words).to_bytes(32, "big") + b"".join(w or b"" for w in words))
+            continue
+        if "[" in kind or kind in ("bytes", "string"):
+            return None
+        encoded = _static(kind, value)
+        if encoded is None:
+            return None
+        heads.append(encoded)
+    offset = sum(32 if i in dynamic_at else len(h) for i, h in enumerate(heads))
+    for i, tail in zip(dynamic_at, tails, strict=True):
+        heads[i] = offset.to_bytes(32, "big")
+        offset += len(tail)
+    return b"".join(heads) + b"".join(tails)
 
 
 def to_bytes(data: str | bytes) -> bytes:

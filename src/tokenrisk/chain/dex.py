@@ -10,6 +10,7 @@ price of its deepest stablecoin V2 pair (documented in docs/api.md).
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,10 +114,30 @@ def _usd(amount: int, base: BaseToken, native_usd: float | None) -> float | None
     return units * native_usd if native_usd is not None else None
 
 
+NATIVE_POOLS_TTL = 300.0
+"""Seconds the wrapped native token's stablecoin pools are remembered (their reserves
+are always read fresh; only a pool created meanwhile is missed until then)."""
+_native_pools: dict[tuple[int, str], tuple[float, list[_Candidate]]] = {}
+
+
+async def _native_candidates(rpc: RpcClient, chain: Chain, block: str) -> list[_Candidate]:
+    """The wrapped native token's pools against the chain's stablecoins (cached at "latest")."""
+    weth = chain.wrapped_native.address
+    key = (chain.id, weth)
+    now = time.monotonic()
+    cached = _native_pools.get(key)
+    if block == "latest" and cached is not None and cached[0] > now:
+        return cached[1]
+    found = await _candidates(rpc, chain, weth, block)
+    if block == "latest":
+        _native_pools[key] = (now + NATIVE_POOLS_TTL, found)
+    return found
+
+
 async def native_usd_price(rpc: RpcClient, chain: Chain, block: str = "latest") -> float | None:
     """USD price of the wrapped native token from its deepest stablecoin pair (V2 preferred)."""
     weth = chain.wrapped_native
-    found = await _candidates(rpc, chain, weth.address, block)
+    found = await _native_candidates(rpc, chain, block)
     v2 = [c for c in found if c.dex.version == "V2"]
     cands = v2 or found  # V2 reserves give the spot price; V3 balances only approximate it
     if not cands:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import logging
 import re
 from collections.abc import Sequence
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+import orjson
 
 from tokenrisk.errors import (
     CallReverted,
@@ -187,8 +187,8 @@ def decode_reply(body: bytes, max_depth: int) -> Any:
     if too_deep(body, max_depth):
         raise ReplyTooDeep(f"node reply nests deeper than {max_depth} levels")
     try:
-        return json.loads(body)
-    except (ValueError, RecursionError) as exc:
+        return orjson.loads(body)
+    except (ValueError, RecursionError) as exc:  # orjson.JSONDecodeError is a ValueError
         raise MalformedResponse("node sent a reply that is not JSON") from exc
 
 
@@ -214,7 +214,10 @@ class RpcClient:
         self._ids = itertools.count(1)
         limits = httpx.Limits(max_connections=self.settings.max_connections)
         self._http = httpx.AsyncClient(
-            timeout=self.settings.timeout, limits=limits, transport=transport
+            timeout=self.settings.timeout,
+            limits=limits,
+            transport=transport,
+            headers={"Content-Type": "application/json"},
         )
 
     async def aclose(self) -> None:
@@ -284,7 +287,8 @@ class RpcClient:
 
     async def _post_once(self, payload: Any) -> Any:
         try:
-            async with self._http.stream("POST", self._url, json=payload) as response:
+            request = orjson.dumps(payload)
+            async with self._http.stream("POST", self._url, content=request) as response:
                 _check_status(self.label, response.status_code)
                 body = await self._read_capped(response)
         except httpx.TimeoutException as exc:

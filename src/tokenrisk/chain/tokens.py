@@ -41,11 +41,16 @@ def _clean(text: str) -> str:
 
 
 def decode_uint(data: Any) -> int | None:
-    if not isinstance(data, str) or len(to_bytes(data)) < 32:
+    """The first 32-byte word of 0x-hex return data as an unsigned int (None if shorter).
+
+    Read straight from the hex (the hot path: every balance read); the RPC client has
+    already checked that ``eth_call`` results are hex.
+    """
+    if not isinstance(data, str) or not data.startswith("0x") or len(data) < 66:
         return None
     try:
-        return int(decode(["uint256"], to_bytes(data)[:32])[0])
-    except AbiDecodeError:
+        return int(data[2:66], 16)
+    except ValueError:
         return None
 
 

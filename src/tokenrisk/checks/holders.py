@@ -3,9 +3,10 @@
 The Transfer-log index (``holders.index``) is brought up to date first (incremental);
 then each analysed holder sells its whole balance in its own ``eth_simulateV1`` (an EOA
 call from the holder's address, no overrides of its balance), all sent as JSON-RPC
-batches of independent simulations.  Analysed: the largest holders up to
-``holder_limit``, skipping pools, the zero/dead addresses and contracts (a contract
-cannot sign a transaction, so "can it sell like a person" does not apply).
+batches of independent simulations, several batches at once.  Analysed: the largest
+holders up to ``holder_limit``, skipping pools, the zero/dead addresses and contracts (a
+contract cannot sign a transaction, so "can it sell like a person" does not apply); past
+``SAMPLE_MAX`` candidates, a sample by balance (:func:`sample_by_balance`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from tokenrisk.chain.registry import Chain
 from tokenrisk.chain.tokens import balances_of, is_contract
 from tokenrisk.errors import CallReverted, NotFoundError, StoreConflict
 from tokenrisk.holders.index import (
+    head_block,
     index_token,
     top_holders_checked,
     total_supply,
@@ -38,16 +40,28 @@ V2_MAX_RESERVE = 2**112 - 1
 """A Uniswap V2 pair stores reserves as uint112: a sell that would lift the pair's token
 balance above this reverts (``UniswapV2: OVERFLOW``), whoever the seller is."""
 _SKIP = {"0x0000000000000000000000000000000000000000", "0x000000000000000000000000000000000000dead"}
-_BATCH = 25
+_BATCH = 50  # holder sells per JSON-RPC batch
+_BATCHES_IN_FLIGHT = 4  # batches sent at once (the node client folds them into one request)
+SAMPLE_MAX = 2_000
+"""Most holders whose sells are simulated in one check.  A larger candidate set is
+sampled by balance: the largest ``SAMPLE_MAX // 2`` always, the rest evenly spaced by
+balance rank over the remaining candidates (see :func:`sample_by_balance`)."""
 
 
 async def refresh_index(svc: Service, chain_id: int, token: str) -> None:
-    """Bring the token's index up to the head.
+    """Bring the token's index up to the head, or have a background job do it.
 
-    Concurrent requests for one token wait for a single indexer; when another process
-    holds the token's cursor (StoreConflict), a few short retries follow, then the
-    stored index is used as it is (at most a few blocks behind).
+    With a job queue (Redis configured, see :mod:`tokenrisk.jobs`) an index more than
+    ``index_inline_blocks`` behind the head is left to ``tokenrisk worker``: the check
+    goes on with the index as stored.  Otherwise concurrent requests for one token wait
+    for a single indexer; when another process holds the token's cursor
+    (StoreConflict), a few short retries follow, then the stored index is used as it is
+    (at most a few blocks behind).
     """
+    queue = svc.index_queue
+    if queue is not None and await _blocks_behind(svc, chain_id, token) > queue.inline_blocks:
+        await queue.enqueue(chain_id, token)
+        return
     lock = svc.index_locks.setdefault((chain_id, token.lower()), asyncio.Lock())
     async with lock:
         for attempt in range(3):
@@ -56,6 +70,16 @@ async def refresh_index(svc: Service, chain_id: int, token: str) -> None:
                 return
             except StoreConflict:
                 await asyncio.sleep(0.05 * (attempt + 1))
+
+
+async def _blocks_behind(svc: Service, chain_id: int, token: str) -> int:
+    """Blocks between the token's index cursor and the head (the whole chain if never
+    indexed: the indexer's start block is not known before it runs)."""
+    head, cursor = await asyncio.gather(
+        head_block(svc.client(chain_id)),
+        asyncio.to_thread(svc.store.get_cursor, chain_id, token.lower()),
+    )
+    return head - (cursor.last_block if cursor is not None else -1)
 
 
 async def top_holders(svc: Service, address: str, chain_id: int, limit: int = 50) -> dict[str, Any]:
@@ -90,6 +114,7 @@ async def largest_holders(
     """
     skip = _SKIP | {p.address.lower() for p in pools} | {token.lower()}
     rows = await indexed_top(svc.store, chain.id, token, svc.settings.holder_limit * 2)
+    rows = sample_by_balance(rows, SAMPLE_MAX)
     addresses = [checksum(a) for a, _ in rows if a.lower() not in skip]
     if not addresses:
         return []
@@ -108,6 +133,19 @@ def pool_sell_limit(sim: Simulator) -> int | None:
     pool = sim.route.pool
     reserve = pool.reserves0 if pool.token0 == sim.route.token else pool.reserves1
     return max(0, V2_MAX_RESERVE - reserve)
+
+
+def sample_by_balance(rows: list[tuple[str, int]], cap: int) -> list[tuple[str, int]]:
+    """At most ``cap`` of ``rows`` (largest balance first): the top half of the cap as
+    they are, then every k-th of the rest, so small holders are represented in
+    proportion to their number rather than left out.  Order is kept."""
+    if len(rows) <= cap:
+        return rows
+    top = cap // 2
+    rest = rows[top:]
+    picks = cap - top
+    step = len(rest) / picks
+    return rows[:top] + [rest[int(i * step)] for i in range(picks)]
 
 
 def _sell_plan(sim: Simulator, holder: str, amount: int) -> Plan:
@@ -151,9 +189,14 @@ async def analyse_holders(
     siphoned = await siphoned_holders(rpc, svc.store, chain.id, token, [a for a, _ in people])
     limit = pool_sell_limit(sim)
     capped = [(a, min(b, limit)) if limit is not None else (a, b) for a, b in people]
-    results: list[HolderSell] = []
-    for start in range(0, len(capped), _BATCH):
-        results += await _sell_chunk(sim, capped[start : start + _BATCH], siphoned)
+    in_flight = asyncio.Semaphore(_BATCHES_IN_FLIGHT)
+
+    async def chunk_of(start: int) -> list[HolderSell]:
+        async with in_flight:
+            return await _sell_chunk(sim, capped[start : start + _BATCH], siphoned)
+
+    parts = await asyncio.gather(*(chunk_of(i) for i in range(0, len(capped), _BATCH)))
+    results = [result for part in parts for result in part]
     over = sum(1 for (_, b), (_, c) in zip(people, capped, strict=True) if c < b)
     stats = aggregate(results)
     if over:

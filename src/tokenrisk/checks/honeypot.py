@@ -11,7 +11,7 @@ import asyncio
 import math
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from tokenrisk import risk
 from tokenrisk.api import wire
@@ -36,7 +36,7 @@ from tokenrisk.errors import (
     ReplyTooLarge,
 )
 from tokenrisk.holders.index import holder_count
-from tokenrisk.model import Analysis, CodeReport, Pool, SimulationReport, TokenInfo
+from tokenrisk.model import Analysis, CodeReport, HolderStats, Pool, SimulationReport, TokenInfo
 from tokenrisk.service import Service
 from tokenrisk.simulate.calls import BalanceSlot, Route, find_balance_slot
 from tokenrisk.simulate.engine import Funding, Head, SimSettings, Simulator
@@ -49,6 +49,8 @@ from tokenrisk.simulate.probe import (
     trace_journey,
     walk_calls,
 )
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -63,19 +65,34 @@ class Target:
 async def _target_on(
     svc: Service, chain: Chain, address: str, require_token: bool = True
 ) -> Target | None:
+    """The target on one chain, or None without code at ``address``.
+
+    The code, the pair probe, the ERC-20 probe and the pools of ``address`` taken as a
+    token are read at once (one round trip deep): most requests name a token, so only a
+    pair address costs a second pool search, for the token it resolves to.
+    """
     rpc = svc.client(chain.id)
-    code = await rpc.call("eth_getCode", [address, "latest"])
+    code, resolved, pools, erc20 = await asyncio.gather(
+        rpc.call("eth_getCode", [address, "latest"]),
+        dex.resolve_pair(rpc, chain, address),
+        dex.find_pools(rpc, chain, address),
+        is_erc20(rpc, address) if require_token else _given(True),
+    )
     if len(code) <= 2:
         return None
-    token = address
-    resolved = await dex.resolve_pair(rpc, chain, address)
-    if resolved is not None:
-        token = resolved[0]
-        if require_token and chain.base_token(token) is not None:
+    if resolved is None:
+        if require_token and not erc20:
             raise NotAToken(
-                f"{address} is a DEX pool of two base tokens on {chain.name}, not a token; "
-                "check one of the tokens traded against them instead"
+                f"{address} is a contract on {chain.name} but not an ERC-20 token "
+                "(totalSupply() and balanceOf() do not answer); is it a router or a wallet?"
             )
+        return Target(chain, address, pools)
+    token = resolved[0]
+    if require_token and chain.base_token(token) is not None:
+        raise NotAToken(
+            f"{address} is a DEX pool of two base tokens on {chain.name}, not a token; "
+            "check one of the tokens traded against them instead"
+        )
     if require_token and not await is_erc20(rpc, token):
         raise NotAToken(
             f"{address} is a contract on {chain.name} but not an ERC-20 token "
@@ -137,46 +154,109 @@ async def _head(rpc: RpcClient) -> Head:
 Simulated = tuple[SimulationReport, Funding, Route, Simulator | None]
 
 
-async def _simulate(
-    svc: Service, chain: Chain, pool: Pool, token: str, simulated: SimulatedPool | None = None
-) -> Simulated:
+@dataclass
+class Prepared:
+    """What a journey needs, ready before it starts (the token's slot may be in flight)."""
+
+    route: Route
+    funding: Funding
+    sim: Simulator | None
+    token_slot: asyncio.Task[BalanceSlot | None] | None
+    failed: SimulationReport | None  # set: no journey can run, this is the report
+
+
+async def _prepare(
+    svc: Service,
+    chain: Chain,
+    pool: Pool,
+    token: str,
+    simulated: SimulatedPool | None = None,
+    head: Head | None = None,
+) -> Prepared:
+    """Route, funding and simulator for ``pool``; the token's balance slot is searched in
+    a task so that the journey's first simulations need not wait for it."""
     rpc = svc.client(chain.id)
     route = Route(pool, dex.dex_of(chain, pool), token, pool.base_token)
     caps = await svc.capabilities(chain.id)
     if not caps.state_override:
         error = "node lacks eth_call state overrides: cannot fund a simulated buyer"
         funding = Funding(route.base, None)
-        return SimulationReport(success=False, error=error), funding, route, None
-    base_slot, token_slot, head = await asyncio.gather(
-        _base_slot(svc, chain, route.base), find_balance_slot(rpc, token), _head(rpc)
+        return Prepared(route, funding, None, None, SimulationReport(success=False, error=error))
+    if simulated:
+        head = simulated.head
+    base_slot, at = await asyncio.gather(
+        _base_slot(svc, chain, route.base), _head(rpc) if head is None else _given(head)
     )
-    prelude = simulated.prelude if simulated else []
-    head = simulated.head if simulated else head
     funding = Funding(route.base, base_slot)
     if base_slot is None and route.base != chain.wrapped_native.address:
         error = "cannot fund a simulated buyer with the base token"
-        return SimulationReport(success=False, error=error), funding, route, None
-    sim = Simulator(rpc, route, head, funding, SimSettings(), prelude)
-    base_reserve, token_reserve = dex.base_reserve(pool), dex.token_reserve(pool)
-    if base_reserve == 0 or token_reserve == 0:
+        return Prepared(route, funding, None, None, SimulationReport(success=False, error=error))
+    prelude = simulated.prelude if simulated else []
+    sim = Simulator(rpc, route, at, funding, SimSettings(), prelude)
+    if dex.base_reserve(pool) == 0 or dex.token_reserve(pool) == 0:
         error = "insufficient liquidity: the pool is empty"
-        return SimulationReport(success=False, error=error), funding, route, None
+        return Prepared(route, funding, None, None, SimulationReport(success=False, error=error))
+    slot = asyncio.create_task(find_balance_slot(rpc, token, cache=svc.slot_cache))
+    return Prepared(route, funding, sim, slot, None)
+
+
+async def _given(value: T) -> T:
+    return value
+
+
+async def _simulate(
+    svc: Service,
+    chain: Chain,
+    pool: Pool,
+    token: str,
+    simulated: SimulatedPool | None = None,
+    prepared: Prepared | None = None,
+) -> Simulated:
+    ready = prepared or await _prepare(svc, chain, pool, token, simulated)
+    route, funding, sim = ready.route, ready.funding, ready.sim
+    if ready.failed is not None or sim is None or ready.token_slot is None:
+        return ready.failed or SimulationReport(success=False), funding, route, None
+    try:
+        outcome = await _journey(svc, chain, pool, sim, ready.token_slot, simulated)
+        if not isinstance(outcome, SimulationReport):
+            return outcome
+        token_slot = await ready.token_slot
+    finally:
+        if not ready.token_slot.done():
+            ready.token_slot.cancel()
+    report = outcome
+    if simulated:
+        report = replace(report, via_liquidity_simulation=True)
+    if report.failure_step == "sell" and token_slot is not None and not simulated:
+        caps = await svc.capabilities(chain.id)
+        reserve = dex.token_reserve(pool)
+        report = await _explained(sim.rpc, route, token_slot, report, reserve, caps.trace_call)
+    return report, funding, route, sim
+
+
+async def _journey(
+    svc: Service,
+    chain: Chain,
+    pool: Pool,
+    sim: Simulator,
+    token_slot: asyncio.Task[BalanceSlot | None],
+    simulated: SimulatedPool | None,
+) -> SimulationReport | Simulated:
+    """The journey's report, or the whole answer when the node lacks eth_simulateV1."""
+    caps = await svc.capabilities(chain.id)
+    route, funding = sim.route, sim.funding
     async with svc.simulations:
         try:
             if not caps.simulate_v1:  # known from the probe: skip the doomed call
                 raise MethodUnsupported("eth_simulateV1 is not available on this node")
-            report = await simulate(sim, base_reserve, token_reserve, token_slot)
+            return await simulate(sim, dex.base_reserve(pool), dex.token_reserve(pool), token_slot)
         except MethodUnsupported:
             if simulated:
                 error = "liquidity simulation needs eth_simulateV1, which this node lacks"
                 return SimulationReport(success=False, error=error), funding, route, None
-            amount = sim.settings.buy_amount(base_reserve)
-            return await probe_simulate(rpc, route, funding, amount), funding, route, None
-    if simulated:
-        report = replace(report, via_liquidity_simulation=True)
-    if report.failure_step == "sell" and token_slot is not None and not simulated:
-        report = await _explained(rpc, route, token_slot, report, token_reserve, caps.trace_call)
-    return report, funding, route, sim
+            amount = sim.settings.buy_amount(dex.base_reserve(pool))
+            report = await probe_simulate(sim.rpc, route, funding, amount)
+            return report, funding, route, None
 
 
 async def _explained(
@@ -204,7 +284,8 @@ async def _base_slot(svc: Service, chain: Chain, base: str) -> BalanceSlot | Non
     """Balance slot of a registry base token, discovered once per chain and token.
 
     Base tokens come from the operator's registry (WETH, stablecoins), so their storage
-    layout is trusted to stay put; the checked token's slot is always rediscovered.
+    layout is trusted to stay put; the checked token's slot is always verified again
+    (its layout is remembered per code hash, see :mod:`tokenrisk.slots`).
     """
     key = (chain.id, base)
     if key not in svc.base_slots:
@@ -305,45 +386,133 @@ async def analyse(
 ) -> tuple[Analysis, Chain]:
     """Everything measured for one token.  ``liquidity``: "never", "if_missing" (simulate
     a pool only when none exists) or "always" (simulate one even when pools exist).
-    ``options.holder_analysis`` false: no holder sells are simulated (no holderAnalysis)."""
-    target = await resolve(svc, address, chain_id)
-    chain, rpc = target.chain, svc.client(target.chain.id)
+
+    Independent work runs concurrently, so the request waits for the longest chain of
+    round trips, not their sum: after the target is resolved (with the head block read
+    alongside), the token's metadata, the holder-index refresh, the pool's creation
+    event, the journey, the call trace and the holder sells all proceed together (the
+    holder sells wait for the index only).  ``options.holder_analysis`` false: no holder
+    sells are simulated (no holderAnalysis).
+    """
+    target, head = await _target_and_head(svc, address, chain_id)
+    chain = target.chain
     pool = _pick_pool(target, pair, address)
-    token = await read_token(rpc, target.token)
-    await refresh_index(svc, chain.id, target.token)  # once: holders, counts and providers
+    index = asyncio.create_task(refresh_index(svc, chain.id, target.token))
+    try:
+        return await _analyse_target(svc, target, pool, head, index, liquidity, options), chain
+    finally:
+        await _finish(index)
+
+
+async def _target_and_head(
+    svc: Service, address: str, chain_id: int | None
+) -> tuple[Target, Head | None]:
+    if chain_id is None:  # the chain is known only once resolved
+        return await resolve(svc, address, chain_id), None
+    return await asyncio.gather(resolve(svc, address, chain_id), _head(svc.client(chain_id)))
+
+
+async def _finish(task: asyncio.Task[Any]) -> None:
+    """Wait for a background task on the way out (cancelling it when it was not needed),
+    so nothing outlives the request."""
+    if not task.done():
+        task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+
+
+async def _analyse_target(
+    svc: Service,
+    target: Target,
+    pool: Pool | None,
+    head: Head | None,
+    index: asyncio.Task[None],
+    liquidity: str,
+    options: Options,
+) -> Analysis:
+    chain, rpc = target.chain, svc.client(target.chain.id)
     simulated: SimulatedPool | None = None
     if liquidity == "always" or (liquidity == "if_missing" and pool is None):
+        await index  # the liquidity provider is the largest indexed holder
         made = await _simulated_pool(svc, chain, target.token)
         if isinstance(made, str):
+            token = await read_token(rpc, target.token)
             failed = SimulationReport(success=False, error=made)
-            return Analysis(token=token, with_token=None, pool=None, simulation=failed), chain
+            return Analysis(token=token, with_token=None, pool=None, simulation=failed)
         simulated, pool = made, made.pool
     if pool is None:
-        return Analysis(token=token, with_token=None, pool=None, simulation=None), chain
-    with_token = await base_token_info(rpc, chain, pool.base_token)
-    report, funding, route, sim = await _simulate(svc, chain, pool, target.token, simulated)
-    # a trace covers one call, so a pool that exists only in a prelude cannot be traced
-    traceable = report.success and simulated is None
-    code = await code_report(svc, chain, route, funding) if traceable else None
-    pools = [*target.pools, pool]
-    provider = {simulated.provider} if simulated else set()
-    holders = (
-        await analyse_holders(svc, chain, sim, pools, provider)
-        if sim is not None and options.holder_analysis
+        token = await read_token(rpc, target.token)
+        return Analysis(token=token, with_token=None, pool=None, simulation=None)
+    prepared = await _prepare(svc, chain, pool, target.token, simulated, head)
+    traced = (
+        asyncio.create_task(code_report(svc, chain, prepared.route, prepared.funding))
+        if simulated is None and prepared.failed is None
         else None
     )
-    token = replace(token, total_holders=await holder_count(svc.store, chain.id, target.token))
-    whitelisted = target.token in chain.whitelist
-    analysis = Analysis(
-        token=token,
+    try:
+        token, with_token, simulation, holders, created = await asyncio.gather(
+            read_token(rpc, target.token),
+            _base_info(svc, chain, pool.base_token),
+            _simulate(svc, chain, pool, target.token, simulated, prepared),
+            _holders(svc, chain, prepared, [*target.pools, pool], simulated, index, options),
+            _created(svc, chain, pool, simulated),
+        )
+        report = simulation[0]
+        # a trace covers one call, so a pool that exists only in a prelude cannot be traced
+        code = await traced if traced is not None and report.success else None
+    finally:
+        if traced is not None:
+            await _finish(traced)
+    total = await holder_count(svc.store, chain.id, target.token)
+    return Analysis(
+        token=replace(token, total_holders=total),
         with_token=with_token,
-        pool=pool,
+        pool=replace(pool, created_at_timestamp=created[0], creation_tx_hash=created[1]),
         simulation=report,
         code=code,
         holders=holders,
-        whitelisted=whitelisted,
+        whitelisted=target.token in chain.whitelist,
     )
-    return analysis, chain
+
+
+async def _holders(
+    svc: Service,
+    chain: Chain,
+    prepared: Prepared,
+    pools: list[Pool],
+    simulated: SimulatedPool | None,
+    index: asyncio.Task[None],
+    options: Options,
+) -> HolderStats | None:
+    """Holder sells once the index is fresh; None when no journey can run, or when the
+    node cannot simulate (the journey then falls back to the probe contract)."""
+    await index
+    if not options.holder_analysis or prepared.sim is None:
+        return None
+    if not (await svc.capabilities(chain.id)).simulate_v1:
+        return None
+    provider = {simulated.provider} if simulated else set()
+    try:
+        return await analyse_holders(svc, chain, prepared.sim, pools, provider)
+    except MethodUnsupported:
+        return None
+
+
+async def _created(
+    svc: Service, chain: Chain, pool: Pool, simulated: SimulatedPool | None
+) -> tuple[int | None, str | None]:
+    """The pool's creation (None, None for a pool that exists only in a simulation)."""
+    if simulated is not None:
+        return None, None
+    return await dex.creation_info(svc.client(chain.id), chain, pool)
+
+
+async def _base_info(svc: Service, chain: Chain, base: str) -> TokenInfo:
+    """:func:`base_token_info`, read once per chain and token (registry base tokens are
+    the operator's well-known WETH and stablecoins; their total supply is not shown)."""
+    key = (chain.id, base)
+    if key not in svc.base_infos:
+        svc.base_infos[key] = await base_token_info(svc.client(chain.id), chain, base)
+    return svc.base_infos[key]
 
 
 async def is_honeypot(
@@ -358,14 +527,6 @@ async def is_honeypot(
     analysis, chain = await analyse(
         svc, parse_address(address), chain_id, pair_address, liquidity, options
     )
-    if analysis.pool is not None:
-        created = await dex.creation_info(svc.client(chain.id), chain, analysis.pool)
-        analysis = replace(
-            analysis,
-            pool=replace(
-                analysis.pool, created_at_timestamp=created[0], creation_tx_hash=created[1]
-            ),
-        )
     verdict = risk.assess(analysis)
     return wire.dump(wire.honeypot_response(analysis, verdict, chain))
 

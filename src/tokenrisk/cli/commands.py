@@ -26,6 +26,7 @@ from tokenrisk.chain.abi import parse_address
 from tokenrisk.checks import holders as holders_check
 from tokenrisk.checks import honeypot as checks
 from tokenrisk.cli import report
+from tokenrisk.cli.serving import require_redis, run_worker, serve_api
 from tokenrisk.config import load_settings
 from tokenrisk.errors import ConfigError, TokenRiskError
 from tokenrisk.service import Service, open_service
@@ -99,6 +100,7 @@ def _run(config: Path | None, work: Callable[[Service, Progress], Awaitable[Any]
 def register(app: typer.Typer) -> None:
     """Add the commands to the top-level typer app."""
     app.command()(serve)
+    app.command()(worker)
     app.command()(check)
     app.command()(pairs)
     app.command()(holders)
@@ -111,7 +113,8 @@ def serve(
     port: int | None = typer.Option(None, help="port (default 8080)"),
     workers: int | None = typer.Option(None, help="worker processes (default 1)"),
 ) -> None:
-    """Serve the page and the HTTP API (on the embedded devnet unless nodes are configured)."""
+    """Serve the page and the HTTP API (on the embedded devnet unless nodes are configured);
+    more than one worker needs redis_url (docs/deployment.md)."""
     import os
 
     from tokenrisk.api import server
@@ -120,10 +123,24 @@ def serve(
         os.environ["TOKENRISK_CONFIG"] = str(config)
     with _failures():
         settings = load_settings(config)
+        workers = workers or settings.workers
+        if workers > 1:
+            require_redis(settings, "serve --workers N > 1")
         listening = server.listen(host or settings.host, settings.port if port is None else port)
     errors.print(Text(f"tokenrisk listening on {listening.url} (page at /, API docs at /docs)"))
-    if not server.run(settings, listening, workers=workers or settings.workers, log_level="info"):
+    if not serve_api(settings, listening, workers):
         raise typer.Exit(code=report.EXIT_ERROR)  # the app did not start (uvicorn said why)
+
+
+def worker(
+    config: Path | None = ConfigOpt,
+    burst: bool = typer.Option(False, "--burst", help="exit once the queue is empty"),
+) -> None:
+    """Run background holder-index jobs from the Redis queue (needs redis_url)."""
+    with _failures():
+        settings = load_settings(config)
+        require_redis(settings, "tokenrisk worker")
+    run_worker(settings, burst)
 
 
 @dataclass(frozen=True)

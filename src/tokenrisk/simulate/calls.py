@@ -4,8 +4,9 @@ A :class:`Route` knows how a person trades on a pool: through the DEX's router
 (Uniswap V2 Router02-style ``...SupportingFeeOnTransferTokens`` swaps, or a V3
 SwapRouter ``exactInputSingle``), and how the router quotes it (``getAmountsOut`` or
 a V3 QuoterV2).  Wallets are funded with the base token by overriding its balance slot,
-which :func:`find_balance_slot` discovers for mapping-based ERC-20s (Solidity and Vyper
-layouts), with ``deposit()`` of native currency as the fallback for the wrapped native.
+which :func:`tokenrisk.slots.find_balance_slot` discovers for mapping-based ERC-20s
+(Solidity and Vyper layouts), with ``deposit()`` of native currency as the fallback for
+the wrapped native.
 """
 
 from __future__ import annotations
@@ -14,24 +15,24 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from eth_utils.crypto import keccak
-
-from tokenrisk.chain.abi import checksum, encode_args, encode_call
+from tokenrisk.chain.abi import encode_call
 from tokenrisk.chain.registry import Dex
-from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.chain.tokens import decode_uint
-from tokenrisk.errors import CallReverted
 from tokenrisk.model import Pool
+from tokenrisk.simulate.slots import BalanceSlot as BalanceSlot  # re-exported: callers fund with it
+from tokenrisk.simulate.slots import find_balance_slot as find_balance_slot
 
 MAX_UINT = 2**256 - 1
 DEADLINE = 2**40  # far future: the devnet clock reads 2026 and simulations advance it
-_MARKER = 0x7E57_BA1A_9CE5_1075
-_SLOT_CANDIDATES = range(32)
 
 
 def fresh_address() -> str:
-    """A random never-seen EOA address, so no token can pre-list our simulated wallets."""
-    return checksum("0x" + os.urandom(20).hex())
+    """A random never-seen EOA address, so no token can pre-list our simulated wallets.
+
+    Lowercase (valid everywhere in JSON-RPC): checksumming a random address would cost a
+    keccak that no caller reads.
+    """
+    return "0x" + os.urandom(20).hex()
 
 
 @dataclass(frozen=True)
@@ -102,47 +103,3 @@ def transfer(token: str, sender: str, to: str, amount: int) -> dict[str, Any]:
 
 def balance_of(token: str, holder: str, caller: str) -> dict[str, Any]:
     return {"from": caller, "to": token, "data": encode_call("balanceOf(address)", [holder])}
-
-
-def slot_key(holder: str, slot: int, vyper: bool = False) -> str:
-    """Storage key of ``balances[holder]`` for a mapping at ``slot``."""
-    a, s = encode_args(["address"], [holder]), encode_args(["uint256"], [slot])
-    return "0x" + bytes(keccak(s + a if vyper else a + s)).hex()
-
-
-@dataclass(frozen=True)
-class BalanceSlot:
-    slot: int
-    vyper: bool
-
-    def override(self, holder: str, amount: int) -> dict[str, str]:
-        return {slot_key(holder, self.slot, self.vyper): "0x" + amount.to_bytes(32, "big").hex()}
-
-
-async def find_balance_slot(
-    rpc: RpcClient, token: str, block: str = "latest"
-) -> BalanceSlot | None:
-    """Discover the storage slot of the balance mapping (one batch of eth_calls).
-
-    Returns None for tokens whose balances are not a plain mapping (reflection,
-    rebasing, exotic layouts); callers then fall back or skip what needs it.
-    """
-    probe = fresh_address()
-    layouts = [(slot, vyper) for slot in _SLOT_CANDIDATES for vyper in (False, True)]
-    data = encode_call("balanceOf(address)", [probe])
-    calls = [
-        (
-            "eth_call",
-            [
-                {"to": token, "data": data, "gas": hex(1_000_000)},
-                block,
-                {token: {"stateDiff": BalanceSlot(s, v).override(probe, _MARKER)}},
-            ],
-        )
-        for s, v in layouts
-    ]
-    results = await rpc.batch(calls)
-    for (slot, vyper), result in zip(layouts, results, strict=True):
-        if not isinstance(result, CallReverted) and decode_uint(result) == _MARKER:
-            return BalanceSlot(slot, vyper)
-    return None

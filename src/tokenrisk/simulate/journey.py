@@ -11,6 +11,8 @@ Composes :mod:`tokenrisk.simulate.engine` plans into one :class:`SimulationRepor
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable
 from dataclasses import dataclass, replace
 
 from tokenrisk.errors import CallReverted
@@ -45,17 +47,32 @@ def _sold_ok(tag: str) -> Accept:
     return lambda o: o[f"{tag}.sell"].ok
 
 
+SlotSource = Awaitable[BalanceSlot | None]
+"""The token's balance slot, possibly still being found while the journey starts."""
+
+
 async def simulate(
-    sim: Simulator, base_reserve: int, token_reserve: int, token_slot: BalanceSlot | None
+    sim: Simulator,
+    base_reserve: int,
+    token_reserve: int,
+    token_slot: BalanceSlot | None | SlotSource,
 ) -> SimulationReport:
-    """Run the whole journey; raises only transport errors (node down, deadline)."""
-    # BUY
+    """Run the whole journey; raises only transport errors (node down, deadline).
+
+    Independent simulations go out together, so the journey takes three sequential
+    round trips when the token has no limits: the default buy with the larger-buy
+    ladder; the transfer with the max-buy refinement; the sells with the large-sell
+    ladder (``token_slot`` may still be in flight until then).
+    """
+    slot = _slot_source(token_slot)
+    # BUY (and, at the same time, larger buys for the max-buy limit)
     amount = sim.settings.buy_amount(base_reserve)
-    first = await sim.run_one(sim.buy_only(amount))
-    max_buy: Limit | None = None
+    first, (larger, too_large) = await asyncio.gather(
+        sim.run_one(sim.buy_only(amount)), _larger_buys(sim, base_reserve, amount)
+    )
     if _bought_ok(first):
         bought = Bought(amount, first)
-        max_buy = await _max_buy(sim, base_reserve, amount)
+        max_buy = _max_buy(sim, larger or Found(amount, first), too_large)
     else:
         smaller = await _smaller_buy(sim, amount)
         if smaller is None:
@@ -66,15 +83,27 @@ async def simulate(
                 buy_gas=first["buy"].gas,
             )
         bought = smaller
-        max_buy = await _max_buy_between(sim, smaller, amount)
-    return await _after_buy(sim, bought, token_reserve, token_slot, max_buy)
+        max_buy = _max_buy_between(sim, smaller, amount)
+    report, limit = await asyncio.gather(
+        _after_buy(sim, bought, token_reserve, slot, None), max_buy
+    )
+    return replace(report, max_buy=limit)
+
+
+def _slot_source(token_slot: BalanceSlot | None | SlotSource) -> asyncio.Future[BalanceSlot | None]:
+    """The slot as a future that several phases may await."""
+    if isinstance(token_slot, BalanceSlot | None):
+        done: asyncio.Future[BalanceSlot | None] = asyncio.get_running_loop().create_future()
+        done.set_result(token_slot)
+        return done
+    return asyncio.ensure_future(token_slot)
 
 
 async def _after_buy(
     sim: Simulator,
     bought: Bought,
     token_reserve: int,
-    token_slot: BalanceSlot | None,
+    token_slot: asyncio.Future[BalanceSlot | None],
     max_buy: Limit | None,
 ) -> SimulationReport:
     buy = buy_leg(bought.outcome, sim.route)
@@ -86,9 +115,10 @@ async def _after_buy(
     received = moved["received"].uint or 0
     remaining = moved["sender_after_transfer"].uint or 0
     moved_tax = transfer_leg(moved, sim.route, sent) if transfer_ok and sent else LegTax(None, None)
-    # SELL
-    main, same, delayed = await sim.run(
-        _sell_plans(sim, buyer, receiver, bought.amount_in, sent, remaining, received)
+    # SELL (and, at the same time, large sells for the max-sell limit)
+    (main, same, delayed), big_sells = await asyncio.gather(
+        sim.run(_sell_plans(sim, buyer, receiver, bought.amount_in, sent, remaining, received)),
+        _big_sells(sim, token_slot, token_reserve, remaining),
     )
     if isinstance(main, CallReverted):
         raise main
@@ -104,18 +134,21 @@ async def _after_buy(
         buy_gas=bought.outcome["buy"].gas,
         max_buy=max_buy,
     )
-    return await _judge_sells(
-        sim,
-        report,
-        bought,
-        (buyer, receiver, sent, remaining, received),
-        main,
-        same,
-        delayed,
-        token_reserve,
-        token_slot,
-        moved,
-    )
+    try:
+        return await _judge_sells(
+            sim,
+            report,
+            bought,
+            (buyer, receiver, sent, remaining, received),
+            main,
+            same,
+            delayed,
+            big_sells,
+            moved,
+        )
+    finally:
+        if big_sells is not None and not big_sells.done():
+            big_sells.cancel()  # the sell failed: the partial-sell search decided instead
 
 
 def _round(value: float | None) -> float | None:
@@ -175,8 +208,7 @@ async def _judge_sells(
     main: Outcome,
     same: Outcome | CallReverted,
     delayed: Outcome | CallReverted,
-    token_reserve: int,
-    token_slot: BalanceSlot | None,
+    big_sells: asyncio.Task[tuple[Limit | None, float | None]] | None,
     moved: Outcome,
 ) -> SimulationReport:
     _, _, sent, remaining, received = wallets
@@ -208,8 +240,8 @@ async def _judge_sells(
         report = _with_sell(report, sell_leg(partial.outcome, sim.route, "buyer", partial.amount))
     else:
         report = _with_sell(report, sell_leg(main, sim.route, "buyer", remaining))
-        if token_slot is not None:
-            max_sell, fraction = await _max_sell(sim, token_slot, token_reserve, remaining)
+        if big_sells is not None:
+            max_sell, fraction = await big_sells
     report = replace(report, sell_ok=True, max_sell=max_sell, max_sell_fraction=fraction)
     if received and not main.results.get("receiver.sell", sell).ok:
         notes.append(
@@ -251,14 +283,20 @@ def _limit_from_buy(found: Found) -> Limit:
     return Limit(token_wei=found.outcome["bought"].uint or 0, with_token_wei=found.amount)
 
 
-async def _max_buy(sim: Simulator, base_reserve: int, amount: int) -> Limit | None:
+async def _larger_buys(
+    sim: Simulator, base_reserve: int, amount: int
+) -> tuple[Found | None, int | None]:
+    """The larger-buy ladder: (largest success, first failing size)."""
     sizes = [
         base_reserve * bps // 10_000 for bps in _UP_BPS if base_reserve * bps // 10_000 > amount
     ]
-    found, failed = await ladder(sim, sizes, sim.buy_only, _bought_ok)
+    return await ladder(sim, sizes, sim.buy_only, _bought_ok)
+
+
+async def _max_buy(sim: Simulator, start: Found, failed: int | None) -> Limit | None:
+    """Max buy refined between the largest successful and the first failing size."""
     if failed is None:
         return None
-    start = found or Found(amount, (await sim.run_one(sim.buy_only(amount))))
     return _limit_from_buy(await refine(sim, start, failed, sim.buy_only, _bought_ok))
 
 
@@ -283,6 +321,23 @@ def _limit_from_sell(found: Found, tag: str) -> Limit:
     o = found.outcome
     got = (o[f"{tag}.base_after"].uint or 0) - (o[f"{tag}.base_before"].uint or 0)
     return Limit(token_wei=found.amount, with_token_wei=max(0, got))
+
+
+async def _big_sells(
+    sim: Simulator,
+    token_slot: asyncio.Future[BalanceSlot | None],
+    token_reserve: int,
+    remaining: int,
+) -> asyncio.Task[tuple[Limit | None, float | None]] | None:
+    """Start the large-sell search alongside the sells; None without a balance slot.
+
+    The caller awaits the returned task only when the whole balance sold (otherwise
+    the partial-sell search decides, and the task is cancelled).
+    """
+    slot = await token_slot
+    if slot is None or remaining == 0:
+        return None
+    return asyncio.create_task(_max_sell(sim, slot, token_reserve, remaining))
 
 
 async def _max_sell(

@@ -1,0 +1,119 @@
+"""A JSON-RPC client that folds requests made at the same moment into one batch.
+
+A check runs its independent reads concurrently (the token's metadata, the pools, the
+holder index, the journey's simulations, ...).  Sent one HTTP request each, they cost
+the service a request's worth of HTTP work apiece (for a small JSON-RPC call most of its
+CPU) and the node as many connections.  :class:`CoalescingRpc` keeps the
+:class:`~tokenrisk.rpc.RpcClient` interface but queues every ``call``/``batch`` made in
+one turn of the event loop and sends them together as ONE JSON-RPC batch (split at
+``max_batch`` calls), then hands each caller its own result or error.  Results are the
+same as sending them apart: a per-call error is that caller's error (raised or returned
+by the caller's own ``tolerate`` rule); a transport failure is every caller's.
+
+Methods in ``SOLO`` (slow traces, large log ranges) always go in their own request, so
+they never hold fast calls back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from tokenrisk.chain.rpc import RpcClient
+from tokenrisk.errors import CallReverted, RpcError
+
+SOLO = frozenset({"debug_traceCall", "eth_getLogs"})
+MAX_BATCH = 200
+TURNS = 3
+"""Event-loop turns a request waits for company: tasks started together reach their
+first node call a turn or two apart (a cached lookup, a task hand-off), and a turn
+costs microseconds against a round trip's milliseconds."""
+
+Pending = tuple[tuple[str, Sequence[Any]], asyncio.Future[Any]]
+
+
+class CoalescingRpc(RpcClient):
+    """An RpcClient whose concurrent requests share JSON-RPC batches."""
+
+    max_batch = MAX_BATCH
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._pending: list[Pending] = []
+        self._flushing = False
+        self._sending: set[asyncio.Task[None]] = set()
+
+    async def call(self, method: str, params: Sequence[Any] = ()) -> Any:
+        if method in SOLO:
+            return await self._post_call(method, params)
+        (future,) = self._enqueue([(method, params)])
+        result = await future
+        if isinstance(result, RpcError):
+            raise result
+        return result
+
+    async def batch(
+        self,
+        calls: Sequence[tuple[str, Sequence[Any]]],
+        *,
+        tolerate: type[RpcError] = CallReverted,
+    ) -> list[Any]:
+        """As :meth:`RpcClient.batch`: per-call ``tolerate`` errors are returned, any
+        other per-call error raises (for this caller only)."""
+        if not calls:
+            return []
+        results = list(await asyncio.gather(*self._enqueue(calls)))
+        for result in results:
+            if isinstance(result, RpcError) and not isinstance(result, tolerate):
+                raise result
+        return results
+
+    async def _post_call(self, method: str, params: Sequence[Any]) -> Any:
+        """One request on its own (the hook a benchmark wraps to count round trips)."""
+        return await RpcClient.call(self, method, params)
+
+    async def _post_batch(self, calls: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
+        """One JSON-RPC batch on the wire (the hook a benchmark wraps); every per-call
+        error comes back as an instance, each caller then applies its own tolerance."""
+        return await RpcClient.batch(self, calls, tolerate=RpcError)
+
+    def _enqueue(self, calls: Sequence[tuple[str, Sequence[Any]]]) -> list[asyncio.Future[Any]]:
+        loop = asyncio.get_running_loop()
+        futures = [loop.create_future() for _ in calls]
+        self._pending.extend(zip(calls, futures, strict=True))
+        if not self._flushing:
+            self._flushing = True
+            loop.call_soon(self._flush, TURNS - 1)
+        return futures
+
+    def _flush(self, turns_left: int) -> None:
+        """Send what the last loop turns queued, ``max_batch`` calls per request."""
+        if turns_left > 0:
+            asyncio.get_running_loop().call_soon(self._flush, turns_left - 1)
+            return
+        self._flushing = False
+        pending, self._pending = self._pending, []
+        for start in range(0, len(pending), self.max_batch):
+            task = asyncio.ensure_future(self._send(pending[start : start + self.max_batch]))
+            self._sending.add(task)  # a strong reference until it is done
+            task.add_done_callback(self._sending.discard)
+
+    async def _send(self, chunk: list[Pending]) -> None:
+        try:
+            results = await self._post_batch([call for call, _ in chunk])
+        except BaseException as exc:  # transport failure or cancellation: every caller's
+            for _, future in chunk:
+                if not future.done():
+                    future.set_exception(exc)
+            if not isinstance(exc, Exception):
+                raise
+            return
+        for (_, future), result in zip(chunk, results, strict=True):
+            if not future.done():
+                future.set_result(result)
+
+    async def aclose(self) -> None:
+        if self._sending:
+            await asyncio.gather(*self._sending, return_exceptions=True)
+        await super().aclose()

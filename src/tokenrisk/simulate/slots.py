@@ -1,0 +1,176 @@
+"""Where a token keeps balances: the storage slot of its ``balanceOf`` mapping, found in
+one node call and verified by one override, remembered per contract code.
+
+Funding a simulated wallet means writing its balance straight into the token's storage
+(a state override), so the key of ``balances[wallet]`` must be known.  For the usual
+layouts that key is ``keccak(wallet . slot)`` (Solidity) or ``keccak(slot . wallet)``
+(Vyper) for a small ``slot``, or the first field of OpenZeppelin's ERC-7201 namespaced
+``ERC20Storage``.  Rather than trying every candidate with its own ``eth_call`` (64
+calls), :func:`find_balance_slot`:
+
+1. asks the node which storage keys ``balanceOf(probe)`` reads
+   (``eth_createAccessList``) and reads the token's code in the same JSON-RPC batch;
+2. matches the keys read from the token's storage against the keys every candidate
+   layout would give for ``probe`` (local keccak, no node work);
+3. verifies the match with ONE ``eth_call`` of ``balanceOf(probe)`` with that key
+   overridden to a marker value: only a layout the token really reads is accepted.
+
+A verified layout is remembered per keccak of the contract's code (:class:`SlotCache`),
+so a second check of the same code verifies only that layout; the verification is always
+made, because identical code can keep balances elsewhere (a proxy's code is the same
+for every implementation behind it).  A token whose reads match no candidate has no
+plain mapping (a layout can only verify if ``balanceOf`` reads its key, so the access
+list is complete).  Nodes without ``eth_createAccessList`` fall back to probing every
+candidate in one batch (66 calls), or only the cached layout when the code is known.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from eth_utils.crypto import keccak
+
+from tokenrisk.chain.abi import encode_call
+from tokenrisk.chain.rpc import RpcClient
+from tokenrisk.chain.tokens import decode_uint
+from tokenrisk.errors import CallReverted, RpcError
+
+MARKER = 0x7E57_BA1A_9CE5_1075
+SMALL_SLOTS = range(32)
+# OpenZeppelin Contracts 5 upgradeable ERC20: keccak(abi.encode(uint256(keccak(
+# "openzeppelin.storage.ERC20")) - 1)) & ~0xff; ``_balances`` is the struct's first field.
+ERC7201_ERC20 = 0x52C63247E1F47DB19D5CE0460030C497F067CA4CEBF71BA98EEADABE20BACE00
+CANDIDATE_SLOTS = (*SMALL_SLOTS, ERC7201_ERC20)
+_CALL_GAS = hex(1_000_000)
+
+
+@dataclass(frozen=True)
+class BalanceSlot:
+    """A ``mapping(address => uint256)`` at ``slot``; ``vyper``: key hashed slot-first."""
+
+    slot: int
+    vyper: bool
+
+    def key(self, holder: str) -> str:
+        """Storage key of ``balances[holder]``."""
+        return slot_key(holder, self.slot, self.vyper)
+
+    def override(self, holder: str, amount: int) -> dict[str, str]:
+        return {self.key(holder): "0x" + amount.to_bytes(32, "big").hex()}
+
+
+def slot_key(holder: str, slot: int, vyper: bool = False) -> str:
+    """Storage key of ``balances[holder]`` for a mapping at ``slot`` (static words, so
+    the ABI encoding is two left-padded 32-byte words)."""
+    a = bytes.fromhex(holder[2:]).rjust(32, b"\0")
+    s = slot.to_bytes(32, "big")
+    return "0x" + bytes(keccak(s + a if vyper else a + s)).hex()
+
+
+def _layouts() -> list[BalanceSlot]:
+    return [BalanceSlot(slot, vyper) for slot in CANDIDATE_SLOTS for vyper in (False, True)]
+
+
+class SlotCache:
+    """Verified layouts by keccak of contract code; bounded, least recently used out."""
+
+    def __init__(self, max_entries: int = 4096) -> None:
+        self.max_entries = max_entries
+        self._entries: OrderedDict[bytes, BalanceSlot] = OrderedDict()
+
+    def get(self, code_hash: bytes) -> BalanceSlot | None:
+        slot = self._entries.get(code_hash)
+        if slot is not None:
+            self._entries.move_to_end(code_hash)
+        return slot
+
+    def put(self, code_hash: bytes, slot: BalanceSlot) -> None:
+        self._entries[code_hash] = slot
+        self._entries.move_to_end(code_hash)
+        while len(self._entries) > self.max_entries:
+            self._entries.popitem(last=False)
+
+
+def _balance_call(token: str, holder: str) -> dict[str, str]:
+    data = encode_call("balanceOf(address)", [holder])
+    return {"from": holder, "to": token, "data": data, "gas": _CALL_GAS}
+
+
+def keys_read(access_list: object, token: str) -> set[str]:
+    """Storage keys of ``token`` in an ``eth_createAccessList`` result (lowercase)."""
+    if not isinstance(access_list, dict):
+        return set()
+    entries = access_list.get("accessList")
+    wanted = token.lower()
+    keys: set[str] = set()
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and str(entry.get("address", "")).lower() == wanted:
+            keys.update(str(k).lower() for k in entry.get("storageKeys") or [])
+    return keys
+
+
+def match_layouts(keys: set[str], probe: str) -> list[BalanceSlot]:
+    """Candidate layouts whose key for ``probe`` is among the storage keys read."""
+    if not keys:
+        return []
+    return [layout for layout in _layouts() if layout.key(probe) in keys]
+
+
+async def _verified(
+    rpc: RpcClient, token: str, probe: str, layouts: Iterable[BalanceSlot], block: str
+) -> BalanceSlot | None:
+    """The first layout whose overridden key ``balanceOf(probe)`` returns (one batch)."""
+    layouts = list(layouts)
+    if not layouts:
+        return None
+    calls = [
+        (
+            "eth_call",
+            [
+                _balance_call(token, probe),
+                block,
+                {token: {"stateDiff": layout.override(probe, MARKER)}},
+            ],
+        )
+        for layout in layouts
+    ]
+    results = await rpc.batch(calls)
+    for layout, result in zip(layouts, results, strict=True):
+        if not isinstance(result, CallReverted) and decode_uint(result) == MARKER:
+            return layout
+    return None
+
+
+async def find_balance_slot(
+    rpc: RpcClient, token: str, block: str = "latest", cache: SlotCache | None = None
+) -> BalanceSlot | None:
+    """The verified balance layout of ``token``, or None (not a plain mapping: reflection,
+    rebasing, exotic layouts; callers then fall back or skip what needs it).
+
+    Two round trips (code + access list, then one verifying call) in the common case.
+    Raises only transport errors.
+    """
+    probe = "0x" + os.urandom(20).hex()
+    code, access = await rpc.batch(
+        [
+            ("eth_getCode", [token, block]),
+            ("eth_createAccessList", [_balance_call(token, probe), block]),
+        ],
+        tolerate=RpcError,  # a node without access lists still gets the probe below
+    )
+    code_hash = bytes(keccak(hexstr=code)) if isinstance(code, str) else None
+    known = cache.get(code_hash) if cache is not None and code_hash is not None else None
+    if isinstance(access, dict):
+        # a layout can only verify if balanceOf reads its key, so the access list is
+        # complete: no match means no plain mapping, without probing every candidate
+        matched = match_layouts(keys_read(access, token), probe)
+        layouts = [known] if known in matched else matched
+    else:  # the node cannot build access lists: probe every candidate layout
+        layouts = [known] if known is not None else _layouts()
+    slot = await _verified(rpc, token, probe, layouts, block)
+    if slot is not None and cache is not None and code_hash is not None:
+        cache.put(code_hash, slot)
+    return slot

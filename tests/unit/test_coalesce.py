@@ -1,0 +1,92 @@
+"""CoalescingRpc: concurrent requests share one JSON-RPC batch, results go to their caller.
+
+The wire is replaced by overriding the two send hooks (pure logic under test); the
+real client against a real node is exercised by every integration test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from tokenrisk.chain.coalesce import CoalescingRpc
+from tokenrisk.errors import CallReverted, NodeUnavailable, RpcError
+
+
+class FakeWire(CoalescingRpc):
+    def __init__(self, fail: bool = False) -> None:
+        super().__init__("http://127.0.0.1:9", label="fake")
+        self.sent: list[list[str]] = []
+        self.fail = fail
+
+    async def _post_call(self, method: str, params: Sequence[Any] = ()) -> Any:
+        self.sent.append([method])
+        return f"solo:{method}"
+
+    async def _post_batch(self, calls: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
+        self.sent.append([method for method, _ in calls])
+        await asyncio.sleep(0)
+        if self.fail:
+            raise NodeUnavailable("fake node is unreachable")
+        return [
+            CallReverted("execution reverted")
+            if params and params[0] == "bad"
+            else RpcError("internal error")
+            if params and params[0] == "broken"
+            else f"{method}:ok"
+            for method, params in calls
+        ]
+
+
+async def test_concurrent_calls_share_one_batch_and_keep_their_results() -> None:
+    rpc = FakeWire()
+    try:
+        one, many, solo = await asyncio.gather(
+            rpc.call("eth_chainId"),
+            rpc.batch([("eth_call", ["good"]), ("eth_call", ["bad"])]),
+            rpc.call("debug_traceCall", [{}]),
+        )
+        assert one == "eth_chainId:ok"
+        assert many[0] == "eth_call:ok" and isinstance(many[1], RpcError)
+        assert solo == "solo:debug_traceCall"
+        assert sorted(rpc.sent) == [["debug_traceCall"], ["eth_chainId", "eth_call", "eth_call"]]
+        with pytest.raises(RpcError):
+            await rpc.call("eth_call", ["bad"])
+        with pytest.raises(RpcError, match="internal"):  # not a revert: raises for this caller
+            await rpc.batch([("eth_call", ["good"]), ("eth_call", ["broken"])])
+        tolerant = await rpc.batch([("eth_call", ["broken"])], tolerate=RpcError)
+        assert isinstance(tolerant[0], RpcError)
+    finally:
+        await rpc.aclose()
+
+
+async def test_transport_failure_reaches_every_caller_and_batches_are_split() -> None:
+    rpc = FakeWire(fail=True)
+    try:
+        results = await asyncio.gather(
+            rpc.call("eth_blockNumber"), rpc.batch([("eth_call", [])]), return_exceptions=True
+        )
+        assert all(isinstance(r, NodeUnavailable) for r in results)
+        rpc.fail, rpc.max_batch = False, 2
+        rpc.sent.clear()
+        assert len(await rpc.batch([("eth_call", [])] * 5)) == 5
+        assert [len(sent) for sent in rpc.sent] == [2, 2, 1]
+        assert await rpc.batch([]) == []
+    finally:
+        await rpc.aclose()
+
+
+async def test_a_cancelled_caller_does_not_disturb_the_others() -> None:
+    rpc = FakeWire()
+    try:
+        doomed = asyncio.ensure_future(rpc.call("eth_call", ["good"]))
+        kept = asyncio.ensure_future(rpc.call("eth_blockNumber"))
+        await asyncio.sleep(0)
+        doomed.cancel()
+        assert await kept == "eth_blockNumber:ok"
+        assert doomed.cancelled()
+    finally:
+        await rpc.aclose()
