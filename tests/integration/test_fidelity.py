@@ -191,3 +191,16 @@ async def test_closed_source_still_flagged_with_a_provider_that_knows(
 ) -> None:
     body = await honeypot(client, entry(devnet, "closed-source")["address"])
     assert "closed_source" in {f["flag"] for f in body["summary"]["flags"]}
+
+
+async def test_swap_back_dump_costs_the_seller_more_than_the_fee(
+    client: httpx.AsyncClient, devnet: Any
+) -> None:
+    """The contract's own dump right before the sell: the ETH received shows it, the
+    seller's Transfer logs do not, and the pair's balance change would hide the fee."""
+    token = entry(devnet, "swapback-tax")
+    mined = token["groundTruth"]
+    assert mined["sellTaxEffective"] - mined["sellTaxTokenUnit"] > 0.5  # the dump happened
+    sell = (await honeypot(client, token["address"]))["taxDetails"]["sell"]
+    assert sell["tokenUnit"] == pytest.approx(5.0, abs=0.05)
+    assert sell["difference"] > 0.5
