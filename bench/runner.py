@@ -10,6 +10,7 @@ Phases, all on loopback:
    2 workers + Redis (``bench.scaleout``).
 4. PROFILE: IsHoneypot without holder analysis in-process: calls, round trips (and how
    many are sequential), CPU, cProfile top.
+   OWNER POWERS: IsHoneypot with the owner-power scan off, cold and cached (bench/powers.py).
 5. HOLDERS: tokens with 100 and 1,000 holders on a throwaway devnet copy.
 6. INDEX: ``bench_index`` (Transfer-log indexing, logs/s) on its own anvil.
 """
@@ -32,6 +33,7 @@ from bench.holders import holder_scaling
 from bench.hotpath import profile_is_honeypot
 from bench.latency import Samples, timed_get
 from bench.load import Throughput, throughput
+from bench.powers import owner_power_cost
 from bench.scaleout import measure_workers
 from bench.server import ServerOptions, start_server
 from bench.table import (
@@ -79,6 +81,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--holders", type=int, nargs="*", default=[100, 1000])
     parser.add_argument("--index-transfers", type=int, default=10_000)
     parser.add_argument("--output", type=Path, default=None, help="also write the report here")
+    parser.add_argument("--skip-powers", action="store_true", help="skip the owner-power figure")
     return parser.parse_args(argv)
 
 
@@ -185,6 +188,12 @@ async def devnet_sections(args: argparse.Namespace) -> tuple[Figures, list[str]]
         for endpoint in ENDPOINTS:
             runs.append(await measure_endpoint(devnet, endpoint, tokens, work, args.repeats))
             print(f"  {endpoint.name}: {runs[-1].recomputed.p50 * 1000:.1f} ms", file=sys.stderr)
+        powers = ""
+        if not args.skip_powers:
+            print("owner powers...", file=sys.stderr)
+            powers = await owner_power_cost(
+                devnet.url, devnet.build_dir, devnet.manifest, work / "powers", args.repeats
+            )
         print("throughput...", file=sys.stderr)
         rows, rss = await measure_throughput(devnet, tokens, work)
         print("workers...", file=sys.stderr)
@@ -197,6 +206,7 @@ async def devnet_sections(args: argparse.Namespace) -> tuple[Figures, list[str]]
     figures = Figures(runs, floor, rows, breakdown, [], workers)
     return figures, [
         latency_table(runs, floor),
+        *([powers] if powers else []),
         throughput_table(rows),
         "Scale-out (recomputed IsHoneypot, `tokenrisk serve`, results cache off):",
         throughput_table(workers),

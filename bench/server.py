@@ -44,6 +44,8 @@ class ServerOptions:
     holder_limit: int | None = None
     cache_ttl: float | None = None
     deadline: float = 60.0
+    owner_powers: bool = True  # False: the owner-power scan is off
+    powers_cache_ttl: float | None = None  # 0: every scan is computed
 
     def argv(self, port: int) -> list[str]:
         args = ["--rpc-url", self.rpc_url, "--build-dir", str(self.build_dir)]
@@ -53,6 +55,10 @@ class ServerOptions:
             args += ["--holder-limit", str(self.holder_limit)]
         if self.cache_ttl is not None:
             args += ["--cache-ttl", str(self.cache_ttl)]
+        if not self.owner_powers:
+            args += ["--no-owner-powers"]
+        if self.powers_cache_ttl is not None:
+            args += ["--powers-cache-ttl", str(self.powers_cache_ttl)]
         return args
 
 
@@ -125,6 +131,8 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--deadline", type=float, default=60.0)
     parser.add_argument("--holder-limit", type=int, default=None)
     parser.add_argument("--cache-ttl", type=float, default=None)
+    parser.add_argument("--no-owner-powers", action="store_true")
+    parser.add_argument("--powers-cache-ttl", type=float, default=None)
     return parser.parse_args(argv)
 
 
@@ -138,7 +146,12 @@ def serve(argv: list[str]) -> None:
         for key, value in (("holder_limit", args.holder_limit), ("cache_ttl", args.cache_ttl))
         if value is not None
     }
-    settings = Settings(devnet=False, data_dir=args.data_dir, deadline=args.deadline, **extra)
+    powers: dict[str, object] = {"enabled": not args.no_owner_powers}
+    if args.powers_cache_ttl is not None:
+        powers["cache_ttl"] = args.powers_cache_ttl
+    settings = Settings(
+        devnet=False, data_dir=args.data_dir, deadline=args.deadline, owner_powers=powers, **extra
+    )
     service = connect_devnet(settings, args.rpc_url, manifest, args.build_dir)
     app = create_app(settings, service)
     uvicorn.run(app, host=HOST, port=args.port, log_level="warning", access_log=False)

@@ -221,6 +221,20 @@ class ServerConfig(_Section):
         return raw
 
 
+class OwnerPowersConfig(_Section):
+    """The ``[owner_powers]`` table: the owner-power scan (docs/owner-powers.md)."""
+
+    enabled: bool = Field(default=True, description="run the owner-power scan in IsHoneypot")
+    deadline: float = Field(default=3.0, gt=0, description="seconds one scan may take")
+    max_functions: int = Field(default=24, ge=1, description="functions tried per token")
+    max_callers: int = Field(default=4, ge=1, description="candidate callers impersonated")
+    max_arg_sets: int = Field(default=8, ge=1, description="hostile argument sets per function")
+    max_trials: int = Field(default=60, ge=1, description="owner-call simulations per token")
+    cache_ttl: float = Field(
+        default=600.0, ge=0, description="seconds a scan is reused (same code, callers, pool)"
+    )
+
+
 class Settings(BaseSettings):
     """Every key of the config file.  The environment is read by :func:`load_settings`,
     not here, so a ``Settings(...)`` built in code or tests is exactly what it says."""
@@ -336,6 +350,9 @@ class Settings(BaseSettings):
         default=VerificationConfig(), description="`[verification]` table"
     )
     server: ServerConfig = Field(default=ServerConfig(), description="`[server]` table")
+    owner_powers: OwnerPowersConfig = Field(
+        default=OwnerPowersConfig(), description="`[owner_powers]` table"
+    )
 
     @classmethod
     def settings_customise_sources(

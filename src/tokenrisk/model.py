@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tokenrisk.findings import OwnerPowers
+
 
 @dataclass(frozen=True)
 class TokenInfo:
@@ -169,6 +171,7 @@ class Analysis:
     holders: HolderStats | None = None
     code: CodeReport | None = None
     whitelisted: bool = False  # operator-configured well-known token (very_low risk)
+    owner_powers: OwnerPowers | None = None  # None: the scan was off or had nothing to try
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from tokenrisk.findings import FINDINGS, OwnerPowers
 from tokenrisk.model import (
     Analysis,
     CodeReport,
@@ -58,8 +59,9 @@ FLAG_SEVERITY: Final[dict[str, str]] = {
     "closed_source": "high",
     "sell_blocked_later": "critical",
     "verification_unknown": "info",
-}
-"""Every flag id the rubric can emit (lowercase, as the spec's ``high_fail_rate``)."""
+} | {kind.id: kind.severity for kind in FINDINGS.values()}
+"""Every flag id the rubric can emit (lowercase, as the spec's ``high_fail_rate``); the
+owner-power ids and severities come from ``tokenrisk.findings.FINDINGS``."""
 
 LEGACY_FLAGS: Final[dict[str, str]] = {
     "high_fail_rate": "HIGH_FAIL_RATE",
@@ -79,7 +81,7 @@ LEGACY_FLAGS: Final[dict[str, str]] = {
     "one_sell_per_block_limit": "ONE_SELL_PER_BLOCK_LIMIT",
     "closed_source": "CLOSED_SOURCE",
     "sell_blocked_later": "SELL_BLOCKED_LATER",
-}
+} | {kind.id: kind.id.upper() for kind in FINDINGS.values() if kind.severity != "info"}
 """Deprecated top-level ``flags`` strings; info-level flags have none."""
 
 # THRESHOLDS (percent for taxes, fractions 0..1 for rates and limits)
@@ -251,6 +253,7 @@ def collect_flags(analysis: Analysis) -> tuple[Flag, ...]:
         _verification_unknown_flag(analysis.code),
     )
     found = [f for f in candidates if f is not None]
+    found += owner_flags(analysis.owner_powers, already=[f.flag for f in found])
     return tuple(sorted(found, key=lambda f: -f.severity_index))
 
 
@@ -429,6 +432,28 @@ def _sell_later_flag(sim: SimulationReport | None) -> Flag | None:
     if sim.delayed_sell_reason:
         text = f"{text}: {sim.delayed_sell_reason}"
     return make_flag("sell_blocked_later", text)
+
+
+def owner_flags(powers: OwnerPowers | None, already: list[str]) -> list[Flag]:
+    """One flag per owner-power finding kind (the first finding of a kind describes it).
+
+    ``sell_fails_in_future`` is left out when the journey's ``sell_blocked_later``
+    already fired: both say a later sell fails, and one fact must not count twice.
+    """
+    if powers is None or not powers.scanned:
+        return []
+    flags: list[Flag] = []
+    seen = set(already)
+    if "sell_blocked_later" in seen:
+        seen.add("sell_fails_in_future")
+    for finding in powers.findings:
+        if finding.kind in seen:
+            continue
+        seen.add(finding.kind)
+        who = f" by {finding.caller}" if finding.caller else ""
+        where = f"{finding.function}{who}: " if finding.selector else ""
+        flags.append(make_flag(finding.kind, f"{where}{finding.detail}"))
+    return flags
 
 
 def _percent(fraction: float) -> str:

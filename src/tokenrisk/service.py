@@ -24,6 +24,7 @@ from tokenrisk.devnet.manifest import SOURCES_FILE, read_manifest
 from tokenrisk.devnet.node import AnvilNode, fork_from, start_anvil
 from tokenrisk.errors import DevnetBuildError, UnknownChain
 from tokenrisk.model import TokenInfo
+from tokenrisk.simulate.powers import PowerCache
 from tokenrisk.simulate.slots import BalanceSlot, SlotCache
 from tokenrisk.store.engine import Store, create_store
 from tokenrisk.verification import VerificationSettings, build_verifier
@@ -81,7 +82,11 @@ class Service:
     base_infos: dict[tuple[int, str], TokenInfo] = field(default_factory=dict)
     index_queue: IndexQueue | None = None  # set by the API when Redis is configured
     probed: dict[int, Capabilities] = field(default_factory=dict)
+    powers: PowerCache = field(default_factory=PowerCache)  # owner-power scans, deployers
     _probing: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
+
+    def __post_init__(self) -> None:
+        self.powers.ttl = self.settings.owner_powers.cache_ttl
 
     def client(self, chain_id: int) -> RpcClient:
         try:

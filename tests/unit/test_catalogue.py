@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tokenrisk.devnet.solc import compile_contracts, load_artifacts
+from tokenrisk.findings import FINDINGS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CATALOGUE_PATH = REPO_ROOT / "src" / "tokenrisk" / "devnet" / "catalogue.json"
@@ -29,6 +30,7 @@ SIGNATURE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\(([a-z0-9,\[\]]*)\)$")
 FIXED_PLACEHOLDERS = {
     "$name", "$symbol", "$decimals", "$supplyWei", "$OWNER", "$WETH", "$V2_ROUTER",
     "$V2_FACTORY", "$V3_FACTORY", "$SWAP_ROUTER", "$NPM", "$USDC", "$USDT", "$DAI",
+    "$KEEPER",
 }  # fmt: skip
 BASES = {"WETH", "USDC", "USDT", "DAI"}
 V3_FEES = {100, 500, 3000, 10000}
@@ -38,13 +40,15 @@ FLAGS = {
     "medium_tax", "high_gas", "medium_gas", "effective_honeypot_low_sell_limit",
     "extremely_low_sell_limit", "low_sell_limit", "one_sell_per_block_limit",
     "closed_source", "sell_blocked_later", "verification_unknown",
-}  # fmt: skip
+} | set(FINDINGS)  # fmt: skip
 RISKS = {"unknown", "very_low", "low", "medium", "high", "very_high", "honeypot"}
 TOKEN_FIELDS = {
     "id", "contract", "name", "symbol", "decimals", "supply", "args", "mechanism",
     "verified", "pools", "afterLaunch", "history", "expected",
 }  # fmt: skip
-OPTIONAL_TOKEN_FIELDS = {"siphonCall", "abiContract"}
+OPTIONAL_TOKEN_FIELDS = {"siphonCall", "abiContract", "ownerProof"}
+PROOF_FIELDS = {"from", "call", "args", "advanceSeconds", "expect"}
+PROOF_EXPECT = {"callReverts", "sellFails", "sellTaxAtLeast", "supplyGrows", "balanceDrops"}
 EXPECTED_FIELDS = {
     "sellable", "isHoneypot", "buyTax", "sellTax", "transferTax", "maxBuy", "maxSell",
     "flags", "risk", "holderFailures", "siphoned", "notes",
@@ -272,6 +276,34 @@ def test_after_launch_calls(
             assert step.get("when", "beforeHistory") in {"beforeHistory", "afterHistory"}
             for arg in step["args"]:
                 check_placeholder(arg, token, ids)
+
+
+def test_owner_proofs(catalogue: Entry, tokens: list[Entry], artifacts: dict[str, Entry]) -> None:
+    """An ``ownerProof`` names a real function (or a wait) and something to check."""
+    ids = {entry["id"] for entry in catalogue["contracts"]}
+    for token in tokens:
+        proof = token.get("ownerProof")
+        if proof is None:
+            continue
+        tid = token["id"]
+        assert set(proof) <= PROOF_FIELDS and proof["expect"], tid
+        assert set(proof["expect"]) <= PROOF_EXPECT, tid
+        assert ("call" in proof) != ("advanceSeconds" in proof), f"{tid}: a call or a wait"
+        if "call" in proof:
+            abis = {abi_contract(token), token["contract"]}  # a proxy's own functions too
+            known = set().union(*(signatures(artifacts[name]["abi"]) for name in abis))
+            assert proof["call"] in known, tid
+            for arg in [proof.get("from", "$OWNER"), *proof["args"]]:
+                for item in arg if isinstance(arg, list) else [arg]:
+                    check_placeholder(item, token, ids)
+
+
+def test_every_owner_flag_expected_somewhere_has_a_proof(tokens: list[Entry]) -> None:
+    """Owner-power expectations are mined by the build, not typed in."""
+    for token in tokens:
+        owner_flags = set(token["expected"]["flags"]) & set(FINDINGS)
+        if owner_flags - {"owner_renounced"}:
+            assert "ownerProof" in token, f"{token['id']}: {owner_flags} without a proof"
 
 
 def test_history(tokens: list[Entry]) -> None:

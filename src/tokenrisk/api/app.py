@@ -25,6 +25,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import Any
 
 from fastapi import Depends, FastAPI, Query, Request
@@ -220,6 +221,9 @@ def _add_honeypot_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
         forceSimulateLiquidity: str | None = Query(  # noqa: N803
             None, description="true/false: always simulate a pool; needs chainID."
         ),
+        ownerPowers: str | None = Query(  # noqa: N803
+            None, description="true/false: run the owner-power scan (default true)."
+        ),
     ) -> Response:
         token = require_address("address", address)
         chain_id = parse_chain_id(chainID)
@@ -232,6 +236,8 @@ def _add_honeypot_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
             )
         mode = liquidity_mode(simulate, force)
         options = check_options(caller.tier)
+        if ownerPowers not in (None, "") and not parse_bool("ownerPowers", ownerPowers):
+            options = replace(options, owner_powers=False)
         params = (token, pair_address, mode, options)
         body = await runner.cached(
             "IsHoneypot",

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from tokenrisk.chain.registry import Chain
+from tokenrisk.findings import FINDINGS, OwnerPowers, PowerFinding
 from tokenrisk.model import (
     Analysis,
     CodeReport,
@@ -250,6 +251,54 @@ class JourneyStep(WireModel):
     gas: str | None = Field(default=None, description="Gas used by this step (integer).")
 
 
+class OwnerCaller(WireModel):
+    address: str = Field(description="Candidate privileged caller (checksummed).")
+    foundBy: list[str] = Field(description="How it was found, e.g. owner(), storage slot 6.")
+    isContract: bool = Field(description="A contract: listed, not impersonated.")
+
+
+class PowerEvidence(WireModel):
+    what: str = Field(description="The quantity observed, e.g. 'sell tax %'.")
+    before: str = Field(description="Its value without the owner call.")
+    after: str = Field(description="Its value after the owner call.")
+
+
+class PowerFindingItem(WireModel):
+    id: str = Field(description="Finding id; also its summary flag id (docs/owner-powers.md).")
+    severity: str = Field(description="info, low, medium, high or critical.")
+    title: str = Field(description="One-line name of the finding.")
+    function: str = Field(description="Signature when known, else selector(types).")
+    selector: str = Field(description="0x + 8 hex digits; empty for time bombs.")
+    caller: str | None = Field(default=None, description="Who made the call.")
+    args: list[str] = Field(description="The arguments used, as text.")
+    evidence: list[PowerEvidence] = Field(description="Before/after of what changed.")
+    detail: str = Field(description="One sentence with the measured numbers.")
+    docs: str = Field(description="Where the finding is explained.")
+
+
+class FutureSellItem(WireModel):
+    after: str = Field(description="1h, 1d, 7d or 30d.")
+    seconds: int = Field(description="Seconds after the buy.")
+    ok: bool = Field(description="Whether the sell went through.")
+    reason: str | None = Field(default=None, description="Why it failed.")
+
+
+class OwnerPowersInfo(WireModel):
+    """Our extension: what the owner could still do to a buyer (docs/owner-powers.md)."""
+
+    scanned: bool = Field(description="False when the scan could not run (see error).")
+    error: str | None = Field(default=None, description="Why the scan could not run.")
+    owner: str | None = Field(default=None, description="What owner() returned.")
+    renounced: bool = Field(description="owner() is the zero or dead address.")
+    callers: list[OwnerCaller] = Field(description="Candidate privileged callers.")
+    functions: int = Field(description="State-changing functions beyond ERC-20 found.")
+    simulations: int = Field(description="eth_simulateV1 runs the scan sent.")
+    bounded: bool = Field(description="A bound (functions, callers, arguments) cut the scan.")
+    cached: bool = Field(description="Served from the scan cache.")
+    findings: list[PowerFindingItem] = Field(description="What the owner can do, worst first.")
+    futureSells: list[FutureSellItem] = Field(description="The buyer selling later.")
+
+
 class IsHoneypotResponse(WireModel):
     token: TokenSummary = Field(description="The token being checked.")
     withToken: TokenSummary | None = Field(
@@ -286,6 +335,9 @@ class IsHoneypotResponse(WireModel):
         default=None,
         description="Extension: each step of buy -> transfer -> sell as the simulated buyer "
         "saw it; present when the simulation ran.",
+    )
+    ownerPowers: OwnerPowersInfo | None = Field(
+        default=None, description="Our extension: owner powers found by trial."
     )
 
 
@@ -410,6 +462,46 @@ def honeypot_response(analysis: Analysis, verdict: Verdict, chain: Chain) -> IsH
         pair=pair_info(pool, chain.id, pair_symbols(pool, analysis)) if pool else None,
         pairAddress=pool.address if pool else None,
         journey=journey(analysis.simulation),
+        ownerPowers=owner_powers(analysis.owner_powers) if analysis.owner_powers else None,
+    )
+
+
+def owner_powers(p: OwnerPowers) -> OwnerPowersInfo:
+    """``ownerPowers``: the scan's callers, findings with evidence, and future sells."""
+    return OwnerPowersInfo(
+        scanned=p.scanned,
+        error=p.error,
+        owner=p.owner,
+        renounced=p.renounced,
+        callers=[
+            OwnerCaller(address=c.address, foundBy=list(c.found_by), isContract=c.is_contract)
+            for c in p.callers
+        ],
+        functions=p.functions,
+        simulations=p.simulations,
+        bounded=p.bounded,
+        cached=p.cached,
+        findings=[power_finding(f) for f in p.findings],
+        futureSells=[
+            FutureSellItem(after=f.label, seconds=f.seconds, ok=f.ok, reason=f.reason)
+            for f in p.future
+        ],
+    )
+
+
+def power_finding(f: PowerFinding) -> PowerFindingItem:
+    kind = FINDINGS[f.kind]
+    return PowerFindingItem(
+        id=f.kind,
+        severity=kind.severity,
+        title=kind.title,
+        function=f.function,
+        selector=f.selector,
+        caller=f.caller,
+        args=list(f.args),
+        evidence=[PowerEvidence(what=e.what, before=e.before, after=e.after) for e in f.evidence],
+        detail=f.detail,
+        docs=kind.anchor,
     )
 
 

@@ -35,6 +35,7 @@ from tokenrisk.errors import (
     ReplyTooDeep,
     ReplyTooLarge,
 )
+from tokenrisk.findings import OwnerPowers
 from tokenrisk.holders.index import holder_count
 from tokenrisk.model import Analysis, CodeReport, HolderStats, Pool, SimulationReport, TokenInfo
 from tokenrisk.service import Service
@@ -42,6 +43,7 @@ from tokenrisk.simulate.calls import BalanceSlot, Route, find_balance_slot
 from tokenrisk.simulate.engine import Funding, Head, SimSettings, Simulator
 from tokenrisk.simulate.journey import simulate
 from tokenrisk.simulate.liquidity import SimulatedPool, simulate_pool
+from tokenrisk.simulate.powers import ScanBounds, scan
 from tokenrisk.simulate.probe import (
     explain_sell_failure,
     is_precompile,
@@ -368,11 +370,8 @@ class Options:
 
 
 def owner_powers_enabled(options: Options) -> bool:
-    """HOOK for the owner-power scan: the scan must run only when this is true.
-
-    The scan itself is not in this module yet; whoever wires it into ``analyse`` calls
-    this (the tier switch ``owner_powers``) and skips the scan when it is false.
-    """
+    """Whether this check may run the owner-power scan (the tier switch ``owner_powers``,
+    also turned off per request by ``?ownerPowers=false``)."""
     return options.owner_powers
 
 
@@ -392,7 +391,9 @@ async def analyse(
     alongside), the token's metadata, the holder-index refresh, the pool's creation
     event, the journey, the call trace and the holder sells all proceed together (the
     holder sells wait for the index only).  ``options.holder_analysis`` false: no holder
-    sells are simulated (no holderAnalysis).
+    sells are simulated (no holderAnalysis).  The owner-power scan runs alongside when
+    ``owner_powers_enabled(options)`` and the config's ``owner_powers.enabled`` allow; it
+    is kept only when the journey's buyer could buy and sell.
     """
     target, head = await _target_and_head(svc, address, chain_id)
     chain = target.chain
@@ -449,12 +450,13 @@ async def _analyse_target(
         else None
     )
     try:
-        token, with_token, simulation, holders, created = await asyncio.gather(
+        token, with_token, simulation, holders, created, powers = await asyncio.gather(
             read_token(rpc, target.token),
             _base_info(svc, chain, pool.base_token),
             _simulate(svc, chain, pool, target.token, simulated, prepared),
             _holders(svc, chain, prepared, [*target.pools, pool], simulated, index, options),
             _created(svc, chain, pool, simulated),
+            _owner_powers(svc, chain, prepared, simulated, options),
         )
         report = simulation[0]
         # a trace covers one call, so a pool that exists only in a prelude cannot be traced
@@ -471,6 +473,7 @@ async def _analyse_target(
         code=code,
         holders=holders,
         whitelisted=target.token in chain.whitelist,
+        owner_powers=powers if report.buy_ok and report.sell_ok else None,
     )
 
 
@@ -513,6 +516,33 @@ async def _base_info(svc: Service, chain: Chain, base: str) -> TokenInfo:
     if key not in svc.base_infos:
         svc.base_infos[key] = await base_token_info(svc.client(chain.id), chain, base)
     return svc.base_infos[key]
+
+
+async def _owner_powers(
+    svc: Service,
+    chain: Chain,
+    prepared: Prepared,
+    simulated: SimulatedPool | None,
+    options: Options,
+) -> OwnerPowers | None:
+    """The owner-power scan, concurrent with the journey (it runs its own baseline).
+
+    None when the tier, the request or the config turned it off, for a pool that exists
+    only in a simulation, or when the node cannot run eth_simulateV1.
+    """
+    config = svc.settings.owner_powers
+    if not (config.enabled and owner_powers_enabled(options)) or simulated is not None:
+        return None
+    if prepared.sim is None or not (await svc.capabilities(chain.id)).simulate_v1:
+        return None
+    bounds = ScanBounds(
+        max_functions=config.max_functions,
+        max_callers=config.max_callers,
+        max_arg_sets=config.max_arg_sets,
+        max_trials=config.max_trials,
+        deadline=config.deadline,
+    )
+    return await scan(prepared.sim, chain.id, svc.powers, bounds)
 
 
 async def is_honeypot(

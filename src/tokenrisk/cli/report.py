@@ -20,6 +20,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from tokenrisk.cli.powers import owner_powers_section
+
 EXIT_SAFE = 0
 EXIT_RISKY = 1
 EXIT_DANGEROUS = 2
@@ -111,6 +113,9 @@ def honeypot_report(body: dict[str, Any]) -> RenderableType:
         lines.append(journey_table(body["journey"]))
     if body.get("simulationResult"):
         lines.append(costs_table(body))
+    powers = owner_powers_section(body)
+    if powers is not None:
+        lines.append(powers)
     if "pair" in body:
         pair = body["pair"]
         lines.append(

@@ -43,6 +43,7 @@ from tokenrisk.devnet.groundtruth import measure_tokens
 from tokenrisk.devnet.history import plan_history
 from tokenrisk.devnet.node import repo_root, start_anvil
 from tokenrisk.devnet.npm_artifacts import load_npm_artifact
+from tokenrisk.devnet.proof import prove_owner_powers
 from tokenrisk.devnet.solc import compile_contracts, load_artifacts
 from tokenrisk.devnet.trading import TokenLog, run_history
 from tokenrisk.devnet.uniswap import deploy_uniswap, placements
@@ -126,12 +127,16 @@ async def _build_on(
         logs = await run_history(devnet, plan)
         progress("measuring ground truth with mined trades (reverted afterwards)", started)
         truths = await measure_tokens(devnet)
+        progress("proving the latent owner powers (snapshot, arm, sell, revert)", started)
+        proofs = await prove_owner_powers(devnet)
         progress("dumping state", started)
         state = await dump_state(chain)
         head = await chain.block()
         manifest = _manifest(devnet, catalogue, plan.roles, logs, head)
         for entry in manifest["tokens"]:
             entry["groundTruth"] = truths.get(entry["id"])
+            if entry["id"] in proofs:
+                entry["ownerProof"] = proofs[entry["id"]]
         sources = _sources(root, devnet, catalogue, artifacts)
         await _mark_proxies(chain, sources)
         return manifest, sources, state
@@ -142,11 +147,15 @@ async def _build_on(
 async def _setup(
     chain: Chain, root: Path, artifacts: dict[str, Any], catalogue: Catalogue, started: float
 ) -> Devnet:
-    owner, infra = (await chain.accounts())[:2]
-    await chain.set_balances({owner: OWNER_ETH * 10**18, infra: OWNER_ETH * 10**18})
+    owner, infra, keeper = (await chain.accounts())[:3]
+    await chain.set_balances({a: OWNER_ETH * 10**18 for a in (owner, infra, keeper)})
     progress("placing WETH9 and Uniswap V2/V3 at their mainnet addresses", started)
     await deploy_uniswap(chain, root, infra, fee_to_setter=owner)
-    addresses = {p.key: p.address for p in placements(owner)} | {"OWNER": owner, "INFRA": infra}
+    addresses = {p.key: p.address for p in placements(owner)} | {
+        "OWNER": owner,
+        "INFRA": infra,
+        "KEEPER": keeper,  # a second controller, e.g. a fee keeper hidden in storage
+    }
     devnet = Devnet(chain, _compiled(artifacts), owner, infra, addresses)
     progress("deploying stablecoins and their WETH pools", started)
     await deploy_stablecoins(devnet)

@@ -1,0 +1,163 @@
+"""Prove each latent trap on the built chain: arm it for real, watch a holder, undo it.
+
+A latent-trap token is catalogued in its pre-armed state, so its expected owner power
+would otherwise be a claim typed into ``catalogue.json``.  For every token with an
+``ownerProof`` entry the build, after the history and before the state dump:
+
+1. takes an ``evm_snapshot``;
+2. mines the owner action as a real transaction from the real controller (``from``),
+   or lets time pass (``advanceSeconds``: a block is mined that much later);
+3. has a history holder sell half of their balance through the token's sell pool and
+   measures the sell tax in token units (seller's decrease vs. the pool's increase),
+   the holder's balance and the total supply before and after the action;
+4. reverts to the snapshot, so the dumped chain is still pre-armed.
+
+The measurements go into the manifest (``ownerProof.measured``) and the ``expect``
+conditions are checked here: a proof that does not show what the catalogue says stops
+the build.  Integration tests compare the detector's findings with these mined facts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from tokenrisk.chain.abi import decode, encode_call
+from tokenrisk.devnet.catalogue import resolve_args
+from tokenrisk.devnet.chain import Chain, Tx
+from tokenrisk.devnet.deployment import Deployed, Devnet
+from tokenrisk.devnet.history import holder_address
+from tokenrisk.devnet.swaps import approve_calldata, balance_of_calldata, sell_calldata
+from tokenrisk.devnet.trading import sell_pool
+from tokenrisk.errors import DevnetBuildError
+
+TOTAL_SUPPLY = "0x18160ddd"
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What the mined proof showed (amounts in raw token units, tax in percent)."""
+
+    call_ok: bool | None
+    call_reason: str | None
+    sell_ok: bool
+    sell_reason: str | None
+    sell_tax: float | None
+    balance_before: int
+    balance_after: int
+    supply_before: int
+    supply_after: int
+
+
+async def prove_owner_powers(devnet: Devnet) -> dict[str, Any]:
+    """Run every token's ``ownerProof``; returns ``{token id: {..., "measured": {...}}}``.
+
+    Raises DevnetBuildError when a proof contradicts its ``expect`` conditions.
+    """
+    proofs: dict[str, Any] = {}
+    for token in devnet.tokens.values():
+        spec = token.spec.raw.get("ownerProof")
+        if not spec:
+            continue
+        seller = holder_address(token.spec.id, 0)  # the catalogue's ``$holder:0``
+        snapshot = await devnet.chain.cheat("evm_snapshot")
+        try:
+            measured = await _prove(devnet, token, spec, seller)
+        finally:
+            await devnet.chain.cheat("evm_revert", snapshot)
+        _check(token.spec.id, spec.get("expect", {}), measured)
+        proofs[token.spec.id] = dict(spec) | {"seller": seller, "measured": asdict(measured)}
+    return proofs
+
+
+async def _prove(devnet: Devnet, token: Deployed, spec: dict[str, Any], seller: str) -> Measured:
+    chain = devnet.chain
+    balance_before = await _uint(chain, token.address, balance_of_calldata(seller))
+    supply_before = await _uint(chain, token.address, TOTAL_SUPPLY)
+    call_ok: bool | None = None
+    call_reason: str | None = None
+    if "call" in spec:
+        call_ok, call_reason = await _owner_action(devnet, token, spec)
+    if spec.get("advanceSeconds"):
+        now = int((await chain.block())["timestamp"], 16)
+        await chain.cheat("evm_mine", now + int(spec["advanceSeconds"]))
+    balance_after = await _uint(chain, token.address, balance_of_calldata(seller))
+    supply_after = await _uint(chain, token.address, TOTAL_SUPPLY)
+    sell_ok, sell_reason, tax = await _sell_half(devnet, token, seller, balance_after)
+    return Measured(
+        call_ok,
+        call_reason,
+        sell_ok,
+        sell_reason,
+        tax,
+        balance_before,
+        balance_after,
+        supply_before,
+        supply_after,
+    )
+
+
+async def _owner_action(
+    devnet: Devnet, token: Deployed, spec: dict[str, Any]
+) -> tuple[bool, str | None]:
+    signature = str(spec["call"])
+    label = f"{token.spec.id}: ownerProof {signature}"
+    scope = devnet.scope(token)
+    types = _types(signature)
+    args = resolve_args(types, tuple(spec.get("args", [])), scope, label)
+    sender = str(resolve_args(["address"], (spec.get("from", "$OWNER"),), scope, label)[0])
+    tx = Tx(sender, token.address, encode_call(signature, args), label=label)
+    outcome = await devnet.chain.send(tx, allow_revert=True)
+    return outcome.ok, outcome.reason
+
+
+async def _sell_half(
+    devnet: Devnet, token: Deployed, seller: str, balance: int
+) -> tuple[bool, str | None, float | None]:
+    """A real sell of half the holder's balance; (ok, revert reason, tax in percent)."""
+    chain = devnet.chain
+    pool = sell_pool(token)
+    amount = balance // 2
+    if amount == 0:
+        return False, "the holder has no tokens", None
+    route = pool.route
+    label = f"{token.spec.id}: ownerProof sell"
+    await chain.send(Tx(seller, token.address, approve_calldata(route.router), label=label))
+    pool_before = await _uint(chain, token.address, balance_of_calldata(pool.address))
+    data = sell_calldata(route, token.address, seller, amount)
+    outcome = await chain.send(Tx(seller, route.router, data, label=label), allow_revert=True)
+    if not outcome.ok:
+        return False, outcome.reason, None
+    pool_after = await _uint(chain, token.address, balance_of_calldata(pool.address))
+    seller_after = await _uint(chain, token.address, balance_of_calldata(seller))
+    spent = balance - seller_after
+    tax = (spent - (pool_after - pool_before)) * 100 / spent if spent > 0 else None
+    return True, None, tax
+
+
+async def _uint(chain: Chain, to: str, data: str) -> int:
+    return int(decode(["uint256"], await chain.call(to, data))[0])
+
+
+def _types(signature: str) -> list[str]:
+    inner = signature[signature.index("(") + 1 : signature.rindex(")")]
+    return [t for t in inner.split(",") if t] if inner else []
+
+
+def _check(token_id: str, expect: dict[str, Any], m: Measured) -> None:
+    """Stop the build when the mined proof does not show what the catalogue claims."""
+    failures: list[str] = []
+    if expect.get("callReverts") and m.call_ok is not False:
+        failures.append("the owner call was expected to revert but went through")
+    if not expect.get("callReverts") and m.call_ok is False:
+        failures.append(f"the owner call reverted: {m.call_reason}")
+    if "sellFails" in expect and bool(expect["sellFails"]) == m.sell_ok:
+        failures.append(f"sell ok={m.sell_ok} ({m.sell_reason}), expected the opposite")
+    if "sellTaxAtLeast" in expect and (m.sell_tax or 0.0) < float(expect["sellTaxAtLeast"]):
+        failures.append(f"sell tax {m.sell_tax} below {expect['sellTaxAtLeast']}")
+    if expect.get("supplyGrows") and m.supply_after <= m.supply_before:
+        failures.append("total supply did not grow")
+    if expect.get("balanceDrops") and m.balance_after >= m.balance_before:
+        failures.append("the holder's balance did not drop")
+    if failures:
+        raise DevnetBuildError(f"{token_id}: ownerProof failed: {'; '.join(failures)}")

@@ -1,0 +1,228 @@
+"""Owner-power findings, each defined once: id, severity, meaning, advice, docs anchor.
+
+Like a slither detector's metadata, every kind of finding the owner-power scan
+(:mod:`tokenrisk.simulate.powers`) can report is one row of :data:`FINDINGS`.  The
+risk rubric takes the severity from here, ``docs/risk.md`` and ``docs/owner-powers.md``
+print the same rows (a unit test compares them), and the CLI report shows the title and
+the advice.  A finding's id is also its summary flag id.  Pure data: no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+
+@dataclass(frozen=True)
+class FindingKind:
+    """What one kind of finding means and what a buyer should do about it."""
+
+    id: str
+    severity: str  # info, low, medium, high, critical (risk.SEVERITY_INDEX)
+    title: str
+    meaning: str
+    advice: str
+
+    @property
+    def anchor(self) -> str:
+        """Where the docs explain it: ``docs/owner-powers.md#<id>``."""
+        return f"docs/owner-powers.md#{self.id.replace('_', '-')}"
+
+
+def _kind(id_: str, severity: str, title: str, meaning: str, advice: str) -> FindingKind:
+    return FindingKind(id_, severity, title, meaning, advice)
+
+
+FINDINGS: Final[dict[str, FindingKind]] = {
+    k.id: k
+    for k in (
+        _kind(
+            "owner_can_block_sells",
+            "high",
+            "Owner can block all sells",
+            "After one owner call, a fresh buyer and a second wallet both failed to sell, "
+            "while buying still worked.",
+            "Treat it as a honeypot waiting for a trigger; buy only what you can lose.",
+        ),
+        _kind(
+            "owner_can_blacklist",
+            "high",
+            "Owner can block a chosen wallet",
+            "After an owner call naming the buyer, that buyer could not sell (or transfer) "
+            "while another wallet still could.",
+            "Any holder can be singled out and trapped; avoid holding it.",
+        ),
+        _kind(
+            "owner_can_set_sell_tax",
+            "high",
+            "Owner can raise the sell tax",
+            "After an owner call, the buyer's sell lost a much larger share of its tokens "
+            "(20% or more) than before.",
+            "The exit price is the owner's choice; check the tax right before selling.",
+        ),
+        _kind(
+            "owner_can_set_buy_tax",
+            "medium",
+            "Owner can raise the buy tax",
+            "After an owner call, a new buyer received 20% or more fewer tokens than before.",
+            "Check the buy tax right before buying.",
+        ),
+        _kind(
+            "owner_can_pause_trading",
+            "high",
+            "Owner can stop trading",
+            "After an owner call, buying and selling both failed for every wallet tried.",
+            "Holders can be frozen at any time; buy only what you can lose.",
+        ),
+        _kind(
+            "owner_can_block_transfers",
+            "medium",
+            "Owner can block wallet transfers",
+            "After an owner call, a wallet-to-wallet transfer failed while selling still worked.",
+            "Tokens may not be movable to another wallet (or a safer exchange).",
+        ),
+        _kind(
+            "owner_can_mint",
+            "high",
+            "Owner can mint new tokens",
+            "An owner call increased the total supply.",
+            "New tokens can be sold into the pool at any time, draining its value.",
+        ),
+        _kind(
+            "owner_can_move_balances",
+            "critical",
+            "Owner can take or rewrite balances",
+            "An owner call lowered the buyer's balance without the buyer doing anything.",
+            "Holdings can be taken away; do not hold this token.",
+        ),
+        _kind(
+            "owner_can_limit_transactions",
+            "medium",
+            "Owner can limit transaction sizes",
+            "After an owner call, selling the whole balance (or buying) failed while a "
+            "small sell still worked: a max transaction or max wallet can be set.",
+            "Large positions may have to leave in many small sells.",
+        ),
+        _kind(
+            "owner_can_upgrade",
+            "medium",
+            "Owner can replace the token's code",
+            "The token is a proxy whose admin can point it at new code; an upgrade tried "
+            "with hostile arguments changed what buyers experience.",
+            "Today's simulation says nothing about the code after an upgrade.",
+        ),
+        _kind(
+            "sell_fails_in_future",
+            "critical",
+            "Sells fail later without any owner action",
+            "The same buyer's sell works now but fails when simulated 1 hour, 1 day, "
+            "7 days or 30 days later.",
+            "A time bomb: holders are trapped once the time passes.",
+        ),
+        _kind(
+            "owner_can_adjust_fees",
+            "info",
+            "Owner can change fees within a small range",
+            "An owner call changed a tax, but no argument tried took it to 20%.",
+            "Usually a capped fee setter; nothing to do.",
+        ),
+        _kind(
+            "ownership_transferable",
+            "info",
+            "Ownership can be handed over",
+            "An owner call changed the address returned by the owner getter.",
+            "Powers may move to someone else; informational.",
+        ),
+        _kind(
+            "owner_renounced",
+            "info",
+            "Ownership renounced, no powers left",
+            "The owner getter returns the zero address and no candidate caller could use "
+            "a privileged function.",
+            "Reassuring: nobody can change the rules any more.",
+        ),
+    )
+}
+"""Every finding kind, in report order (worst kinds first, informational last)."""
+
+TAX_POWER_THRESHOLD: Final = 20.0
+"""A tax an owner can reach at or above this (percent) is a power, below it a fee tweak."""
+TAX_CHANGE_MIN: Final = 1.0
+"""Tax changes smaller than this (percentage points) are measurement noise."""
+
+
+# WHAT A SCAN REPORTS
+
+
+@dataclass(frozen=True)
+class Caller:
+    """A candidate privileged caller and how it was found (e.g. ``owner()``, ``slot 10``)."""
+
+    address: str
+    found_by: tuple[str, ...]
+    is_contract: bool = False  # contracts act only through their own code: not impersonated
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One observed quantity before and after the owner call (rendered as text)."""
+
+    what: str
+    before: str
+    after: str
+
+
+@dataclass(frozen=True)
+class PowerFinding:
+    """One finding: which call by whom, with which arguments, and what it changed."""
+
+    kind: str  # a FINDINGS id
+    function: str  # signature when known, else the selector
+    selector: str  # 0x + 8 hex
+    caller: str | None  # None for findings without an owner call (time bombs)
+    args: tuple[str, ...]
+    evidence: tuple[Evidence, ...]
+    detail: str  # one sentence with the measured numbers
+
+
+@dataclass(frozen=True)
+class FutureSell:
+    """The same buyer selling ``seconds`` later with no owner action."""
+
+    label: str  # "1h", "1d", "7d", "30d"
+    seconds: int
+    ok: bool
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class OwnerPowers:
+    """Result of one owner-power scan; ``scanned`` False means it could not run (``error``)."""
+
+    scanned: bool
+    error: str | None = None
+    owner: str | None = None  # what the owner getter returned; None without a getter
+    renounced: bool = False
+    callers: tuple[Caller, ...] = ()
+    functions: int = 0  # state-changing functions beyond the ERC-20 surface
+    simulations: int = 0  # eth_simulateV1 runs the scan sent
+    findings: tuple[PowerFinding, ...] = ()
+    future: tuple[FutureSell, ...] = ()
+    bounded: bool = False  # a bound (functions, callers, argument sets) cut the scan short
+    notes: tuple[str, ...] = ()
+    cached: bool = False
+
+
+def findings_markdown() -> str:
+    """The findings table as printed in docs/owner-powers.md (a test keeps them equal)."""
+    lines = [
+        "| id | severity | what it means | what a buyer should do |",
+        "|---|---|---|---|",
+    ]
+    for kind in FINDINGS.values():
+        anchor = kind.id.replace("_", "-")
+        lines.append(
+            f'| <a id="{anchor}"></a>`{kind.id}` | {kind.severity} | {kind.meaning} '
+            f"| {kind.advice} |"
+        )
+    return "\n".join(lines) + "\n"

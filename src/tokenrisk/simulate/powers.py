@@ -1,0 +1,644 @@
+"""The owner-power scan: try every privileged function on a buyer, in the node.
+
+Today's buy and sell cannot show a trap the owner arms tomorrow, so the scan does what
+the owner could do and watches a buyer.  Phases:
+
+1. FUNCTIONS: evmole reads selectors, argument types and mutability from the token's
+   runtime code (and from its EIP-1967 implementation's); state-changing functions
+   beyond the plain ERC-20 surface are candidates.  Names come from a bundled selector
+   table and are only shown, never used to decide anything.
+2. CALLERS: addresses returned by owner-style getters, held in the first storage slots
+   or the EIP-1967 admin slot, a role admin, and the deployer (binary search of
+   ``eth_getCode`` over history).  Only EOAs are impersonated: a contract owner (a
+   timelock, a multisig) acts through its own code, which the scan does not fake.
+3. SCREEN: one batch of ``eth_call``s (function x caller x hostile argument set, see
+   :mod:`.hostile`) keeps the calls the caller can actually make.
+4. TRY: one JSON-RPC batch of ``eth_simulateV1`` runs: a baseline, four future sells
+   (1 h, 1 d, 7 d, 30 d: time bombs) and one trial per surviving call; each trial is
+   classified against the baseline (:mod:`.effects`).
+
+Everything is bounded (:class:`ScanBounds`: functions, callers, argument sets, trials, a
+deadline) and results are cached per code hash, caller set and pool
+(:class:`PowerCache`).  Errors never escape: the result says the scan could not run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import evmole
+from eth_utils.crypto import keccak
+
+from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, encode_args, encode_call
+from tokenrisk.chain.rpc import RpcClient
+from tokenrisk.errors import RpcError, TokenRiskError
+from tokenrisk.findings import (
+    FINDINGS,
+    Caller,
+    Evidence,
+    FutureSell,
+    OwnerPowers,
+    PowerFinding,
+)
+from tokenrisk.simulate.calls import approve, balance_of, fresh_address, transfer
+from tokenrisk.simulate.effects import Effect, classify, comparable
+from tokenrisk.simulate.engine import Outcome, Plan, Simulator
+from tokenrisk.simulate.hostile import Targets, argument_sets, render, split_types
+
+IMPLEMENTATION_SLOT = "0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc"
+ADMIN_SLOT = "0xb53127684a568b3173ae13b9f8a6016e243e63b6e8ee1178d6a717850b5d6103"
+DEAD = "0x000000000000000000000000000000000000dead"
+OWNER_GETTERS = ("owner()", "getOwner()", "admin()")
+ROLE_ADMIN = "getRoleMember(bytes32,uint256)"
+FUTURE = (("1h", 3_600), ("1d", 86_400), ("7d", 7 * 86_400), ("30d", 30 * 86_400))
+ERC20_SURFACE = frozenset(
+    "0x" + keccak(text=s)[:4].hex()
+    for s in (
+        "transfer(address,uint256)",
+        "transferFrom(address,address,uint256)",
+        "approve(address,uint256)",
+        "increaseAllowance(address,uint256)",
+        "decreaseAllowance(address,uint256)",
+        "permit(address,address,uint256,uint256,uint8,bytes32,bytes32)",
+        "burn(uint256)",
+        "burnFrom(address,uint256)",
+        "multicall(bytes[])",
+    )
+)
+"""What every holder may call on their own tokens: never an owner power."""
+SELECTOR_FILE = Path(__file__).resolve().parents[1] / "data" / "selectors.tsv"
+
+
+@dataclass(frozen=True)
+class ScanBounds:
+    """Limits that keep one scan small; ``deadline`` is in seconds."""
+
+    max_functions: int = 24
+    max_callers: int = 4
+    max_arg_sets: int = 8
+    max_trials: int = 60
+    storage_slots: int = 16
+    deadline: float = 3.0
+
+
+@dataclass(frozen=True)
+class Function:
+    """A function found in bytecode; ``proxy_own`` when it lives in the proxy itself."""
+
+    selector: str
+    types: tuple[str, ...]
+    proxy_own: bool
+
+    @property
+    def label(self) -> str:
+        return signature_of(self.selector) or f"{self.selector}({','.join(self.types)})"
+
+
+@dataclass(frozen=True)
+class Trial:
+    function: Function
+    caller: str
+    args: tuple[Any, ...]
+    data: str
+
+
+@dataclass
+class PowerCache:
+    """Results per (chain, code hashes, callers, pool), and deployers per token."""
+
+    ttl: float = 600.0
+    size: int = 1024
+    results: dict[tuple[Any, ...], tuple[float, OwnerPowers]] = field(default_factory=dict)
+    deployers: dict[tuple[int, str], str | None] = field(default_factory=dict)
+
+    def get(self, key: tuple[Any, ...]) -> OwnerPowers | None:
+        item = self.results.get(key)
+        if item is None or item[0] < time.monotonic():
+            return None
+        return replace(item[1], cached=True)
+
+    def put(self, key: tuple[Any, ...], value: OwnerPowers) -> None:
+        if len(self.results) >= self.size:
+            self.results.pop(next(iter(self.results)))
+        self.results[key] = (time.monotonic() + self.ttl, value)
+
+
+# NAMES
+
+
+@lru_cache(maxsize=1)
+def _selector_table() -> dict[str, str]:
+    text = SELECTOR_FILE.read_text()
+    rows = (line.split("\t") for line in text.splitlines() if line and not line.startswith("#"))
+    return {sel: sig for sel, sig in rows}
+
+
+def signature_of(selector: str) -> str | None:
+    """The text signature of a selector from the bundled table, for display only."""
+    return _selector_table().get(selector)
+
+
+# SCAN
+
+
+async def scan(
+    sim: Simulator,
+    chain_id: int,
+    cache: PowerCache,
+    bounds: ScanBounds | None = None,
+) -> OwnerPowers:
+    """Scan the simulator's token for owner powers; never raises for a token's behaviour."""
+    bounds = bounds or ScanBounds()
+    try:
+        async with asyncio.timeout(bounds.deadline):
+            return await _scan(sim, chain_id, cache, bounds)
+    except TimeoutError:
+        return OwnerPowers(scanned=False, error="the owner-power scan ran out of time")
+    except TokenRiskError as exc:
+        kind = type(exc).__name__
+        return OwnerPowers(scanned=False, error=f"the owner-power scan failed ({kind})")
+
+
+async def _scan(
+    sim: Simulator, chain_id: int, cache: PowerCache, bounds: ScanBounds
+) -> OwnerPowers:
+    rpc, token = sim.rpc, sim.route.token
+    # FUNCTIONS AND CALLERS
+    facts = await _read_facts(rpc, token, bounds)
+    functions, cut = _functions(facts.code, facts.impl_code, bounds)
+    deployer = await _deployer(rpc, chain_id, token, cache)
+    callers = await _callers(rpc, facts, deployer, sim)
+    key = (chain_id, _hash(facts.code), _hash(facts.impl_code), callers, sim.route.pool.address)
+    cached = cache.get(key)
+    if cached is not None:
+        return cached
+    eoas = [c.address for c in callers if not c.is_contract][: bounds.max_callers]
+    # SCREEN
+    targets = Targets(buyer=fresh_address(), pair=sim.route.pool.address)
+    trials, trimmed = await _screen(rpc, token, functions, eoas, targets, bounds)
+    # TRY
+    result = await _try_all(sim, facts, targets, trials)
+    result = replace(
+        result,
+        callers=callers,
+        functions=len(functions),
+        bounded=cut or trimmed or len([c for c in callers if not c.is_contract]) > len(eoas),
+    )
+    cache.put(key, result)
+    return result
+
+
+def _hash(code: str | None) -> str | None:
+    return None if code is None else "0x" + keccak(hexstr=code).hex()
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What one batch of reads told about the token."""
+
+    code: str
+    impl: str | None
+    impl_code: str | None
+    admin: str | None
+    owner: str | None  # the first owner getter that answered with an address
+    getters: tuple[tuple[str, str], ...]  # (address, how found)
+
+
+async def _read_facts(rpc: RpcClient, token: str, bounds: ScanBounds) -> Facts:
+    slots = [hex(i) for i in range(bounds.storage_slots)]
+    calls: list[tuple[str, Sequence[Any]]] = [
+        ("eth_getCode", [token, "latest"]),
+        ("eth_getStorageAt", [token, IMPLEMENTATION_SLOT, "latest"]),
+        ("eth_getStorageAt", [token, ADMIN_SLOT, "latest"]),
+    ]
+    calls += [("eth_getStorageAt", [token, s, "latest"]) for s in slots]
+    getters = [*OWNER_GETTERS, ROLE_ADMIN]
+    for g in getters:
+        args = [b"\0" * 32, 0] if g == ROLE_ADMIN else []
+        calls.append(("eth_call", [{"to": token, "data": encode_call(g, args)}, "latest"]))
+    replies = await rpc.batch(calls)
+    code, impl_word, admin_word = replies[0], replies[1], replies[2]
+    if isinstance(code, RpcError):
+        raise code
+    words = replies[3 : 3 + len(slots)]
+    answers = replies[3 + len(slots) :]
+    found: list[tuple[str, str]] = []
+    owner: str | None = None
+    for name, answer in zip(getters, answers, strict=True):
+        address = _word_address(answer, strict=False)
+        if name == "owner()" and address is not None:
+            owner = address
+        if address is not None and address != ZERO_ADDRESS:
+            found.append((address, "role admin" if name == ROLE_ADMIN else name))
+    admin = _word_address(admin_word)
+    if admin:
+        found.append((admin, "EIP-1967 admin slot"))
+    for i, word in enumerate(words):
+        address = _word_address(word)
+        if address:
+            found.append((address, f"storage slot {i}"))
+    impl = _word_address(impl_word)
+    impl_code = str(await rpc.call("eth_getCode", [impl, "latest"])) if impl else None
+    return Facts(str(code), impl, impl_code, admin, owner, tuple(found))
+
+
+def _word_address(word: Any, strict: bool = True) -> str | None:
+    """An address held in a 32-byte word, or None.
+
+    ``strict`` (storage words): the top 12 bytes are zero and the address part has a
+    non-zero leading byte, so small numbers (decimals, supplies) are not mistaken for
+    addresses.  Getter results need only the zero padding.
+    """
+    if not isinstance(word, str) or not word.startswith("0x"):
+        return None
+    raw = word[2:].rjust(64, "0")
+    if len(raw) != 64 or int(raw[:24] or "0", 16) != 0:
+        return None
+    value = int(raw[24:], 16)
+    if strict and value < 2**152:
+        return None
+    return checksum("0x" + raw[24:])
+
+
+def _functions(code: str, impl_code: str | None, bounds: ScanBounds) -> tuple[list[Function], bool]:
+    own = _read_functions(code, proxy_own=impl_code is not None)
+    impl = _read_functions(impl_code, proxy_own=False) if impl_code else []
+    seen: set[str] = set()
+    out: list[Function] = []
+    for f in impl + own:
+        if f.selector not in seen and f.selector not in ERC20_SURFACE:
+            seen.add(f.selector)
+            out.append(f)
+    return out[: bounds.max_functions], len(out) > bounds.max_functions
+
+
+@lru_cache(maxsize=256)
+def _evmole(code: str) -> tuple[tuple[str, str | None, str | None], ...]:
+    info = evmole.contract_info(code, selectors=True, arguments=True, state_mutability=True)
+    return tuple(
+        ("0x" + f.selector, f.arguments, f.state_mutability) for f in (info.functions or [])
+    )
+
+
+def _read_functions(code: str, proxy_own: bool) -> list[Function]:
+    """State-changing functions with supported argument types, in bytecode order."""
+    out: list[Function] = []
+    for selector, arguments, mutability in _evmole(code):
+        if mutability not in ("nonpayable", "payable"):
+            continue
+        types = split_types(arguments or "")
+        if types is not None:
+            out.append(Function(selector, tuple(types), proxy_own))
+    return out
+
+
+async def _deployer(rpc: RpcClient, chain_id: int, token: str, cache: PowerCache) -> str | None:
+    """The account that created the token, or None when the node cannot tell.
+
+    Asks ``ots_getContractCreator`` (Otterscan API: anvil, erigon, reth) first; otherwise
+    binary-searches ``eth_getCode`` over history for the creation block (archive nodes)
+    and reads that block's receipts.  Contracts made by a factory have no EOA creator
+    in a receipt, so they give None on the second path.
+    """
+    key = (chain_id, token)
+    if key not in cache.deployers:
+        try:
+            found = await rpc.call("ots_getContractCreator", [token])
+            creator = found.get("creator") if isinstance(found, dict) else None
+            cache.deployers[key] = checksum(str(creator)) if creator else None
+        except RpcError:
+            try:
+                cache.deployers[key] = await _find_deployer(rpc, token)
+            except RpcError:
+                cache.deployers[key] = None
+    return cache.deployers[key]
+
+
+async def _find_deployer(rpc: RpcClient, token: str) -> str | None:
+    low, high = 0, int(await rpc.call("eth_blockNumber", []), 16)
+    while low < high:
+        middle = (low + high) // 2
+        code = await rpc.call("eth_getCode", [token, hex(middle)])
+        if len(str(code)) > 2:
+            high = middle
+        else:
+            low = middle + 1
+    receipts = await rpc.call("eth_getBlockReceipts", [hex(low)])
+    for receipt in receipts or []:
+        created = str(receipt.get("contractAddress") or "").lower()
+        if created == token.lower():
+            return checksum(str(receipt["from"]))
+    return None
+
+
+async def _callers(
+    rpc: RpcClient, facts: Facts, deployer: str | None, sim: Simulator
+) -> tuple[Caller, ...]:
+    """Distinct candidate callers in priority order, each with how it was found."""
+    found = list(facts.getters) + ([(deployer, "deployer")] if deployer else [])
+    skip = {a.lower() for a in (ZERO_ADDRESS, DEAD, sim.route.token, sim.route.pool.address)}
+    skip |= {a.lower() for a in (sim.route.base, sim.route.dex.router, facts.impl or ZERO_ADDRESS)}
+    merged: dict[str, list[str]] = {}
+    for address, how in found:
+        if address.lower() not in skip:
+            merged.setdefault(address, [])
+            if how not in merged[address]:
+                merged[address].append(how)
+    addresses = list(merged)
+    codes = await rpc.batch([("eth_getCode", [a, "latest"]) for a in addresses])
+    return tuple(
+        Caller(a, tuple(merged[a]), is_contract=_is_contract_code(code))
+        for a, code in zip(addresses, codes, strict=True)
+    )
+
+
+def _is_contract_code(code: Any) -> bool:
+    """True for contract code; EIP-7702 delegated EOAs (0xef0100...) still count as EOAs."""
+    text = str(code) if not isinstance(code, RpcError) else "0x"
+    return len(text) > 2 and not text.lower().startswith("0xef0100")
+
+
+async def _screen(
+    rpc: RpcClient,
+    token: str,
+    functions: Sequence[Function],
+    callers: Sequence[str],
+    targets: Targets,
+    bounds: ScanBounds,
+) -> tuple[list[Trial], bool]:
+    """Keep the (function, arguments) calls some caller can make, first caller wins."""
+    candidates: list[Trial] = []
+    for function in functions:
+        for args in argument_sets(function.types, targets, bounds.max_arg_sets):
+            data = _calldata(function, args)
+            candidates += [Trial(function, c, args, data) for c in callers]
+    if not candidates:
+        return [], False
+    overrides = {c: {"balance": hex(10**24)} for c in callers}
+    replies = await rpc.batch(
+        [
+            (
+                "eth_call",
+                [
+                    {"from": t.caller, "to": token, "data": t.data, "gas": hex(3_000_000)},
+                    "latest",
+                    overrides,
+                ],
+            )
+            for t in candidates
+        ]
+    )
+    chosen: dict[tuple[str, str], Trial] = {}
+    for trial, reply in zip(candidates, replies, strict=True):
+        key = (trial.function.selector, trial.data)
+        if not isinstance(reply, RpcError) and key not in chosen:
+            chosen[key] = trial
+    ordered = _round_robin(list(chosen.values()))
+    return ordered[: bounds.max_trials], len(ordered) > bounds.max_trials
+
+
+def _calldata(function: Function, args: tuple[Any, ...]) -> str:
+    return function.selector + encode_args(list(function.types), list(args)).hex()
+
+
+def _round_robin(trials: list[Trial]) -> list[Trial]:
+    """Interleave functions so a bound on trials still reaches every function."""
+    by_function: dict[str, list[Trial]] = {}
+    for t in trials:
+        by_function.setdefault(t.function.selector, []).append(t)
+    out: list[Trial] = []
+    queues = list(by_function.values())
+    while any(queues):
+        for queue in queues:
+            if queue:
+                out.append(queue.pop(0))
+    return out
+
+
+# SIMULATIONS
+
+
+@dataclass(frozen=True)
+class Story:
+    """Amounts fixed before the batch: what A and B buy with, what A sends and sells."""
+
+    a_in: int
+    b_in: int
+    a_sell: int
+    a_sent: int
+    b_sell: int
+    owner_getter: bool
+
+
+async def _try_all(
+    sim: Simulator, facts: Facts, targets: Targets, trials: Sequence[Trial]
+) -> OwnerPowers:
+    story = await _amounts(sim, targets, facts.owner is not None)
+    if story is None:
+        return OwnerPowers(scanned=False, error="the buyer could not buy, nothing to compare")
+    plans = [_story_plan(sim, targets, story, None)]
+    plans += [_future_plan(sim, targets, story, seconds) for _, seconds in FUTURE]
+    plans += [_story_plan(sim, targets, story, t) for t in trials]
+    outcomes = await sim.run(plans)
+    base = outcomes[0]
+    if isinstance(base, RpcError) or not comparable(base):
+        return OwnerPowers(scanned=False, error="the baseline buy and sell did not go through")
+    future = _future(outcomes[1 : 1 + len(FUTURE)])
+    findings = _findings(base, trials, outcomes[1 + len(FUTURE) :], sim.route.v3)
+    findings += _future_findings(future)
+    renounced = facts.owner is not None and facts.owner.lower() in (ZERO_ADDRESS, DEAD)
+    if renounced and not any(FINDINGS[f.kind].severity != "info" for f in findings):
+        findings.append(_renounced(facts.owner or ZERO_ADDRESS))
+    return OwnerPowers(
+        scanned=True,
+        owner=facts.owner,
+        renounced=renounced,
+        simulations=len(plans) + 1,
+        findings=tuple(_ordered(findings)),
+        future=future,
+    )
+
+
+async def _amounts(sim: Simulator, targets: Targets, owner_getter: bool) -> Story | None:
+    """Round one: A and B buy, to learn the amounts the real batch must use."""
+    plan = sim.plan()
+    a_in = sim.settings.buy_amount(_base_reserve(sim))
+    _buy_block(sim, plan, [(targets.buyer, a_in, "a"), (_OTHER, a_in // 2, "b")], 1)
+    outcome = await sim.run_one(plan)
+    a, b = outcome["a.bought"].uint or 0, outcome["b.bought"].uint or 0
+    if not (outcome["a.buy"].ok and outcome["b.buy"].ok and a and b):
+        return None
+    sent = a // 10
+    # 99%, not 100%: some honest tokens refuse a sell of the whole balance
+    return Story(a_in, a_in // 2, (a - sent) * 99 // 100, sent, b * 99 // 100, owner_getter)
+
+
+_OTHER = checksum("0x" + keccak(text="tokenrisk/powers/other-wallet")[12:].hex())
+_RECEIVER = checksum("0x" + keccak(text="tokenrisk/powers/receiver")[12:].hex())
+_LATE = checksum("0x" + keccak(text="tokenrisk/powers/late-buyer")[12:].hex())
+
+
+def _base_reserve(sim: Simulator) -> int:
+    pool = sim.route.pool
+    return pool.reserves0 if pool.token0.lower() == sim.route.base.lower() else pool.reserves1
+
+
+def _buy_block(
+    sim: Simulator, plan: Plan, buys: Iterable[tuple[str, int, str]], offset: int
+) -> None:
+    """One block in which each (wallet, amount in, tag) is funded and buys."""
+    overrides: dict[str, Any] = {}
+    calls: list[tuple[dict[str, Any], str | None]] = []
+    route = sim.route
+    for wallet, amount, tag in buys:
+        extra, pre = sim.funding.apply(wallet, amount)
+        _merge(overrides, extra)
+        calls += [(c, None) for c in pre]
+        calls += [
+            (approve(route.base, wallet, route.dex.router), None),
+            ({"from": wallet, **route.quote(amount)}, f"{tag}.quote"),
+            (route.swap(wallet, amount), f"{tag}.buy"),
+            (balance_of(route.token, wallet, wallet), f"{tag}.bought"),
+        ]
+    plan.block(offset, overrides)
+    for call, mark in calls:
+        plan.call(call, mark)
+
+
+def _merge(into: dict[str, Any], extra: dict[str, Any]) -> None:
+    for address, override in extra.items():
+        mine = into.setdefault(address, {})
+        for key, value in override.items():
+            if isinstance(value, dict):
+                mine.setdefault(key, {}).update(value)
+            else:
+                mine[key] = value
+
+
+def _story_plan(sim: Simulator, targets: Targets, story: Story, trial: Trial | None) -> Plan:
+    """The trial story (module docstring of :mod:`.effects`); the baseline has no call."""
+    p, token, route = sim.plan(), sim.route.token, sim.route
+    _buy_block(sim, p, [(targets.buyer, story.a_in, "a"), (_OTHER, story.b_in, "b")], 1)
+    p.call({"from": targets.buyer, "to": token, "data": "0x18160ddd"}, "supply0")
+    p.call(balance_of(token, targets.pair, targets.buyer), "pool0")
+    caller = trial.caller if trial else targets.buyer
+    p.block(2, {caller: {"balance": hex(10**24)}} if trial else None)
+    if trial is not None:
+        p.call({"from": trial.caller, "to": token, "data": trial.data}, "call")
+    p.call({"from": caller, "to": token, "data": "0x18160ddd"}, "supply1")
+    p.call(balance_of(token, targets.buyer, caller), "a.held")
+    p.call(balance_of(token, targets.pair, caller), "pool1")
+    if story.owner_getter:
+        p.call({"from": caller, "to": token, "data": encode_call("owner()")}, "owner1")
+    p.block(3)
+    p.call(transfer(token, targets.buyer, _RECEIVER, story.a_sent), "a.transfer")
+    sim.add_sell(p, targets.buyer, story.a_sell, "a")
+    sim.add_sell(p, targets.buyer, max(1, story.a_sell // 1000), "a_small")
+    p.block(4)
+    sim.add_sell(p, _OTHER, story.b_sell, "b")
+    extra, pre = sim.funding.apply(_LATE, story.b_in)
+    _merge(p.blocks[-1].setdefault("stateOverrides", {}), extra)
+    for call in pre:
+        p.call(call)
+    p.call(approve(route.base, _LATE, route.dex.router))
+    p.call({"from": _LATE, **route.quote(story.b_in)}, "c.quote")
+    p.call(route.swap(_LATE, story.b_in), "c.buy")
+    p.call(balance_of(token, _LATE, _LATE), "c.bought")
+    return p
+
+
+def _future_plan(sim: Simulator, targets: Targets, story: Story, seconds: int) -> Plan:
+    p = sim.plan()
+    _buy_block(sim, p, [(targets.buyer, story.a_in, "a")], 1)
+    p.block(3, number=sim.head.number + seconds // 12, seconds=seconds)
+    sim.add_sell(p, targets.buyer, story.a_sell, "a")
+    return p
+
+
+def _future(outcomes: Sequence[Outcome | RpcError]) -> tuple[FutureSell, ...]:
+    out: list[FutureSell] = []
+    for (label, seconds), o in zip(FUTURE, outcomes, strict=True):
+        if isinstance(o, RpcError):
+            continue
+        sell = o.get("a.sell")
+        if sell is not None:
+            out.append(FutureSell(label, seconds, sell.ok, sell.reason))
+    return tuple(out)
+
+
+def _future_findings(future: Sequence[FutureSell]) -> list[PowerFinding]:
+    failed = [f for f in future if not f.ok]
+    if not failed:
+        return []
+    first = failed[0]
+    evidence = tuple(Evidence(f"sell after {f.label}", "ok", f.reason or "failed") for f in failed)
+    detail = f"a sell {first.label} after buying fails: {first.reason}"
+    return [PowerFinding("sell_fails_in_future", "-", "", None, (), evidence, detail)]
+
+
+def _findings(
+    base: Outcome, trials: Sequence[Trial], outcomes: Sequence[Outcome | RpcError], v3: bool
+) -> list[PowerFinding]:
+    best: dict[tuple[str, str], PowerFinding] = {}
+    for trial, outcome in zip(trials, outcomes, strict=True):
+        if isinstance(outcome, RpcError):
+            continue
+        for effect in _as_upgrade(trial, classify(base, outcome, v3=v3)):
+            finding = _finding(trial, effect)
+            key = (finding.kind, finding.selector)
+            if key not in best or _weight(finding) > _weight(best[key]):
+                best[key] = finding
+    fee_powers = {s for k, s in best if k in ("owner_can_set_sell_tax", "owner_can_set_buy_tax")}
+    return [
+        f for (k, s), f in best.items() if not (k == "owner_can_adjust_fees" and s in fee_powers)
+    ]
+
+
+def _as_upgrade(trial: Trial, effects: list[Effect]) -> list[Effect]:
+    """A proxy's own function that changes what buyers see is an upgrade power."""
+    harmful = [e for e in effects if FINDINGS[e.kind].severity != "info"]
+    if not trial.function.proxy_own or not harmful:
+        return effects
+    worst = harmful[0]
+    text = f"after the proxy admin's call, {worst.detail}"
+    return [Effect("owner_can_upgrade", text, worst.evidence)]
+
+
+def _finding(trial: Trial, effect: Effect) -> PowerFinding:
+    return PowerFinding(
+        kind=effect.kind,
+        function=trial.function.label,
+        selector=trial.function.selector,
+        caller=trial.caller,
+        args=tuple(render(a) for a in trial.args),
+        evidence=effect.evidence,
+        detail=effect.detail,
+    )
+
+
+def _weight(finding: PowerFinding) -> float:
+    """Prefer the trial that showed the most (the highest tax reached)."""
+    for e in finding.evidence:
+        if e.what.endswith("tax %"):
+            try:
+                return float(e.after)
+            except ValueError:
+                return 0.0
+    return 0.0
+
+
+def _renounced(owner: str) -> PowerFinding:
+    evidence = (Evidence("owner()", "-", owner),)
+    detail = "the owner getter returns the zero address and no caller found a usable power"
+    return PowerFinding("owner_renounced", "owner()", "0x8da5cb5b", None, (), evidence, detail)
+
+
+def _ordered(findings: list[PowerFinding]) -> list[PowerFinding]:
+    order = list(FINDINGS)
+    return sorted(findings, key=lambda f: (order.index(f.kind), f.selector))

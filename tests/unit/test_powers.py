@@ -1,0 +1,373 @@
+"""Owner-power scan, pure parts: hostile arguments and the classifier on hand-built outcomes.
+
+The outcomes below are written the way eth_simulateV1 results are parsed
+(``CallResult``), one mark per step of the story documented in
+``tokenrisk.simulate.effects``; each test changes exactly what its effect needs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tokenrisk.findings import FINDINGS, TAX_POWER_THRESHOLD
+from tokenrisk.simulate.effects import classify, comparable
+from tokenrisk.simulate.engine import CallResult, Outcome
+from tokenrisk.simulate.hostile import Targets, argument_sets, render, split_types, values_for
+
+BUYER = "0x1111111111111111111111111111111111111111"
+PAIR = "0x2222222222222222222222222222222222222222"
+TARGETS = Targets(buyer=BUYER, pair=PAIR)
+MAX = 2**256 - 1
+
+
+# HOSTILE ARGUMENTS
+
+
+def test_split_types_keeps_arrays_and_refuses_tuples() -> None:
+    assert split_types("address[],bool") == ["address[]", "bool"]
+    assert split_types("") == []
+    assert split_types("(uint256,address)") is None
+
+
+def test_values_cover_the_issue_list_for_uint256() -> None:
+    values = values_for("uint256", TARGETS)
+    assert values is not None
+    assert set(values) == {0, 25, 99, 100, 1_000, 9_900, 10_000, MAX}
+    assert values[0] == 99  # the most telling value (a 99% tax) comes first
+
+
+def test_small_integers_are_clamped_to_their_width() -> None:
+    assert values_for("uint8", TARGETS) == [99, 0, 255, 25, 100]
+    signed = values_for("int8", TARGETS)
+    assert signed is not None and -1 in signed and max(signed) == 127
+
+
+def test_addresses_and_arrays_hold_the_buyer_and_the_pair() -> None:
+    assert values_for("address", TARGETS) == [BUYER, PAIR]
+    assert values_for("address[]", TARGETS) == [[BUYER], [PAIR]]
+    assert values_for("bool[2]", TARGETS) == [[True, True], [False, False]]
+    assert values_for("bool", TARGETS) == [True, False]
+
+
+def test_unsupported_types_give_no_argument_sets() -> None:
+    assert values_for("function", TARGETS) is None
+    assert argument_sets(["address", "function"], TARGETS, 8) == []
+
+
+def test_argument_sets_are_diagonal_distinct_and_bounded() -> None:
+    sets = argument_sets(["address", "bool"], TARGETS, 8)
+    assert sets == [(BUYER, True), (PAIR, False)]
+    fees = argument_sets(["uint256", "uint256"], TARGETS, 8)
+    assert fees[0] == (99, 99) and len(fees) == 8 and len(set(fees)) == 8
+    assert len(argument_sets(["uint256"], TARGETS, 3)) == 3
+    assert argument_sets([], TARGETS, 8) == [()]
+
+
+def test_blacklist_shapes_get_the_buyer_with_true() -> None:
+    assert (BUYER, True) in argument_sets(["address", "bool"], TARGETS, 8)
+    assert ([BUYER], True) in argument_sets(["address[]", "bool"], TARGETS, 8)
+
+
+def test_render() -> None:
+    assert render(MAX) == "2^256-1"
+    assert render([BUYER, True]) == f"[{BUYER}, true]"
+    assert render(b"\x01") == "0x01"
+
+
+# OUTCOMES
+
+
+def ok(value: int | None = None) -> CallResult:
+    data = "0x" + (value or 0).to_bytes(32, "big").hex() if value is not None else "0x"
+    return CallResult(ok=True, data=data, gas=21_000, reason=None)
+
+
+def failed(reason: str = "execution reverted: Blocked") -> CallResult:
+    return CallResult(ok=False, data="0x", gas=30_000, reason=reason)
+
+
+def quote(amount: int) -> CallResult:
+    """A V2 getAmountsOut reply: [amountIn, amountOut]."""
+    words = [32, 2, 10**18, amount]
+    return CallResult(True, "0x" + "".join(w.to_bytes(32, "big").hex() for w in words), 0, None)
+
+
+def story(sell_tax: float = 3.0, buy_tax: float = 3.0, **changes: CallResult) -> Outcome:
+    """A trial (or baseline) where everything works; ``changes`` replace single marks."""
+    bought, supply, pool = 1_000_000, 10**9, 4 * 10**8
+    sold = 891_000
+    reached = int(sold * (100 - sell_tax) / 100)
+    marks: dict[str, Any] = {
+        "a.buy": ok(),
+        "a.bought": ok(bought),
+        "b.buy": ok(),
+        "b.bought": ok(bought // 2),
+        "supply0": ok(supply),
+        "pool0": ok(pool),
+        "call": ok(),
+        "supply1": ok(supply),
+        "a.held": ok(bought),
+        "pool1": ok(pool),
+        "a.transfer": ok(),
+        "a.seller_before": ok(900_000),
+        "a.pool_before": ok(pool),
+        "a.sell": ok(),
+        "a.pool_after": ok(pool + reached),
+        "a.seller_after": ok(900_000 - sold),
+        "a_small.sell": failed("execution reverted: balance"),
+        "b.sell": ok(),
+        "c.quote": quote(1_000),
+        "c.buy": ok(),
+        "c.bought": ok(int(1_000 * (100 - buy_tax) / 100)),
+    }
+    marks.update(changes)
+    return Outcome(marks)
+
+
+BASE = story()
+
+
+def kinds(trial: Outcome) -> list[str]:
+    return [e.kind for e in classify(BASE, trial)]
+
+
+def test_nothing_changes_nothing_found() -> None:
+    assert comparable(BASE)
+    assert kinds(story()) == []
+
+
+def test_a_reverted_owner_call_is_never_a_finding() -> None:
+    assert kinds(story(call=failed("Caller is not the owner"), **{"a.sell": failed()})) == []
+
+
+def test_unusable_baseline_gives_nothing() -> None:
+    broken = story(**{"b.sell": failed()})
+    assert not comparable(broken)
+    assert classify(broken, story(**{"a.sell": failed()})) == []
+
+
+def test_only_the_named_buyer_blocked_is_a_blacklist() -> None:
+    found = classify(BASE, story(**{"a.sell": failed("execution reverted: Bot detected")}))
+    assert [e.kind for e in found] == ["owner_can_blacklist"]
+    assert "Bot detected" in found[0].detail
+    assert found[0].evidence[0].before == "ok"
+    assert "Bot detected" in found[0].evidence[0].after
+
+
+def test_everyone_blocked_but_buys_work_is_block_sells() -> None:
+    assert kinds(story(**{"a.sell": failed(), "b.sell": failed()})) == ["owner_can_block_sells"]
+
+
+def test_everyone_blocked_and_buys_fail_is_pause() -> None:
+    trial = story(**{"a.sell": failed(), "b.sell": failed(), "c.buy": failed()})
+    assert kinds(trial) == ["owner_can_pause_trading"]
+
+
+def test_small_sell_working_is_a_limit() -> None:
+    trial = story(**{"a.sell": failed(), "b.sell": failed(), "a_small.sell": ok()})
+    assert kinds(trial) == ["owner_can_limit_transactions"]
+
+
+def test_only_transfers_blocked() -> None:
+    assert kinds(story(**{"a.transfer": failed()})) == ["owner_can_block_transfers"]
+
+
+def test_mint_is_seen_in_the_supply() -> None:
+    found = classify(BASE, story(supply1=ok(2 * 10**9)))
+    assert [e.kind for e in found] == ["owner_can_mint"]
+    assert (found[0].evidence[0].before, found[0].evidence[0].after) == (
+        str(10**9),
+        str(2 * 10**9),
+    )
+
+
+def test_balance_taken_hides_the_sell_failure_it_causes() -> None:
+    trial = story(**{"a.held": ok(0), "a.sell": failed()})
+    assert kinds(trial) == ["owner_can_move_balances"]
+
+
+def test_pool_balance_taken_is_a_move() -> None:
+    assert kinds(story(pool1=ok(10**8))) == ["owner_can_move_balances"]
+
+
+def test_rounding_of_a_balance_is_not_a_move() -> None:
+    assert kinds(story(**{"a.held": ok(999_999)})) == []
+
+
+@pytest.mark.parametrize(
+    ("tax", "kind"),
+    [(99.0, "owner_can_set_sell_tax"), (TAX_POWER_THRESHOLD, "owner_can_set_sell_tax"),
+     (5.0, "owner_can_adjust_fees"), (3.5, None)],
+)  # fmt: skip
+def test_sell_tax_raise_is_graded(tax: float, kind: str | None) -> None:
+    found = classify(BASE, story(sell_tax=tax))
+    assert [e.kind for e in found] == ([kind] if kind else [])
+    if kind:
+        assert found[0].evidence[0].before == "3.00"
+        assert abs(float(found[0].evidence[0].after) - tax) < 0.01
+
+
+def test_buy_tax_raise() -> None:
+    assert kinds(story(buy_tax=50.0)) == ["owner_can_set_buy_tax"]
+
+
+def test_lowered_tax_is_not_a_finding() -> None:
+    assert kinds(story(sell_tax=0.0, buy_tax=0.0)) == []
+
+
+def test_owner_change_is_informational() -> None:
+    base = story(owner1=ok(int(BUYER, 16)))
+    trial = story(owner1=ok(0))
+    found = classify(base, trial)
+    assert [e.kind for e in found] == ["ownership_transferable"]
+    assert FINDINGS["ownership_transferable"].severity == "info"
+
+
+def test_every_finding_kind_is_fully_defined() -> None:
+    for kind in FINDINGS.values():
+        assert kind.severity in ("info", "low", "medium", "high", "critical")
+        assert kind.title and kind.meaning.endswith(".") and kind.advice.endswith(".")
+        assert kind.anchor.startswith("docs/owner-powers.md#")
+
+
+def test_bundled_selector_table_is_correct() -> None:
+    from eth_utils.crypto import keccak
+
+    from tokenrisk.simulate.powers import SELECTOR_FILE
+
+    rows = [r.split("\t") for r in SELECTOR_FILE.read_text().splitlines() if r[:1] != "#"]
+    assert len(rows) > 50
+    for selector, signature in rows:
+        assert selector == "0x" + keccak(text=signature)[:4].hex(), signature
+
+
+def test_storage_words_holding_small_numbers_are_not_addresses() -> None:
+    from tokenrisk.simulate.powers import _word_address
+
+    assert _word_address("0x" + (10**27).to_bytes(32, "big").hex()) is None  # a supply
+    assert _word_address("0x" + "00" * 12 + "f39fd6e51aad88f6f4ce6ab8827279cfffb92266") is not None
+    assert _word_address("0x" + "ff" * 32) is None  # packed or hashed, not an address
+    assert _word_address("0x" + "00" * 32, strict=False) is not None  # a getter's zero owner
+
+
+def test_docs_print_the_findings_table() -> None:
+    from pathlib import Path
+
+    from tokenrisk.findings import findings_markdown
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "owner-powers.md").read_text()
+    start = docs.index("<!-- findings table")
+    table = docs[docs.index("\n", start) + 1 : docs.index("<!-- end of findings table -->")]
+    assert table == findings_markdown()
+
+
+# RUBRIC
+
+
+def _sim(**changes: Any) -> Any:
+    from dataclasses import replace
+
+    from tokenrisk.model import SimulationReport
+
+    base = SimulationReport(
+        success=True, buy_ok=True, transfer_ok=True, sell_ok=True, buy_tax=0.0,
+        sell_tax=0.0, transfer_tax=0.0, buy_gas=110_000, sell_gas=115_000,
+    )  # fmt: skip
+    return replace(base, **changes)
+
+
+def _assess(powers: Any, **sim: Any) -> Any:
+    from tokenrisk import risk
+    from tokenrisk.model import Analysis, TokenInfo
+
+    token = TokenInfo(BUYER, "T", "T", 18)
+    return risk.assess(Analysis(token, None, None, _sim(**sim), owner_powers=powers))
+
+
+def _powers(*kinds: str, renounced: bool = False) -> Any:
+    from tokenrisk.findings import Evidence, OwnerPowers, PowerFinding
+
+    findings = tuple(
+        PowerFinding(k, "setFee(uint256)", "0x69fe0e2d", BUYER, ("99",),
+                     (Evidence("sell tax %", "3.00", "99.00"),), "sell tax raised")
+        for k in kinds
+    )  # fmt: skip
+    return OwnerPowers(scanned=True, findings=findings, renounced=renounced)
+
+
+def test_serious_powers_raise_the_risk_with_the_evidence_in_the_text() -> None:
+    verdict = _assess(_powers("owner_can_set_sell_tax"))
+    assert verdict.risk == "high" and verdict.is_honeypot is False
+    (flag,) = verdict.flags
+    assert flag.flag == "owner_can_set_sell_tax" and flag.severity == "high"
+    assert flag.description == f"setFee(uint256) by {BUYER}: sell tax raised"
+    assert verdict.legacy_flags == ("OWNER_CAN_SET_SELL_TAX",)
+
+
+def test_renounced_with_nothing_left_stays_low() -> None:
+    verdict = _assess(_powers("owner_renounced", renounced=True))
+    assert verdict.risk == "low"
+    assert [f.severity for f in verdict.flags] == ["info"]
+
+
+def test_one_flag_per_kind_and_no_flags_from_a_failed_scan() -> None:
+    from tokenrisk.findings import OwnerPowers
+
+    verdict = _assess(_powers("owner_can_blacklist", "owner_can_blacklist"))
+    assert [f.flag for f in verdict.flags] == ["owner_can_blacklist"]
+    failed = OwnerPowers(scanned=False, error="the owner-power scan ran out of time")
+    assert _assess(failed).flags == ()
+
+
+def test_a_future_sell_failure_counts_once() -> None:
+    both = _assess(_powers("sell_fails_in_future"), delayed_sell_failed=True)
+    assert [f.flag for f in both.flags] == ["sell_blocked_later"]
+    alone = _assess(_powers("sell_fails_in_future"))
+    assert [f.flag for f in alone.flags] == ["sell_fails_in_future"]
+    assert alone.risk == "very_high"
+
+
+# CLI SECTION
+
+
+def test_cli_section_prints_callers_findings_and_escapes_chain_text() -> None:
+    from rich.console import Console
+
+    from tokenrisk.cli.powers import owner_powers_section
+
+    body = {
+        "ownerPowers": {
+            "scanned": True, "renounced": False, "functions": 3, "simulations": 16,
+            "bounded": False, "cached": True,
+            "callers": [
+                {"address": BUYER, "foundBy": ["owner()", "deployer"], "isContract": False}
+            ],
+            "findings": [{
+                "id": "owner_can_set_sell_tax", "severity": "high",
+                "title": "Owner can raise the sell tax", "function": "updateFees(uint256,uint256)",
+                "selector": "0x6db79437", "caller": BUYER, "args": ["99", "[red]x"],
+                "evidence": [{"what": "sell tax %", "before": "3.00", "after": "99.00"}],
+                "detail": "sell tax raised", "docs": "docs/owner-powers.md#owner-can-set-sell-tax",
+            }],
+            "futureSells": [{"after": "30d", "seconds": 2592000, "ok": False, "reason": "[b]K"}],
+        }
+    }  # fmt: skip
+    console = Console(record=True, width=200)
+    console.print(owner_powers_section(body))
+    text = console.export_text()
+    assert "Owner powers" in text and "owner(), deployer; EOA" in text
+    assert "sell tax %: 3.00 -> 99.00" in text and "from cache" in text
+    assert "[red]x" in text and "sell after 30d: fails ([b]K)" in text
+
+
+def test_cli_section_says_when_the_scan_did_not_run() -> None:
+    from rich.console import Console
+
+    from tokenrisk.cli.powers import owner_powers_section
+
+    console = Console(record=True, width=120)
+    console.print(owner_powers_section({"ownerPowers": {"scanned": False, "error": "timeout"}}))
+    assert owner_powers_section({}) is None
+    assert console.export_text().count("not scanned: timeout") == 1
