@@ -357,7 +357,7 @@ def test_cli_section_prints_callers_findings_and_escapes_chain_text() -> None:
     console = Console(record=True, width=200)
     console.print(owner_powers_section(body))
     text = console.export_text()
-    assert "Owner powers" in text and "owner(), deployer; EOA" in text
+    assert "owner powers" in text and "owner(), deployer; EOA" in text
     assert "sell tax %: 3.00 -> 99.00" in text and "from cache" in text
     assert "[red]x" in text and "sell after 30d: fails ([b]K)" in text
 
