@@ -99,8 +99,8 @@ FINDINGS: Final[dict[str, FindingKind]] = {
             "owner_can_limit_transactions",
             "medium",
             "Owner can limit transaction sizes",
-            "After an owner call, selling the whole balance (or buying) failed while a "
-            "small sell still worked: a max transaction or max wallet can be set.",
+            "After an owner call, selling the whole balance failed while a small sell "
+            "still worked: a max transaction size can be set.",
             "Large positions may have to leave in many small sells.",
         ),
         _kind(
@@ -118,6 +118,13 @@ FINDINGS: Final[dict[str, FindingKind]] = {
             "The same buyer's sell works now but fails when simulated 1 hour, 1 day, "
             "7 days or 30 days later.",
             "A time bomb: holders are trapped once the time passes.",
+        ),
+        _kind(
+            "owner_can_block_buys",
+            "info",
+            "Owner can stop new buys",
+            "After an owner call, a new buy failed while holders could still sell.",
+            "Holders are not trapped by it; new buyers may be kept out.",
         ),
         _kind(
             "owner_can_adjust_fees",

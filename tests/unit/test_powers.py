@@ -183,6 +183,20 @@ def test_mint_is_seen_in_the_supply() -> None:
     )
 
 
+def test_a_rebase_is_not_a_mint() -> None:
+    grown = story(supply1=ok(2 * 10**9), pool1=ok(8 * 10**8), **{"a.held": ok(2_000_000)})
+    assert kinds(grown) == []
+    shrunk = story(supply1=ok(10**9 // 2), pool1=ok(2 * 10**8), **{"a.held": ok(500_000)})
+    assert kinds(shrunk) == []
+
+
+def test_only_new_buys_blocked_is_informational() -> None:
+    assert kinds(story(**{"c.buy": failed("execution reverted: UniswapV2: K")})) == [
+        "owner_can_block_buys"
+    ]
+    assert FINDINGS["owner_can_block_buys"].severity == "info"
+
+
 def test_balance_taken_hides_the_sell_failure_it_causes() -> None:
     trial = story(**{"a.held": ok(0), "a.sell": failed()})
     assert kinds(trial) == ["owner_can_move_balances"]

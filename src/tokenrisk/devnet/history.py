@@ -29,7 +29,11 @@ from tokenrisk.devnet.catalogue import TokenSpec
 
 ROUNDS = 150
 LAUNCH_SPAN = 0.35
-"""Launches are spread over this leading fraction of the rounds."""
+LAUNCH_SLOTS = 38
+"""Launches are ``ROUNDS * LAUNCH_SPAN / LAUNCH_SLOTS`` rounds apart, in catalogue order.
+The spacing is a constant (it was fixed when the catalogue held 38 tokens) rather than
+depending on the catalogue's length, so appending a token never moves the launches, and
+therefore the histories, holders and fee balances, of the tokens before it."""
 BUY_END = 0.8
 SNIPER_GAP = 4
 SELL_GAP = 8
@@ -93,7 +97,7 @@ def plan_history(tokens: Sequence[TokenSpec], rounds: int = ROUNDS) -> HistoryPl
         roles={},
     )
     for k, token in enumerate(tokens):
-        launch = int(k * rounds * LAUNCH_SPAN / max(len(tokens), 1))
+        launch = min(int(k * rounds * LAUNCH_SPAN / LAUNCH_SLOTS), rounds - 1)
         plan.roles[token.id] = _plan_token(plan, token, launch, random.Random(f"{SEED}/{token.id}"))
     return plan
 

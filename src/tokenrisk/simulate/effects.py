@@ -9,12 +9,13 @@ Each step is marked, so an effect is a difference between the two outcomes:
 =============================  ================================================
 trial vs. baseline             effect
 =============================  ================================================
-total supply grew              ``owner_can_mint``
-A's/pool's balance fell > 1%  ``owner_can_move_balances``
+supply grew, A diluted         ``owner_can_mint``
+A's/pool's balance fell > 1%   ``owner_can_move_balances`` (beyond a proportional rebase)
 A's small sell works, full not ``owner_can_limit_transactions``
 A and B cannot sell, C no buy  ``owner_can_pause_trading``
 A and B cannot sell            ``owner_can_block_sells``
 only A cannot sell/transfer    ``owner_can_blacklist``
+only C cannot buy              ``owner_can_block_buys`` (informational)
 A's transfer fails only        ``owner_can_block_transfers``
 A's sell tax rose              ``owner_can_set_sell_tax`` (>= 20%) or ``..._adjust_fees``
 C's buy tax rose               ``owner_can_set_buy_tax`` (>= 20%) or ``..._adjust_fees``
@@ -33,9 +34,9 @@ from tokenrisk.simulate.accounting import shortfall
 from tokenrisk.simulate.calls import quoted_amount
 from tokenrisk.simulate.engine import Outcome
 
-MOVED_SHARE = 100
-"""A balance must fall by more than 1/MOVED_SHARE to count as moved (reflection and
-share-based tokens round a few units either way when their bookkeeping changes)."""
+KEPT_SHARE = 0.99
+"""A balance must keep less than this share of its value to count as moved (reflection
+and share-based tokens round a few units either way when their bookkeeping changes)."""
 
 
 @dataclass(frozen=True)
@@ -85,19 +86,29 @@ def classify(base: Outcome, trial: Outcome, *, v3: bool = False) -> list[Effect]
 
 
 def _supply_and_balances(trial: Outcome) -> list[Effect]:
+    """Mint and balance moves.  A rebase scales every balance with the supply, so new
+    supply is a mint only when neither the buyer's nor the pool's balance grew with it."""
     effects: list[Effect] = []
-    before, after = _uint(trial, "supply0"), _uint(trial, "supply1")
-    if before is not None and after is not None and after > before:
-        evidence = (Evidence("totalSupply", str(before), str(after)),)
-        effects.append(Effect("owner_can_mint", f"total supply grew by {after - before}", evidence))
+    s0, s1 = _uint(trial, "supply0"), _uint(trial, "supply1")
+    scale = s1 / s0 if s0 and s1 is not None else 1.0
+    shared = any(
+        (after or 0) > (before or 0)
+        for before, after in (
+            (_uint(trial, "a.bought"), _uint(trial, "a.held")),
+            (_uint(trial, "pool0"), _uint(trial, "pool1")),
+        )
+    )
+    if s0 is not None and s1 is not None and s1 > s0 and not shared:
+        evidence = (Evidence("totalSupply", str(s0), str(s1)),)
+        effects.append(Effect("owner_can_mint", f"total supply grew by {s1 - s0}", evidence))
     for who, before_mark, after_mark in (
         ("buyer", "a.bought", "a.held"),
         ("pool", "pool0", "pool1"),
     ):
-        held, now = _uint(trial, before_mark), _uint(trial, after_mark)
-        if held is not None and now is not None and (held - now) * MOVED_SHARE > held:
-            evidence = (Evidence(f"{who} balance", str(held), str(now)),)
-            text = f"the {who}'s balance fell from {held} to {now} without the {who} acting"
+        before, after = _uint(trial, before_mark), _uint(trial, after_mark)
+        if before and after is not None and after / before < min(1.0, scale) * KEPT_SHARE:
+            evidence = (Evidence(f"{who} balance", str(before), str(after)),)
+            text = f"the {who}'s balance fell from {before} to {after} without the {who} acting"
             effects.append(Effect("owner_can_move_balances", text, evidence))
             break
     return effects
@@ -128,8 +139,8 @@ def _blocking(base: Outcome, trial: Outcome) -> list[Effect]:
         text = f"the named buyer cannot sell ({_reason(trial, 'a.sell')}), another wallet can"
         return [Effect("owner_can_blacklist", text, evidence)]
     if c_fails:
-        text = f"a new buy fails ({_reason(trial, 'c.buy')}) while sells work"
-        return [Effect("owner_can_limit_transactions", text, evidence)]
+        text = f"a new buy fails ({_reason(trial, 'c.buy')}) while holders can still sell"
+        return [Effect("owner_can_block_buys", text, evidence)]
     if transfer_fails:
         text = f"a wallet transfer fails ({_reason(trial, 'a.transfer')}) while sells work"
         return [Effect("owner_can_block_transfers", text, evidence)]
