@@ -39,6 +39,7 @@ from tokenrisk.api import page, wire
 from tokenrisk.api.access import Access, Caller, Policy
 from tokenrisk.api.admin import add_admin
 from tokenrisk.api.admission import Admission
+from tokenrisk.api.batch import add_batch_route
 from tokenrisk.api.gate import Gate, KeyGate, OpenGate, RateLimiter
 from tokenrisk.api.health import HealthReport, check_health
 from tokenrisk.api.params import (
@@ -54,6 +55,7 @@ from tokenrisk.api.shared import LocalState, SharedState, shared_state
 from tokenrisk.chain.abi import parse_address
 from tokenrisk.checks import holders as holders_check
 from tokenrisk.checks import honeypot as checks
+from tokenrisk.checks.search import skipped_chains
 from tokenrisk.config import Settings
 from tokenrisk.devnet.supervisor import NodeSupervisor
 from tokenrisk.errors import (
@@ -70,6 +72,7 @@ from tokenrisk.store.keys import Keyring
 from tokenrisk.tiers import PAIRS_DEFAULT, TOP_HOLDERS_DEFAULT, Tier
 
 log = logging.getLogger("tokenrisk.api")
+SKIPPED_HEADER = "X-Skipped-Chains"
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": wire.ErrorBody, "description": text}
@@ -152,6 +155,7 @@ def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
     _add_verification_route(app, runner, gate)
     _add_pairs_route(app, runner, gate)
     _add_holders_route(app, runner, gate)
+    add_batch_route(app, runner, gate, _ERRORS, check_options)
     timeout = min(settings.deadline, settings.rpc_timeout)
     probe = HealthProbe(runner, timeout, settings.server.health_cache_ttl)
     _add_health_route(app, probe, gate if settings.keys_required else None)
@@ -239,13 +243,14 @@ def _add_honeypot_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
         if ownerPowers not in (None, "") and not parse_bool("ownerPowers", ownerPowers):
             options = replace(options, owner_powers=False)
         params = (token, pair_address, mode, options)
-        body = await runner.cached(
-            "IsHoneypot",
-            chain_id,
-            params,
-            lambda svc: checks.is_honeypot(svc, token, chain_id, pair_address, mode, options),
-        )
-        return body
+        with skipped_chains() as skipped:
+            body = await runner.cached(
+                "IsHoneypot",
+                chain_id,
+                params,
+                lambda svc: checks.is_honeypot(svc, token, chain_id, pair_address, mode, options),
+            )
+        return searched(body, skipped)
 
 
 def _add_verification_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
@@ -263,9 +268,11 @@ def _add_verification_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
     ) -> Response:
         root = require_address("address", address)
         chain_id = parse_chain_id(chainID)
-        return await runner.fresh(
-            chain_id, lambda svc: checks.contract_verification(svc, root, chain_id)
-        )
+        with skipped_chains() as skipped:
+            body = await runner.fresh(
+                chain_id, lambda svc: checks.contract_verification(svc, root, chain_id)
+            )
+        return searched(body, skipped)
 
 
 def _add_pairs_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
@@ -274,13 +281,14 @@ def _add_pairs_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
     async def pairs(address: str | None, chain: str | None, limit: int) -> Response:
         token = require_address("address", address)
         chain_id = parse_chain_id(chain)
-        body = await runner.cached(
-            "GetPairs",
-            chain_id,
-            (token, limit),
-            lambda svc: checks.get_pairs(svc, token, chain_id, limit),
-        )
-        return body
+        with skipped_chains() as skipped:
+            body = await runner.cached(
+                "GetPairs",
+                chain_id,
+                (token, limit),
+                lambda svc: checks.get_pairs(svc, token, chain_id, limit),
+            )
+        return searched(body, skipped)
 
     @app.get(
         "/v1/GetPairs",
@@ -316,6 +324,16 @@ def _add_pairs_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
         if count > allowed:
             raise InputError(f"limit must be at most {allowed} for this tier")
         return await pairs(address, chainID, count)
+
+
+def searched(response: Response, skipped: set[int]) -> Response:
+    """A search's answer; ``X-Skipped-Chains`` names the chains whose node was down.
+
+    A request that waited for another's identical computation (single flight) shares
+    its body but not this header."""
+    if skipped:
+        response.headers[SKIPPED_HEADER] = ",".join(str(c) for c in sorted(skipped))
+    return response
 
 
 def _add_holders_route(app: FastAPI, runner: Runner, gate: Gate) -> None:

@@ -163,9 +163,21 @@ class KeyGate:
         except AuthError:
             self.failures.take(address)
             raise
-        who = address if caller.key_name is None else f"key:{caller.key_name}"
-        await self.limiters[caller.tier_name].acquire(who)
+        await self.limiters[caller.tier_name].acquire(self._subject(request, caller))
         return caller
+
+    async def charge(self, request: Request, caller: Caller, cost: int) -> None:
+        """Spend ``cost`` more requests of ``caller``'s allowance (a batch's extra
+        tokens); raises RateLimited when it runs out (what was spent stays spent)."""
+        who = self._subject(request, caller)
+        for _ in range(cost):
+            await self.limiters[caller.tier_name].acquire(who)
+
+    def _subject(self, request: Request, caller: Caller) -> str:
+        """Whose allowance: the key's, or the client address's without one."""
+        if caller.key_name is not None:
+            return f"key:{caller.key_name}"
+        return f"ip:{client_address(request, self.trusted)}"
 
     async def valid(self, key: str | None) -> bool:
         """Whether ``key`` is a working key (nothing is counted or rate limited)."""

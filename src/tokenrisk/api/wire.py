@@ -400,6 +400,10 @@ class ContractVerificationResponse(WireModel):
         description="Extension: contracts no verification provider could answer for; "
         "false for them means 'not known to be open source', never 'closed source'.",
     )
+    fullCheckReason: str | None = Field(
+        default=None,
+        description="Extension: why fullCheckPerformed is false; present exactly then.",
+    )
 
 
 class HolderItem(WireModel):
@@ -731,12 +735,13 @@ def verification_response(
     root_open_source: bool,
     code: CodeReport | None,
     unknown: Sequence[str] = (),
+    reason: str = "the buy and sell could not be traced",
 ) -> ContractVerificationResponse:
     """GetContractVerification body; ``code`` is None when the buy/sell could not run.
 
-    Then ``fullCheckPerformed`` is false and summary, contractsOpenSource and
-    contractCalls are omitted.  ``unknown``: contracts (besides the call tree's) that no
-    verification provider could answer for.
+    Then ``fullCheckPerformed`` is false, ``fullCheckReason`` says why, and summary,
+    contractsOpenSource and contractCalls are omitted.  ``unknown``: contracts (besides
+    the call tree's) that no verification provider could answer for.
     """
     unknown_all = list(dict.fromkeys([*unknown, *(code.unknown if code else ())])) or None
     if code is None:
@@ -745,6 +750,7 @@ def verification_response(
             isRootOpenSource=root_open_source,
             fullCheckPerformed=False,
             verificationUnknown=unknown_all,
+            fullCheckReason=reason,
         )
     return ContractVerificationResponse(
         isContract=is_contract,

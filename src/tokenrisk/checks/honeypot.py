@@ -26,6 +26,7 @@ from tokenrisk.checks.holders import (
     largest_holders,
     refresh_index,
 )
+from tokenrisk.checks.search import on_every_chain
 from tokenrisk.errors import (
     CallReverted,
     LiquidityError,
@@ -112,15 +113,22 @@ async def resolve(
     externally owned account or an unused address), NotAToken when the contract is not
     a token (unless ``require_token`` is False).
     """
-    chains = svc.chains_for(chain_id)
-    found = await asyncio.gather(
-        *(_target_on(svc, c, address, require_token) for c in chains), return_exceptions=True
-    )
+
+    async def on(chain: Chain) -> Target | NotAToken | None:
+        try:
+            return await _target_on(svc, chain, address, require_token)
+        except NotAToken as exc:  # a token on another chain still wins
+            return exc
+
+    search = await on_every_chain(svc.chains_for(chain_id), on)
+    if search.down and not any(t for _, t in search.answers):
+        raise search.down[0][1]  # "no contract" only when every chain answered that
+    found = [t for _, t in search.skip_down() if t is not None]
     targets = [t for t in found if isinstance(t, Target)]
     if not targets:
-        errors = [e for e in found if isinstance(e, BaseException)]
-        if errors:  # "no contract" only when every chain answered that it has none
-            raise errors[0]
+        not_tokens = [t for t in found if isinstance(t, NotAToken)]
+        if not_tokens:
+            raise not_tokens[0]
         raise NotFoundError(
             f"{address} is not a contract on the configured chains "
             "(an externally owned account or an unused address): nothing to check"
@@ -567,8 +575,8 @@ async def get_pairs(
     """The ``limit`` first pairs of the token in :func:`rank_pools` order."""
     token = parse_address(address)
     chains = svc.chains_for(chain_id)
-    found = await asyncio.gather(*(dex.find_pools(svc.client(c.id), c, token) for c in chains))
-    pools = await rank_pools(svc, [p for ps in found for p in ps], limit)
+    search = await on_every_chain(chains, lambda c: dex.find_pools(svc.client(c.id), c, token))
+    pools = await rank_pools(svc, [p for _, ps in search.skip_down() for p in ps], limit)
     keys = sorted({(p.chain_id, a) for p in pools for a in (p.token0, p.token1)})
     infos = await asyncio.gather(*(read_token(svc.client(c), a) for c, a in keys))
     symbols = {key: info.symbol for key, info in zip(keys, infos, strict=True)}
@@ -606,17 +614,35 @@ async def rank_pools(svc: Service, pools: list[Pool], limit: int) -> list[Pool]:
 async def contract_verification(svc: Service, address: str, chain_id: int | None) -> dict[str, Any]:
     root = parse_address(address)
     chains = svc.chains_for(chain_id)
-    contract_flags = await asyncio.gather(*(is_contract(svc.client(c.id), [root]) for c in chains))
-    on = [c for c, flags in zip(chains, contract_flags, strict=True) if flags[0]]
+    search = await on_every_chain(chains, lambda c: is_contract(svc.client(c.id), [root]))
+    if search.down and not any(flags[0] for _, flags in search.answers):
+        raise search.down[0][1]  # "not a contract" only when every chain answered that
+    on = [c for c, flags in search.skip_down() if flags[0]]
     if not on:
-        return wire.dump(wire.verification_response(False, False, None))
+        reason = "there is no contract at this address on the configured chains"
+        return wire.dump(wire.verification_response(False, False, None, reason=reason))
     target = await resolve(svc, root, on[0].id if len(on) == 1 else None, require_token=False)
     chain = target.chain
     root_status = await svc.verifier.status(chain.id, root, fresh=True)
-    code: CodeReport | None = None
-    if target.pools:
-        report, funding, route, _ = await _simulate(svc, chain, target.pools[0], target.token)
-        if report.success and report.buy_ok and report.sell_ok:
-            code = await code_report(svc, chain, route, funding, fresh=True)
+    root_open = root_status == "verified"
     unknown = [checksum(root)] if root_status == "unknown" else []
-    return wire.dump(wire.verification_response(True, root_status == "verified", code, unknown))
+    if not target.pools:
+        reason = "no pool of the token was found, so no buy and sell could be traced"
+        return wire.dump(wire.verification_response(True, root_open, None, unknown, reason))
+    report, funding, route, _ = await _simulate(svc, chain, target.pools[0], target.token)
+    failed = untraceable(report)
+    if failed is not None:
+        return wire.dump(wire.verification_response(True, root_open, None, unknown, failed))
+    code = await code_report(svc, chain, route, funding, fresh=True)
+    return wire.dump(wire.verification_response(True, root_open, code, unknown))
+
+
+def untraceable(report: SimulationReport) -> str | None:
+    """Why a buy and sell cannot be traced for the call tree (None: they can)."""
+    if not report.success:
+        return f"the buy and sell could not be simulated: {report.error or 'unknown reason'}"
+    for step, ok in (("buy", report.buy_ok), ("sell", report.sell_ok)):
+        if not ok:
+            why = report.failure_reason if report.failure_step == step else None
+            return f"the simulated {step} failed" + (f": {why}" if why else "")
+    return None
