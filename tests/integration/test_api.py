@@ -301,14 +301,18 @@ async def test_verification_of_closed_source(client: httpx.AsyncClient, devnet: 
 
 async def test_verification_of_an_eoa(client: httpx.AsyncClient, devnet: Any) -> None:
     body = await _verify(client, devnet.manifest["addresses"]["OWNER"])
+    reason = body.pop("fullCheckReason")  # extension: why the check is not full
     assert body == {"isContract": False, "isRootOpenSource": False, "fullCheckPerformed": False}
+    assert reason.startswith("there is no contract")
 
 
 async def test_verification_of_a_honeypot_is_partial(
     client: httpx.AsyncClient, devnet: Any
 ) -> None:
     body = await _verify(client, _address(devnet, "sell-whitelist"))
+    reason = body.pop("fullCheckReason")
     assert body == {"isContract": True, "isRootOpenSource": True, "fullCheckPerformed": False}
+    assert reason.startswith("the simulated sell failed")
 
 
 async def test_verification_without_chain_id(client: httpx.AsyncClient, devnet: Any) -> None:
