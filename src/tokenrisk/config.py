@@ -311,6 +311,10 @@ class Settings(BaseSettings):
     devnet: bool = Field(
         default=True, description="run the embedded devnet (default: no nodes configured)"
     )
+    log_format: Literal["text", "json"] = Field(
+        default="text",
+        description="`tokenrisk serve` logs: plain text, or one JSON object a line",
+    )
     max_concurrent_simulations: int = Field(
         default=8, ge=1, description="simulations running at once in one process; the rest wait"
     )

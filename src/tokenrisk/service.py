@@ -170,7 +170,7 @@ def connect_devnet(
 ) -> Service:
     """A service on an already running devnet node (tests, benchmarks)."""
     chain = devnet_chain(manifest)
-    client = CoalescingRpc(url, _rpc_settings(settings), label="devnet node")
+    client = CoalescingRpc(url, _rpc_settings(settings), label="devnet node", chain_id=chain.id)
     verifier = build_verifier(_verification(settings, {chain.id: [build_dir / "sources.json"]}))
     store = create_store(settings.database_url)
     sem = asyncio.Semaphore(settings.max_concurrent_simulations)
@@ -197,7 +197,7 @@ def open_service(settings: Settings) -> Service:
             url = fork.url
         chains[chain.id] = chain
         clients[chain.id] = CoalescingRpc(
-            url or "", _rpc_settings(settings), label=f"chain {chain.id} node"
+            url or "", _rpc_settings(settings), label=f"chain {chain.id} node", chain_id=chain.id
         )
     if settings.devnet:
         url, manifest, build_dir = _devnet(settings, nodes)
@@ -205,7 +205,9 @@ def open_service(settings: Settings) -> Service:
         if not settings.devnet_url:  # started here: its supervisor restarts it by chain id
             nodes[-1].chain_id = chain.id
         chains[chain.id] = chain
-        clients[chain.id] = CoalescingRpc(url, _rpc_settings(settings), label="devnet node")
+        clients[chain.id] = CoalescingRpc(
+            url, _rpc_settings(settings), label="devnet node", chain_id=chain.id
+        )
         local_paths[chain.id] = [build_dir / SOURCES_FILE]
     verifier = build_verifier(_verification(settings, local_paths))
     sem = asyncio.Semaphore(settings.max_concurrent_simulations)

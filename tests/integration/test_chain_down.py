@@ -8,6 +8,7 @@ chain alone still fails with 503.
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,10 @@ async def test_get_pairs_answers_for_the_chain_that_is_up(
 
     alone = await get(http, "/v1/GetPairs", address=plain(devnet), chainID=str(DOWN))
     assert alone.status_code == 503
+    scraped = (await http.get("/metrics")).text
+    assert re.search(
+        rf'tokenrisk_node_errors_total{{chain="{DOWN}",error="NodeUnavailable"}} [1-9]', scraped
+    )
 
 
 async def test_is_honeypot_and_verification_skip_the_stopped_chain(

@@ -99,7 +99,7 @@ def test_other_commands_report_errors_on_stderr_with_exit_3(cli: CliRunner) -> N
 
 
 def test_serve_says_listening_once_the_port_is_bound(tmp_path: Path, devnet: RunningDevnet) -> None:
-    env = {**os.environ, "TOKENRISK_DATA_DIR": str(tmp_path)}
+    env = {**os.environ, "TOKENRISK_DATA_DIR": str(tmp_path), "TOKENRISK_LOG_FORMAT": "json"}
     env.pop("TOKENRISK_CONFIG", None)
     server = subprocess.Popen(
         [sys.executable, "-m", "tokenrisk.cli.main", "serve", "--port", "0"],
@@ -115,6 +115,8 @@ def test_serve_says_listening_once_the_port_is_bound(tmp_path: Path, devnet: Run
         assert int(match[2]) > 0  # the real port, not the requested 0
         health = httpx.get(match[1] + "/health", timeout=120)  # queued until the app is up
         assert health.status_code == 200
+        logged = [json.loads(server.stderr.readline()) for _ in range(3)]  # JSON logs
+        assert all({"time", "level", "logger", "message"} <= set(entry) for entry in logged)
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -32,9 +32,9 @@ from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from tokenrisk import redaction
+from tokenrisk import metrics, redaction
 from tokenrisk.api import page, wire
 from tokenrisk.api.access import Access, Caller, Policy
 from tokenrisk.api.admin import add_admin
@@ -59,6 +59,7 @@ from tokenrisk.checks.search import skipped_chains
 from tokenrisk.config import Settings
 from tokenrisk.devnet.supervisor import NodeSupervisor
 from tokenrisk.errors import (
+    AuthError,
     Forbidden,
     InputError,
     MissingParameter,
@@ -161,10 +162,12 @@ def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
     _add_health_route(app, probe, gate if settings.keys_required else None)
     if settings.operator_key:
         add_admin(app, settings.operator_key, gate, _keyring(settings, runner))
+    _add_metrics_route(app, gate if settings.keys_required else None)
     page.add_docs(app)
     page.add_page(app, lambda: [(c.id, c.name) for c in runner.service.chains.values()])
     app.add_middleware(SlashRedirect, paths=frozenset(r.path for r in app.routes))  # type: ignore[attr-defined]
     _truthful_openapi(app, _keys_matter(settings), lambda: sorted(runner.service.chains))
+    app.add_middleware(RequestMetrics)  # added last: outermost, so it sees every answer
     return app
 
 
@@ -416,6 +419,43 @@ def _add_health_route(app: FastAPI, probe: HealthProbe, keys: KeyGate | None) ->
         if keys is not None and not await keys.valid(offered):
             report = HealthReport(status=report.status)
         return JSONResponse(wire.dump(report), status_code=status)
+
+
+def _add_metrics_route(app: FastAPI, keys: KeyGate | None) -> None:
+    @app.get("/metrics", include_in_schema=False)
+    async def prometheus_metrics(request: Request) -> Response:
+        """Prometheus text format; with API keys on, a valid key is required (no rate
+        limit, so scraping never competes with checks)."""
+        offered = request.headers.get("x-api-key") or request.query_params.get("apiKey")
+        if keys is not None and not await keys.valid(offered):
+            raise AuthError("a valid API key is required (X-API-KEY header)")
+        return Response(metrics.exposition(), media_type=metrics.CONTENT_TYPE)
+
+
+class RequestMetrics:
+    """Counts and times every HTTP answer by route template, method and status."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500  # unless a response starts
+
+        async def sending(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            endpoint = getattr(scope.get("route"), "path", None) or "unmatched"
+            metrics.http_request(endpoint, scope["method"], status, time.perf_counter() - started)
 
 
 class SlashRedirect:

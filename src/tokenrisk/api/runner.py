@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import orjson
 from fastapi.responses import Response
 
+from tokenrisk import metrics
 from tokenrisk.api.admission import Admission
 from tokenrisk.api.cache import chain_heads
 from tokenrisk.api.shared import SharedState, key_text
@@ -82,6 +83,7 @@ class Runner:
             return await self._compute(chain_id, work), "miss"
         key = key_text((endpoint, heads, params))
         value = await self.state.get(key)
+        metrics.cache_lookup(hit=value is not None)
         if value is not None:
             return value, "hit"
         computed = False

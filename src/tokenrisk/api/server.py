@@ -38,6 +38,7 @@ from uvicorn.supervisors import Multiprocess
 
 from tokenrisk.config import ServerConfig, Settings, load_settings
 from tokenrisk.errors import ConfigError
+from tokenrisk.logs import uvicorn_log_config
 
 log = logging.getLogger("tokenrisk.server")
 
@@ -256,6 +257,9 @@ def run(settings: Settings, listening: Listening, **overrides: Any) -> bool:
     _raise_file_limit(settings.server.max_connections)
     options = {**server_options(settings), **overrides}
     options.update(host=listening.host, port=listening.sock.getsockname()[1])
+    log_config = uvicorn_log_config(settings.log_format, str(options.get("log_level", "info")))
+    if log_config is not None:
+        options["log_config"] = log_config
     config = uvicorn.Config("tokenrisk.asgi:app", **options)
     if config.workers > 1:
         Multiprocess(config, sockets=[listening.sock]).run()

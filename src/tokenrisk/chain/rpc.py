@@ -12,6 +12,7 @@ import asyncio
 import itertools
 import logging
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,7 @@ from typing import Any
 import httpx
 import orjson
 
+from tokenrisk import metrics
 from tokenrisk.errors import (
     CallReverted,
     DeadlineExceeded,
@@ -195,7 +197,8 @@ def decode_reply(body: bytes, max_depth: int) -> Any:
 class RpcClient:
     """A JSON-RPC 2.0 client for one node.
 
-    ``label`` names the node in errors and logs instead of its URL.  ``transport``
+    ``label`` names the node in errors and logs instead of its URL; ``chain_id`` labels
+    its requests, failures and latency in the metrics.  ``transport``
     replaces the network (``httpx.MockTransport`` for a fake node in unit tests); when
     given, it is used as is and ``max_connections`` does not apply.
     """
@@ -207,9 +210,11 @@ class RpcClient:
         label: str = "node",
         *,
         transport: httpx.AsyncBaseTransport | None = None,
+        chain_id: int | None = None,
     ) -> None:
         self.settings = settings or RpcSettings()
         self.label = label
+        self._metrics_chain = "none" if chain_id is None else str(chain_id)
         self._url = url
         self._ids = itertools.count(1)
         limits = httpx.Limits(max_connections=self.settings.max_connections)
@@ -286,6 +291,16 @@ class RpcClient:
         raise AssertionError("unreachable")
 
     async def _post_once(self, payload: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            reply = await self._exchange(payload)
+        except TokenRiskError as exc:
+            metrics.node_request(self._metrics_chain, time.perf_counter() - started, exc)
+            raise
+        metrics.node_request(self._metrics_chain, time.perf_counter() - started, None)
+        return reply
+
+    async def _exchange(self, payload: Any) -> Any:
         try:
             request = orjson.dumps(payload)
             async with self._http.stream("POST", self._url, content=request) as response:

@@ -16,6 +16,7 @@ from collections.abc import Set
 from dataclasses import replace
 from typing import Any
 
+from tokenrisk import metrics
 from tokenrisk.api import wire
 from tokenrisk.chain.abi import checksum, parse_address
 from tokenrisk.chain.registry import Chain
@@ -66,7 +67,8 @@ async def refresh_index(svc: Service, chain_id: int, token: str) -> None:
     async with lock:
         for attempt in range(3):
             try:
-                await index_token(svc.client(chain_id), svc.store, chain_id, token)
+                stats = await index_token(svc.client(chain_id), svc.store, chain_id, token)
+                metrics.index_refreshed(chain_id, stats.blocks)
                 return
             except StoreConflict:
                 await asyncio.sleep(0.05 * (attempt + 1))

@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from tokenrisk import risk
+from tokenrisk import metrics, risk
 from tokenrisk.api import wire
 from tokenrisk.chain import dex
 from tokenrisk.chain.abi import checksum, parse_address
@@ -215,6 +215,22 @@ async def _given(value: T) -> T:
 
 
 async def _simulate(
+    svc: Service,
+    chain: Chain,
+    pool: Pool,
+    token: str,
+    simulated: SimulatedPool | None = None,
+    prepared: Prepared | None = None,
+) -> Simulated:
+    """Buy -> transfer -> sell as a fresh EOA through ``pool`` (counted in the metrics)."""
+    result = await _simulate_once(svc, chain, pool, token, simulated, prepared)
+    report = result[0]
+    sold = report.buy_ok and report.sell_ok
+    metrics.simulation(chain.id, "not_run" if not report.success else "sold" if sold else "blocked")
+    return result
+
+
+async def _simulate_once(
     svc: Service,
     chain: Chain,
     pool: Pool,

@@ -1,0 +1,116 @@
+"""Prometheus metrics of one tokenrisk process (``GET /metrics``, docs/operations.md).
+
+Every metric is defined here, once, in a registry of this process; the modules that
+observe something call the small functions below, so none of them imports
+prometheus-client.  Labels are bounded: endpoints are route templates (never raw
+paths), chains are configured chain ids, errors are exception class names.  With
+several worker processes each has its own numbers (scrape each, or run one worker).
+"""
+
+from __future__ import annotations
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    ProcessCollector,
+    generate_latest,
+)
+
+REGISTRY = CollectorRegistry()
+ProcessCollector(registry=REGISTRY)
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+_SECONDS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 25.0, 60.0)
+
+HTTP_REQUESTS = Counter(
+    "tokenrisk_http_requests",
+    "HTTP requests answered, by route template, method and status.",
+    ["endpoint", "method", "status"],
+    registry=REGISTRY,
+)
+HTTP_SECONDS = Histogram(
+    "tokenrisk_http_request_duration_seconds",
+    "Time to answer an HTTP request, by route template, method and status.",
+    ["endpoint", "method", "status"],
+    buckets=_SECONDS,
+    registry=REGISTRY,
+)
+SIMULATIONS = Counter(
+    "tokenrisk_simulations",
+    "Buy -> transfer -> sell simulations, by chain and outcome "
+    "(sold, blocked: a step reverted, not_run: could not be simulated).",
+    ["chain", "outcome"],
+    registry=REGISTRY,
+)
+NODE_REQUESTS = Counter(
+    "tokenrisk_node_requests",
+    "JSON-RPC requests (a batch counts once) sent to a chain's node.",
+    ["chain"],
+    registry=REGISTRY,
+)
+NODE_ERRORS = Counter(
+    "tokenrisk_node_errors",
+    "JSON-RPC requests to a chain's node that failed in transport, by error class.",
+    ["chain", "error"],
+    registry=REGISTRY,
+)
+NODE_SECONDS = Histogram(
+    "tokenrisk_node_request_duration_seconds",
+    "Round trip of one JSON-RPC request (or batch) to a chain's node.",
+    ["chain"],
+    buckets=_SECONDS,
+    registry=REGISTRY,
+)
+CACHE_LOOKUPS = Counter(
+    "tokenrisk_cache_lookups",
+    "Results-cache lookups, by result (hit or miss).",
+    ["result"],
+    registry=REGISTRY,
+)
+INDEX_LAG = Gauge(
+    "tokenrisk_holder_index_lag_blocks",
+    "Blocks the holder index of the last refreshed token was behind the head when it "
+    "was refreshed, by chain.",
+    ["chain"],
+    registry=REGISTRY,
+)
+INDEX_REFRESHES = Counter(
+    "tokenrisk_holder_index_refreshes",
+    "Holder index refreshes (bringing one token's index up to the head), by chain.",
+    ["chain"],
+    registry=REGISTRY,
+)
+
+
+def exposition() -> bytes:
+    """The text format Prometheus scrapes."""
+    return generate_latest(REGISTRY)
+
+
+def http_request(endpoint: str, method: str, status: int, seconds: float) -> None:
+    labels = (endpoint, method, str(status))
+    HTTP_REQUESTS.labels(*labels).inc()
+    HTTP_SECONDS.labels(*labels).observe(seconds)
+
+
+def simulation(chain_id: int, outcome: str) -> None:
+    SIMULATIONS.labels(str(chain_id), outcome).inc()
+
+
+def node_request(chain: str, seconds: float, error: BaseException | None) -> None:
+    NODE_REQUESTS.labels(chain).inc()
+    NODE_SECONDS.labels(chain).observe(seconds)
+    if error is not None:
+        NODE_ERRORS.labels(chain, type(error).__name__).inc()
+
+
+def cache_lookup(hit: bool) -> None:
+    CACHE_LOOKUPS.labels("hit" if hit else "miss").inc()
+
+
+def index_refreshed(chain_id: int, blocks_behind: int) -> None:
+    INDEX_REFRESHES.labels(str(chain_id)).inc()
+    INDEX_LAG.labels(str(chain_id)).set(blocks_behind)
