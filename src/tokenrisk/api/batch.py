@@ -47,7 +47,11 @@ class BatchToken(BaseModel):
 class BatchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    tokens: list[BatchToken] = Field(description=f"1 to {MAX_BATCH} tokens, checked in order.")
+    # the bounds are checked by the handler (for a clear 400 message), stated here for clients
+    tokens: list[BatchToken] = Field(
+        description=f"1 to {MAX_BATCH} tokens, checked in order.",
+        json_schema_extra={"minItems": 1, "maxItems": MAX_BATCH},
+    )
 
 
 class BatchResult(wire.WireModel):

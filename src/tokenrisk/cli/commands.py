@@ -208,6 +208,19 @@ def check(
     raise typer.Exit(code=max(o.exit_code() for o in outcomes))
 
 
+def _answer(
+    config: Path | None, address: str, as_json: bool, work: Callable[[Service], Awaitable[Any]]
+) -> Any:
+    """Run one check of ``address``; with ``--json`` print its JSON and return None."""
+    with _failures():
+        parse_address(address)  # a bad address fails before anything is started
+        body = _run(config, lambda svc, _: work(svc))
+    if as_json:
+        print(json.dumps(body, indent=2))
+        return None
+    return body
+
+
 def pairs(
     address: str,
     chain_id: int | None = ChainOpt,
@@ -215,11 +228,8 @@ def pairs(
     as_json: bool = JsonOpt,
 ) -> None:
     """Pairs of a token, deepest first."""
-    with _failures():
-        parse_address(address)  # before starting anything
-        items = _run(config, lambda svc, _: checks.get_pairs(svc, address, chain_id))
-    if as_json:
-        print(json.dumps(items, indent=2))
+    items = _answer(config, address, as_json, lambda svc: checks.get_pairs(svc, address, chain_id))
+    if items is None:
         return
     table = Table("chain", "pair", "address", "liquidity", "router")
     table.columns[2].no_wrap = table.columns[4].no_wrap = True
@@ -241,11 +251,10 @@ def holders(
     as_json: bool = JsonOpt,
 ) -> None:
     """Top holders from the Transfer-log index (balances are raw integers)."""
-    with _failures():
-        parse_address(address)
-        body = _run(config, lambda svc, _: holders_check.top_holders(svc, address, chain_id))
-    if as_json:
-        print(json.dumps(body, indent=2))
+    body = _answer(
+        config, address, as_json, lambda svc: holders_check.top_holders(svc, address, chain_id)
+    )
+    if body is None:
         return
     table = Table("address", "balance (raw units)", "contract")
     table.columns[0].no_wrap = True
@@ -264,16 +273,16 @@ def verify(
     as_json: bool = JsonOpt,
 ) -> None:
     """Is the contract, and everything its buy/sell calls, open source?"""
-    with _failures():
-        parse_address(address)
-        body = _run(config, lambda svc, _: checks.contract_verification(svc, address, chain_id))
-    if as_json:
-        print(json.dumps(body, indent=2))
+    body = _answer(
+        config, address, as_json, lambda svc: checks.contract_verification(svc, address, chain_id)
+    )
+    if body is None:
         return
     console.print(
         Text(
             f"contract: {body['isContract']}  root open source: {body['isRootOpenSource']}  "
             f"full check: {body['fullCheckPerformed']}"
+            + (f" ({body['fullCheckReason']})" if "fullCheckReason" in body else "")
         )
     )
     for addr, is_open in body.get("contractsOpenSource", {}).items():
