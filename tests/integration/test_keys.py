@@ -270,7 +270,7 @@ async def test_tier_rate_limits(config: Path, devnet: Any) -> None:
     assert usage(config, "tiny") == {("tiny", "/v1/GetPairs"): 3}  # the refused one too
 
 
-async def test_holder_analysis_follows_the_tier(config: Path, devnet: Any) -> None:
+async def test_holder_analysis_and_owner_powers_follow_the_tier(config: Path, devnet: Any) -> None:
     pro = keys(config, "create", "--name", "pro", "--tier", "pro").strip()
     params = {"address": _address(devnet, "plain"), "chainID": CHAIN}
     async with server(config, devnet, cache_ttl=60) as http:
@@ -279,6 +279,9 @@ async def test_holder_analysis_follows_the_tier(config: Path, devnet: Any) -> No
         again = ok(await get(http, "/v2/IsHoneypot", **params))  # cached per tier
     assert "holderAnalysis" not in free and "holderAnalysis" not in again
     assert int(full["holderAnalysis"]["holders"]) > 0
+    # the free tier's owner_powers = false: no scan, so no ownerPowers extension
+    assert "ownerPowers" not in free and "ownerPowers" not in again
+    assert full["ownerPowers"]["findings"] is not None
     assert free["token"] == full["token"] and free["honeypotResult"] == full["honeypotResult"]
 
 
