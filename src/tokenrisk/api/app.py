@@ -166,7 +166,12 @@ def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
     page.add_docs(app)
     page.add_page(app, lambda: [(c.id, c.name) for c in runner.service.chains.values()])
     app.add_middleware(SlashRedirect, paths=frozenset(r.path for r in app.routes))  # type: ignore[attr-defined]
-    _truthful_openapi(app, _keys_matter(settings), lambda: sorted(runner.service.chains))
+    tiers = settings.tier_table().values()
+    caps = {
+        "GetPairs": max(t.max_pairs for t in tiers),
+        "TopHolders": max(t.max_top_holders for t in tiers),
+    }
+    _truthful_openapi(app, _keys_matter(settings), lambda: sorted(runner.service.chains), caps)
     app.add_middleware(RequestMetrics)  # added last: outermost, so it sees every answer
     return app
 
@@ -489,13 +494,16 @@ _PARAMETERS: dict[str, dict[str, Any]] = {
     "chainID": {"type": "integer", "minimum": 1, "maximum": 999_999_999_999},
     "simulateLiquidity": {"type": "boolean"},
     "forceSimulateLiquidity": {"type": "boolean"},
+    "ownerPowers": {"type": "boolean"},
     "limit": {"type": "integer", "minimum": 1, "maximum": 999_999_999},
 }
 _REQUIRED = {"address": "*", "chainID": "/v1/TopHolders"}
 """Parameter -> the paths where it is required ("*": everywhere it appears)."""
 
 
-def _truthful_openapi(app: FastAPI, keys: bool, chain_ids: Callable[[], list[int]]) -> None:
+def _truthful_openapi(
+    app: FastAPI, keys: bool, chain_ids: Callable[[], list[int]], caps: dict[str, int]
+) -> None:
     """Make the generated document say what the handlers enforce.
 
     The handlers parse parameters themselves (to answer our own 400 messages), so
@@ -513,7 +521,7 @@ def _truthful_openapi(app: FastAPI, keys: bool, chain_ids: Callable[[], list[int
         schema = make()
         for path, operations in schema.get("paths", {}).items():
             for operation in operations.values():
-                _fix_operation(path, operation, keys, chain_ids())
+                _fix_operation(path, operation, keys, chain_ids(), caps)
         schema.get("components", {}).get("schemas", {}).pop("HTTPValidationError", None)
         schema.get("components", {}).get("schemas", {}).pop("ValidationError", None)
         return schema
@@ -521,13 +529,18 @@ def _truthful_openapi(app: FastAPI, keys: bool, chain_ids: Callable[[], list[int
     app.openapi = openapi  # type: ignore[method-assign]
 
 
-def _fix_operation(path: str, operation: dict[str, Any], keys: bool, chains: list[int]) -> None:
+def _fix_operation(
+    path: str, operation: dict[str, Any], keys: bool, chains: list[int], caps: dict[str, int]
+) -> None:
+    """``caps``: the largest ``limit`` any tier allows, by endpoint name."""
     for param in operation.get("parameters", []):
         name = param.get("name")
         if param.get("in") == "query" and name in _PARAMETERS:
             param["schema"] = dict(_PARAMETERS[name])
             if name == "chainID":
                 param["schema"]["enum"] = chains
+            if name == "limit":
+                param["schema"]["maximum"] = caps[path.rsplit("/", 1)[-1]]
             where = _REQUIRED.get(name)
             param["required"] = where == "*" or where == path
     responses = operation.get("responses", {})
