@@ -24,7 +24,7 @@ import uvicorn
 
 from tokenrisk.api.app import create_app
 from tokenrisk.config import Settings
-from tokenrisk.devnet.manifest import read_manifest
+from tokenrisk.devnet.layout import read_manifest
 from tokenrisk.devnet.node import free_port, repo_root
 from tokenrisk.service import connect_devnet
 

@@ -36,8 +36,10 @@ POSTGRES_ENV = "TOKENRISK_TEST_POSTGRES_URL"
 @pytest.fixture(scope="session")
 def devnet() -> Iterator[RunningDevnet]:
     """Build the devnet if stale, start anvil on its state, stop it after the session."""
+    from tokenrisk.devnet.build import ensure_devnet
     from tokenrisk.devnet.instance import start_devnet
 
+    ensure_devnet()
     running = start_devnet()
     try:
         yield running

@@ -18,9 +18,8 @@ from tokenrisk.chain.coalesce import CoalescingRpc
 from tokenrisk.chain.registry import BaseToken, Chain, Dex, apply_overrides, load_registry
 from tokenrisk.chain.rpc import RpcClient, RpcSettings
 from tokenrisk.config import ChainNode, Settings
-from tokenrisk.devnet.build import devnet_dir
 from tokenrisk.devnet.instance import start_devnet
-from tokenrisk.devnet.manifest import SOURCES_FILE, read_manifest
+from tokenrisk.devnet.layout import SOURCES_FILE, devnet_dir, read_manifest
 from tokenrisk.devnet.node import AnvilNode, fork_from, start_anvil
 from tokenrisk.errors import DevnetBuildError, UnknownChain
 from tokenrisk.model import TokenInfo

@@ -85,7 +85,7 @@ def devnet_entry(manifest: dict[str, Any]) -> dict[str, Any]:
 def upstream(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningDevnet]:
     """A second devnet anvil, on its own port, standing in for a remote RPC endpoint."""
     log = tmp_path_factory.mktemp("upstream") / "anvil.log"
-    running = start_devnet(build=False, log_path=log)
+    running = start_devnet(log_path=log)
     try:
         yield running
     finally:

@@ -17,7 +17,7 @@ def test_probe_artifact_matches_a_fresh_compile(tmp_path: Path) -> None:
     committed = json.loads(PROBE_FILE.read_text())
     assert committed["deployedBytecode"] == compiled["deployedBytecode"], (
         "src/tokenrisk/data/probe.json is stale: regenerate it with "
-        "`python -m tokenrisk.simulate.probe`"
+        "`python -m tokenrisk.devnet.probe_export`"
     )
     assert committed["abi"] == compiled["abi"]
     assert committed["solc"] == fresh["solc"]

@@ -27,7 +27,8 @@ from tokenrisk.checks import holders as holders_check
 from tokenrisk.checks import honeypot as checks
 from tokenrisk.cli import report
 from tokenrisk.cli.serving import require_redis, run_worker, serve_api
-from tokenrisk.config import load_settings
+from tokenrisk.config import Settings, load_settings
+from tokenrisk.devnet.build import ensure_devnet
 from tokenrisk.errors import ConfigError, TokenRiskError
 from tokenrisk.service import Service, open_service
 
@@ -39,7 +40,7 @@ JsonOpt = typer.Option(False, "--json", help="print the API's JSON instead of a 
 AddressesArg = typer.Argument(..., metavar="ADDRESS...", help="one or more token addresses")
 
 
-class Failed(Exception):
+class Failed(TokenRiskError):
     """A command cannot go on: one line for stderr, exit code 3."""
 
 
@@ -78,10 +79,20 @@ class Progress:
             errors.print(Text(f"tokenrisk: {text}"))
 
 
+def _ready(settings: Settings, progress: Progress | None) -> None:
+    """Build the embedded devnet first if it is configured and stale: the service only
+    loads a built devnet, it never imports the builder."""
+    if settings.devnet and not settings.devnet_url:
+        if progress is not None:
+            progress.update("checking the devnet build")
+        ensure_devnet()
+
+
 def _run(config: Path | None, work: Callable[[Service, Progress], Awaitable[Any]]) -> Any:
     """Open the service, run ``work`` under 4x the request deadline, close the service."""
     settings = load_settings(config)
     with Progress() as progress:
+        _ready(settings, progress)
         progress.update("starting the service" + (" and its devnet" if settings.devnet else ""))
         service = open_service(settings)
 
@@ -126,6 +137,7 @@ def serve(
         workers = workers or settings.workers
         if workers > 1:
             require_redis(settings, "serve --workers N > 1")
+        _ready(settings, None)
         listening = server.listen(host or settings.host, settings.port if port is None else port)
     errors.print(Text(f"tokenrisk listening on {listening.url} (page at /, API docs at /docs)"))
     if not serve_api(settings, listening, workers):

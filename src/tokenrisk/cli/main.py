@@ -22,7 +22,7 @@ from rich.table import Table
 from tokenrisk.cli.commands import register
 from tokenrisk.cli.keys import keys_app
 from tokenrisk.devnet.build import ensure_devnet
-from tokenrisk.devnet.manifest import read_manifest
+from tokenrisk.devnet.layout import read_manifest
 from tokenrisk.errors import SolcError, TokenRiskError
 
 app = typer.Typer(no_args_is_help=True, help="Open-source token risk checker.")

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tokenrisk.chain.abi import checksum, to_bytes
+from tokenrisk.devnet import layout
 from tokenrisk.devnet import manifest as mf
 from tokenrisk.devnet.catalogue import CATALOGUE_PATH, Catalogue, load_catalogue
 from tokenrisk.devnet.chain import Chain
@@ -41,7 +42,7 @@ from tokenrisk.devnet.deployment import (
 )
 from tokenrisk.devnet.groundtruth import measure_tokens
 from tokenrisk.devnet.history import plan_history
-from tokenrisk.devnet.node import repo_root, start_anvil
+from tokenrisk.devnet.node import start_anvil
 from tokenrisk.devnet.npm_artifacts import load_npm_artifact
 from tokenrisk.devnet.proof import prove_owner_powers
 from tokenrisk.devnet.solc import compile_contracts, load_artifacts
@@ -57,15 +58,10 @@ EIP1967_IMPLEMENTATION_SLOT = "0x360894a13ba1a3210667c828492db98dca3e2076cc3735a
 TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
 
 
-def devnet_dir(root: Path | None = None) -> Path:
-    """Where the built devnet lives: ``<repo>/build/devnet``."""
-    return (root or repo_root()) / "build" / "devnet"
-
-
 def is_current(root: Path, build_dir: Path) -> bool:
     """True when every output exists and was built from the current inputs."""
-    manifest = mf.read_manifest(build_dir)
-    outputs = (mf.STATE_FILE, mf.SOURCES_FILE)
+    manifest = layout.read_manifest(build_dir)
+    outputs = (layout.STATE_FILE, layout.SOURCES_FILE)
     if manifest is None or not all((build_dir / name).is_file() for name in outputs):
         return False
     return bool(manifest.get("inputHash") == mf.input_hash(root))
@@ -77,8 +73,8 @@ def ensure_devnet(root: Path | None = None, *, force: bool = False) -> Path:
     Raises DevnetBuildError (or SolcError) when the build fails; a failed build leaves
     no manifest behind, so the next call tries again.
     """
-    root = root or repo_root()
-    build_dir = devnet_dir(root)
+    build_dir = layout.devnet_dir(root)
+    root = root or layout.sources_root()
     if not force and is_current(root, build_dir):
         return build_dir
     build_dir.mkdir(parents=True, exist_ok=True)
@@ -91,7 +87,7 @@ def ensure_devnet(root: Path | None = None, *, force: bool = False) -> Path:
 def build_devnet(root: Path, build_dir: Path, catalogue_path: Path = CATALOGUE_PATH) -> None:
     """Build from scratch into ``build_dir`` (see the module docstring for the steps)."""
     started = time.monotonic()
-    (build_dir / mf.MANIFEST_FILE).unlink(missing_ok=True)
+    (build_dir / layout.MANIFEST_FILE).unlink(missing_ok=True)
     progress("compiling contracts", started)
     artifacts = load_artifacts(compile_contracts(root, build_dir / "solc"))
     catalogue = load_catalogue(catalogue_path)
@@ -103,11 +99,11 @@ def build_devnet(root: Path, build_dir: Path, catalogue_path: Path = CATALOGUE_P
     finally:
         node.stop()
     manifest["inputHash"] = mf.input_hash(root)
-    (build_dir / mf.STATE_FILE).write_bytes(state)
-    mf.write_json(build_dir / mf.SOURCES_FILE, sources)
+    (build_dir / layout.STATE_FILE).write_bytes(state)
+    mf.write_json(build_dir / layout.SOURCES_FILE, sources)
     progress("verifying the dump in a fresh anvil", started)
-    verify_dump(build_dir / mf.STATE_FILE, manifest)
-    mf.write_json(build_dir / mf.MANIFEST_FILE, manifest)
+    verify_dump(build_dir / layout.STATE_FILE, manifest)
+    mf.write_json(build_dir / layout.MANIFEST_FILE, manifest)
     progress(f"done: {build_dir}", started)
 
 

@@ -1,5 +1,8 @@
 """Run a built devnet: anvil loaded with the dumped state, clock pinned to the build.
 
+This is the loader the running service uses; it never imports the builder
+(:mod:`.build`): build first with ``tokenrisk devnet build``.
+
 anvil does not restore the clock from a state dump: after ``--load-state`` the next
 block would take the wall-clock time, which may be earlier than the last built block
 (the history advances time) or much later (a dump loaded months after the build).
@@ -13,8 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tokenrisk.devnet.build import devnet_dir, ensure_devnet
-from tokenrisk.devnet.manifest import MANIFEST_FILE, SOURCES_FILE, STATE_FILE, read_manifest
+from tokenrisk.devnet.layout import (
+    MANIFEST_FILE,
+    SOURCES_FILE,
+    STATE_FILE,
+    devnet_dir,
+    read_manifest,
+)
 from tokenrisk.devnet.node import AnvilNode, start_anvil
 from tokenrisk.errors import DevnetBuildError
 
@@ -57,17 +65,16 @@ def devnet_args(manifest: dict[str, Any]) -> list[str]:
 def start_devnet(
     root: Path | None = None,
     *,
-    build: bool = True,
     port: int | None = None,
     extra_args: list[str] | None = None,
     log_path: Path | None = None,
 ) -> RunningDevnet:
-    """Build the devnet if needed (unless ``build=False``) and start anvil on it.
+    """Start anvil on the built devnet under ``root`` (the workspace by default).
 
     Raises DevnetBuildError when there is no usable build, NodeUnavailable when anvil
     does not come up.
     """
-    build_dir = ensure_devnet(root) if build else devnet_dir(root)
+    build_dir = devnet_dir(root)
     manifest = read_manifest(build_dir)
     if manifest is None or not (build_dir / STATE_FILE).is_file():
         raise DevnetBuildError(f"no built devnet in {build_dir}; run `tokenrisk devnet build`")

@@ -21,40 +21,33 @@ from tokenrisk.devnet.history import TokenRoles
 from tokenrisk.devnet.npm_artifacts import NpmArtifact
 from tokenrisk.devnet.trading import TokenLog
 
-MANIFEST_FILE = "manifest.json"
-SOURCES_FILE = "sources.json"
-STATE_FILE = "state.json"
 NOT_VERIFIED = {"verified": False}
 """A ``sources.json`` entry saying "this contract's source is not verified"."""
 
-HASHED_INPUTS = (
-    "contracts/**/*.sol",
-    "src/tokenrisk/devnet/*.py",
-    "src/tokenrisk/simulate/accounting.py",
-    "src/tokenrisk/devnet/catalogue.json",
-    "tools/solc-compile.js",
-    "package-lock.json",
-)
-"""Globs (relative to the repository root) whose content decides whether to rebuild."""
+HASHED_INPUTS = ("contracts/**/*.sol", "tools/solc-compile.js", "package-lock.json")
+"""Globs (relative to the sources root) whose content decides whether to rebuild; the
+devnet package's own ``*.py`` and ``catalogue.json`` and ``simulate/accounting.py`` (the
+ground truth measures with it) count too."""
+
+
+def build_inputs(root: Path) -> list[tuple[str, Path]]:
+    """(name, file) of every build input; names are the same in a checkout and a wheel."""
+    found = [(p.relative_to(root).as_posix(), p) for g in HASHED_INPUTS for p in root.glob(g)]
+    package = Path(__file__).resolve().parent
+    own = [*package.glob("*.py"), package / "catalogue.json"]
+    found += [(f"src/tokenrisk/devnet/{p.name}", p) for p in own]
+    accounting = package.parent / "simulate" / "accounting.py"  # ground truth uses it
+    found.append(("src/tokenrisk/simulate/accounting.py", accounting))
+    return sorted({(name, p) for name, p in found if p.is_file()})
 
 
 def input_hash(root: Path) -> str:
-    """SHA-256 over the paths and contents of every build input, in a stable order."""
+    """SHA-256 over the names and contents of every build input, in a stable order."""
     digest = hashlib.sha256()
-    files = sorted({p for pattern in HASHED_INPUTS for p in root.glob(pattern) if p.is_file()})
-    for path in files:
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+    for name, path in build_inputs(root):
+        digest.update(name.encode() + b"\0")
         digest.update(hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()
-
-
-def read_manifest(build_dir: Path) -> dict[str, Any] | None:
-    """The manifest of a build directory, or None if it is missing or unreadable."""
-    try:
-        data = json.loads((build_dir / MANIFEST_FILE).read_text())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def write_json(path: Path, data: Any) -> None:

@@ -21,9 +21,11 @@ from typing import Any
 
 import httpx
 
+from tokenrisk.devnet import layout
 from tokenrisk.errors import NodeUnavailable
 
-ANVIL_RELATIVE = Path("node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil")
+ANVIL_RELATIVE = Path("@foundry-rs/anvil-linux-amd64/bin/anvil")
+"""The pinned anvil binary, relative to the npm tools (:func:`layout.node_modules`)."""
 _PR_SET_PDEATHSIG = 1
 
 
@@ -35,7 +37,7 @@ def repo_root() -> Path:
 def anvil_binary(root: Path | None = None) -> Path:
     """Path of the pinned anvil binary installed by ``npm ci``."""
     override = os.environ.get("TOKENRISK_ANVIL")
-    path = Path(override) if override else (root or repo_root()) / ANVIL_RELATIVE
+    path = Path(override) if override else layout.node_modules(root) / ANVIL_RELATIVE
     if not path.exists():
         raise FileNotFoundError(f"anvil not found at {path}; run `npm ci` in the repository")
     return path

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tokenrisk.chain.abi import to_bytes
+from tokenrisk.devnet import layout
 
 _V2_CORE = "@uniswap/v2-core"
 _V2_PERIPHERY = "@uniswap/v2-periphery"
@@ -85,7 +86,7 @@ class NpmArtifact:
 def load_npm_artifact(root: Path, name: str) -> NpmArtifact:
     """Read one artifact from ``root/node_modules``; raises FileNotFoundError if absent."""
     artifact_rel, source_rel = ARTIFACT_FILES[name]
-    modules = root / "node_modules"
+    modules = layout.node_modules(root)
     raw = json.loads((modules / artifact_rel).read_text())
     bytecode = "0x" + to_bytes(str(raw["bytecode"])).hex()
     metadata = raw.get("metadata") if isinstance(raw.get("metadata"), str) else None

@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tokenrisk.devnet import layout
 from tokenrisk.errors import SolcError
 
 CONTRACTS_DIR = "contracts"
@@ -138,6 +139,7 @@ def run_node(repo_root: Path, args: list[str], stdin: str) -> str:
             text=True,
             encoding="utf-8",
             cwd=repo_root,
+            env={**os.environ, "NODE_PATH": str(layout.node_modules(repo_root))},
             timeout=SOLC_TIMEOUT_S,
             check=False,
         )

@@ -162,23 +162,6 @@ def _percent(value: float | None) -> float | None:
     return None if value is None else round(value, 2)
 
 
-def export_artifact(artifacts_path: Path, out: Path = PROBE_FILE) -> None:
-    """Write the probe's runtime code and ABI from a compile's artifacts.json."""
-    data = json.loads(artifacts_path.read_text(encoding="utf-8"))
-    probe = data["contracts"]["TokenRiskProbe"]
-    fields = {"contract": "TokenRiskProbe", "source": probe["source"], "solc": data["solc"]}
-    fields |= {"abi": probe["abi"], "deployedBytecode": probe["deployedBytecode"]}
-    out.write_text(json.dumps(fields, indent=1) + "\n", encoding="utf-8")
-
-
-if __name__ == "__main__":
-    from tokenrisk.devnet.node import repo_root
-    from tokenrisk.devnet.solc import compile_contracts
-
-    root = repo_root()
-    export_artifact(compile_contracts(root, root / "build" / "devnet" / "solc"))
-
-
 def describe_frame(frame: dict[str, Any]) -> str:
     """A callTracer frame's failure: its error and, when given, the revert reason."""
     text = frame.get("revertReason") or decode_revert(frame.get("output"))

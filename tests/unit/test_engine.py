@@ -1,0 +1,100 @@
+"""The simulation engine without a node: plans, outcomes and faults through a fake transport.
+
+The node is :class:`tests.fakenode.FakeNode` plugged into the real :class:`RpcClient`
+(``transport=``), so requests are built and replies parsed exactly as against anvil.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fakenode import INTERNAL, REVERTED, FakeNode
+
+from tokenrisk.chain.registry import load_registry
+from tokenrisk.errors import CallReverted, MalformedResponse, RpcError
+from tokenrisk.model import Pool
+from tokenrisk.simulate.calls import Route
+from tokenrisk.simulate.engine import Funding, Head, SimSettings, Simulator
+
+CHAIN = load_registry()[1]
+DEX = next(d for d in CHAIN.dexes if d.version == "V2")
+WETH = CHAIN.wrapped_native.address
+TOKEN = "0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0"
+PAIR = "0x000000000000000000000000000000000000bEEF"
+
+
+def pool(reserve: int = 10**21) -> Pool:
+    return Pool(PAIR, "Uniswap", "V2", TOKEN, WETH, WETH, DEX.router, reserve, reserve, 1e6)
+
+
+def simulator(node: FakeNode, reserve: int = 10**21) -> Simulator:
+    route = Route(pool(reserve), DEX, TOKEN, WETH)
+    return Simulator(
+        node.client(), route, Head(100, 1_700_000_000), Funding(WETH, None), SimSettings()
+    )
+
+
+def word(value: int) -> str:
+    return "0x" + f"{value:064x}"
+
+
+async def test_an_outcome_is_read_by_mark() -> None:
+    sim = simulator(FakeNode())
+    plan = sim.buy_then_sell(10**18, 1_000)
+    marks = {index: mark for mark, index in plan.marks.items()}
+    balances = {"bought": 1_234, "buyer.seller_before": 1_000, "buyer.seller_after": 0}
+
+    def reply(params: list[Any]) -> list[dict[str, Any]]:
+        out = []
+        for b, block in enumerate(params[0]["blockStateCalls"]):
+            calls = []
+            for c, _ in enumerate(block["calls"]):
+                value = balances.get(marks.get((b, c), ""), 7)
+                calls.append({"status": "0x1", "gasUsed": "0x5208", "returnData": word(value)})
+            out.append({"calls": calls})
+        return out
+
+    node = FakeNode({"eth_simulateV1": reply})
+    sim = Simulator(node.client(), sim.route, sim.head, sim.funding, sim.settings)
+    outcome = await sim.run_one(plan)
+    assert outcome["buy"].ok and outcome["buy"].gas == 21_000
+    assert outcome["bought"].uint == 1_234
+    assert (outcome["buyer.seller_before"].uint, outcome["buyer.seller_after"].uint) == (1_000, 0)
+    assert node.methods == ["eth_simulateV1"]
+
+
+async def test_a_whole_simulation_reverted_is_an_answer_not_an_error() -> None:
+    node = FakeNode({"eth_simulateV1": REVERTED})
+    sim = simulator(node)
+    (outcome,) = await sim.run([sim.buy_only(10**18)])
+    assert isinstance(outcome, CallReverted)
+    with pytest.raises(CallReverted):
+        await sim.run_one(sim.buy_only(10**18))
+
+
+async def test_other_node_errors_raise_typed() -> None:
+    sim = simulator(FakeNode({"eth_simulateV1": INTERNAL}))
+    with pytest.raises(RpcError) as caught:
+        await sim.run([sim.buy_only(10**18)])
+    assert not isinstance(caught.value, CallReverted)
+
+
+async def test_a_reply_of_the_wrong_shape_is_malformed() -> None:
+    sim = simulator(FakeNode({"eth_simulateV1": [{"calls": []}]}))
+    with pytest.raises(MalformedResponse):
+        await sim.run_one(sim.buy_then_sell(10**18, 1))
+
+
+async def test_a_failed_call_carries_the_tokens_revert_reason() -> None:
+    reason = "0x08c379a0" + word(32)[2:] + word(6)[2:] + b"no way".hex().ljust(64, "0")
+
+    def reply(params: list[Any]) -> list[dict[str, Any]]:
+        blocks = params[0]["blockStateCalls"]
+        failed = {"status": "0x0", "gasUsed": "0x10", "returnData": reason}
+        return [{"calls": [failed for _ in b["calls"]]} for b in blocks]
+
+    sim = simulator(FakeNode({"eth_simulateV1": reply}))
+    outcome = await sim.run_one(sim.buy_only(10**18))
+    assert outcome["buy"].ok is False
+    assert outcome["buy"].reason == "execution reverted: no way"
