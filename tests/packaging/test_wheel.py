@@ -53,6 +53,21 @@ class Installed:
         )
 
 
+SOURCE_FILES = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "package.json")
+SOURCE_FILES += ("package-lock.json",)
+SOURCE_DIRS = ("src", "contracts", "tools")
+
+
+def _clean_copy(target: Path) -> Path:
+    """What a source distribution holds, without caches or earlier build output."""
+    skip = shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc")
+    for name in SOURCE_DIRS:
+        shutil.copytree(REPO / name, target / name, ignore=skip)
+    for name in SOURCE_FILES:
+        shutil.copyfile(REPO / name, target / name)
+    return target
+
+
 def _run(*args: object) -> None:
     subprocess.run([str(a) for a in args], check=True, capture_output=True, timeout=600)
 
@@ -60,7 +75,8 @@ def _run(*args: object) -> None:
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     root = tmp_path_factory.mktemp("wheel")
-    _run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", root / "dist", REPO)
+    source = _clean_copy(root / "source")  # no stale build/lib of an earlier build
+    _run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", root / "dist", source)
     (wheel,) = (root / "dist").glob("tokenrisk-*.whl")
     venv = root / "venv"
     _run(sys.executable, "-m", "venv", venv)
@@ -129,27 +145,28 @@ def _free_port() -> int:
 @pytest.fixture
 def served(installed: Installed) -> Iterator[str]:
     port = _free_port()
-    process = subprocess.Popen(
-        [installed.bin / "tokenrisk", "serve", "--host", "127.0.0.1", "--port", str(port)],
-        cwd=installed.home,
-        env=installed.env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(url, process)
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
+    log = installed.home / "serve.log"
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            [installed.bin / "tokenrisk", "serve", "--host", "127.0.0.1", "--port", str(port)],
+            cwd=installed.home,
+            env=installed.env,
+            stdout=subprocess.DEVNULL,
+            stderr=output,
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            _wait_healthy(url, process, log)
+            yield url
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
 
 
-def _wait_healthy(url: str, process: subprocess.Popen[str]) -> None:
+def _wait_healthy(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
     for _ in range(600):
         if process.poll() is not None:
-            raise AssertionError(f"serve exited {process.returncode}: {process.stderr.read()}")
+            raise AssertionError(f"serve exited {process.returncode}: {log.read_text()}")
         try:
             if httpx.get(f"{url}/health", timeout=2).status_code == 200:
                 return
