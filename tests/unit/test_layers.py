@@ -30,8 +30,9 @@ devnet): the builder (build, deployment, trading, solc, ...) stays out."""
 
 PURE = {
     "tokenrisk.errors": set(),
-    "tokenrisk.model": set(),
-    "tokenrisk.risk": {"tokenrisk.model"},
+    "tokenrisk.findings": set(),
+    "tokenrisk.model": {"tokenrisk.findings"},
+    "tokenrisk.risk": {"tokenrisk.model", "tokenrisk.findings"},
     "tokenrisk.holders.stats": {"tokenrisk.model"},
     "tokenrisk.simulate.accounting": set(),
 }
