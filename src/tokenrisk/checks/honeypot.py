@@ -564,7 +564,8 @@ async def _owner_powers(
         max_callers=config.max_callers,
         max_arg_sets=config.max_arg_sets,
         max_trials=config.max_trials,
-        deadline=config.deadline,
+        # never the reason a check misses its own deadline: the scan gives up first
+        deadline=min(config.deadline, svc.settings.deadline / 3),
     )
     return await scan(prepared.sim, chain.id, svc.powers, bounds)
 
