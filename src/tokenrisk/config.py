@@ -357,6 +357,11 @@ class Settings(BaseSettings):
     owner_powers: OwnerPowersConfig = Field(
         default=OwnerPowersConfig(), description="`[owner_powers]` table"
     )
+    cors_origins: Annotated[tuple[str, ...], NoDecode] = Field(
+        default=("*",),
+        description="browser origins allowed to call the API (CORS); `[]` turns CORS off; "
+        "env: comma-separated",
+    )
 
     @classmethod
     def settings_customise_sources(
@@ -377,7 +382,7 @@ class Settings(BaseSettings):
             return {**values, "devnet": not values.get("nodes")}
         return values
 
-    @field_validator("api_keys", mode="before")
+    @field_validator("api_keys", "cors_origins", mode="before")
     @classmethod
     def _split_keys(cls, raw: Any) -> Any:
         if isinstance(raw, str) and raw.lstrip().startswith("["):

@@ -9,8 +9,9 @@
     │   ├── MissingParameter
     │   ├── NotAToken               a contract, but not an ERC-20 token to check
     │   └── KeyNameError            a key name that is malformed, taken or revoked
-    ├── NotFoundError               404: nothing to check (e.g. no pair at all)
-    │   └── UnknownKeyName          no API key of that name in the store
+    ├── NotFoundError               404: nothing to check
+    │   ├── UnknownKeyName          no API key of that name in the store
+    │   └── NoPairsFound            the token has no pool: "No pairs found" + why
     ├── AuthError                   401: missing or wrong API key
     ├── Forbidden                   403: the caller's tier does not allow this
     ├── RateLimited                 429: too many requests for one key
@@ -105,6 +106,21 @@ class NotFoundError(TokenRiskError):
 
 class UnknownKeyName(NotFoundError):
     """No key of that name exists in the store."""
+
+
+class NoPairsFound(NotFoundError):
+    """A token without any pool on the searched chain(s).
+
+    The message is the live API's fixed ``"No pairs found"`` (clients branch on the 404);
+    ``reason`` says what was searched and ``token`` what the token is, so a person still
+    learns why.  ``token`` is a :class:`tokenrisk.analysis.TokenInfo` (typed loosely here:
+    this module imports nothing of tokenrisk).
+    """
+
+    def __init__(self, reason: str, token: Any = None) -> None:
+        super().__init__("No pairs found")
+        self.reason = reason
+        self.token = token
 
 
 class AuthError(TokenRiskError):

@@ -17,8 +17,22 @@ from tokenrisk.findings import OwnerPowers
 
 
 @dataclass(frozen=True)
+class AirdropSummary:
+    """Pre-launch transfers out of the deployer or the token contract to many wallets
+    (the rule is in ``holders.launch``); all zero when there was no such airdrop."""
+
+    transactions: int
+    transfers: int
+    amount: int  # raw units of the token
+
+
+@dataclass(frozen=True)
 class TokenInfo:
-    """ERC-20 metadata as read from the chain (getters may revert: then fallbacks)."""
+    """ERC-20 metadata as read from the chain (getters may revert: then fallbacks).
+
+    ``total_holders`` is None when the token is not in the holder index (unknown, not 0);
+    ``airdrop`` is None when the launch could not be analysed.
+    """
 
     address: str
     name: str
@@ -26,11 +40,17 @@ class TokenInfo:
     decimals: int
     total_supply: int | None = None
     total_holders: int | None = None
+    airdrop: AirdropSummary | None = None
 
 
 @dataclass(frozen=True)
 class Pool:
-    """One V2 pair or V3 pool of the token against a base token."""
+    """One V2 pair or V3 pool of the token, normally against a base token.
+
+    ``against_base`` is False for a pool against a token that is not a registry base
+    token (found from the factory's creation events); then ``base_token`` is that other
+    token, and such a pool is listed by GetPairs but never traded by a check.
+    """
 
     address: str
     dex: str  # family name, e.g. "Uniswap"
@@ -46,6 +66,7 @@ class Pool:
     chain_id: int = 0
     created_at_timestamp: int | None = None
     creation_tx_hash: str | None = None
+    against_base: bool = True
 
     @property
     def type(self) -> str:
@@ -55,6 +76,11 @@ class Pool:
     def depth(self) -> float:
         """Sort key: USD liquidity, and below every priced pool when the price is unknown."""
         return -1.0 if self.liquidity_usd is None else self.liquidity_usd
+
+    @property
+    def dex_name(self) -> str:
+        """The DEX's display name, e.g. "Uniswap V2"."""
+        return f"{self.dex} {self.version}"
 
 
 @dataclass(frozen=True)
@@ -125,6 +151,9 @@ class HolderStats:
     average_tax_token_unit: float | None = None  # None when no sell had Transfer logs
     sold_at_pool_limit: int = 0  # holders whose balance exceeded what the pool can take
     pool_limit_wei: int | None = None  # the largest sell the pool accepts, when it applied
+    # current holders that bought in the first blocks of trading (holders.launch)
+    snipers_success: int = 0  # ... and can sell
+    snipers_failed: int = 0  # ... and cannot sell
 
 
 @dataclass(frozen=True)

@@ -43,56 +43,52 @@ SEVERITY_INDEX: Final[dict[str, int]] = {
 FLAG_SEVERITY: Final[dict[str, str]] = {
     "high_fail_rate": "critical",
     "medium_fail_rate": "high",
-    "low_fail_rate": "low",
+    "low_fail_rate": "medium",
     "high_siphon_rate": "critical",
-    "medium_siphon_rate": "medium",
-    "transfer_blocked": "high",
+    "medium_siphon_rate": "high",
+    "transfer_blocked": "medium",
     "extremely_high_taxes": "critical",
-    "high_tax": "high",
-    "medium_tax": "medium",
-    "high_gas": "high",
-    "medium_gas": "medium",
+    "high_tax": "medium",
+    "medium_tax": "low",
+    "high_gas": "low",
+    "medium_gas": "info",
     "effective_honeypot_low_sell_limit": "critical",
-    "extremely_low_sell_limit": "high",
-    "low_sell_limit": "medium",
+    "extremely_low_sell_limit": "critical",
+    "low_sell_limit": "critical",
     "one_sell_per_block_limit": "medium",
     "closed_source": "high",
     "sell_blocked_later": "critical",
     "verification_unknown": "info",
+    "all_snipers_honeypot": "medium",
+    "some_snipers_honeypot": "low",
 } | {kind.id: kind.severity for kind in FINDINGS.values()}
 """Every flag id the rubric can emit (lowercase, as the spec's ``high_fail_rate``); the
-owner-power ids and severities come from ``tokenrisk.findings.FINDINGS``."""
+owner-power ids and severities come from ``tokenrisk.findings.FINDINGS``.
 
-LEGACY_FLAGS: Final[dict[str, str]] = {
-    "high_fail_rate": "HIGH_FAIL_RATE",
-    "medium_fail_rate": "MEDIUM_FAIL_RATE",
-    "low_fail_rate": "LOW_FAIL_RATE",
-    "high_siphon_rate": "HIGH_SIPHON_RATE",
-    "medium_siphon_rate": "MEDIUM_SIPHON_RATE",
-    "transfer_blocked": "TRANSFER_BLOCKED",
+Severities follow the live service's documented table where it has the flag (WIRE.md;
+docs/risk.md "Flags" lists each with its source); the others are tokenrisk's own.
+"""
+
+LEGACY_SIMULATION_FLAGS: Final[dict[str, str]] = {
     "extremely_high_taxes": "EXTREMELY_HIGH_TAXES",
-    "high_tax": "HIGH_TAXES",
-    "medium_tax": "MEDIUM_TAXES",
-    "high_gas": "HIGH_GAS",
-    "medium_gas": "MEDIUM_GAS",
-    "effective_honeypot_low_sell_limit": "EFFECTIVE_HONEYPOT_LOW_SELL_LIMIT",
-    "extremely_low_sell_limit": "EXTREMELY_LOW_SELL_LIMIT",
-    "low_sell_limit": "LOW_SELL_LIMIT",
-    "one_sell_per_block_limit": "ONE_SELL_PER_BLOCK_LIMIT",
-    "closed_source": "CLOSED_SOURCE",
-    "sell_blocked_later": "SELL_BLOCKED_LATER",
-} | {kind.id: kind.id.upper() for kind in FINDINGS.values() if kind.severity != "info"}
-"""Deprecated top-level ``flags`` strings; info-level flags have none."""
+    "transfer_blocked": "TRANSFER_BLOCKED",
+}
+"""Summary flags measured by the simulation, upper case in the legacy ``flags`` array;
+every other summary flag appears there under its own lower-case id (as the live API)."""
 
 # THRESHOLDS (percent for taxes, fractions 0..1 for rates and limits)
 
 HONEYPOT_SELL_TAX: Final = 90.0
 EXTREMELY_HIGH_TAX: Final = 50.0
-HIGH_TAX: Final = 20.0
-MEDIUM_TAX: Final = 10.0
+HIGH_TAX: Final = 40.0
+"""high_tax: a tax *above* this (live API: above 40%)."""
+MEDIUM_TAX: Final = 21.0
+"""medium_tax: a tax *above* this (live API: above 21%)."""
 
-HIGH_GAS: Final = 2_000_000
-MEDIUM_GAS: Final = 1_000_000
+HIGH_GAS: Final = 3_500_000
+"""high_gas from this much gas on the buy or the sell (live API: around 3.5M)."""
+MEDIUM_GAS: Final = 2_000_000
+"""medium_gas from this much gas (live API: around 2M)."""
 
 EFFECTIVE_HONEYPOT_SELL_FRACTION: Final = 0.01
 EXTREMELY_LOW_SELL_FRACTION: Final = 0.10
@@ -147,7 +143,7 @@ def assess(analysis: Analysis) -> Verdict:
     Pure and total: any combination of measured/unmeasured fields gives a verdict.
     """
     flags = collect_flags(analysis)
-    legacy = tuple(LEGACY_FLAGS[f.flag] for f in flags if f.flag in LEGACY_FLAGS)
+    legacy = legacy_flags(flags, usable_simulation(analysis.simulation))
     if not has_basis(analysis):
         return Verdict("unknown", None, flags, None, None, legacy)
     reason = honeypot_reason(analysis)
@@ -212,6 +208,37 @@ def _holder_honeypot_reason(holders: HolderStats | None) -> str | None:
     return None
 
 
+# LEGACY FLAGS
+
+
+def legacy_flags(flags: tuple[Flag, ...], sim: SimulationReport | None) -> tuple[str, ...]:
+    """The deprecated top-level ``flags``: summary flags in the live API's casing.
+
+    Simulation-measured findings are upper case: EXTREMELY_HIGH_TAXES, TRANSFER_BLOCKED,
+    HIGH_BUY_GAS / HIGH_SELL_GAS (a gas flag, named by the leg that used the gas), and
+    HIGH_BUY_TAX / HIGH_SELL_TAX (that leg's tax above the high_tax threshold).  Every
+    other summary flag keeps its lower-case id (high_fail_rate, medium_tax, ...).
+    Informational flags (severity info: medium_gas, verification_unknown) have none.
+    """
+    out: list[str] = []
+    for flag in flags:
+        if flag.severity == "info":
+            continue
+        if flag.flag in LEGACY_SIMULATION_FLAGS:
+            out.append(LEGACY_SIMULATION_FLAGS[flag.flag])
+        elif flag.flag == "high_gas" and sim is not None:
+            out.append(
+                "HIGH_SELL_GAS" if (sim.sell_gas or 0) >= (sim.buy_gas or 0) else "HIGH_BUY_GAS"
+            )
+        else:
+            out.append(flag.flag)
+    if sim is not None and (sim.buy_tax or 0.0) > HIGH_TAX:
+        out.append("HIGH_BUY_TAX")
+    if sim is not None and sim.sell_ok and (sim.sell_tax or 0.0) > HIGH_TAX:
+        out.append("HIGH_SELL_TAX")
+    return tuple(out)
+
+
 # LEVEL
 
 
@@ -251,6 +278,7 @@ def collect_flags(analysis: Analysis) -> tuple[Flag, ...]:
         _closed_source_flag(analysis.code),
         _sell_later_flag(sim),
         _verification_unknown_flag(analysis.code),
+        _snipers_flag(analysis.holders),
     )
     found = [f for f in candidates if f is not None]
     found += owner_flags(analysis.owner_powers, already=[f.flag for f in found])
@@ -321,9 +349,9 @@ def _tax_flag(sim: SimulationReport | None, holders: HolderStats | None) -> Flag
     tax, text = max(measured, key=lambda item: item[0])
     if tax >= EXTREMELY_HIGH_TAX:
         return make_flag("extremely_high_taxes", text)
-    if tax >= HIGH_TAX:
+    if tax > HIGH_TAX:
         return make_flag("high_tax", text)
-    if tax >= MEDIUM_TAX:
+    if tax > MEDIUM_TAX:
         return make_flag("medium_tax", text)
     return None
 
@@ -454,6 +482,20 @@ def owner_flags(powers: OwnerPowers | None, already: list[str]) -> list[Flag]:
         where = f"{finding.function}{who}: " if finding.selector else ""
         flags.append(make_flag(finding.kind, f"{where}{finding.detail}"))
     return flags
+
+
+def _snipers_flag(holders: HolderStats | None) -> Flag | None:
+    """Snipers (first buyers, ``holders.launch``) that still hold and cannot sell.
+
+    All of them trapped is the anti-bot blacklist pattern that can be turned on anyone;
+    some of them is weaker evidence.
+    """
+    if holders is None or holders.snipers_failed <= 0:
+        return None
+    total = holders.snipers_failed + holders.snipers_success
+    text = f"{holders.snipers_failed} of {total} snipers (first buyers) still holding cannot sell"
+    flag_id = "all_snipers_honeypot" if holders.snipers_success == 0 else "some_snipers_honeypot"
+    return make_flag(flag_id, text)
 
 
 def _percent(fraction: float) -> str:

@@ -67,7 +67,7 @@ def test_honest_token(page: Page, live: LiveServer, devnet: RunningDevnet, artif
     assert f"{int(body['simulationResult']['sellGas']):,} gas" in costs
     pools = page.locator("#pairs tbody").inner_text()
     for pool in plain["pools"]:
-        assert pool["address"] in pools
+        assert pool["address"].lower() in pools  # GetPairs sends lower-case addresses
     assert page.locator("#holders tbody tr").count() > 0
     page.screenshot(path=str(artifacts / "page-honest-plain.png"), full_page=True)
 

@@ -105,6 +105,10 @@ async def test_catalogue_verdicts(client: httpx.AsyncClient, devnet: Any, entry_
     response = await client.get(
         "/v2/IsHoneypot", params={"address": entry["address"], "chainID": 31337}
     )
+    if not entry["pools"]:  # the live API's answer for a token without pairs
+        assert response.status_code == 404, response.text
+        assert response.json()["error"] == "No pairs found"
+        return
     assert response.status_code == 200, response.text
     body = response.json()
     _check_shape(body)
@@ -112,9 +116,6 @@ async def test_catalogue_verdicts(client: httpx.AsyncClient, devnet: Any, entry_
     assert summary["risk"] in expected["risk"], (summary, body.get("honeypotResult"))
     flag_ids = {f["flag"] for f in summary.get("flags", [])}
     assert set(expected.get("flags", [])) <= flag_ids, (flag_ids, body.get("simulationResult"))
-    if not entry["pools"]:
-        assert body["simulationSuccess"] is False
-        return
     assert body["honeypotResult"]["isHoneypot"] is expected["isHoneypot"], body["honeypotResult"]
     if body["simulationSuccess"] and not expected["isHoneypot"]:
         sim = body["simulationResult"]

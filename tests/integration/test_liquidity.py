@@ -37,13 +37,16 @@ async def _check(client: httpx.AsyncClient, **params: Any) -> dict[str, Any]:
     return dict(response.json())
 
 
-async def test_unlisted_token_is_unknown_without_simulated_liquidity(
+async def test_unlisted_token_is_404_no_pairs_without_simulated_liquidity(
     client: httpx.AsyncClient, devnet: Any
 ) -> None:
-    body = await _check(client, address=_address(devnet, "no-pair"), chainID=31337)
-    assert body["summary"]["risk"] == "unknown"
-    assert "riskLevel" not in body["summary"]
-    assert body["simulationSuccess"] is False and "pair" not in body
+    params = {"address": _address(devnet, "no-pair"), "chainID": 31337}
+    response = await client.get("/v2/IsHoneypot", params=params)
+    assert response.status_code == 404
+    body = response.json()
+    assert (body["code"], body["error"]) == (404, "No pairs found")
+    assert "no pool of this token" in body["reason"]
+    assert body["token"]["address"] == params["address"]
 
 
 async def test_simulated_liquidity_makes_an_unlisted_token_checkable(

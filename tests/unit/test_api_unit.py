@@ -115,7 +115,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
         runs["holders_limit"] = limit
         return {"run": runs["holders"]}
 
-    async def verify(svc: Any, address: str, chain_id: int | None) -> dict[str, Any]:
+    async def verify(svc: Any, address: str, chain_id: int | None, *_: Any) -> dict[str, Any]:
         runs["verify"] += 1
         return {"run": runs["verify"]}
 

@@ -40,6 +40,7 @@ FLAGS = {
     "medium_tax", "high_gas", "medium_gas", "effective_honeypot_low_sell_limit",
     "extremely_low_sell_limit", "low_sell_limit", "one_sell_per_block_limit",
     "closed_source", "sell_blocked_later", "verification_unknown",
+    "all_snipers_honeypot", "some_snipers_honeypot",
 } | set(FINDINGS)  # fmt: skip
 RISKS = {"unknown", "very_low", "low", "medium", "high", "very_high", "honeypot"}
 TOKEN_FIELDS = {
@@ -143,12 +144,15 @@ def check_placeholder(value: Any, token: Entry | None, contract_ids: set[str]) -
 
 
 def tax_flag(expected: Entry) -> str | None:
-    """The tax flag implied by the lowest plausible buy/sell tax."""
+    """The tax flag implied by the lowest plausible buy/sell/transfer tax (docs/risk.md:
+    from 50 % extremely_high_taxes, above 40 % high_tax, above 21 % medium_tax)."""
     bands = (expected["buyTax"], expected["sellTax"], expected["transferTax"])
     lows = [band[0] for band in bands if band is not None]
     worst = max(lows, default=0)
-    for threshold, flag in ((50, "extremely_high_taxes"), (20, "high_tax"), (10, "medium_tax")):
-        if worst >= threshold:
+    if worst >= 50:
+        return "extremely_high_taxes"
+    for threshold, flag in ((40, "high_tax"), (21, "medium_tax")):
+        if worst > threshold:
             return flag
     return None
 
@@ -436,7 +440,7 @@ REQUIRED: dict[str, tuple[str, Check]] = {
     "swap-back honeypot fee": ("swapback-honeypot", lambda t: int(t["args"][5]) >= 9000),
     "owner raises the fee after launch": (
         "fee-raise",
-        lambda t: t["afterLaunch"][0]["when"] == "afterHistory" and has_flag("high_tax")(t),
+        lambda t: t["afterLaunch"][0]["when"] == "afterHistory" and has_flag("medium_tax")(t),
     ),
     "RFI reflection to the pair": ("rfi", lambda t: not t["expected"]["isHoneypot"]),
     "rebasing with a synced pool": (

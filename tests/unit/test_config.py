@@ -267,3 +267,10 @@ def test_the_cli_reports_a_bad_config_in_one_line_on_stderr(tmp_path: Path) -> N
     assert result.stderr.strip().count("\n") == 0
     assert f"workers: Input should be greater than or equal to 1 ({path}, line 1)" in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_cors_origins_default_to_any_and_read_a_list_from_the_environment() -> None:
+    assert load_settings(env={}).cors_origins == ("*",)
+    env = {"TOKENRISK_CORS_ORIGINS": "https://a.example, https://b.example"}
+    assert load_settings(env=env).cors_origins == ("https://a.example", "https://b.example")
+    assert load_settings(env={"TOKENRISK_CORS_ORIGINS": "[]"}).cors_origins == ()

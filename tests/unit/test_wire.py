@@ -153,12 +153,7 @@ FAILED_SIMULATION = Analysis(
     simulation=SimulationReport(success=False, error="insufficient liquidity for a trade"),
 )
 
-NO_PAIR = Analysis(
-    token=TokenInfo("0x9999999999999999999999999999999999999999", "Lonely", "LONE", 18),
-    with_token=None,
-    pool=None,
-    simulation=None,
-)
+LONELY = TokenInfo("0x9999999999999999999999999999999999999999", "Lonely", "LONE", 18, None, 3)
 
 PROXY_TOKEN = TokenInfo(
     "0x6666666666666666666666666666666666666666", "Proxy Token", "PRXY", 9, 10**18, 1200
@@ -230,7 +225,6 @@ HONEYPOT_CASES = {
     "honest": HONEST,
     "honeypot": HONEYPOT,
     "failed_simulation": FAILED_SIMULATION,
-    "no_pair": NO_PAIR,
     "proxy_with_limits": PROXY_WITH_LIMITS,
     "holders_only_honeypot": HOLDERS_ONLY_HONEYPOT,
 }
@@ -277,6 +271,9 @@ def other_dumps() -> dict[str, Any]:
         "verification_partial": wire.dump(wire.verification_response(True, False, None)),
         "top_holders": wire.dump(wire.top_holders_response(10**27, holders)),
         "error": wire.dump(wire.error_body(400, "invalid address: 0x12")),
+        "no_pair": wire.dump(
+            wire.error_body(404, "No pairs found", "no pool of this token on Uniswap V2", LONELY)
+        ),
     }
 
 
@@ -299,10 +296,13 @@ def assert_same_json(actual: Any, expected: Any, path: str = "$") -> None:
 
 
 def _json_type(value: Any) -> str:
+    """JSON type with integer and float told apart: ``0`` is not ``0.0`` on our wire."""
     if isinstance(value, bool):
         return "boolean"
-    if isinstance(value, int | float):
-        return "number"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "float"
     return type(value).__name__
 
 
@@ -330,7 +330,8 @@ def test_is_honeypot_matches_golden(name: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["pairs", "verification_full", "verification_partial", "top_holders", "error"]
+    "name",
+    ["pairs", "verification_full", "verification_partial", "top_holders", "error", "no_pair"],
 )
 def test_other_responses_match_golden(name: str) -> None:
     assert_same_json(other_dumps()[name], golden(name))
@@ -414,3 +415,30 @@ def test_unknown_usd_liquidity_is_absent_and_explained_never_zero() -> None:
     assert "Liquidity" not in item and item["LiquidityUnknown"] == wire.UNKNOWN_PRICE
     priced = wire.dump(wire.pair_info(v2_pool(HONEST_TOKEN.address, WETH_ADDRESS), 1, ("A", "B")))
     assert priced["liquidity"] == 300_000.12 and "liquidityUnknown" not in priced
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (0.0, "0"),
+        (100.0, "100"),
+        (9.71, "9.71"),
+        (-1.0, "-1"),
+        (5e20, "500000000000000000000"),
+        (1e21, "1e+21"),
+        (3.850715746797582e26, "3.850715746797582e+26"),
+    ],
+)
+def test_numbers_are_written_as_the_live_api_writes_them(value: float, expected: str) -> None:
+    assert json.dumps(wire.go_number(value)) == expected
+
+
+def test_a_blocked_step_reports_tax_100_and_gas_0() -> None:
+    body = render(HONEYPOT)
+    assert body["simulationResult"] == {
+        "buyTax": 0,
+        "sellTax": 100,
+        "transferTax": 0,
+        "buyGas": "150000",
+        "sellGas": "0",
+    }

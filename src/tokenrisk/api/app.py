@@ -13,6 +13,12 @@ tier.  IsHoneypot, GetPairs and TopHolders answers are cached per chain head (se
 ``/health``, ``/docs``, ``/redoc``, ``/openapi.json`` and the page (``/``, ``/token/...``)
 need no key and are not rate limited; the page's own API calls do.
 
+Compatibility with clients of the live API (docs/api.md "Compatibility"): the v1 paths
+``/v1/IsHoneypot`` and ``/v1/GetContractVerification`` answer like their v2 forms;
+``router`` and ``pair`` are accepted on both; HEAD is answered wherever GET is, and CORS
+(permissive unless ``cors_origins`` says otherwise) lets browser pages on other origins
+call the API (see :mod:`tokenrisk.api.middleware`).
+
 Request order: key and rate limit, then parameters (400), then what the tier allows
 (the ``limit`` parameters), then the cached or fresh check under the deadline.
 """
@@ -23,7 +29,7 @@ import asyncio
 import ipaddress
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import Any
@@ -35,7 +41,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tokenrisk import metrics, redaction
-from tokenrisk.api import page, wire
+from tokenrisk.api import middleware, page, wire
 from tokenrisk.api.access import Access, Caller, Policy
 from tokenrisk.api.admin import add_admin
 from tokenrisk.api.admission import Admission
@@ -44,6 +50,7 @@ from tokenrisk.api.gate import Gate, KeyGate, OpenGate, RateLimiter
 from tokenrisk.api.health import HealthReport, check_health
 from tokenrisk.api.params import (
     liquidity_mode,
+    optional_address,
     parse_bool,
     parse_chain_id,
     parse_limit,
@@ -52,7 +59,6 @@ from tokenrisk.api.params import (
 )
 from tokenrisk.api.runner import Runner
 from tokenrisk.api.shared import LocalState, SharedState, shared_state
-from tokenrisk.chain.abi import parse_address
 from tokenrisk.checks import holders as holders_check
 from tokenrisk.checks import honeypot as checks
 from tokenrisk.checks.search import skipped_chains
@@ -63,6 +69,7 @@ from tokenrisk.errors import (
     Forbidden,
     InputError,
     MissingParameter,
+    NoPairsFound,
     Overloaded,
     RateLimited,
     TokenRiskError,
@@ -81,7 +88,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
         400: "Invalid address, missing/unknown chainID, bad boolean or missing parameter.",
         401: "The key is missing or wrong (keys required), or it was reset or revoked.",
         403: "The caller's tier does not allow this (TopHolders limit above its allowance).",
-        404: "No contract at this address on the configured chain(s).",
+        404: 'No contract at this address, or (IsHoneypot) "No pairs found" with a reason.',
         429: "Rate limit exceeded; see the Retry-After header (seconds).",
         502: "The node answered with an error or with something that is not JSON-RPC.",
         503: "The node cannot be reached, or the service is at capacity (see Retry-After).",
@@ -99,6 +106,15 @@ def error_response(
     return JSONResponse(
         wire.dump(wire.error_body(status, message)), status_code=status, headers=headers
     )
+
+
+def no_pairs_response(exc: NoPairsFound) -> JSONResponse:
+    """404 ``{"code": 404, "error": "No pairs found"}`` plus ``reason`` and ``token``."""
+    body = wire.error_body(exc.status, exc.message, exc.reason, exc.token)
+    return JSONResponse(wire.dump(body), status_code=exc.status)
+
+
+# KEYS AND RATE LIMIT
 
 
 # APPLICATION
@@ -150,6 +166,7 @@ def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
     app.state.admission = runner.admission
     if isinstance(state, LocalState):
         app.state.cache = state.cache
+    middleware.install(app, settings.cors_origins)
     gate = _gate(settings, runner, state)
     _install_errors(app)
     _add_honeypot_route(app, runner, gate)
@@ -212,21 +229,19 @@ def check_options(tier: Tier) -> checks.Options:
     return checks.Options(holder_analysis=tier.holder_analysis, owner_powers=tier.owner_powers)
 
 
+_PAIR_DOC = "Pair/pool to use (0x + 40 hex); the deepest when omitted."
+_ROUTER_DOC = "Only pools traded through this router (0x + 40 hex); any when omitted."
+
+
 def _add_honeypot_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
     caller_of = Depends(gate)  # the request's Caller, for its tier
 
-    @app.get(
-        "/v2/IsHoneypot",
-        summary="Can this token be sold after buying it, and at what cost?",
-        response_model=wire.IsHoneypotResponse,
-        response_model_exclude_none=True,
-        responses=_ERRORS,
-    )
     async def is_honeypot(
         caller: Caller = caller_of,
         address: str | None = Query(None, description="Token or pair/pool address (0x + 40 hex)."),
         chainID: str | None = Query(None, description="Chain id; every chain when omitted."),  # noqa: N803
-        pair: str | None = Query(None, description="Pair to use; the deepest when omitted."),
+        pair: str | None = Query(None, description=_PAIR_DOC),
+        router: str | None = Query(None, description=_ROUTER_DOC),
         simulateLiquidity: str | None = Query(  # noqa: N803
             None, description="true/false: simulate a pool when none exists; needs chainID."
         ),
@@ -239,7 +254,7 @@ def _add_honeypot_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
     ) -> Response:
         token = require_address("address", address)
         chain_id = parse_chain_id(chainID)
-        pair_address = parse_address(pair) if pair else None
+        pair_address, router_address = optional_address(pair), optional_address(router)
         simulate = parse_bool("simulateLiquidity", simulateLiquidity)
         force = parse_bool("forceSimulateLiquidity", forceSimulateLiquidity)
         if (simulate or force) and chain_id is None:
@@ -250,37 +265,68 @@ def _add_honeypot_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
         options = check_options(caller.tier)
         if ownerPowers not in (None, "") and not parse_bool("ownerPowers", ownerPowers):
             options = replace(options, owner_powers=False)
-        params = (token, pair_address, mode, options)
+        params = (token, pair_address, router_address, mode, options)
         with skipped_chains() as skipped:
             body = await runner.cached(
                 "IsHoneypot",
                 chain_id,
                 params,
-                lambda svc: checks.is_honeypot(svc, token, chain_id, pair_address, mode, options),
+                lambda svc: checks.is_honeypot(
+                    svc, token, chain_id, pair_address, mode, options, router_address
+                ),
             )
         return searched(body, skipped)
+
+    summary = "Can this token be sold after buying it, and at what cost?"
+    _add_v2_and_v1(app, "IsHoneypot", summary, wire.IsHoneypotResponse, [], is_honeypot)
 
 
 def _add_verification_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
-    @app.get(
-        "/v2/GetContractVerification",
-        summary="Is the contract and everything it calls open source? (never cached)",
-        response_model=wire.ContractVerificationResponse,
-        response_model_exclude_none=True,
-        responses=_ERRORS,
-        dependencies=[Depends(gate)],
-    )
     async def contract_verification(
         address: str | None = Query(None, description="Root contract (0x + 40 hex)."),
         chainID: str | None = Query(None, description="Chain id; every chain when omitted."),  # noqa: N803
+        pair: str | None = Query(None, description=_PAIR_DOC),
+        router: str | None = Query(None, description=_ROUTER_DOC),
     ) -> Response:
         root = require_address("address", address)
         chain_id = parse_chain_id(chainID)
+        pair_address, router_address = optional_address(pair), optional_address(router)
         with skipped_chains() as skipped:
             body = await runner.fresh(
-                chain_id, lambda svc: checks.contract_verification(svc, root, chain_id)
+                chain_id,
+                lambda svc: checks.contract_verification(
+                    svc, root, chain_id, pair_address, router_address
+                ),
             )
         return searched(body, skipped)
+
+    summary = "Is the contract and everything it calls open source? (never cached)"
+    model = wire.ContractVerificationResponse
+    guard = [Depends(gate)]
+    _add_v2_and_v1(app, "GetContractVerification", summary, model, guard, contract_verification)
+
+
+def _add_v2_and_v1(
+    app: FastAPI,
+    name: str,
+    summary: str,
+    model: type[wire.WireModel],
+    guard: list[Any],
+    endpoint: Callable[..., Awaitable[Response]],
+) -> None:
+    """Serve ``endpoint`` at ``/v2/<name>`` and at the ``/v1/<name>`` older clients call
+    (marked deprecated in the OpenAPI document, answered the same).  ``guard``: route
+    dependencies (the gate, unless the endpoint takes the caller as a parameter)."""
+    for path, legacy in ((f"/v2/{name}", False), (f"/v1/{name}", True)):
+        app.get(
+            path,
+            summary=summary + (f" (v1 alias of /v2/{name})" if legacy else ""),
+            response_model=model,
+            response_model_exclude_none=True,
+            responses=_ERRORS,
+            dependencies=guard,
+            deprecated=legacy,
+        )(endpoint)
 
 
 def _add_pairs_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
@@ -555,6 +601,8 @@ def _fix_operation(
 def _install_errors(app: FastAPI) -> None:
     @app.exception_handler(TokenRiskError)
     async def on_error(request: Request, exc: TokenRiskError) -> JSONResponse:
+        if isinstance(exc, NoPairsFound):
+            return no_pairs_response(exc)
         headers = (
             {"Retry-After": str(exc.retry_after)}
             if isinstance(exc, RateLimited | Overloaded)

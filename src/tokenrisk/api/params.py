@@ -62,3 +62,8 @@ def require_address(name: str, value: str | None) -> str:
     if value is None or value == "":
         raise MissingParameter(f"{name} is required")
     return parse_address(value)
+
+
+def optional_address(value: str | None) -> str | None:
+    """An optional address parameter (``pair``, ``router``): None when absent or empty."""
+    return parse_address(value) if value else None

@@ -7,19 +7,30 @@ spec literally: counts, gas, raw amounts and timestamps that the spec calls stri
 strings.  Absent values are ``None`` in the model and *omitted* on the wire: always
 serialise with :func:`dump` (or FastAPI's ``response_model_exclude_none=True``), never
 with a bare ``model_dump``.
+
+JSON numbers (:data:`Number`) are written the way the live API's Go encoder writes a
+float64: a whole value as an integer literal (``0``, ``100``, never ``0.0``), a fraction as
+a float (``9.71``), and magnitudes from 1e21 in exponent form.  Typed clients declare
+some of these fields as integers and reject ``0.0``.
+
+Extensions beyond the live API (clients ignore unknown fields): ``totalHoldersStatus``
+next to every ``totalHolders``, and ``reason`` / ``token`` in the 404 "No pairs found"
+body.  docs/api.md ("Compatibility") lists them with every other difference.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import Annotated, Any, Protocol
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PlainSerializer, WithJsonSchema
 
 from tokenrisk.chain.registry import Chain
 from tokenrisk.findings import FINDINGS, OwnerPowers, PowerFinding
 from tokenrisk.model import (
+    AirdropSummary,
     Analysis,
     CodeReport,
     ContractCall,
@@ -36,6 +47,29 @@ UNKNOWN_PRICE = "no USD price path for the pair's base token"
 """Why ``liquidity`` is absent: it is unknown, which is not the same as 0."""
 DEFAULT_DECIMALS = 18
 """Decimals assumed for the pair's other token when it is unknown (limits only)."""
+
+UNKNOWN_HOLDERS = -1
+"""``totalHolders`` when the token is not in the holder index (``totalHoldersStatus``
+says "unknown").  Not 0: zero holders is a real, alarming count; -1 is an integer, so
+strict clients still parse it, and no client can mistake it for a count."""
+
+GO_EXACT_LIMIT = 1e21
+"""From this magnitude Go's encoder (and so the live API) writes floats in exponent form."""
+
+
+def go_number(value: float) -> int | float:
+    """A float as the live API writes it: whole values as JSON integers, see module doc."""
+    if math.isfinite(value) and value.is_integer() and abs(value) < GO_EXACT_LIMIT:
+        return int(value)
+    return value
+
+
+Number = Annotated[
+    float,
+    PlainSerializer(go_number, return_type=int | float),
+    WithJsonSchema({"type": "number"}),
+]
+"""A JSON number field: whole values serialise as integers (``0``), fractions as floats."""
 
 
 def omit_null_in_schema(schema: dict[str, Any]) -> None:
@@ -75,13 +109,29 @@ class WireModel(BaseModel):
 # ISHONEYPOT PARTS
 
 
+class AirdropInfo(WireModel):
+    totalTxs: int = Field(description="Transactions that carried airdrop transfers.")
+    totalAmountWei: str = Field(description="Raw amount airdropped (integer).")
+    totalTransfers: int = Field(description="Airdrop transfers (one per receiving wallet).")
+
+
 class TokenSummary(WireModel):
     name: str = Field(description="Token name.")
     symbol: str = Field(description="Token symbol.")
     decimals: int = Field(description="Token decimals.")
     address: str = Field(description="Token address (0x-prefixed hex).")
-    totalHolders: int | None = Field(
-        default=None, description="The real number of holders of the token, when known."
+    totalHolders: int = Field(
+        description="Holders with a positive balance in the holder index; -1 when the "
+        "token is not indexed (then totalHoldersStatus is unknown)."
+    )
+    totalHoldersStatus: str = Field(
+        description="Extension: counted (from the holder index) or unknown (not indexed; "
+        "totalHolders is -1, never a guess)."
+    )
+    airdropSummary: AirdropInfo | None = Field(
+        default=None,
+        description="Transfers out of the deployer or the token to many wallets at or "
+        "before the first buy (docs/holders.md); absent when not analysed.",
     )
 
 
@@ -115,9 +165,9 @@ class HoneypotResult(WireModel):
 
 
 class LimitAmount(WireModel):
-    token: float = Field(description="Amount of the checked token, scaled by its decimals.")
+    token: Number = Field(description="Amount of the checked token, scaled by its decimals.")
     tokenWei: str = Field(description="The same amount as the raw integer.")
-    withToken: float = Field(description="Amount of the other pair token, scaled by its decimals.")
+    withToken: Number = Field(description="Amount of the other pair token, scaled by its decimals.")
     withTokenWei: str = Field(description="The same amount as the raw integer.")
 
 
@@ -128,13 +178,13 @@ class SimulationResult(WireModel):
     maxSell: LimitAmount | None = Field(
         default=None, description="Largest sell that succeeds; absent if unlimited."
     )
-    buyTax: float | None = Field(default=None, description="Buy tax in percent.")
-    sellTax: float | None = Field(default=None, description="Sell tax in percent.")
-    transferTax: float | None = Field(
-        default=None, description="Wallet-to-wallet transfer tax in percent."
+    buyTax: Number = Field(description="Buy tax in percent.")
+    sellTax: Number = Field(description="Sell tax in percent; 100 when the sell reverts.")
+    transferTax: Number = Field(
+        description="Wallet-to-wallet transfer tax in percent; 100 when the transfer reverts."
     )
-    buyGas: str | None = Field(default=None, description="Gas used by the buy (integer).")
-    sellGas: str | None = Field(default=None, description="Gas used by the sell (integer).")
+    buyGas: str = Field(description="Gas used by the buy (integer).")
+    sellGas: str = Field(description='Gas used by the sell (integer); "0" when it reverts.')
 
 
 class TaxCount(WireModel):
@@ -147,12 +197,18 @@ class HolderAnalysis(WireModel):
     successful: str = Field(description="Holders able to sell.")
     failed: str = Field(description="Holders unable to sell.")
     siphoned: str = Field(description="Holders whose tokens were moved without consent.")
-    averageTax: float = Field(description="Average tax paid when selling, in percent.")
-    averageGas: float = Field(description="Average gas used when selling.")
-    highestTax: float = Field(description="Highest tax a holder would pay, in percent.")
+    averageTax: Number = Field(description="Average tax paid when selling, in percent.")
+    averageGas: Number = Field(description="Average gas used when selling.")
+    highestTax: Number = Field(description="Highest tax a holder would pay, in percent.")
     highTaxWallets: str = Field(description="Number of wallets paying 50% tax or more.")
     taxDistribution: list[TaxCount] = Field(
         description="Wallet counts per whole-number tax percentage."
+    )
+    snipersFailed: int = Field(
+        description="Current holders that bought in the first blocks of trading and cannot sell."
+    )
+    snipersSuccess: int = Field(
+        description="Current holders that bought in the first blocks of trading and can sell."
     )
 
 
@@ -171,20 +227,20 @@ class ContractCode(WireModel):
 
 
 class LegTaxes(WireModel):
-    effective: float | None = Field(
+    effective: Number | None = Field(
         default=None, description="Percent lost against the router's quote (the verdict's tax)."
     )
-    tokenUnit: float | None = Field(
+    tokenUnit: Number | None = Field(
         default=None, description="Percent of the tokens lost on the way (Transfer logs)."
     )
-    difference: float | None = Field(
+    difference: Number | None = Field(
         default=None, description="effective minus tokenUnit, in percentage points."
     )
 
 
 class HolderTaxes(WireModel):
-    averageEffective: float = Field(description="Holders' average effective sell tax.")
-    averageTokenUnit: float | None = Field(
+    averageEffective: Number = Field(description="Holders' average effective sell tax.")
+    averageTokenUnit: Number | None = Field(
         default=None, description="Holders' average sell tax in token units."
     )
     soldAtPoolLimit: int = Field(
@@ -208,12 +264,12 @@ class TaxDetails(WireModel):
 class ChainInfo(WireModel):
     id: str = Field(description="Numeric chain id, as a string.")
     name: str = Field(description="Chain name.")
-    shortName: str = Field(description="Short chain name.")
+    shortName: str = Field(description="Short chain name, lower case (eth, bsc, base).")
     currency: str = Field(description="Native currency symbol.")
 
 
 class PairRef(WireModel):
-    name: str = Field(description="token0 and token1 symbols joined by '-'.")
+    name: str = Field(description='DEX name, then token0-token1 symbols: "Uniswap V2: PEPE-WETH".')
     address: str = Field(description="Pair or pool address.")
     token0: str = Field(description="Address of token0.")
     token1: str = Field(description="Address of token1.")
@@ -225,7 +281,7 @@ class PairInfo(WireModel):
     chainId: str = Field(description="Numeric chain id, as a string.")
     reserves0: str = Field(description="Raw reserve of token0 (integer).")
     reserves1: str = Field(description="Raw reserve of token1 (integer).")
-    liquidity: float | None = Field(
+    liquidity: Number | None = Field(
         default=None,
         description="Liquidity in USD; absent when unknown (see liquidityUnknown), never 0.",
     )
@@ -247,7 +303,7 @@ class JourneyStep(WireModel):
     reason: str | None = Field(
         default=None, description="The token's revert reason when this step failed."
     )
-    tax: float | None = Field(default=None, description="Tax of this step in percent.")
+    tax: Number | None = Field(default=None, description="Tax of this step in percent.")
     gas: str | None = Field(default=None, description="Gas used by this step (integer).")
 
 
@@ -345,23 +401,31 @@ class IsHoneypotResponse(WireModel):
 
 
 class PairItemPair(WireModel):
-    Name: str = Field(description="Token symbols in token0/token1 order joined by '-'.")
-    Tokens: list[str] = Field(description="The two token addresses, token0 then token1.")
-    Address: str = Field(description="Pair or pool address.")
+    Name: str = Field(description='DEX name, then token0-token1 symbols: "Uniswap V2: A-B".')
+    Tokens: list[str] = Field(description="The two token addresses (lower case), token0 first.")
+    Address: str = Field(description="Pair or pool address (lower case).")
 
 
 class PairItem(WireModel):
     ChainID: int = Field(description="Numeric chain id.")
     Pair: PairItemPair = Field(description="The pair's identity.")
-    Reserves: list[int] = Field(description="Raw reserves of token0 and token1.")
-    Liquidity: float | None = Field(
+    Reserves: list[Number] = Field(
+        description="Raw reserves of token0 and token1 as JSON numbers (float64 precision)."
+    )
+    Liquidity: Number | None = Field(
         default=None,
         description="Liquidity in USD; absent when unknown (see LiquidityUnknown), never 0.",
     )
     LiquidityUnknown: str | None = Field(
         default=None, description="Extension: why the USD liquidity is unknown."
     )
-    Router: str = Field(description="Router used to trade on the pair.")
+    Router: str = Field(description="Router used to trade on the pair (lower case).")
+    CreatedAtTimestamp: int | None = Field(
+        default=None, description="Unix time of the pair's creation block, where known."
+    )
+    CreationTxHash: str | None = Field(
+        default=None, description="Hash of the pair's creation transaction, where known."
+    )
 
 
 class ContractCallItem(WireModel):
@@ -421,6 +485,12 @@ class TopHoldersResponse(WireModel):
 class ErrorBody(WireModel):
     code: int = Field(description="HTTP status code.")
     error: str = Field(description="What went wrong; never a stack trace or an RPC URL.")
+    reason: str | None = Field(
+        default=None, description='Extension: why, for a 404 "No pairs found" (what was searched).'
+    )
+    token: TokenSummary | None = Field(
+        default=None, description='Extension: the token, for a 404 "No pairs found".'
+    )
 
 
 # SERIALISATION
@@ -510,12 +580,24 @@ def power_finding(f: PowerFinding) -> PowerFindingItem:
 
 
 def token_summary(info: TokenInfo) -> TokenSummary:
+    """``token`` / ``withToken``: an unknown holder count is -1 with status "unknown"."""
+    known = info.total_holders is not None
     return TokenSummary(
         name=info.name,
         symbol=info.symbol,
         decimals=info.decimals,
         address=info.address,
-        totalHolders=info.total_holders,
+        totalHolders=info.total_holders if info.total_holders is not None else UNKNOWN_HOLDERS,
+        totalHoldersStatus="counted" if known else "unknown",
+        airdropSummary=airdrop_info(info.airdrop) if info.airdrop is not None else None,
+    )
+
+
+def airdrop_info(airdrop: AirdropSummary) -> AirdropInfo:
+    return AirdropInfo(
+        totalTxs=airdrop.transactions,
+        totalAmountWei=str(airdrop.amount),
+        totalTransfers=airdrop.transfers,
     )
 
 
@@ -552,17 +634,22 @@ def simulation_error(analysis: Analysis) -> str:
 
 
 def simulation_result(sim: SimulationReport, analysis: Analysis) -> SimulationResult:
-    """``simulationResult``: taxes rounded to 2 decimals, gas as integer strings."""
+    """``simulationResult`` with all five keys: taxes to 2 decimals, gas as integer strings.
+
+    A step that reverted delivered nothing: its tax is 100 and its gas "0" (the live
+    API's convention).  A step that ran but whose tax could not be measured (the report
+    says None) is reported as 0, and the verdict never relies on it.
+    """
     token_decimals = analysis.token.decimals
     with_decimals = analysis.with_token.decimals if analysis.with_token else DEFAULT_DECIMALS
     return SimulationResult(
         maxBuy=limit_amount(sim.max_buy, token_decimals, with_decimals) if sim.max_buy else None,
         maxSell=limit_amount(sim.max_sell, token_decimals, with_decimals) if sim.max_sell else None,
-        buyTax=_round(sim.buy_tax),
-        sellTax=_round(sim.sell_tax),
-        transferTax=_round(sim.transfer_tax),
-        buyGas=_integer_string(sim.buy_gas),
-        sellGas=_integer_string(sim.sell_gas),
+        buyTax=_step_tax(sim.buy_ok, sim.buy_tax),
+        sellTax=_step_tax(sim.sell_ok, sim.sell_tax),
+        transferTax=_step_tax(sim.transfer_ok, sim.transfer_tax),
+        buyGas=_step_gas(sim.buy_ok, sim.buy_gas),
+        sellGas=_step_gas(sim.sell_ok, sim.sell_gas),
     )
 
 
@@ -596,6 +683,20 @@ def journey(sim: SimulationReport | None) -> list[JourneyStep] | None:
     return steps
 
 
+REVERTED_TAX = 100.0
+"""The tax reported for a step that reverted: the seller received nothing."""
+
+
+def _step_tax(ok: bool, tax: float | None) -> float:
+    if not ok:
+        return REVERTED_TAX
+    return round(tax, 2) if tax is not None else 0.0
+
+
+def _step_gas(ok: bool, gas: int | None) -> str:
+    return str(gas) if ok and gas is not None else "0"
+
+
 def limit_amount(limit: Limit, token_decimals: int, with_decimals: int) -> LimitAmount:
     """A limit in both raw units (strings) and scaled by decimals (numbers)."""
     return LimitAmount(
@@ -623,6 +724,8 @@ def holder_analysis(stats: HolderStats) -> HolderAnalysis:
         highestTax=round(stats.highest_tax, 2),
         highTaxWallets=str(stats.high_tax_wallets),
         taxDistribution=[TaxCount(tax=b.tax, count=b.count) for b in stats.tax_distribution],
+        snipersFailed=stats.snipers_failed,
+        snipersSuccess=stats.snipers_success,
     )
 
 
@@ -675,9 +778,18 @@ def holder_taxes(stats: HolderStats) -> HolderTaxes:
 
 
 def chain_info(chain: Chain) -> ChainInfo:
+    """``chain``: the id as a string and the short name in lower case, as the live API."""
     return ChainInfo(
-        id=str(chain.id), name=chain.name, shortName=chain.short_name, currency=chain.currency
+        id=str(chain.id),
+        name=chain.name,
+        shortName=chain.short_name.lower(),
+        currency=chain.currency,
     )
+
+
+def pair_name(pool: Pool, token_symbols: tuple[str, str]) -> str:
+    """``"Uniswap V2: PEPE-WETH"``: the DEX display name, then token0-token1 symbols."""
+    return f"{pool.dex_name}: {'-'.join(token_symbols)}"
 
 
 def pair_symbols(pool: Pool, analysis: Analysis) -> tuple[str, str]:
@@ -691,10 +803,10 @@ def pair_symbols(pool: Pool, analysis: Analysis) -> tuple[str, str]:
 
 
 def pair_info(pool: Pool, chain_id: int, token_symbols: tuple[str, str]) -> PairInfo:
-    """IsHoneypot ``pair``: name is the token0/token1 symbols joined by '-'."""
+    """IsHoneypot ``pair``; see :func:`pair_name`."""
     return PairInfo(
         pair=PairRef(
-            name="-".join(token_symbols),
+            name=pair_name(pool, token_symbols),
             address=pool.address,
             token0=pool.token0,
             token1=pool.token1,
@@ -715,18 +827,24 @@ def pair_info(pool: Pool, chain_id: int, token_symbols: tuple[str, str]) -> Pair
 
 
 def pair_item(pool: Pool, chain_id: int, token_symbols: tuple[str, str]) -> PairItem:
-    """One GetPairs element; ``token_symbols`` are in token0/token1 order."""
+    """One GetPairs element; ``token_symbols`` are in token0/token1 order.
+
+    Addresses are lower case and reserves JSON numbers (float64, as the live API sends
+    them: exact below 2**53, rounded above); IsHoneypot's ``pair`` keeps exact strings.
+    """
     return PairItem(
         ChainID=chain_id,
         Pair=PairItemPair(
-            Name="-".join(token_symbols),
-            Tokens=[pool.token0, pool.token1],
-            Address=pool.address,
+            Name=pair_name(pool, token_symbols),
+            Tokens=[pool.token0.lower(), pool.token1.lower()],
+            Address=pool.address.lower(),
         ),
-        Reserves=[pool.reserves0, pool.reserves1],
+        Reserves=[float(pool.reserves0), float(pool.reserves1)],
         Liquidity=_round(pool.liquidity_usd),
         LiquidityUnknown=UNKNOWN_PRICE if pool.liquidity_usd is None else None,
-        Router=pool.router,
+        Router=pool.router.lower(),
+        CreatedAtTimestamp=pool.created_at_timestamp,
+        CreationTxHash=pool.creation_tx_hash,
     )
 
 
@@ -798,8 +916,12 @@ def top_holders_response(total_supply: int, holders: Sequence[HolderBalance]) ->
     )
 
 
-def error_body(status: int, message: str) -> ErrorBody:
-    return ErrorBody(code=status, error=message)
+def error_body(
+    status: int, message: str, reason: str | None = None, token: TokenInfo | None = None
+) -> ErrorBody:
+    """``{"code", "error"}``, plus the "No pairs found" extensions when given."""
+    summary = token_summary(token) if token is not None else None
+    return ErrorBody(code=status, error=message, reason=reason, token=summary)
 
 
 def _round(value: float | None) -> float | None:

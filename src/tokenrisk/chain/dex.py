@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, encode_call, to_bytes, word_address
@@ -234,29 +235,141 @@ async def resolve_pair(
     return token, checksum(address)
 
 
-async def creation_info(rpc: RpcClient, chain: Chain, pool: Pool) -> tuple[int | None, str | None]:
-    """(timestamp, tx hash) of the factory event that created ``pool``; (None, None) if unknown.
+@dataclass(frozen=True)
+class Creation:
+    """A factory's PairCreated / PoolCreated event for one pool of the token."""
 
-    Unknown only when the node lacks eth_getLogs or no event matches; a failing
-    eth_getLogs (rate limit, range refused) raises rather than drop the fields.
+    dex: Dex
+    token0: str
+    token1: str
+    pool: str
+    fee: int | None
+    block: int
+    tx_hash: str
+
+
+async def creations(rpc: RpcClient, chain: Chain, token: str) -> list[Creation]:
+    """Every pool a registry factory created with ``token`` on either side, oldest first.
+
+    Two topic-filtered ``eth_getLogs`` per factory (token as token0, as token1), in one
+    batch.  A node without eth_getLogs leaves creation data unknown ("where known", never
+    guessed); any other node failure (range refused, rate limit) raises.
     """
-    dex = dex_of(chain, pool)
-    topic0 = PAIR_CREATED if dex.version == "V2" else POOL_CREATED
-    topics = [topic0, _topic(pool.token0), _topic(pool.token1)]
+    calls: list[tuple[str, list[Any]]] = []
+    dexes: list[Dex] = []
+    for dex in chain.dexes:
+        topic0 = PAIR_CREATED if dex.version == "V2" else POOL_CREATED
+        for topics in ([topic0, _topic(token)], [topic0, None, _topic(token)]):
+            query = {"address": dex.factory, "topics": topics, "fromBlock": "0x0"}
+            calls.append(("eth_getLogs", [query | {"toBlock": "latest"}]))
+            dexes.append(dex)
+    found: list[Creation] = []
+    for dex, logs in zip(dexes, await rpc.batch(calls, tolerate=MethodUnsupported), strict=True):
+        if isinstance(logs, list):
+            found += [c for c in (_creation(dex, log) for log in logs) if c is not None]
+    unique = {c.pool: c for c in found}
+    return sorted(unique.values(), key=lambda c: (c.block, c.pool))
+
+
+def _creation(dex: Dex, log: Any) -> Creation | None:
+    """Decode one creation event; None for anything malformed."""
     try:
-        logs = await rpc.call(
-            "eth_getLogs",
-            [{"address": dex.factory, "topics": topics, "fromBlock": "0x0", "toBlock": "latest"}],
+        topics, data = log["topics"], to_bytes(log["data"])
+        token0, token1 = (word_address(to_bytes(t)) for t in topics[1:3])
+        if dex.version == "V2":
+            pool, fee = word_address(data[:32]), None
+        else:
+            pool, fee = word_address(data[32:64]), int(topics[3], 16)
+        return Creation(
+            dex, token0, token1, pool, fee, int(log["blockNumber"], 16), str(log["transactionHash"])
         )
-    except MethodUnsupported:
-        return None, None  # a node without eth_getLogs: unknown, not an error
-    match = next(
-        (log for log in logs if pool.address.lower()[2:] in log.get("data", "").lower()), None
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
+
+
+async def block_timestamps(rpc: RpcClient, blocks: Sequence[int]) -> dict[int, int]:
+    """Unix timestamps of ``blocks`` (one batch); blocks the node does not return are left out."""
+    wanted = sorted(set(blocks))
+    replies = await rpc.batch([("eth_getBlockByNumber", [hex(b), False]) for b in wanted])
+    return {
+        b: int(r["timestamp"], 16)
+        for b, r in zip(wanted, replies, strict=True)
+        if isinstance(r, dict) and isinstance(r.get("timestamp"), str)
+    }
+
+
+async def with_creation(rpc: RpcClient, pools: list[Pool], found: list[Creation]) -> list[Pool]:
+    """``pools`` with ``created_at_timestamp`` / ``creation_tx_hash`` where an event matches."""
+    by_pool = {c.pool.lower(): c for c in found}
+    matched = [by_pool.get(p.address.lower()) for p in pools]
+    stamps = await block_timestamps(rpc, [c.block for c in matched if c is not None])
+    return [
+        replace(p, created_at_timestamp=stamps.get(c.block), creation_tx_hash=c.tx_hash)
+        if c is not None
+        else p
+        for p, c in zip(pools, matched, strict=True)
+    ]
+
+
+async def other_pools(
+    rpc: RpcClient, chain: Chain, token: str, found: list[Creation], base_pools: list[Pool]
+) -> list[Pool]:
+    """Pools of ``token`` against tokens that are not registry base tokens, deepest first.
+
+    Reserves are the two tokens' balances of the pool.  USD liquidity values the token's
+    side at its price in its deepest base pool, twice (as for base pools); unknown (None)
+    when the token has no priced base pool.
+    """
+    known = {p.address.lower() for p in base_pools}
+    extra = [c for c in found if c.pool.lower() not in known]
+    if not extra:
+        return []
+    calls = [
+        ("eth_call", call_params(side, encode_call("balanceOf(address)", [c.pool])))
+        for c in extra
+        for side in (c.token0, c.token1)
+    ]
+    results = await rpc.batch(calls)
+    price = _token_usd(token, base_pools[0]) if base_pools else None
+    pools: list[Pool] = []
+    for i, cand in enumerate(extra):
+        r0, r1 = (decode_uint(r) for r in results[2 * i : 2 * i + 2])
+        if r0 is None or r1 is None:
+            continue
+        own = r0 if cand.token0.lower() == token.lower() else r1
+        other = cand.token1 if cand.token0.lower() == token.lower() else cand.token0
+        liquidity = round(2 * own * price, 2) if price is not None else None
+        pools.append(_other_pool(chain, cand, other, (r0, r1), liquidity))
+    pools.sort(key=lambda p: (-p.depth, p.address))
+    return pools
+
+
+def _token_usd(token: str, pool: Pool) -> float | None:
+    """USD per raw unit of ``token`` implied by one of its base pools (None: unknown)."""
+    own = pool.reserves0 if pool.token0.lower() == token.lower() else pool.reserves1
+    if not own or pool.liquidity_usd is None:
+        return None
+    return (pool.liquidity_usd / 2) / own
+
+
+def _other_pool(
+    chain: Chain, cand: Creation, other: str, reserves: tuple[int, int], liquidity: float | None
+) -> Pool:
+    return Pool(
+        address=cand.pool,
+        dex=cand.dex.name,
+        version=cand.dex.version,
+        token0=cand.token0,
+        token1=cand.token1,
+        base_token=other,
+        router=cand.dex.router,
+        reserves0=reserves[0],
+        reserves1=reserves[1],
+        liquidity_usd=liquidity,
+        fee=cand.fee,
+        chain_id=chain.id,
+        against_base=False,
     )
-    if match is None:
-        return None, None
-    block = await rpc.call("eth_getBlockByNumber", [match["blockNumber"], False])
-    return int(block["timestamp"], 16), str(match["transactionHash"])
 
 
 def _topic(address: str) -> str:

@@ -18,12 +18,15 @@ from typing import Any
 
 from tokenrisk import metrics
 from tokenrisk.api import wire
-from tokenrisk.chain.abi import checksum, parse_address
+from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, parse_address
 from tokenrisk.chain.registry import Chain
 from tokenrisk.chain.tokens import balances_of, is_contract
 from tokenrisk.errors import CallReverted, NotFoundError, StoreConflict
+from tokenrisk.holders import launch
 from tokenrisk.holders.index import (
+    DEVNET_CHAIN_IDS,
     head_block,
+    holder_count,
     index_token,
     top_holders_checked,
     total_supply,
@@ -33,7 +36,7 @@ from tokenrisk.holders.index import (
 )
 from tokenrisk.holders.siphon import siphoned_holders
 from tokenrisk.holders.stats import HolderSell, aggregate
-from tokenrisk.model import HolderStats, Pool
+from tokenrisk.model import AirdropSummary, HolderStats, Pool
 from tokenrisk.service import Service
 from tokenrisk.simulate.engine import Outcome, Plan, Simulator, sell_leg
 
@@ -174,10 +177,52 @@ def _holder_result(
     )
 
 
+async def base_token_holders(svc: Service, chain: Chain, base: str) -> int | None:
+    """Holder count of the pair's other token where it is indexed; None when unknown.
+
+    On a devnet the base token's Transfer logs are few, so they are indexed here; on a
+    real chain (millions of WETH transfers) only a background index job can, and until
+    one has, the count stays unknown (None) rather than a partial number.
+    """
+    if chain.id in DEVNET_CHAIN_IDS:
+        await refresh_index(svc, chain.id, base)
+    return await holder_count(svc.store, chain.id, base)
+
+
+async def _pool_transfers(svc: Service, chain: Chain, token: str, pools: list[Pool]) -> list[Any]:
+    """Indexed transfers out of the token's pools, oldest first (the launch window)."""
+    senders = {p.address.lower() for p in pools}
+    return await asyncio.to_thread(svc.store.transfers_sent, chain.id, token, senders, None, 5_000)
+
+
+async def airdrop_summary(
+    svc: Service, chain: Chain, token: str, pools: list[Pool]
+) -> AirdropSummary | None:
+    """``token.airdropSummary`` (rule in :mod:`tokenrisk.holders.launch`); None when the
+    deployer cannot be found (no indexed mint, or the node lacks the transaction).
+
+    The deployer is the sender of the transaction that minted the first tokens.
+    """
+    first_buy = launch.launch_block(await _pool_transfers(svc, chain, token, pools))
+    mints = await asyncio.to_thread(
+        svc.store.transfers_sent, chain.id, token, [ZERO_ADDRESS], first_buy, 1
+    )
+    if not mints:
+        return None
+    tx = await svc.client(chain.id).call("eth_getTransactionByHash", [mints[0].tx_hash])
+    if not isinstance(tx, dict) or not isinstance(tx.get("from"), str):
+        return None
+    sources = {tx["from"].lower(), token.lower()}
+    sent = await asyncio.to_thread(svc.store.transfers_sent, chain.id, token, sources, first_buy)
+    pool_addresses = {p.address.lower() for p in pools}
+    return launch.airdrop(sent, sources, pool_addresses, first_buy)
+
+
 async def analyse_holders(
     svc: Service, chain: Chain, sim: Simulator, pools: list[Pool], skip: Set[str] = frozenset()
 ) -> HolderStats | None:
-    """Sell simulations of the analysed holders; None when there is nobody to analyse.
+    """Sell simulations of the analysed holders and of the snipers that still hold;
+    None when there is nobody to analyse.
 
     Reads the holder index: the caller brings it up to date (``refresh_index``).
     ``skip``: addresses not to analyse (the provider of simulated liquidity, whose
@@ -191,19 +236,60 @@ async def analyse_holders(
     siphoned = await siphoned_holders(rpc, svc.store, chain.id, token, [a for a, _ in people])
     limit = pool_sell_limit(sim)
     capped = [(a, min(b, limit)) if limit is not None else (a, b) for a, b in people]
+    results = await _sell_all(sim, capped, siphoned)
+    over = sum(1 for (_, b), (_, c) in zip(people, capped, strict=True) if c < b)
+    snipers = await _sniper_sells(svc, chain, sim, pools, skip, results)
+    stats = aggregate(results)
+    if over:
+        stats = replace(stats, sold_at_pool_limit=over, pool_limit_wei=limit)
+    return replace(
+        stats,
+        snipers_success=sum(1 for r in snipers if r.ok),
+        snipers_failed=sum(1 for r in snipers if not r.ok),
+    )
+
+
+async def _sell_all(
+    sim: Simulator, people: list[tuple[str, int]], siphoned: set[str]
+) -> list[HolderSell]:
+    """Each of ``people`` sells ``amount``: batches of ``_BATCH``, a few in flight at once."""
     in_flight = asyncio.Semaphore(_BATCHES_IN_FLIGHT)
 
     async def chunk_of(start: int) -> list[HolderSell]:
         async with in_flight:
-            return await _sell_chunk(sim, capped[start : start + _BATCH], siphoned)
+            return await _sell_chunk(sim, people[start : start + _BATCH], siphoned)
 
-    parts = await asyncio.gather(*(chunk_of(i) for i in range(0, len(capped), _BATCH)))
-    results = [result for part in parts for result in part]
-    over = sum(1 for (_, b), (_, c) in zip(people, capped, strict=True) if c < b)
-    stats = aggregate(results)
-    if over:
-        stats = replace(stats, sold_at_pool_limit=over, pool_limit_wei=limit)
-    return stats
+    parts = await asyncio.gather(*(chunk_of(i) for i in range(0, len(people), _BATCH)))
+    return [result for part in parts for result in part]
+
+
+async def _sniper_sells(
+    svc: Service,
+    chain: Chain,
+    sim: Simulator,
+    pools: list[Pool],
+    skip: Set[str],
+    analysed: list[HolderSell],
+) -> list[HolderSell]:
+    """Sell results of the snipers that still hold a balance and are not contracts.
+
+    Snipers already among the analysed holders reuse their result; the others sell now
+    (capped at what the pool can take, as for every holder).
+    """
+    token = sim.route.token
+    pool_addresses = {p.address.lower() for p in pools}
+    found = launch.snipers(await _pool_transfers(svc, chain, token, pools), pool_addresses)
+    found = [checksum(a) for a in found if a not in {s.lower() for s in skip} | {token.lower()}]
+    if not found:
+        return []
+    rpc = svc.client(chain.id)
+    flags, balances = await asyncio.gather(is_contract(rpc, found), balances_of(rpc, token, found))
+    holding = [(a, b) for a, c, b in zip(found, flags, balances, strict=True) if b and not c]
+    known = {r.holder: r for r in analysed}
+    limit = pool_sell_limit(sim)
+    todo = [(a, min(b, limit) if limit is not None else b) for a, b in holding if a not in known]
+    fresh = await _sell_all(sim, todo, set())
+    return [known[a] for a, _ in holding if a in known] + fresh
 
 
 async def _sell_chunk(

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
@@ -22,7 +21,9 @@ from tokenrisk.chain.registry import Chain
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.chain.tokens import is_contract, is_erc20, read_token
 from tokenrisk.checks.holders import (
+    airdrop_summary,
     analyse_holders,
+    base_token_holders,
     largest_holders,
     refresh_index,
 )
@@ -31,6 +32,7 @@ from tokenrisk.errors import (
     CallReverted,
     LiquidityError,
     MethodUnsupported,
+    NoPairsFound,
     NotAToken,
     NotFoundError,
     ReplyTooDeep,
@@ -38,7 +40,15 @@ from tokenrisk.errors import (
 )
 from tokenrisk.findings import OwnerPowers
 from tokenrisk.holders.index import holder_count
-from tokenrisk.model import Analysis, CodeReport, HolderStats, Pool, SimulationReport, TokenInfo
+from tokenrisk.model import (
+    AirdropSummary,
+    Analysis,
+    CodeReport,
+    HolderStats,
+    Pool,
+    SimulationReport,
+    TokenInfo,
+)
 from tokenrisk.service import Service
 from tokenrisk.simulate.calls import BalanceSlot, Route, find_balance_slot
 from tokenrisk.simulate.engine import Funding, Head, SimSettings, Simulator
@@ -136,11 +146,23 @@ async def resolve(
     return max(targets, key=lambda t: t.pools[0].depth if t.pools else -2.0)
 
 
-def _pick_pool(target: Target, pair: str | None, address: str) -> Pool | None:
-    wanted = pair or (address if any(p.address == address for p in target.pools) else None)
+def _pick_pool(
+    target: Target, pair: str | None, address: str, router: str | None = None
+) -> Pool | None:
+    """The pool a check trades on: ``pair`` (or the pair given as ``address``) when set,
+    else the deepest pool, among the pools traded through ``router`` when that is set.
+
+    Raises NotFoundError when the requested pair or router has no pool of the token.
+    """
+    pools = target.pools
+    if router is not None:
+        pools = [p for p in pools if p.router.lower() == router.lower()]
+        if not pools and target.pools:
+            raise NotFoundError("the given router trades no pool of this token")
+    wanted = pair or (address if any(p.address == address for p in pools) else None)
     if wanted is None:
-        return target.pools[0] if target.pools else None
-    for pool in target.pools:
+        return pools[0] if pools else None
+    for pool in pools:
         if pool.address == wanted:
             return pool
     raise NotFoundError("the given pair is not a pool of this token on a known DEX")
@@ -154,6 +176,13 @@ async def base_token_info(rpc: RpcClient, chain: Chain, address: str) -> TokenIn
     if base is None:
         return info
     return replace(info, symbol=base.symbol, decimals=base.decimals, name=info.name or base.symbol)
+
+
+def no_pairs_reason(chain: Chain) -> str:
+    """What was searched, for the 404 "No pairs found" body."""
+    bases = ", ".join(b.symbol for b in chain.base_tokens)
+    dexes = ", ".join(f"{d.name} {d.version}" for d in chain.dexes) or "no DEX"
+    return f"no pool of this token against {bases} on {dexes} (chain {chain.id})"
 
 
 async def _head(rpc: RpcClient) -> Head:
@@ -406,9 +435,11 @@ async def analyse(
     pair: str | None,
     liquidity: str = "never",
     options: Options = Options(),
+    router: str | None = None,
 ) -> tuple[Analysis, Chain]:
     """Everything measured for one token.  ``liquidity``: "never", "if_missing" (simulate
     a pool only when none exists) or "always" (simulate one even when pools exist).
+    ``router``: only pools traded through it.
 
     Independent work runs concurrently, so the request waits for the longest chain of
     round trips, not their sum: after the target is resolved (with the head block read
@@ -418,10 +449,12 @@ async def analyse(
     sells are simulated (no holderAnalysis).  The owner-power scan runs alongside when
     ``owner_powers_enabled(options)`` and the config's ``owner_powers.enabled`` allow; it
     is kept only when the journey's buyer could buy and sell.
+
+    Raises NoPairsFound when there is no pool to trade on (and none could be simulated).
     """
     target, head = await _target_and_head(svc, address, chain_id)
     chain = target.chain
-    pool = _pick_pool(target, pair, address)
+    pool = _pick_pool(target, pair, address, router)
     index = asyncio.create_task(refresh_index(svc, chain.id, target.token))
     try:
         return await _analyse_target(svc, target, pool, head, index, liquidity, options), chain
@@ -445,6 +478,18 @@ async def _finish(task: asyncio.Task[Any]) -> None:
     await asyncio.gather(task, return_exceptions=True)
 
 
+async def _no_pairs(
+    svc: Service, target: Target, index: asyncio.Task[None], why: str = ""
+) -> NoPairsFound:
+    """The 404 for a token without a pool, with the token (holder count included)."""
+    await index
+    chain = target.chain
+    token = await read_token(svc.client(chain.id), target.token)
+    total = await holder_count(svc.store, chain.id, target.token)
+    reason = no_pairs_reason(chain) + (f"; liquidity simulation: {why}" if why else "")
+    return NoPairsFound(reason, replace(token, total_holders=total))
+
+
 async def _analyse_target(
     svc: Service,
     target: Target,
@@ -460,26 +505,27 @@ async def _analyse_target(
         await index  # the liquidity provider is the largest indexed holder
         made = await _simulated_pool(svc, chain, target.token)
         if isinstance(made, str):
-            token = await read_token(rpc, target.token)
-            failed = SimulationReport(success=False, error=made)
-            return Analysis(token=token, with_token=None, pool=None, simulation=failed)
+            raise await _no_pairs(svc, target, index, made)
         simulated, pool = made, made.pool
     if pool is None:
-        token = await read_token(rpc, target.token)
-        return Analysis(token=token, with_token=None, pool=None, simulation=None)
+        raise await _no_pairs(svc, target, index)
     prepared = await _prepare(svc, chain, pool, target.token, simulated, head)
     traced = (
         asyncio.create_task(code_report(svc, chain, prepared.route, prepared.funding))
         if simulated is None and prepared.failed is None
         else None
     )
+    pools = [*target.pools, pool]
     try:
-        token, with_token, simulation, holders, created, powers = await asyncio.gather(
+        token, with_token, simulation, holders, launch, powers = await asyncio.gather(
             read_token(rpc, target.token),
             _base_info(svc, chain, pool.base_token),
             _simulate(svc, chain, pool, target.token, simulated, prepared),
-            _holders(svc, chain, prepared, [*target.pools, pool], simulated, index, options),
-            _created(svc, chain, pool, simulated),
+            _holders(svc, chain, prepared, pools, simulated, index, options),
+            asyncio.gather(
+                _created(svc, chain, pool, target.token, simulated),
+                _airdrop(svc, chain, target.token, pools, index),
+            ),
             _owner_powers(svc, chain, prepared, simulated, options),
         )
         report = simulation[0]
@@ -489,16 +535,25 @@ async def _analyse_target(
         if traced is not None:
             await _finish(traced)
     total = await holder_count(svc.store, chain.id, target.token)
+    created, airdrop = launch
     return Analysis(
-        token=replace(token, total_holders=total),
+        token=replace(token, total_holders=total, airdrop=airdrop),
         with_token=with_token,
-        pool=replace(pool, created_at_timestamp=created[0], creation_tx_hash=created[1]),
+        pool=created,
         simulation=report,
         code=code,
         holders=holders,
         whitelisted=target.token in chain.whitelist,
         owner_powers=powers if report.buy_ok and report.sell_ok else None,
     )
+
+
+async def _airdrop(
+    svc: Service, chain: Chain, token: str, pools: list[Pool], index: asyncio.Task[None]
+) -> AirdropSummary | None:
+    """``token.airdropSummary`` once the index is fresh (it reads the indexed transfers)."""
+    await index
+    return await airdrop_summary(svc, chain, token, pools)
 
 
 async def _holders(
@@ -525,21 +580,26 @@ async def _holders(
 
 
 async def _created(
-    svc: Service, chain: Chain, pool: Pool, simulated: SimulatedPool | None
-) -> tuple[int | None, str | None]:
-    """The pool's creation (None, None for a pool that exists only in a simulation)."""
+    svc: Service, chain: Chain, pool: Pool, token: str, simulated: SimulatedPool | None
+) -> Pool:
+    """The pool with its creation time and transaction (unchanged for a pool that exists
+    only in a simulation).  The events are looked up by the checked ``token``, never by
+    the base token (WETH has countless pools)."""
     if simulated is not None:
-        return None, None
-    return await dex.creation_info(svc.client(chain.id), chain, pool)
+        return pool
+    rpc = svc.client(chain.id)
+    return (await dex.with_creation(rpc, [pool], await dex.creations(rpc, chain, token)))[0]
 
 
 async def _base_info(svc: Service, chain: Chain, base: str) -> TokenInfo:
     """:func:`base_token_info`, read once per chain and token (registry base tokens are
-    the operator's well-known WETH and stablecoins; their total supply is not shown)."""
+    the operator's well-known WETH and stablecoins; their total supply is not shown),
+    with its holder count where the index has it (read every time: it changes)."""
     key = (chain.id, base)
     if key not in svc.base_infos:
         svc.base_infos[key] = await base_token_info(svc.client(chain.id), chain, base)
-    return svc.base_infos[key]
+    holders = await base_token_holders(svc, chain, base)
+    return replace(svc.base_infos[key], total_holders=holders)
 
 
 async def _owner_powers(
@@ -577,23 +637,36 @@ async def is_honeypot(
     pair: str | None,
     liquidity: str = "never",
     options: Options = Options(),
+    router: str | None = None,
 ) -> dict[str, Any]:
+    """The IsHoneypot body; ``router`` narrows the pools to those it trades (optional)."""
     pair_address = parse_address(pair) if pair else None
+    router_address = parse_address(router) if router else None
     analysis, chain = await analyse(
-        svc, parse_address(address), chain_id, pair_address, liquidity, options
+        svc, parse_address(address), chain_id, pair_address, liquidity, options, router_address
     )
     verdict = risk.assess(analysis)
     return wire.dump(wire.honeypot_response(analysis, verdict, chain))
 
 
+async def _pairs_on(svc: Service, chain: Chain, token: str) -> list[Pool]:
+    """Base-token pools, then pools against other tokens, all with their creation data."""
+    rpc = svc.client(chain.id)
+    base, found = await asyncio.gather(
+        dex.find_pools(rpc, chain, token), dex.creations(rpc, chain, token)
+    )
+    others = await dex.other_pools(rpc, chain, token, found, base)
+    return await dex.with_creation(rpc, [*base, *others], found)
+
+
 async def get_pairs(
     svc: Service, address: str, chain_id: int | None, limit: int = 10
 ) -> list[dict[str, Any]]:
-    """The ``limit`` first pairs of the token in :func:`rank_pools` order."""
+    """The ``limit`` first pairs of the token (all chains merged) in :func:`rank_pools` order."""
     token = parse_address(address)
     chains = svc.chains_for(chain_id)
-    search = await on_every_chain(chains, lambda c: dex.find_pools(svc.client(c.id), c, token))
-    pools = await rank_pools(svc, [p for _, ps in search.skip_down() for p in ps], limit)
+    search = await on_every_chain(chains, lambda c: _pairs_on(svc, c, token))
+    pools = rank_pools([p for _, ps in search.skip_down() for p in ps], limit)
     keys = sorted({(p.chain_id, a) for p in pools for a in (p.token0, p.token1)})
     infos = await asyncio.gather(*(read_token(svc.client(c), a) for c, a in keys))
     symbols = {key: info.symbol for key, info in zip(keys, infos, strict=True)}
@@ -605,30 +678,31 @@ async def get_pairs(
     )
 
 
-async def rank_pools(svc: Service, pools: list[Pool], limit: int) -> list[Pool]:
-    """The ``limit`` deepest pools: USD liquidity descending (unknown liquidity last), then
-    creation time (older first, unknown last), then address.
+def rank_pools(pools: list[Pool], limit: int) -> list[Pool]:
+    """The ``limit`` first pools: pools against registry base tokens before pools against
+    other tokens; then USD liquidity descending (unknown liquidity last); then creation
+    time (older first, unknown last); then address.
 
-    Creation times cost an ``eth_getLogs`` each, so they are read only for pools whose
-    liquidity equals another pool's and that can be among the first ``limit``.
+    Every pool already carries its creation time (one batched ``eth_getLogs`` per factory
+    reads them all, for ``CreatedAtTimestamp``), so ranking reads nothing more.
     """
-    deep = sorted(pools, key=lambda p: (-p.depth, p.address))
-    floor = deep[limit - 1].depth if len(deep) > limit else -math.inf
-    seen = Counter(p.depth for p in deep)
-    tied = [p for p in deep if seen[p.depth] > 1 and p.depth >= floor]
-    infos = await asyncio.gather(
-        *(dex.creation_info(svc.client(p.chain_id), svc.chain(p.chain_id), p) for p in tied)
-    )
-    born = {(p.chain_id, p.address): info[0] for p, info in zip(tied, infos, strict=True)}
 
-    def order(p: Pool) -> tuple[float, float, str]:
-        created = born.get((p.chain_id, p.address))
-        return (-p.depth, math.inf if created is None else created, p.address)
+    def order(p: Pool) -> tuple[bool, float, float, str]:
+        created = p.created_at_timestamp
+        return (not p.against_base, -p.depth, math.inf if created is None else created, p.address)
 
-    return sorted(deep, key=order)[:limit]
+    return sorted(pools, key=order)[:limit]
 
 
-async def contract_verification(svc: Service, address: str, chain_id: int | None) -> dict[str, Any]:
+async def contract_verification(
+    svc: Service,
+    address: str,
+    chain_id: int | None,
+    pair: str | None = None,
+    router: str | None = None,
+) -> dict[str, Any]:
+    """GetContractVerification; ``pair`` / ``router`` choose the pool whose buy and sell
+    are traced (the deepest when omitted)."""
     root = parse_address(address)
     chains = svc.chains_for(chain_id)
     search = await on_every_chain(chains, lambda c: is_contract(svc.client(c.id), [root]))
@@ -643,10 +717,11 @@ async def contract_verification(svc: Service, address: str, chain_id: int | None
     root_status = await svc.verifier.status(chain.id, root, fresh=True)
     root_open = root_status == "verified"
     unknown = [checksum(root)] if root_status == "unknown" else []
-    if not target.pools:
+    pool = _pick_pool(target, parse_address(pair) if pair else None, root, router)
+    if pool is None:
         reason = "no pool of the token was found, so no buy and sell could be traced"
         return wire.dump(wire.verification_response(True, root_open, None, unknown, reason))
-    report, funding, route, _ = await _simulate(svc, chain, target.pools[0], target.token)
+    report, funding, route, _ = await _simulate(svc, chain, pool, target.token)
     failed = untraceable(report)
     if failed is not None:
         return wire.dump(wire.verification_response(True, root_open, None, unknown, failed))

@@ -364,8 +364,13 @@ async def top_holders_checked(
     return ranked[:limit]
 
 
-async def holder_count(store: Store, chain_id: int, token: str) -> int:
-    """Indexed addresses with a positive balance, the zero address excluded."""
+async def holder_count(store: Store, chain_id: int, token: str) -> int | None:
+    """Indexed addresses with a positive balance, the zero address excluded.
+
+    None when the token has never been indexed: its count is unknown, not zero.
+    """
+    if await asyncio.to_thread(store.get_cursor, chain_id, token) is None:
+        return None
     return await asyncio.to_thread(store.holder_count, chain_id, token)
 
 

@@ -557,6 +557,28 @@ class Store:
                 found += _newest_outgoing(conn, chain_id, token.lower(), chunk, per_holder)
         return sorted(found, key=lambda x: (x.block, x.log_index))
 
+    def transfers_sent(
+        self,
+        chain_id: int,
+        token: str,
+        senders: Iterable[str],
+        last_block: int | None = None,
+        limit: int = 100_000,
+    ) -> list[TransferLog]:
+        """Transfers sent by any of ``senders`` up to ``last_block``, oldest first.
+
+        At most ``limit`` rows (the oldest), so a busy token cannot make one request
+        read its whole history: launch analysis only needs the first blocks.
+        """
+        wanted = sorted({s.lower() for s in senders})
+        where = _key(transfer_table, chain_id, token.lower()) & transfer_table.c.sender.in_(wanted)
+        if last_block is not None:
+            where = where & (transfer_table.c.block <= last_block)
+        order = (transfer_table.c.block.asc(), transfer_table.c.log_index.asc())
+        query = select(transfer_table).where(where).order_by(*order).limit(limit)
+        with self._transaction("read sent transfers") as conn:
+            return [_transfer_log(row) for row in conn.execute(query)]
+
     def transfer_count(self, chain_id: int, token: str) -> int:
         query = (
             select(func.count())

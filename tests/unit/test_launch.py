@@ -1,0 +1,70 @@
+"""Launch analysis (holders.launch): who sniped, and what counts as an airdrop."""
+
+from __future__ import annotations
+
+from tokenrisk.holders import launch
+from tokenrisk.model import AirdropSummary
+from tokenrisk.store.engine import TransferLog
+
+POOL = "0x" + "aa" * 20
+POOL2 = "0x" + "ab" * 20
+DEPLOYER = "0x" + "de" * 20
+TOKEN = "0x" + "70" * 20
+
+
+def wallet(n: int) -> str:
+    return "0x" + f"{n:040x}"
+
+
+def log(
+    block: int, sender: str, recipient: str, amount: int = 10, tx: str | None = None
+) -> TransferLog:
+    return TransferLog(block, 0, tx or f"0x{block:064x}", sender, recipient, amount)
+
+
+def test_snipers_are_the_buyers_of_the_first_blocks_of_trading() -> None:
+    buys = [
+        log(100, POOL, wallet(1)),
+        log(100, POOL, wallet(2)),
+        log(102, POOL2, wallet(3)),  # the last block of the window, another pool
+        log(103, POOL, wallet(4)),  # too late
+        log(101, POOL, POOL2),  # routing between pools is not a buy
+        log(101, POOL, "0x" + "00" * 20),  # the zero address is no wallet
+    ]
+    assert launch.SNIPER_BLOCKS == 3
+    assert launch.launch_block(buys) == 100
+    assert launch.snipers(buys, {POOL, POOL2}) == [wallet(1), wallet(2), wallet(3)]
+
+
+def test_no_buy_no_sniper() -> None:
+    assert launch.launch_block([]) is None
+    assert launch.snipers([], {POOL}) == []
+
+
+def _airdrop(recipients: int, block: int = 50, per_tx: int = 5) -> list[TransferLog]:
+    return [
+        log(block, DEPLOYER, wallet(n + 1), 7, tx=f"0x{n // per_tx:064x}")
+        for n in range(recipients)
+    ]
+
+
+def test_an_airdrop_is_counted_by_transactions_transfers_and_amount() -> None:
+    transfers = _airdrop(12) + [log(50, DEPLOYER, POOL, 999), log(40, TOKEN, wallet(99), 3)]
+    summary = launch.airdrop(transfers, {DEPLOYER, TOKEN}, {POOL}, launch=60)
+    assert summary == AirdropSummary(transactions=4, transfers=13, amount=12 * 7 + 3)
+
+
+def test_a_few_allocations_are_not_an_airdrop() -> None:
+    transfers = _airdrop(launch.AIRDROP_MIN_WALLETS - 1)
+    assert launch.airdrop(transfers, {DEPLOYER}, set(), launch=60) == launch.NO_AIRDROP
+
+
+def test_transfers_after_launch_do_not_count() -> None:
+    transfers = _airdrop(20, block=61)
+    assert launch.airdrop(transfers, {DEPLOYER}, set(), launch=60) == launch.NO_AIRDROP
+    assert launch.airdrop(transfers, {DEPLOYER}, set(), launch=None).transfers == 20
+
+
+def test_only_the_deployer_and_the_token_are_sources() -> None:
+    transfers = [log(50, wallet(500), wallet(n)) for n in range(20)]
+    assert launch.airdrop(transfers, {DEPLOYER, TOKEN}, set(), launch=60) == launch.NO_AIRDROP
