@@ -317,7 +317,7 @@ def test_serious_powers_raise_the_risk_with_the_evidence_in_the_text() -> None:
     (flag,) = verdict.flags
     assert flag.flag == "owner_can_set_sell_tax" and flag.severity == "high"
     assert flag.description == f"setFee(uint256) by {BUYER}: sell tax raised"
-    assert verdict.legacy_flags == ("OWNER_CAN_SET_SELL_TAX",)
+    assert verdict.legacy_flags == ("owner_can_set_sell_tax",)  # rubric ids: lower case (WIRE.md)
 
 
 def test_renounced_with_nothing_left_stays_low() -> None:
