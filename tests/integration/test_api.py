@@ -22,6 +22,7 @@ import pytest
 from eth_utils import to_checksum_address
 
 from tokenrisk.api.app import create_app
+from tokenrisk.chain.abi import encode_call
 from tokenrisk.config import Settings
 from tokenrisk.service import Service, connect_devnet
 from tokenrisk.tiers import Tier
@@ -164,6 +165,59 @@ async def test_get_pairs_lists_every_pool(
     assert sorted(p["Pair"]["Address"] for p in pairs) == sorted(
         p["address"].lower() for p in entry["pools"]
     )
+
+
+V2_ROUTER = "0x7a250d5630B4cF539739dF2C5dAcb4c659F2488D"
+
+
+async def _mined(devnet: Any, tx: dict[str, Any]) -> dict[str, Any]:
+    """Send ``tx`` and wait for its receipt (anvil answers before mining)."""
+    tx_hash = await _rpc(devnet, "eth_sendTransaction", [tx])
+    for _ in range(200):
+        receipt = await _rpc(devnet, "eth_getTransactionReceipt", [tx_hash])
+        if receipt is not None:
+            assert receipt["status"] == "0x1", receipt
+            return dict(receipt)
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{tx_hash} was not mined")
+
+
+async def test_get_pairs_lists_a_pool_against_a_non_base_token_last(
+    devnet: Any, tmp_path: Path
+) -> None:
+    """The owner adds liquidity for PLAIN against another catalogue token through the real
+    Router02 (which creates the pair): GetPairs lists it after PLAIN's WETH pool, with its
+    creation transaction, lower-case addresses and a USD value from PLAIN's price."""
+    token, other = _address(devnet, "plain"), _address(devnet, "v3-only")
+    owner, amount = devnet.manifest["addresses"]["OWNER"], 10**24
+    snapshot = await _rpc(devnet, "evm_snapshot", [])
+    try:
+        await _rpc(devnet, "anvil_impersonateAccount", [owner])
+        for address in (token, other):
+            approve = encode_call("approve(address,uint256)", [V2_ROUTER, amount])
+            await _mined(devnet, {"from": owner, "to": address, "data": approve})
+        signature = "addLiquidity(address,address,uint256,uint256,uint256,uint256,address,uint256)"
+        data = encode_call(signature, [token, other, amount, amount, 0, 0, owner, 2**40])
+        added = await _mined(devnet, {"from": owner, "to": V2_ROUTER, "data": data})
+        settings = Settings(devnet=False, data_dir=tmp_path)
+        svc = connect_devnet(settings, devnet.url, devnet.manifest, devnet.build_dir)
+        try:
+            async with _client(settings, svc) as http:
+                pairs = await _ok(http, "/v1/GetPairs", address=token, chainID=CHAIN)
+        finally:
+            await svc.close()
+    finally:
+        await _rpc(devnet, "anvil_stopImpersonatingAccount", [owner])
+        assert await _rpc(devnet, "evm_revert", [snapshot]) is True
+    bases = {p["address"].lower() for p in _token(devnet, "plain")["pools"]}
+    assert [p["Pair"]["Address"] in bases for p in pairs] == [True] * len(bases) + [False]
+    last = pairs[-1]
+    assert sorted(last["Pair"]["Tokens"]) == sorted([token.lower(), other.lower()])
+    assert last["Pair"]["Name"].startswith("Uniswap V2: ")
+    assert last["CreationTxHash"] == added["transactionHash"]
+    assert type(last["CreatedAtTimestamp"]) is int
+    assert last["Router"] == V2_ROUTER.lower()
+    assert last["Liquidity"] > 0 and last["Reserves"] == [float(amount), float(amount)]
 
 
 # TOPHOLDERS
