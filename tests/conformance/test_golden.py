@@ -3,10 +3,11 @@ SPEC.md (``golden/*.json``), comparing the full key set and the JSON type of eve
 
 A fixture is a skeleton of the response: objects list every key that must be present
 (``"key?"`` marks one that may be absent, ``"*"`` any key), leaves name a JSON type
-(``string``, ``integer``, ``number``, ``boolean``), ``[]`` is an empty array and ``[X]`` a
-non-empty array whose every element matches X.  ``number`` is a JSON integer or a
-fraction: a whole value below 1e21 written as ``0.0`` fails (the live API's Go encoder
-writes ``0``; from 1e21 it writes exponent form, ``3.85e+26``).
+(``string``, ``integer``, ``number``, ``boolean``), ``[]`` is an empty array, ``[X]`` a
+non-empty array whose every element matches X, and ``[X, "*"]`` an array of any length.
+``number`` is a JSON integer or a fraction: a whole value below 1e21 written as ``0.0``
+fails (the live API's Go encoder writes ``0``; from 1e21 it writes exponent form,
+``3.85e+26``).
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def mismatches(value: Any, shape: Any, path: str = "$") -> list[str]:
             return [f"{path}: {json_type(value)}, expected an array"]
         if not shape:
             return [] if not value else [f"{path}: expected an empty array"]
-        if not value:
+        if not value and shape[1:] != ["*"]:
             return [f"{path}: expected a non-empty array"]
         return [
             m for i, item in enumerate(value) for m in mismatches(item, shape[0], f"{path}[{i}]")
@@ -92,6 +93,7 @@ def _leaf_mismatches(value: Any, kind: str, path: str) -> list[str]:
 def test_the_comparison_catches_what_it_must() -> None:
     shape = {"a": "integer", "b?": "number", "c": ["string"], "d": {"*": "boolean"}}
     assert mismatches({"a": 1, "b": 3.85e26, "c": ["x"], "d": {"k": True}}, shape) == []
+    assert mismatches([], ["string", "*"]) == [] and mismatches([1], ["string", "*"]) != []
     assert mismatches({"a": 1.0, "b": 0.0, "c": [], "d": {"k": 1}, "e": 1}, shape) == [
         "$: unexpected e",
         "$.a: float 1.0, expected integer",
