@@ -50,9 +50,9 @@ class Recording:
     async def call(self, method: str, params: Sequence[Any] = ()) -> Any:
         return await self._rpc.call(method, params)
 
-    async def batch(self, calls: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
+    async def batch(self, calls: Sequence[tuple[str, Sequence[Any]]], **options: Any) -> list[Any]:
         self.filters += [dict(p[0]) for m, p in calls if m == "eth_getLogs"]
-        return await self._rpc.batch(calls)
+        return await self._rpc.batch(calls, **options)
 
 
 def parse_args() -> argparse.Namespace:

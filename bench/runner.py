@@ -227,7 +227,10 @@ async def run(args: argparse.Namespace) -> str:
         sections.append(f"Creating the holder tokens took {setup:.1f} s.")
     if args.index_transfers > 0:
         print("indexing...", file=sys.stderr)
-        sections.append(index_line(await measure_index(args.index_transfers)))
+        try:
+            sections.append(index_line(await measure_index(args.index_transfers)))
+        except Exception as exc:  # noqa: BLE001 - the other sections are still worth printing
+            sections.append(f"Indexing failed: {type(exc).__name__}: {exc}")
     return "\n\n".join([targets_table(figures), *sections])
 
 

@@ -608,7 +608,9 @@ def _install_errors(app: FastAPI) -> None:
             if isinstance(exc, RateLimited | Overloaded)
             else None
         )
-        if exc.status >= 500:  # the class and our own words, never the node's text
+        # the class and our own words, never the node's text; load shedding (Overloaded)
+        # is counted by app.state.admission, not logged once per refused request
+        if exc.status >= 500 and not isinstance(exc, Overloaded):
             log.warning(
                 "%s %s -> %s %s: %s",
                 request.method,
