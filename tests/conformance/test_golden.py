@@ -34,6 +34,10 @@ CASES = [
     ("contract_verification_partial", "/v2/GetContractVerification", "no-pair", {}, 200),
     ("top_holders", "/v1/TopHolders", "plain", {}, 200),
     ("error", "/v1/TopHolders", "plain", {"chainID": None}, 400),
+    ("get_pairs_v2", "/v2/GetPairs", "multi-pair", {"limit": 2}, 200),
+    ("top_holders_limit", "/v1/TopHolders", "plain", {"limit": 5}, 200),
+    ("limit_above_pairs_maximum", "/v2/GetPairs", "multi-pair", {"limit": 11}, 400),
+    ("limit_above_holder_allowance", "/v1/TopHolders", "plain", {"limit": 51}, 403),
 ]
 
 
