@@ -30,7 +30,7 @@ UP, DOWN = 31337, 31338
 async def two_chains(
     devnet: RunningDevnet, tmp_path: Path
 ) -> AsyncIterator[tuple[httpx.AsyncClient, RunningDevnet]]:
-    second = start_devnet(build=False, extra_args=["--chain-id", str(DOWN)])
+    second = start_devnet(extra_args=["--chain-id", str(DOWN)])
     settings = Settings(
         devnet=False,
         data_dir=tmp_path,
