@@ -42,6 +42,7 @@ def plan(devnet: RunningDevnet, seed: int = 7) -> list[Call]:
     """A reproducible shuffled mix: ~70% token checks, ~30% requests that must fail."""
     rng = random.Random(seed)
     tokens = [t["address"] for t in devnet.manifest["tokens"]]
+    unlisted = {t["address"] for t in devnet.manifest["tokens"] if not t["pools"]}
     owner = devnet.manifest["addresses"]["OWNER"]
     chain = ("chainID", str(CHAIN))
     token_paths = {
@@ -64,7 +65,10 @@ def plan(devnet: RunningDevnet, seed: int = 7) -> list[Call]:
         if isinstance(pick, Call):
             calls.append(pick)
         else:
-            calls.append(Call(pick, (("address", rng.choice(tokens)), chain), 200))
+            token = rng.choice(tokens)
+            # a token without pairs: the live API's 404 "No pairs found" on IsHoneypot
+            status = 404 if pick == "/v2/IsHoneypot" and token in unlisted else 200
+            calls.append(Call(pick, (("address", token), chain), status))
     return calls
 
 
