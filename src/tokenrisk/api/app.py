@@ -537,6 +537,7 @@ _ADDRESS_SCHEMA = {"type": "string", "pattern": "^0x[0-9a-fA-F]{40}$"}
 _PARAMETERS: dict[str, dict[str, Any]] = {
     "address": _ADDRESS_SCHEMA,
     "pair": _ADDRESS_SCHEMA,
+    "router": _ADDRESS_SCHEMA,
     "chainID": {"type": "integer", "minimum": 1, "maximum": 999_999_999_999},
     "simulateLiquidity": {"type": "boolean"},
     "forceSimulateLiquidity": {"type": "boolean"},
