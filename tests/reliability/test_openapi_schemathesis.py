@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, Phase, given, settings
 from harness import CHAIN
+from hypothesis import HealthCheck, Phase, given, settings
 from liveserver import LiveServer
 from schemathesis.generation.modes import GenerationMode
 
