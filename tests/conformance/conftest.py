@@ -12,13 +12,12 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
+from serving import wait_healthy
 
 CHAIN = 31337
 START_TIMEOUT = 300.0  # seconds for the server (and its devnet) to answer /health (a busy CI)
@@ -29,19 +28,6 @@ def _free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
-
-def _wait_healthy(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + START_TIMEOUT
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"tokenrisk serve exited: {log.read_text()[-2000:]}")
-        try:
-            if httpx.get(f"{url}/health", timeout=2.0).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"tokenrisk serve did not become healthy: {log.read_text()[-2000:]}")
 
 
 @pytest.fixture(scope="session")
@@ -57,7 +43,7 @@ def server_url(devnet: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_healthy(url, process, log)
+        wait_healthy(url, process, log, START_TIMEOUT)
         yield url
     finally:
         process.terminate()

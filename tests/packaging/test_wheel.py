@@ -23,13 +23,13 @@ import socket
 import subprocess
 import sys
 import sysconfig
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
+from serving import wait_healthy
 
 REPO = Path(__file__).resolve().parents[2]
 BUILT_DEVNET = REPO / "build" / "devnet"
@@ -156,24 +156,12 @@ def served(installed: Installed) -> Iterator[str]:
         )
         url = f"http://127.0.0.1:{port}"
         try:
-            _wait_healthy(url, process, log)
+            wait_healthy(url, process, log, 120.0)
             yield url
         finally:
             process.terminate()
             process.wait(timeout=30)
 
-
-def _wait_healthy(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    for _ in range(600):
-        if process.poll() is not None:
-            raise AssertionError(f"serve exited {process.returncode}: {log.read_text()}")
-        try:
-            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError("serve did not become healthy")
 
 
 def test_served_from_the_wheel_answers_is_honeypot(installed: Installed, served: str) -> None:
