@@ -117,9 +117,9 @@ async def profile_is_honeypot(
         settings = settings.model_copy(update={"holder_limit": holder_limit})
     service = connect_devnet(settings, rpc_url, manifest, build_dir)
     timed = TimedRpc(rpc_url)
-    chain_id = next(iter(service.clients))
-    await service.clients[chain_id].aclose()
-    service.clients[chain_id] = timed
+    chain_id = next(iter(service.nodes))
+    await service.nodes[chain_id].rpc.aclose()
+    service.nodes[chain_id].rpc = timed
     transport = httpx.ASGITransport(app=create_app(settings, service))
     params = {"address": token, "chainID": str(chain_id)}
     try:

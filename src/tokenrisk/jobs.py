@@ -63,9 +63,10 @@ async def open_queue(settings: Settings) -> IndexQueue | None:
 async def index_holders(ctx: dict[str, Any], chain_id: int, token: str) -> None:
     """The job: bring ``token``'s holder index up to the head (the worker's service has
     no queue, so :func:`refresh_index` indexes inline here)."""
-    from tokenrisk.checks.holders import refresh_index
+    from tokenrisk.checks.indexing import refresh_index
 
-    await refresh_index(ctx["service"], chain_id, token)
+    index, nodes = ctx["index"], ctx["nodes"]
+    await refresh_index(index, nodes.node(chain_id), token)
     log.info("indexed %s on chain %s", token, chain_id)
 
 
@@ -74,7 +75,9 @@ def build_worker(settings: Settings, burst: bool = False) -> Worker:
     from tokenrisk.service import open_service
 
     async def startup(ctx: dict[str, Any]) -> None:
-        ctx["service"] = await asyncio.to_thread(open_service, settings)
+        service = await asyncio.to_thread(open_service, settings)
+        ctx["service"] = service  # closed on shutdown
+        ctx["index"], ctx["nodes"] = service.index, service.nodes  # what the jobs use
 
     async def shutdown(ctx: dict[str, Any]) -> None:
         service = ctx.get("service")

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from tokenrisk.api import wire
 from tokenrisk.chain.capabilities import probe_capabilities
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.checks.honeypot import is_honeypot
@@ -132,11 +133,11 @@ def _verdict(body: dict[str, Any]) -> dict[str, Any]:
 
 
 async def test_fork_mode_runs_its_own_node(fork_service: Service, upstream: RunningDevnet) -> None:
-    (fork,) = fork_service.nodes
+    (fork,) = fork_service.processes
     assert fork.url != upstream.url
-    chain_id = await fork_service.client(DEVNET_ID).call("eth_chainId")
+    chain_id = await fork_service.nodes[DEVNET_ID].rpc.call("eth_chainId")
     assert int(chain_id, 16) == DEVNET_ID
-    caps = await fork_service.capabilities(DEVNET_ID)
+    caps = await fork_service.nodes[DEVNET_ID].capabilities()
     assert caps.missing() == ()
 
 
@@ -144,7 +145,7 @@ def test_fork_url_is_not_on_the_fork_node_command_line(
     fork_service: Service, upstream: RunningDevnet
 ) -> None:
     """Provider URLs carry keys; a command line is readable by every local user."""
-    (fork,) = fork_service.nodes
+    (fork,) = fork_service.processes
     cmdline = Path(f"/proc/{fork.process.pid}/cmdline").read_bytes().replace(b"\0", b" ")
     assert b"--port" in cmdline  # it is the anvil we think it is
     assert upstream.url.encode() not in cmdline and b"fork-url" not in cmdline
@@ -155,8 +156,8 @@ async def test_fork_mode_matches_direct_mode(
     fork_service: Service, direct_service: Service, devnet: RunningDevnet, entry_id: str
 ) -> None:
     address = _address(devnet, entry_id)
-    direct = await is_honeypot(direct_service, address, DEVNET_ID, None)
-    forked = await is_honeypot(fork_service, address, DEVNET_ID, None)
+    direct = await _body(direct_service, address)
+    forked = await _body(fork_service, address)
     assert forked["simulationSuccess"] is True, forked.get("simulationError")
     assert _verdict(forked) == _verdict(direct)
     assert forked["honeypotResult"]["isHoneypot"] is _expected(devnet, entry_id)["isHoneypot"]
@@ -286,9 +287,9 @@ async def test_probe_sees_a_full_node(devnet: RunningDevnet) -> None:
 async def test_degraded_node_still_answers(
     degraded_service: Service, proxy: RefusingProxy, devnet: RunningDevnet, entry_id: str
 ) -> None:
-    first_use = DEVNET_ID not in degraded_service.probed
+    first_use = not degraded_service.nodes[DEVNET_ID].probed
     before = Counter(proxy.refused)
-    body = await is_honeypot(degraded_service, _address(devnet, entry_id), DEVNET_ID, None)
+    body = await _body(degraded_service, _address(devnet, entry_id))
     expected = _expected(devnet, entry_id)
     assert body["simulationSuccess"] is True, body.get("simulationError")
     assert body["honeypotResult"]["isHoneypot"] is expected["isHoneypot"]
@@ -298,5 +299,11 @@ async def test_degraded_node_still_answers(
     # only the first check probes; no check sends the refused methods itself
     probe_once = Counter({"eth_simulateV1": 1, "debug_traceCall": 1})
     assert proxy.refused - before == (probe_once if first_use else Counter())
-    caps = await degraded_service.capabilities(DEVNET_ID)
+    caps = await degraded_service.nodes[DEVNET_ID].capabilities()
     assert caps.missing() == ("eth_simulateV1", "debug_traceCall")
+
+
+async def _body(service: Service, address: str) -> dict[str, Any]:
+    """The IsHoneypot JSON of ``address`` on the devnet, as the API renders it."""
+    result = await is_honeypot(service.honeypot, address, DEVNET_ID, None)
+    return wire.dump(wire.honeypot_body(result))

@@ -190,7 +190,9 @@ async def test_config_switch_turns_the_scan_off(devnet: Any, tmp_path: Path) -> 
     settings = Settings(devnet=False, data_dir=tmp_path, owner_powers={"enabled": False})
     svc = connect_devnet(settings, devnet.url, devnet.manifest, Path(devnet.manifest_path).parent)
     try:
-        body = await is_honeypot(svc, _entry(devnet, "latent-fee")["address"], 31337, None)
+        result = await is_honeypot(
+            svc.honeypot, _entry(devnet, "latent-fee")["address"], 31337, None
+        )
     finally:
         await svc.close()
-    assert "ownerPowers" not in body
+    assert result.analysis.owner_powers is None

@@ -141,9 +141,9 @@ async def test_a_node_failure_is_an_error_not_an_answer(
         devnet.url, cache_ttl=60.0, deadline=60.0, api_keys=frozenset({API_KEY}), nodes=(node,)
     )
     faulty = FaultyNode(devnet.url, choose, whole)
-    await service.clients[CHAIN].aclose()
+    await service.nodes[CHAIN].rpc.aclose()
     rpc_settings = RpcSettings(timeout=20.0, max_reply_bytes=4 * 1024 * 1024)
-    service.clients[CHAIN] = RpcClient(RPC_URL, rpc_settings, "devnet node", transport=faulty)
+    service.nodes[CHAIN].rpc = RpcClient(RPC_URL, rpc_settings, "devnet node", transport=faulty)
     app = create_app(service.settings, service)
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     params = {"address": pooled_token(devnet), "chainID": CHAIN, "apiKey": API_KEY}
@@ -178,8 +178,8 @@ async def test_health_of_a_failing_node_quotes_no_node_text(
     caplog.set_level(logging.DEBUG)
     service = make_service(devnet.url, nodes=(ChainNode(id=CHAIN, rpc_url=RPC_URL),))
     faulty = FaultyNode(devnet.url, on("eth_getBlockByNumber", LEAKY))
-    await service.clients[CHAIN].aclose()
-    service.clients[CHAIN] = RpcClient(RPC_URL, RpcSettings(), "devnet node", transport=faulty)
+    await service.nodes[CHAIN].rpc.aclose()
+    service.nodes[CHAIN].rpc = RpcClient(RPC_URL, RpcSettings(), "devnet node", transport=faulty)
     app = create_app(service.settings, service)
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:

@@ -53,7 +53,7 @@ async def test_devnet_node_killed_under_load_is_restarted(make_service: Any) -> 
     try:
         own.node.chain_id = CHAIN
         service = make_service(own.url, deadline=5.0, rpc_timeout=2.0, cache_ttl=0)
-        service.nodes.append(own.node)
+        service.processes.append(own.node)
         app = create_app(service.settings, service)
         tokens = [t["address"] for t in own.manifest["tokens"] if t["pools"]][:6]
         async with app.router.lifespan_context(app):

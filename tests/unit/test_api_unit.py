@@ -14,15 +14,15 @@ from typing import Any
 import httpx
 import pytest
 
-from tokenrisk.api import params
+from tokenrisk.api import handlers, params
 from tokenrisk.api.app import create_app
 from tokenrisk.api.cache import ResultCache, chain_heads
 from tokenrisk.api.gate import RateLimiter
 from tokenrisk.api.health import chain_health
 from tokenrisk.api.params import parse_bool, parse_chain_id
 from tokenrisk.chain.head import parse_head
-from tokenrisk.checks import holders as holders_check
-from tokenrisk.checks import honeypot as checks
+from tokenrisk.chain.node import Node, Nodes
+from tokenrisk.checks.deps import HolderIndex
 from tokenrisk.config import Settings
 from tokenrisk.errors import (
     InputError,
@@ -76,28 +76,18 @@ class FakeChain:
 
 @dataclass
 class FakeService:
-    """What the API layer uses of a Service: chains, clients and their lookups, and a
-    real (in-memory SQLite) store for API keys."""
+    """What the API layer uses of a Service: the chains' Nodes (real Node objects around
+    the fake clients), a real (in-memory SQLite) store for API keys, the holder index
+    (whose job queue the app sets while serving) and no local node processes."""
 
-    nodes: dict[int, FakeNode]
-    chains: dict[int, FakeChain] = field(default_factory=dict)
+    clients: dict[int, FakeNode]
     store: Store = field(default_factory=lambda: create_store("sqlite://"))
+    processes: list[Any] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.chains = {i: FakeChain(i, f"chain {i}") for i in self.nodes}
-
-    @property
-    def clients(self) -> dict[int, FakeNode]:
-        return self.nodes
-
-    def client(self, chain_id: int) -> FakeNode:
-        if chain_id not in self.nodes:
-            raise UnknownChain(f"chain {chain_id} is not configured")
-        return self.nodes[chain_id]
-
-    def chain(self, chain_id: int) -> FakeChain:
-        self.client(chain_id)
-        return self.chains[chain_id]
+        fakes = {i: Node(FakeChain(i, f"chain {i}"), c) for i, c in self.clients.items()}  # type: ignore[arg-type]
+        self.nodes = Nodes(fakes)
+        self.index = HolderIndex(self.store)
 
 
 @pytest.fixture
@@ -105,23 +95,23 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """Replace the checks by counters that answer with how often they ran."""
     runs = {"pairs": 0, "holders": 0, "verify": 0}
 
-    async def get_pairs(svc: Any, address: str, chain_id: int | None, limit: int) -> list[Any]:
+    async def get_pairs(runner: Any, address: str, chain_id: int | None, limit: int) -> list[Any]:
         runs["pairs"] += 1
         runs["pairs_limit"] = limit
         return [{"run": runs["pairs"], "address": address}]
 
-    async def top_holders(svc: Any, address: str, chain_id: int, limit: int) -> dict[str, Any]:
+    async def top_holders(runner: Any, address: str, chain_id: int, limit: int) -> dict[str, Any]:
         runs["holders"] += 1
         runs["holders_limit"] = limit
         return {"run": runs["holders"]}
 
-    async def verify(svc: Any, address: str, chain_id: int | None, *_: Any) -> dict[str, Any]:
+    async def verify(runner: Any, address: str, chain_id: int | None, *_: Any) -> dict[str, Any]:
         runs["verify"] += 1
         return {"run": runs["verify"]}
 
-    monkeypatch.setattr(checks, "get_pairs", get_pairs)
-    monkeypatch.setattr(holders_check, "top_holders", top_holders)
-    monkeypatch.setattr(checks, "contract_verification", verify)
+    monkeypatch.setattr(handlers, "pairs_json", get_pairs)
+    monkeypatch.setattr(handlers, "holders_json", top_holders)
+    monkeypatch.setattr(handlers, "verification_json", verify)
     return runs
 
 
@@ -258,7 +248,7 @@ def test_cache_disabled_with_zero_ttl() -> None:
 
 
 async def test_chain_heads_sorted_partial_and_total_failure(nodes: dict[int, FakeNode]) -> None:
-    svc: Any = FakeService({8453: nodes[8453], 1: nodes[1]})
+    svc = FakeService({8453: nodes[8453], 1: nodes[1]}).nodes
 
     def head(n: int) -> str:
         return "0x" + f"{n:064x}"
@@ -333,10 +323,10 @@ async def test_verification_is_never_cached(
 async def test_unexpected_error_is_a_plain_500(
     http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async def boom(svc: Any, address: str, chain_id: int | None) -> Any:
+    async def boom(runner: Any, address: str, chain_id: int | None, *_: Any) -> Any:
         raise RuntimeError("secret http://user:key@node.example:8545")
 
-    monkeypatch.setattr(checks, "contract_verification", boom)
+    monkeypatch.setattr(handlers, "verification_json", boom)
     response = await http.get("/v2/GetContractVerification", params={"address": TOKEN})
     assert response.status_code == 500
     assert response.json() == {"code": 500, "error": "internal error"}

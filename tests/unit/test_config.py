@@ -19,8 +19,9 @@ from tokenrisk.config import (
     reference_markdown,
 )
 from tokenrisk.errors import ConfigError
-from tokenrisk.service import _whitelisted, chain_registry
 from tokenrisk.verification import VerificationSettings
+from tokenrisk.wiring import chain_registry
+from tokenrisk.wiring import whitelisted as _whitelisted
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 
@@ -193,8 +194,11 @@ def test_an_unreadable_file_is_a_config_error(tmp_path: Path) -> None:
 
 
 def test_nested_environment_keys_merge_into_the_file_table(tmp_path: Path) -> None:
-    path = _write(tmp_path, '[verification]\nproviders = ["local", "sourcify"]\n'
-                  'sourcify_url = "http://s"\ntimeout = 7\n')
+    path = _write(
+        tmp_path,
+        '[verification]\nproviders = ["local", "sourcify"]\n'
+        'sourcify_url = "http://s"\ntimeout = 7\n',
+    )
     env = {"TOKENRISK_VERIFICATION__TIMEOUT": "3", "TOKENRISK_PORT": "9100"}
     settings = load_settings(path, env=env)
     assert settings.verification.timeout == 3.0

@@ -11,10 +11,10 @@ import httpx
 import pytest
 from test_api_unit import FakeNode, FakeService
 
+from tokenrisk.api import handlers
 from tokenrisk.api.app import create_app
 from tokenrisk.api.gate import Networks, client_address
 from tokenrisk.api.server import FloodFilter
-from tokenrisk.checks import honeypot as checks
 from tokenrisk.config import ServerConfig, Settings
 
 TOKEN = "0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0"
@@ -33,10 +33,10 @@ def app_with(**settings: Any) -> Any:
 
 @pytest.fixture(autouse=True)
 def no_checks(monkeypatch: pytest.MonkeyPatch) -> None:
-    async def get_pairs(svc: Any, address: str, chain_id: int | None, limit: int) -> list[Any]:
+    async def get_pairs(runner: Any, address: str, chain_id: int | None, limit: int) -> list[Any]:
         return []
 
-    monkeypatch.setattr(checks, "get_pairs", get_pairs)
+    monkeypatch.setattr(handlers, "pairs_json", get_pairs)
 
 
 # WHO IS ASKING

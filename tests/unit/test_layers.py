@@ -1,8 +1,15 @@
 """Import rules that hold for the package as it is, read with :mod:`ast` from src/tokenrisk.
 
 Every ``import`` and ``from ... import`` of a project module counts, including ones
-inside functions.  Run this file directly to print the figures quoted in
-docs/architecture.md (modules, import edges, levels, most imports per module).
+inside functions and under ``TYPE_CHECKING``.  Run this file directly to print the
+figures quoted in docs/architecture.md (modules, import edges, levels, most imports per
+module).
+
+The rules (docs/architecture.md "Rules"): units import only units of a lower layer
+(:data:`LAYERS`), never upwards or sideways; no module imports more than
+:data:`MAX_IMPORTS` project modules; the running service never imports the devnet
+builder; pure modules import only plain data; every exception derives from the one
+tree; and no function takes the whole service as a parameter except the app factory.
 """
 
 from __future__ import annotations
@@ -37,6 +44,35 @@ PURE = {
     "tokenrisk.simulate.accounting": set(),
 }
 """Pure modules and everything they may import: no I/O, so unit-tested without a node."""
+
+LAYERS: list[set[str]] = [
+    {"errors", "tokenrisk"},
+    {"findings", "tiers", "metrics", "redaction", "logs"},
+    {"model"},
+    {"risk"},
+    {"chain"},
+    {"store", "verification", "simulate"},
+    {"holders"},
+    {"config", "devnet"},
+    {"checks"},
+    {"wiring", "processes"},
+    {"service"},
+    {"jobs"},
+    {"api"},
+    {"cli", "asgi"},
+]
+"""Units (top-level modules and packages of ``tokenrisk``) from the bottom up.  A module
+may import its own unit and units of lower layers only: never a unit of its own layer
+(sideways) or of a higher one.  ``config`` sits above ``chain`` and ``verification``
+because it validates the operator's registry entries and verification settings into
+their types; ``checks`` below ``service``, which builds what each check is handed."""
+
+MAX_IMPORTS = 8
+"""Most project modules one module may import (a module importing more does too much)."""
+
+SERVICE_HOLDERS = {"tokenrisk.api.app.create_app", "tokenrisk.api.lifespan.lifespan_of"}
+"""The only functions that receive the whole service (the composition root): the app
+factory and its lifespan, which keep it for the handlers to pick each check's bundle."""
 
 
 @cache
@@ -89,6 +125,83 @@ def test_pure_modules_import_only_plain_data() -> None:
         assert graph()[module] <= allowed, module
 
 
+def unit_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def layer_violations(
+    edges: dict[str, frozenset[str]], layers: list[set[str]]
+) -> list[tuple[str, str]]:
+    """``(importer, imported)`` pairs that go upwards or sideways, or touch a unit that
+    has no layer."""
+    rank = {unit: i for i, units in enumerate(layers) for unit in units}
+    bad = []
+    for module, targets in edges.items():
+        here = rank.get(unit_of(module))
+        for target in sorted(targets):
+            if unit_of(target) == unit_of(module):
+                continue
+            there = rank.get(unit_of(target))
+            if here is None or there is None or there >= here:
+                bad.append((module, target))
+    return bad
+
+
+def crowded(edges: dict[str, frozenset[str]], most: int) -> dict[str, int]:
+    """Modules importing more than ``most`` project modules, with their count."""
+    return {m: len(ts) for m, ts in edges.items() if len(ts) > most}
+
+
+def test_layers_are_one_way() -> None:
+    assert layer_violations(graph(), LAYERS) == []
+
+
+def test_no_module_imports_more_than_eight_project_modules() -> None:
+    assert crowded(graph(), MAX_IMPORTS) == {}
+
+
+def test_the_checkers_catch_what_they_forbid() -> None:
+    """The two checkers on a synthetic graph: they can fail."""
+    layers = [{"errors"}, {"chain"}, {"store", "simulate"}, {"api"}]
+    edges = {
+        "tokenrisk.chain.rpc": frozenset({"tokenrisk.errors", "tokenrisk.chain.abi"}),
+        "tokenrisk.chain.abi": frozenset({"tokenrisk.api.wire"}),  # upwards
+        "tokenrisk.store.engine": frozenset({"tokenrisk.simulate.engine"}),  # sideways
+        "tokenrisk.api.wire": frozenset({"tokenrisk.chain.rpc", "tokenrisk.stray"}),  # no layer
+        "tokenrisk.errors": frozenset(),
+    }
+    assert layer_violations(edges, layers) == [
+        ("tokenrisk.chain.abi", "tokenrisk.api.wire"),
+        ("tokenrisk.store.engine", "tokenrisk.simulate.engine"),
+        ("tokenrisk.api.wire", "tokenrisk.stray"),
+    ]
+    many = frozenset(f"tokenrisk.m{i}" for i in range(9))
+    assert crowded({"tokenrisk.hub": many, "tokenrisk.leaf": frozenset()}, 8) == {
+        "tokenrisk.hub": 9
+    }
+    assert crowded({"tokenrisk.hub": many}, 9) == {}
+
+
+def service_parameters(path: Path, module: str) -> set[str]:
+    """Functions in ``path`` with a parameter annotated as the service (``Service`` or
+    ``Service | None``), as ``module.function``."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            args = node.args
+            for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+                text = ast.unparse(arg.annotation) if arg.annotation is not None else ""
+                if "Service" in text.replace("|", " ").split():
+                    found.add(f"{module}.{getattr(node, 'name', '<lambda>')}")
+    return found
+
+
+def test_no_function_receives_the_whole_service() -> None:
+    takers = set().union(*(service_parameters(p, m) for m, p in modules().items()))
+    assert takers == SERVICE_HOLDERS
+
+
 def test_every_exception_derives_from_the_one_tree() -> None:
     strays = []
     for info in pkgutil.walk_packages(tokenrisk.__path__, "tokenrisk."):
@@ -121,3 +234,5 @@ if __name__ == "__main__":
     print(f"module import levels: {_levels(g)}")
     heavy = max(g, key=lambda m: len(g[m]))
     print(f"most project imports in one module: {len(g[heavy])} ({heavy})")
+    unit_edges = {(unit_of(m), unit_of(t)) for m, ts in g.items() for t in ts}
+    print(f"edges between units: {len({e for e in unit_edges if e[0] != e[1]})}")

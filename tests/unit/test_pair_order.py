@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tokenrisk.checks import honeypot
+from tokenrisk.checks import pairs
 from tokenrisk.model import Pool
 
 
@@ -27,7 +27,7 @@ def pool(address: str, liquidity: float | None, created: int | None = None) -> P
 
 
 def rank(pools: list[Pool], limit: int) -> list[str]:
-    return [p.address for p in honeypot.rank_pools(pools, limit)]
+    return [p.address for p in pairs.rank_pools(pools, limit)]
 
 
 def test_liquidity_decides_first() -> None:

@@ -14,22 +14,19 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable
 from typing import Any
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from tokenrisk.api import wire
+from tokenrisk.api import handlers, wire
 from tokenrisk.api.access import Caller
+from tokenrisk.api.allowance import check_options
 from tokenrisk.api.gate import Gate
 from tokenrisk.api.params import parse_chain_id, require_address
 from tokenrisk.api.runner import Runner
-from tokenrisk.checks import honeypot as checks
-from tokenrisk.checks.search import skipped_chains
 from tokenrisk.errors import InputError, TokenRiskError
-from tokenrisk.tiers import Tier
 
 log = logging.getLogger("tokenrisk.api")
 MAX_BATCH = 50
@@ -74,14 +71,9 @@ class BatchResponse(wire.WireModel):
 Key = tuple[str, str | None]
 
 
-OptionsOf = Callable[[Tier], checks.Options]
-
-
-def add_batch_route(
-    app: FastAPI, runner: Runner, gate: Gate, errors: dict[int | str, Any], options_of: OptionsOf
-) -> None:
-    """The route; ``options_of`` gives the analyses a caller's tier switches on (as for
-    the GET endpoint, so the two share cache entries)."""
+def add_batch_route(app: FastAPI, runner: Runner, gate: Gate, errors: dict[int | str, Any]) -> None:
+    """The route; a caller's tier switches analyses on and off as for the GET endpoint,
+    so the two share cache entries.  ``errors``: the error answers, for the document."""
     caller_of = Depends(gate)
 
     @app.post(
@@ -100,13 +92,12 @@ def add_batch_route(
         await gate.charge(request, caller, count - 1)  # the dependency counted the first one
         keys = [(t.address, None if t.chainID is None else str(t.chainID)) for t in payload.tokens]
         unique = list(dict.fromkeys(keys))
-        options = options_of(caller.tier)
-        answers = await asyncio.gather(*(_check(runner, key, options) for key in unique))
+        answers = await asyncio.gather(*(_check(runner, key, caller) for key in unique))
         by_key = dict(zip(unique, answers, strict=True))
         return JSONResponse({"results": [by_key[key] for key in keys]})
 
 
-async def _check(runner: Runner, key: Key, options: checks.Options) -> dict[str, Any]:
+async def _check(runner: Runner, key: Key, caller: Caller) -> dict[str, Any]:
     """One token's result object; errors are its own status, never the batch's."""
     address, chain_text = key
     given: dict[str, Any] = {"address": address}
@@ -115,13 +106,10 @@ async def _check(runner: Runner, key: Key, options: checks.Options) -> dict[str,
     try:
         token = require_address("address", address)
         chain_id = parse_chain_id(chain_text)
-        with skipped_chains() as skipped:
-            answer = await runner.cached(
-                "IsHoneypot",
-                chain_id,
-                (token, None, "never", options),  # the GET endpoint's key: a shared cache
-                lambda svc: checks.is_honeypot(svc, token, chain_id, None, "never", options),
-            )
+        options = check_options(caller.tier)
+        answer, skipped = await handlers.honeypot_answer(
+            runner, token, chain_id, None, None, "never", options
+        )
     except TokenRiskError as exc:
         return {**given, "status": exc.status, "error": {"code": exc.status, "error": exc.public}}
     except Exception:

@@ -17,12 +17,11 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 
-from tokenrisk.chain.head import read_head
-from tokenrisk.errors import TokenRiskError
-from tokenrisk.service import Service
+from tokenrisk.chain.node import Node
+from tokenrisk.errors import TokenRiskError, UnknownChain
 
 DEFAULT_MAX_ENTRIES = 2048
 
@@ -93,7 +92,7 @@ class ResultCache:
         self._entries.clear()
 
 
-async def chain_heads(svc: Service, chain_id: int | None) -> Heads | None:
+async def chain_heads(nodes: Mapping[int, Node], chain_id: int | None) -> Heads | None:
     """The heads part of a key: the given chain, or every configured chain (sorted).
 
     One ``eth_getBlockByNumber("latest")`` per chain, concurrently.  Returns None when
@@ -101,10 +100,12 @@ async def chain_heads(svc: Service, chain_id: int | None) -> Heads | None:
     check itself decides what a partial outage means.  Raises the first chain's error
     when every chain failed (UnknownChain for an unconfigured ``chain_id``).
     """
-    ids = [chain_id] if chain_id is not None else sorted(svc.chains)
+    ids = [chain_id] if chain_id is not None else sorted(nodes)
     if not ids:
         return ()
-    replies = await asyncio.gather(*(read_head(svc.client(i)) for i in ids), return_exceptions=True)
+    if chain_id is not None and chain_id not in nodes:
+        raise UnknownChain(f"chain {chain_id} is not configured")
+    replies = await asyncio.gather(*(nodes[i].head() for i in ids), return_exceptions=True)
     heads: list[tuple[int, int, str]] = []
     failures: list[BaseException] = []
     for chain, reply in zip(ids, replies, strict=True):

@@ -17,6 +17,7 @@ from pydantic import Field
 
 from tokenrisk.api.wire import WireModel
 from tokenrisk.chain.head import read_head
+from tokenrisk.chain.node import Node
 from tokenrisk.chain.registry import Chain
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.errors import DeadlineExceeded, TokenRiskError
@@ -90,15 +91,16 @@ def _down(chain: Chain, exc: TokenRiskError) -> ChainHealth:
 
 
 async def check_health(
-    chains: dict[int, Chain],
-    clients: dict[int, RpcClient],
+    nodes: Mapping[int, Node],
     timeout: float,
     local: Mapping[int, NodeWatch] | None = None,
 ) -> HealthReport:
     """Probe every configured chain concurrently, each under ``timeout`` seconds;
     ``local``: the supervisor's view of the nodes this service runs, by chain id."""
-    ids = sorted(chains)
-    lines = await asyncio.gather(*(chain_health(chains[i], clients[i], timeout) for i in ids))
+    ids = sorted(nodes)
+    lines = await asyncio.gather(
+        *(chain_health(nodes[i].chain, nodes[i].rpc, timeout) for i in ids)
+    )
     watches = local or {}
     lines = [
         line.model_copy(

@@ -53,7 +53,7 @@ def parse_limit(value: str | None, default: int, name: str = "limit") -> int:
 
 
 def liquidity_mode(simulate: bool, force: bool) -> str:
-    """The ``checks.analyse`` liquidity mode for the two IsHoneypot flags (force wins)."""
+    """The liquidity mode (``checks.venue.ready_pool``) of the two IsHoneypot flags (force wins)."""
     return "always" if force else "if_missing" if simulate else "never"
 
 
@@ -67,3 +67,13 @@ def require_address(name: str, value: str | None) -> str:
 def optional_address(value: str | None) -> str | None:
     """An optional address parameter (``pair``, ``router``): None when absent or empty."""
     return parse_address(value) if value else None
+
+
+def honeypot_liquidity(simulate: str | None, force: str | None, chain_id: int | None) -> str:
+    """The liquidity mode of IsHoneypot's ``simulateLiquidity`` / ``forceSimulateLiquidity``
+    flags; both need ``chainID`` (a pool is simulated on one chain)."""
+    wanted = parse_bool("simulateLiquidity", simulate)
+    forced = parse_bool("forceSimulateLiquidity", force)
+    if (wanted or forced) and chain_id is None:
+        raise MissingParameter("chainID is required with simulateLiquidity/forceSimulateLiquidity")
+    return liquidity_mode(wanted, forced)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable, Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import orjson
@@ -23,10 +23,11 @@ from tokenrisk.api.admission import Admission
 from tokenrisk.api.cache import chain_heads
 from tokenrisk.api.shared import SharedState, key_text
 from tokenrisk.devnet.supervisor import NodeSupervisor
-from tokenrisk.errors import DeadlineExceeded
+from tokenrisk.errors import DeadlineExceeded, Overloaded
 from tokenrisk.service import Service
 
-Work = Callable[[Service], Awaitable[Any]]
+Work = Callable[[], Awaitable[Any]]
+"""A check and the rendering of its result as JSON-ready values."""
 T = TypeVar("T")
 
 
@@ -52,12 +53,15 @@ class Runner:
     deadline: float
     state: SharedState
     admission: Admission
-    services: dict[str, Service] = field(default_factory=dict)
+    opened: Service | None = None  # the composition root, once the app has started
     supervisor: NodeSupervisor | None = None  # of the local nodes, while serving
 
     @property
     def service(self) -> Service:
-        return self.services["svc"]
+        """The running service; the handlers take from it their check's bundle."""
+        if self.opened is None:
+            raise Overloaded("the service is starting", retry_after=1)
+        return self.opened
 
     async def fresh(self, chain_id: int | None, work: Work) -> JSONBytes:
         """Compute without the cache (GetContractVerification)."""
@@ -77,8 +81,7 @@ class Runner:
     async def _lookup(
         self, endpoint: str, chain_id: int | None, params: Hashable, work: Work
     ) -> tuple[bytes, str]:
-        svc = self.service
-        heads = await chain_heads(svc, chain_id) if self.state.caching else None
+        heads = await chain_heads(self.service.nodes, chain_id) if self.state.caching else None
         if heads is None:
             return await self._compute(chain_id, work), "miss"
         key = key_text((endpoint, heads, params))
@@ -99,7 +102,7 @@ class Runner:
     async def _compute(self, chain_id: int | None, work: Work) -> bytes:
         """Run ``work`` if admission control lets it in (else Overloaded, a 503)."""
         with self.admission.admit(chain_id):
-            return json_bytes(await work(self.service))
+            return json_bytes(await work())
 
     async def _timed(self, start: Callable[[], Awaitable[T]]) -> T:
         try:

@@ -28,6 +28,7 @@ from typing import Annotated, Any, Protocol
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PlainSerializer, WithJsonSchema
 
 from tokenrisk.chain.registry import Chain
+from tokenrisk.checks import results
 from tokenrisk.findings import FINDINGS, OwnerPowers, PowerFinding
 from tokenrisk.model import (
     AirdropSummary,
@@ -506,6 +507,30 @@ def dump_all(models: Iterable[BaseModel]) -> list[dict[str, Any]]:
     return [dump(m) for m in models]
 
 
+# RENDER: ONE FUNCTION PER CHECK RESULT
+
+
+def honeypot_body(result: results.HoneypotResult) -> IsHoneypotResponse:
+    """IsHoneypot's body for a check's result."""
+    return honeypot_response(result.analysis, result.verdict, result.chain)
+
+
+def pairs_body(rows: Iterable[results.PairRow]) -> list[PairItem]:
+    """GetPairs' array for a check's result (rows in ranked order)."""
+    return [pair_item(r.pool, r.pool.chain_id, r.symbols) for r in rows]
+
+
+def verification_body(result: results.VerificationResult) -> ContractVerificationResponse:
+    """GetContractVerification's body for a check's result."""
+    r = result
+    return verification_response(r.is_contract, r.root_open_source, r.code, r.unknown, r.reason)
+
+
+def top_holders_body(result: results.TopHoldersResult) -> TopHoldersResponse:
+    """TopHolders' body for a check's result."""
+    return top_holders_response(result.total_supply, result.holders)
+
+
 # RENDER: ISHONEYPOT
 
 
@@ -530,7 +555,7 @@ def honeypot_response(analysis: Analysis, verdict: Verdict, chain: Chain) -> IsH
         holderAnalysis=holder_analysis(analysis.holders) if analysis.holders else None,
         flags=list(verdict.legacy_flags),
         contractCode=contract_code(analysis.code) if analysis.code else None,
-        taxDetails=tax_details(sim, analysis.holders),
+        taxDetails=tax_details(sim, analysis.holders, engine_notes(analysis)),
         chain=chain_info(chain),
         router=pool.router if pool else None,
         pair=pair_info(pool, chain.id, pair_symbols(pool, analysis)) if pool else None,
@@ -739,9 +764,21 @@ def contract_code(code: CodeReport) -> ContractCode:
     )
 
 
-def tax_details(sim: SimulationReport | None, holders: HolderStats | None) -> TaxDetails | None:
-    """``taxDetails``: both figures per leg; absent when nothing was measured."""
-    if sim is None and holders is None:
+def engine_notes(analysis: Analysis) -> list[str]:
+    """Every note the engine wrote for this analysis, once each, in order: the journey's
+    (also when it could not buy, e.g. the probe fallback's), then the owner-power scan's."""
+    journey = analysis.simulation.notes if analysis.simulation else ()
+    powers = analysis.owner_powers.notes if analysis.owner_powers else ()
+    return list(dict.fromkeys([*journey, *powers]))
+
+
+def tax_details(
+    sim: SimulationReport | None, holders: HolderStats | None, notes: Sequence[str] = ()
+) -> TaxDetails | None:
+    """``taxDetails``: both figures per leg, and the engine's ``notes`` as ``explanation``;
+    absent when nothing was measured and nothing noted.  ``sim``: the usable simulation
+    (None when it did not run or could not buy: its legs are then absent, its notes not)."""
+    if sim is None and holders is None and not notes:
         return None
     legs = [
         leg_taxes(sim.buy_tax, sim.buy_tax_token_unit) if sim else None,
@@ -753,7 +790,7 @@ def tax_details(sim: SimulationReport | None, holders: HolderStats | None) -> Ta
         sell=legs[1],
         transfer=legs[2],
         holders=holder_taxes(holders) if holders and holders.successful else None,
-        explanation=list(sim.notes) if sim else [],
+        explanation=list(notes),
     )
 
 

@@ -4,7 +4,7 @@ tokenrisk runs against whatever node the operator points it at.  Public endpoint
 some clients lack ``eth_simulateV1`` or ``debug_traceCall``, ignore ``eth_call`` state
 overrides, or cap the block range of ``eth_getLogs``.  Rather than discovering that in
 the middle of every request, the service probes each node once (see
-``Service.capabilities``) and the checks skip what cannot work, saying so in the
+``Node.capabilities``) and the checks skip what cannot work, saying so in the
 response (docs/chains.md lists what degrades how).
 
 Every probe is a harmless read against an address without code.  A method counts as

@@ -17,7 +17,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from tokenrisk.chain.registry import Chain
+from tokenrisk.chain.node import Node
+from tokenrisk.chain.tokens import is_contract
 from tokenrisk.errors import DeadlineExceeded, NodeUnavailable, UpstreamError
 
 T = TypeVar("T")
@@ -43,33 +44,40 @@ def skipped_chains() -> Iterator[set[int]]:
 class Search(Generic[T]):
     """Per-chain answers, and the chains whose node failed (with the failure)."""
 
-    answers: list[tuple[Chain, T]]
-    down: list[tuple[Chain, Exception]]
+    answers: list[tuple[Node, T]]
+    down: list[tuple[Node, Exception]]
 
-    def skip_down(self) -> list[tuple[Chain, T]]:
+    def skip_down(self) -> list[tuple[Node, T]]:
         """The answers, noting the failed chains as skipped; raises the first failure
         when no chain answered or only one chain was asked."""
         if self.down and (not self.answers or len(self.answers) + len(self.down) == 1):
             raise self.down[0][1]
         collected = _skipped.get()
         if collected is not None:
-            collected.update(chain.id for chain, _ in self.down)
+            collected.update(node.id for node, _ in self.down)
         return self.answers
 
 
-async def on_every_chain(
-    chains: Sequence[Chain], work: Callable[[Chain], Awaitable[T]]
-) -> Search[T]:
-    """Run ``work`` on each chain concurrently.  A node failure (:data:`NODE_DOWN`) is
+async def on_every_chain(nodes: Sequence[Node], work: Callable[[Node], Awaitable[T]]) -> Search[T]:
+    """Run ``work`` on each chain's node concurrently.  A node failure (:data:`NODE_DOWN`) is
     kept in ``down``; any other error (bad input, a bug) is raised."""
-    replies = await asyncio.gather(*(work(chain) for chain in chains), return_exceptions=True)
-    answers: list[tuple[Chain, T]] = []
-    down: list[tuple[Chain, Exception]] = []
-    for chain, reply in zip(chains, replies, strict=True):
+    replies = await asyncio.gather(*(work(node) for node in nodes), return_exceptions=True)
+    answers: list[tuple[Node, T]] = []
+    down: list[tuple[Node, Exception]] = []
+    for node, reply in zip(nodes, replies, strict=True):
         if isinstance(reply, NODE_DOWN):
-            down.append((chain, reply))
+            down.append((node, reply))
         elif isinstance(reply, BaseException):
             raise reply
         else:
-            answers.append((chain, reply))
+            answers.append((node, reply))
     return Search(answers, down)
+
+
+async def contract_chains(nodes: Sequence[Node], address: str) -> list[Node]:
+    """The chains with code at ``address`` (chains whose node is down are skipped and
+    named); raises the first node failure when every chain answered "no code" or failed."""
+    search = await on_every_chain(nodes, lambda n: is_contract(n.rpc, [address]))
+    if search.down and not any(flags[0] for _, flags in search.answers):
+        raise search.down[0][1]  # "not a contract" only when every chain answered that
+    return [node for node, flags in search.skip_down() if flags[0]]

@@ -21,7 +21,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from tokenrisk.cli.commands import ConfigOpt, Failed, _failures
+from tokenrisk.cli.session import ConfigOpt, Failed, failures
 from tokenrisk.config import Settings, load_settings
 from tokenrisk.store.engine import create_store
 from tokenrisk.store.keys import Keyring, config_key_name, since_day
@@ -36,7 +36,7 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of 
 @contextmanager
 def _keyring(config: Path | None) -> Iterator[tuple[Keyring, Settings]]:
     """The store's keyring; any failure inside is one line on stderr and exit code 3."""
-    with _failures():
+    with failures():
         settings = load_settings(config)
         store = create_store(settings.database_url)
         try:

@@ -16,14 +16,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tokenrisk.chain.abi import decode, encode_call
 from tokenrisk.devnet.chain import Chain, Outcome, Tx
 from tokenrisk.devnet.deployment import Deployed, Devnet
 from tokenrisk.devnet.history import actor_address
-from tokenrisk.devnet.swaps import approve_calldata, balance_of_calldata, v2_swap_tokens
+from tokenrisk.devnet.swaps import (
+    approve_calldata,
+    balance,
+    transfer_calldata,
+    v2_quote,
+    v2_swap_tokens,
+)
 from tokenrisk.devnet.trading import sell_pool
 from tokenrisk.devnet.uniswap import V2_ROUTER, WETH
-from tokenrisk.errors import AbiDecodeError, DevnetBuildError
 from tokenrisk.simulate.accounting import (
     BuyFacts,
     LegTax,
@@ -82,10 +86,10 @@ def _journey(token: Deployed, start: int) -> _Journey | None:
 
 
 async def _measure(chain: Chain, j: _Journey) -> dict[str, Any]:
-    amount_in = await _balance(chain, WETH, j.pair) * BUY_BPS // 10_000
+    amount_in = await balance(chain, WETH, j.pair) * BUY_BPS // 10_000
     await _fund(chain, j, amount_in)
     # BUY
-    quote = await _quote(chain, amount_in, [WETH, j.token])
+    quote = await v2_quote(chain, amount_in, [WETH, j.token])
     buy = await _send_at(
         chain,
         j.start + SECONDS[0],
@@ -98,19 +102,19 @@ async def _measure(chain: Chain, j: _Journey) -> dict[str, Any]:
     )
     if not buy.ok:
         return {"buyOk": False, "reason": buy.reason}
-    bought = await _balance(chain, j.token, j.buyer)
+    bought = await balance(chain, j.token, j.buyer)
     truth = {"buyOk": True} | _figures(
         "buy", buy_tax(BuyFacts(j.token, j.buyer, quote, bought, _logs(buy)))
     )
     # TRANSFER
     sent = bought * TRANSFER_BPS // 10_000
-    data = encode_call("transfer(address,uint256)", [j.receiver, sent])
+    data = transfer_calldata(j.receiver, sent)
     moved = await _send_at(
         chain, j.start + SECONDS[1], Tx(j.buyer, j.token, data, label="ground truth: transfer")
     )
     truth["transferOk"] = moved.ok
     if moved.ok:
-        received = await _balance(chain, j.token, j.receiver)
+        received = await balance(chain, j.token, j.receiver)
         truth |= _figures(
             "transfer",
             transfer_tax(TransferFacts(j.token, j.buyer, j.receiver, sent, received, _logs(moved))),
@@ -120,9 +124,9 @@ async def _measure(chain: Chain, j: _Journey) -> dict[str, Any]:
 
 
 async def _sell(chain: Chain, j: _Journey) -> dict[str, Any]:
-    amount = await _balance(chain, j.token, j.buyer)
-    quote = await _quote(chain, amount, [j.token, WETH])
-    weth_before = await _balance(chain, WETH, j.buyer)
+    amount = await balance(chain, j.token, j.buyer)
+    quote = await v2_quote(chain, amount, [j.token, WETH])
+    weth_before = await balance(chain, WETH, j.buyer)
     tx = Tx(
         j.buyer,
         V2_ROUTER,
@@ -132,8 +136,8 @@ async def _sell(chain: Chain, j: _Journey) -> dict[str, Any]:
     sell = await _send_at(chain, j.start + SECONDS[2], tx)
     if not sell.ok:
         return {"sellOk": False, "reason": sell.reason}
-    left = await _balance(chain, j.token, j.buyer)
-    received = await _balance(chain, WETH, j.buyer) - weth_before
+    left = await balance(chain, j.token, j.buyer)
+    received = await balance(chain, WETH, j.buyer) - weth_before
     facts = SellFacts(j.token, j.buyer, j.pair, amount, amount - left, quote, received, _logs(sell))
     return {"sellOk": True} | _figures("sell", sell_tax(facts))
 
@@ -163,19 +167,6 @@ async def _fund(chain: Chain, j: _Journey, amount_in: int) -> None:
 async def _send_at(chain: Chain, timestamp: int, tx: Tx) -> Outcome:
     await chain.cheat("evm_setNextBlockTimestamp", timestamp)
     return await chain.send(tx, allow_revert=True)
-
-
-async def _quote(chain: Chain, amount: int, path: list[str]) -> int | None:
-    data = encode_call("getAmountsOut(uint256,address[])", [amount, path])
-    try:
-        (amounts,) = decode(["uint256[]"], await chain.call(V2_ROUTER, data))
-    except (DevnetBuildError, AbiDecodeError):  # a token the router cannot quote
-        return None
-    return int(amounts[-1])
-
-
-async def _balance(chain: Chain, token: str, holder: str) -> int:
-    return int(decode(["uint256"], await chain.call(token, balance_of_calldata(holder)))[0])
 
 
 def _logs(outcome: Outcome) -> tuple[Any, ...]:

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tokenrisk.chain.abi import encode_call
+from tokenrisk.chain.abi import decode, encode_call
+from tokenrisk.devnet.chain import Chain
 from tokenrisk.devnet.liquidity import DEADLINE
 from tokenrisk.devnet.uniswap import SWAP_ROUTER, V2_ROUTER, WETH
+from tokenrisk.errors import AbiDecodeError, DevnetBuildError
 
 _V3_EXACT_INPUT_SINGLE = (
     "exactInputSingle((address,address,uint24,address,uint256,uint256,uint256,uint160))"
@@ -88,3 +90,22 @@ def approve_calldata(spender: str, amount: int = 2**256 - 1) -> str:
 
 def balance_of_calldata(account: str) -> str:
     return encode_call("balanceOf(address)", [account])
+
+
+def transfer_calldata(to: str, amount: int) -> str:
+    return encode_call("transfer(address,uint256)", [to, amount])
+
+
+async def v2_quote(chain: Chain, amount: int, path: list[str]) -> int | None:
+    """What the V2 router quotes for ``amount`` along ``path``; None when it cannot."""
+    data = encode_call("getAmountsOut(uint256,address[])", [amount, path])
+    try:
+        (amounts,) = decode(["uint256[]"], await chain.call(V2_ROUTER, data))
+    except (DevnetBuildError, AbiDecodeError):  # a token the router cannot quote
+        return None
+    return int(amounts[-1])
+
+
+async def balance(chain: Chain, token: str, holder: str) -> int:
+    """``token.balanceOf(holder)`` now."""
+    return int(decode(["uint256"], await chain.call(token, balance_of_calldata(holder)))[0])

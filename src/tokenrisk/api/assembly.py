@@ -1,0 +1,32 @@
+"""Putting the app together: middleware, the gate, error bodies, the check routes, the
+operational routes and a truthful OpenAPI document."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from tokenrisk.api import failures, middleware
+from tokenrisk.api.gating import build_gate, keys_matter
+from tokenrisk.api.openapi import truthful_openapi
+from tokenrisk.api.operations import add_operations
+from tokenrisk.api.routes import add_check_routes
+from tokenrisk.api.runner import Runner
+from tokenrisk.config import Settings
+
+
+def assemble(app: FastAPI, settings: Settings, runner: Runner) -> None:
+    middleware.install(app, settings.cors_origins)
+    gate = build_gate(settings, runner)
+    failures.install(app)
+    add_check_routes(app, runner, gate)
+    add_operations(app, settings, runner, gate)
+    paths = frozenset(r.path for r in app.routes)  # type: ignore[attr-defined]
+    app.add_middleware(middleware.SlashRedirect, paths=paths)
+    tiers = settings.tier_table().values()
+    caps = {
+        "GetPairs": max(t.max_pairs for t in tiers),
+        "TopHolders": max(t.max_top_holders for t in tiers),
+    }
+    chain_ids = lambda: sorted(runner.service.nodes)  # noqa: E731 (built on first request)
+    truthful_openapi(app, keys_matter(settings), chain_ids, caps)
+    app.add_middleware(middleware.RequestMetrics)  # added last: outermost, sees every answer

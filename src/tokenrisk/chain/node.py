@@ -1,0 +1,99 @@
+"""One configured chain as every check sees it: registry entry, client, head, capabilities.
+
+The service builds one :class:`Node` per chain at start-up and hands the checks the
+:class:`Nodes` (or the one Node) they need, never the service.  A Node owns its chain's
+:class:`~tokenrisk.chain.rpc.RpcClient` (and closes it), reads the head through the one
+head reader (:mod:`tokenrisk.chain.head`) and probes the node's optional features once
+per process (:mod:`tokenrisk.chain.capabilities`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from tokenrisk.chain.capabilities import Capabilities, probe_capabilities
+from tokenrisk.chain.head import ChainHead, read_head
+from tokenrisk.chain.registry import Chain
+from tokenrisk.chain.rpc import RpcClient
+from tokenrisk.errors import UnknownChain
+
+log = logging.getLogger("tokenrisk")
+
+
+@dataclass(eq=False)
+class Node:
+    """A chain's registry entry and the client of the node serving it.
+
+    ``rpc`` may be replaced (tests inject a faulty transport); everything that holds
+    the Node sees the new client.
+    """
+
+    chain: Chain
+    rpc: RpcClient
+    _capabilities: Capabilities | None = field(default=None, repr=False)
+    _probing: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
+
+    @property
+    def id(self) -> int:
+        return self.chain.id
+
+    async def head(self) -> ChainHead:
+        """The latest block; raises the RPC client's errors."""
+        return await read_head(self.rpc)
+
+    @property
+    def probed(self) -> bool:
+        """True once the node's capabilities are known (probed and kept)."""
+        return self._capabilities is not None
+
+    async def capabilities(self) -> Capabilities:
+        """The node's optional features, probed on first use and kept for the process.
+
+        Raises the transport errors of the probe; then nothing is kept and the next
+        call probes again.
+        """
+        if self._capabilities is not None:
+            return self._capabilities
+        async with self._probing:
+            if self._capabilities is None:
+                caps = await probe_capabilities(self.rpc)
+                log.info("chain %s node lacks: %s", self.id, ", ".join(caps.missing()) or "-")
+                self._capabilities = caps
+            return self._capabilities
+
+    async def aclose(self) -> None:
+        await self.rpc.aclose()
+
+
+class Nodes(Mapping[int, Node]):
+    """The configured chains' Nodes by chain id (read-only once built)."""
+
+    def __init__(self, nodes: Mapping[int, Node]) -> None:
+        self._nodes = dict(nodes)
+
+    def __getitem__(self, chain_id: int) -> Node:
+        return self._nodes[chain_id]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._nodes)
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def node(self, chain_id: int) -> Node:
+        """The chain's Node; raises UnknownChain for a chain that is not configured."""
+        try:
+            return self._nodes[chain_id]
+        except KeyError:
+            raise UnknownChain(f"chain {chain_id} is not configured") from None
+
+    def select(self, chain_id: int | None) -> list[Node]:
+        """The requested chain, or every configured chain when ``chain_id`` is None."""
+        return [self.node(chain_id)] if chain_id is not None else list(self._nodes.values())
+
+    async def aclose(self) -> None:
+        for node in self._nodes.values():
+            await node.aclose()

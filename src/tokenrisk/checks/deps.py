@@ -1,0 +1,132 @@
+"""What each check is handed by the composition root (``tokenrisk.service``).
+
+A check never sees the service: it receives one small bundle naming exactly what it
+uses (the chains' :class:`~tokenrisk.chain.node.Nodes`, the holder index, the
+verifier, the caches it reads and fills).  The bundles are built once at start-up and
+share their parts, so a balance slot found for one request serves the next.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from tokenrisk.chain.node import Nodes
+from tokenrisk.model import TokenInfo
+from tokenrisk.simulate.powers import PowerCache, ScanBounds
+from tokenrisk.simulate.slots import BalanceSlot, SlotCache
+from tokenrisk.store.engine import Store
+from tokenrisk.verification.verifier import Verifier
+
+
+class JobQueue(Protocol):
+    """What the holder index needs of a background job queue (``tokenrisk.jobs``)."""
+
+    inline_blocks: int
+
+    async def enqueue(self, chain_id: int, token: str) -> bool: ...
+
+
+@dataclass
+class HolderIndex:
+    """The Transfer-log index: its store, one indexer per (chain, token) in this process,
+    and the job queue when Redis is configured (set by the API while it serves)."""
+
+    store: Store
+    queue: JobQueue | None = None
+    locks: dict[tuple[int, str], asyncio.Lock] = field(default_factory=dict)
+
+
+@dataclass
+class Trading:
+    """What a simulated trade needs besides the node: the process-wide limit on
+    concurrent simulations and the balance-slot caches (the checked token's layout by
+    code hash, registry base tokens' slots by (chain, token))."""
+
+    simulations: asyncio.Semaphore
+    slots: SlotCache = field(default_factory=SlotCache)
+    base_slots: dict[tuple[int, str], BalanceSlot | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PowerScan:
+    """The owner-power scan as configured: on or off, its bounds, its cache."""
+
+    enabled: bool
+    bounds: ScanBounds
+    cache: PowerCache
+
+    @classmethod
+    def configured(
+        cls,
+        enabled: bool,
+        cache_ttl: float,
+        *,
+        max_functions: int,
+        max_callers: int,
+        max_arg_sets: int,
+        max_trials: int,
+        deadline: float,
+    ) -> PowerScan:
+        """A scan with these bounds (see ``ScanBounds``) and a cache of ``cache_ttl`` s."""
+        bounds = ScanBounds(
+            max_functions=max_functions,
+            max_callers=max_callers,
+            max_arg_sets=max_arg_sets,
+            max_trials=max_trials,
+            deadline=deadline,
+        )
+        return cls(enabled, bounds, PowerCache(ttl=cache_ttl))
+
+
+@dataclass(frozen=True)
+class Options:
+    """What a check may do for the caller's tier (``tokenrisk.tiers``); default: everything.
+
+    Hashable, so the API puts it in the results-cache key: two tiers never share an answer
+    that one of them may not see.
+    """
+
+    holder_analysis: bool = True  # real holders sell in simulation (holderAnalysis)
+    owner_powers: bool = True  # the owner-power scan; see owner_powers_enabled
+
+
+EVERY_ANALYSIS = Options()
+"""The default of a check called without a tier (the CLI, tests)."""
+
+
+def owner_powers_enabled(options: Options) -> bool:
+    """Whether this check may run the owner-power scan (the tier switch ``owner_powers``,
+    also turned off per request by ``?ownerPowers=false``)."""
+    return options.owner_powers
+
+
+@dataclass(frozen=True)
+class HoneypotDeps:
+    """IsHoneypot: everything a full analysis touches."""
+
+    nodes: Nodes
+    trading: Trading
+    index: HolderIndex
+    verifier: Verifier
+    powers: PowerScan
+    holder_limit: int  # most holders whose sells are simulated
+    base_infos: dict[tuple[int, str], TokenInfo] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class VerificationDeps:
+    """GetContractVerification: a traced buy and sell, and the verifier."""
+
+    nodes: Nodes
+    trading: Trading
+    verifier: Verifier
+
+
+@dataclass(frozen=True)
+class HoldersDeps:
+    """TopHolders: the chains and the holder index."""
+
+    nodes: Nodes
+    index: HolderIndex

@@ -1,0 +1,77 @@
+"""``holderAnalysis``: the analysed holders and the snipers that still hold sell in
+simulation.  Analysed: the largest holders up to the configured limit, skipping pools,
+the zero/dead addresses and contracts (a contract cannot sign a transaction, so "can it
+sell like a person" does not apply); past ``SAMPLE_MAX`` candidates, a sample by
+balance (:func:`tokenrisk.checks.people.sample_by_balance`)."""
+
+from __future__ import annotations
+
+from collections.abc import Set
+from dataclasses import replace
+
+from tokenrisk.chain.node import Node
+from tokenrisk.checks.people import holding_snipers, largest_holders
+from tokenrisk.checks.sells import capped, pool_sell_limit, sell_all
+from tokenrisk.holders.siphon import siphoned_holders
+from tokenrisk.holders.stats import HolderSell, aggregate
+from tokenrisk.model import HolderStats, Pool
+from tokenrisk.simulate.engine import Simulator
+from tokenrisk.store.engine import Store
+
+
+async def analyse_holders(
+    node: Node,
+    store: Store,
+    limit: int,
+    sim: Simulator,
+    pools: list[Pool],
+    skip: Set[str] = frozenset(),
+) -> HolderStats | None:
+    """Sell simulations of the ``limit`` largest holders and of the snipers that still
+    hold; None when there is nobody to analyse.
+
+    Reads the holder index: the caller brings it up to date (``refresh_index``).
+    ``skip``: addresses not to analyse (the provider of simulated liquidity, whose
+    balance the simulation has already changed).
+    """
+    token = sim.route.token
+    found = await largest_holders(node, store, limit, token, pools)
+    people = [p for p in found if p[0] not in skip]
+    if not people:
+        return None
+    siphoned = await siphoned_holders(node.rpc, store, node.id, token, [a for a, _ in people])
+    cap = pool_sell_limit(sim)
+    sells = capped(people, cap)
+    results = await sell_all(sim, sells, siphoned)
+    over = sum(1 for (_, b), (_, c) in zip(people, sells, strict=True) if c < b)
+    snipers = await _sniper_sells(node, store, sim, pools, skip, results)
+    stats = aggregate(results)
+    if over:
+        stats = replace(stats, sold_at_pool_limit=over, pool_limit_wei=cap)
+    return replace(
+        stats,
+        snipers_success=sum(1 for r in snipers if r.ok),
+        snipers_failed=sum(1 for r in snipers if not r.ok),
+    )
+
+
+async def _sniper_sells(
+    node: Node,
+    store: Store,
+    sim: Simulator,
+    pools: list[Pool],
+    skip: Set[str],
+    analysed: list[HolderSell],
+) -> list[HolderSell]:
+    """Sell results of the snipers that still hold a balance and are not contracts.
+
+    Snipers already among the analysed holders reuse their result; the others sell now
+    (capped at what the pool can take, as for every holder).
+    """
+    holding = await holding_snipers(node, store, sim.route.token, pools, skip)
+    if not holding:
+        return []
+    known = {r.holder: r for r in analysed}
+    todo = capped([(a, b) for a, b in holding if a not in known], pool_sell_limit(sim))
+    fresh = await sell_all(sim, todo, set())
+    return [known[a] for a, _ in holding if a in known] + fresh

@@ -1,0 +1,67 @@
+"""Keeping the Transfer-log index fresh for a check, and the holder counts it gives.
+
+The index itself is :mod:`tokenrisk.holders.index`; this module decides, per request,
+whether to bring it up to the head inline or leave that to a background job.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from tokenrisk import metrics
+from tokenrisk.chain.node import Node
+from tokenrisk.checks.deps import HolderIndex
+from tokenrisk.errors import StoreConflict
+from tokenrisk.holders.index import DEVNET_CHAIN_IDS, head_block, holder_count, index_token
+
+
+async def refresh_index(index: HolderIndex, node: Node, token: str) -> None:
+    """Bring the token's index up to the head, or have a background job do it.
+
+    With a job queue (Redis configured, see :mod:`tokenrisk.jobs`) an index more than
+    ``index_inline_blocks`` behind the head is left to ``tokenrisk worker``: the check
+    goes on with the index as stored.  Otherwise concurrent requests for one token wait
+    for a single indexer; when another process holds the token's cursor
+    (StoreConflict), a few short retries follow, then the stored index is used as it is
+    (at most a few blocks behind).
+    """
+    queue, chain_id = index.queue, node.id
+    if queue is not None and await _blocks_behind(index, node, token) > queue.inline_blocks:
+        await queue.enqueue(chain_id, token)
+        return
+    lock = index.locks.setdefault((chain_id, token.lower()), asyncio.Lock())
+    async with lock:
+        for attempt in range(3):
+            try:
+                stats = await index_token(node.rpc, index.store, chain_id, token)
+                metrics.index_refreshed(chain_id, stats.blocks)
+                return
+            except StoreConflict:
+                await asyncio.sleep(0.05 * (attempt + 1))
+
+
+async def _blocks_behind(index: HolderIndex, node: Node, token: str) -> int:
+    """Blocks between the token's index cursor and the head (the whole chain if never
+    indexed: the indexer's start block is not known before it runs)."""
+    head, cursor = await asyncio.gather(
+        head_block(node.rpc),
+        asyncio.to_thread(index.store.get_cursor, node.id, token.lower()),
+    )
+    return head - (cursor.last_block if cursor is not None else -1)
+
+
+async def holders_counted(index: HolderIndex, node: Node, token: str) -> int | None:
+    """The token's holder count from the index; None when it has never been indexed."""
+    return await holder_count(index.store, node.id, token)
+
+
+async def base_token_holders(index: HolderIndex, node: Node, base: str) -> int | None:
+    """Holder count of the pair's other token where it is indexed; None when unknown.
+
+    On a devnet the base token's Transfer logs are few, so they are indexed here; on a
+    real chain (millions of WETH transfers) only a background index job can, and until
+    one has, the count stays unknown (None) rather than a partial number.
+    """
+    if node.id in DEVNET_CHAIN_IDS:
+        await refresh_index(index, node, base)
+    return await holders_counted(index, node, base)

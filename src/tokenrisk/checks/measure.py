@@ -1,0 +1,70 @@
+"""Everything IsHoneypot measures on a prepared trade, concurrently.
+
+The request waits for the longest chain of round trips, not their sum: the token's
+metadata, the base token, the journey, the holder sells (once the index is fresh), the
+pool's creation, the airdrop, the owner-power scan and the call trace all proceed
+together.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+
+from tokenrisk.checks.deps import HoneypotDeps, Options
+from tokenrisk.checks.prepare import Prepared
+from tokenrisk.checks.scans import airdrop, holder_sells, owner_powers
+from tokenrisk.checks.tasks import finish
+from tokenrisk.checks.tokens import base_info, counted, created, token_info
+from tokenrisk.checks.trace import code_report
+from tokenrisk.checks.trade import run_journey
+from tokenrisk.model import Analysis, Pool
+
+
+async def measure(
+    deps: HoneypotDeps,
+    ready: Prepared,
+    known: list[Pool],
+    index: asyncio.Task[None],
+    options: Options,
+) -> Analysis:
+    """The analysis of ``ready``'s trade; ``known``: the token's existing pools.
+
+    The owner-power scan's result is kept only when the journey's buyer could buy and
+    sell; the call trace only when the simulation ran.
+    """
+    node, token, pool = ready.node, ready.route.token, ready.route.pool
+    traced = (
+        asyncio.create_task(code_report(ready, deps.verifier))
+        if not ready.simulated and ready.failed is None
+        else None
+    )
+    pools = [*known, pool]
+    skip = {ready.made.provider} if ready.made else set()
+    try:
+        info, with_token, report, holders, launch, powers = await asyncio.gather(
+            token_info(node, token),
+            base_info(deps, node, pool.base_token),
+            run_journey(ready, deps.trading.simulations),
+            holder_sells(deps, ready, pools, skip, index, options),
+            asyncio.gather(
+                created(node, pool, token, ready.simulated), airdrop(deps, ready, pools, index)
+            ),
+            owner_powers(deps, ready, options),
+        )
+        # a trace covers one call, so a pool that exists only in a prelude cannot be traced
+        code = await traced if traced is not None and report.success else None
+    finally:
+        if traced is not None:
+            await finish(traced)
+    made, dropped = launch
+    return Analysis(
+        token=replace(await counted(deps, node, token, info), airdrop=dropped),
+        with_token=with_token,
+        pool=made,
+        simulation=report,
+        code=code,
+        holders=holders,
+        whitelisted=token in node.chain.whitelist,
+        owner_powers=powers if report.buy_ok and report.sell_ok else None,
+    )

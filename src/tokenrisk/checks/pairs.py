@@ -1,0 +1,56 @@
+"""GetPairs: the token's pools on every configured chain, ranked."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+
+from tokenrisk.chain import dex
+from tokenrisk.chain.abi import parse_address
+from tokenrisk.chain.node import Node, Nodes
+from tokenrisk.chain.tokens import read_token
+from tokenrisk.checks.results import PairRow
+from tokenrisk.checks.search import on_every_chain
+from tokenrisk.model import Pool
+
+
+async def get_pairs(
+    nodes: Nodes, address: str, chain_id: int | None, limit: int = 10
+) -> list[PairRow]:
+    """The ``limit`` first pairs of the token (all chains merged) in :func:`rank_pools` order."""
+    token = parse_address(address)
+    search = await on_every_chain(nodes.select(chain_id), lambda n: _pairs_on(n, token))
+    pools = rank_pools([p for _, ps in search.skip_down() for p in ps], limit)
+    keys = sorted({(p.chain_id, a) for p in pools for a in (p.token0, p.token1)})
+    infos = await asyncio.gather(*(read_token(nodes.node(c).rpc, a) for c, a in keys))
+    symbols = {key: info.symbol for key, info in zip(keys, infos, strict=True)}
+    return [
+        PairRow(p, (symbols[(p.chain_id, p.token0)], symbols[(p.chain_id, p.token1)]))
+        for p in pools
+    ]
+
+
+async def _pairs_on(node: Node, token: str) -> list[Pool]:
+    """Base-token pools, then pools against other tokens, all with their creation data."""
+    rpc, chain = node.rpc, node.chain
+    base, found = await asyncio.gather(
+        dex.find_pools(rpc, chain, token), dex.creations(rpc, chain, token)
+    )
+    others = await dex.other_pools(rpc, chain, token, found, base)
+    return await dex.with_creation(rpc, [*base, *others], found)
+
+
+def rank_pools(pools: list[Pool], limit: int) -> list[Pool]:
+    """The ``limit`` first pools: pools against registry base tokens before pools against
+    other tokens; then USD liquidity descending (unknown liquidity last); then creation
+    time (older first, unknown last); then address.
+
+    Every pool already carries its creation time (one batched ``eth_getLogs`` per factory
+    reads them all, for ``CreatedAtTimestamp``), so ranking reads nothing more.
+    """
+
+    def order(p: Pool) -> tuple[bool, float, float, str]:
+        created = p.created_at_timestamp
+        return (not p.against_base, -p.depth, math.inf if created is None else created, p.address)
+
+    return sorted(pools, key=order)[:limit]

@@ -1,0 +1,70 @@
+"""Who sells as themselves in a check: the largest EOA holders and the snipers that still
+hold, with balances read from the chain (the index says who holds, ``balanceOf`` how
+much: reflection and rebasing tokens change balances without Transfer logs)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Set
+
+from tokenrisk.chain.abi import checksum
+from tokenrisk.chain.node import Node
+from tokenrisk.chain.tokens import balances_of, is_contract
+from tokenrisk.checks.launch import sniper_addresses
+from tokenrisk.holders.index import top_holders
+from tokenrisk.model import Pool
+from tokenrisk.store.engine import Store
+
+_SKIP = {"0x0000000000000000000000000000000000000000", "0x000000000000000000000000000000000000dead"}
+SAMPLE_MAX = 2_000
+"""Most holders whose sells are simulated in one check.  A larger candidate set is
+sampled by balance: the largest ``SAMPLE_MAX // 2`` always, the rest evenly spaced by
+balance rank over the remaining candidates (see :func:`sample_by_balance`)."""
+
+
+async def largest_holders(
+    node: Node, store: Store, limit: int, token: str, pools: list[Pool]
+) -> list[tuple[str, int]]:
+    """The ``limit`` largest EOA holders with their balances read from the chain."""
+    skip = _SKIP | {p.address.lower() for p in pools} | {token.lower()}
+    rows = await top_holders(store, node.id, token, limit * 2)
+    rows = sample_by_balance(rows, SAMPLE_MAX)
+    addresses = [checksum(a) for a, _ in rows if a.lower() not in skip]
+    if not addresses:
+        return []
+    people = await _holding_people(node, token, addresses)
+    return people[:limit]
+
+
+async def holding_snipers(
+    node: Node, store: Store, token: str, pools: list[Pool], skip: Set[str]
+) -> list[tuple[str, int]]:
+    """The snipers (``holders.launch``) that still hold a balance and are not contracts,
+    leaving out ``skip`` and the token itself."""
+    found = await sniper_addresses(store, node.id, token, pools)
+    left_out = {s.lower() for s in skip} | {token.lower()}
+    found = [checksum(a) for a in found if a not in left_out]
+    if not found:
+        return []
+    return await _holding_people(node, token, found)
+
+
+async def _holding_people(node: Node, token: str, addresses: list[str]) -> list[tuple[str, int]]:
+    """``addresses`` that are not contracts and hold a balance, with it, in order."""
+    flags, balances = await asyncio.gather(
+        is_contract(node.rpc, addresses), balances_of(node.rpc, token, addresses)
+    )
+    return [(a, b) for a, c, b in zip(addresses, flags, balances, strict=True) if b and not c]
+
+
+def sample_by_balance(rows: list[tuple[str, int]], cap: int) -> list[tuple[str, int]]:
+    """At most ``cap`` of ``rows`` (largest balance first): the top half of the cap as
+    they are, then every k-th of the rest, so small holders are represented in
+    proportion to their number rather than left out.  Order is kept."""
+    if len(rows) <= cap:
+        return rows
+    top = cap // 2
+    rest = rows[top:]
+    picks = cap - top
+    step = len(rest) / picks
+    return rows[:top] + [rest[int(i * step)] for i in range(picks)]

@@ -1,0 +1,108 @@
+"""Getting a simulated trade ready: route, funding, simulator, the token's balance slot.
+
+Shared by IsHoneypot and GetContractVerification.  What a trade needs is read once
+(the pool's head block, a registry base token's balance slot per chain and token) and
+the checked token's own slot is searched in a task, so the first simulations of the
+journey need not wait for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from tokenrisk.chain import dex
+from tokenrisk.chain.node import Node
+from tokenrisk.checks.deps import Trading
+from tokenrisk.checks.tasks import given
+from tokenrisk.model import Pool, SimulationReport
+from tokenrisk.simulate.calls import BalanceSlot, Route, find_balance_slot
+from tokenrisk.simulate.engine import Funding, Head, SimSettings, Simulator
+from tokenrisk.simulate.liquidity import SimulatedPool
+
+
+@dataclass
+class Prepared:
+    """What a journey needs, ready before it starts (the token's slot may be in flight).
+
+    ``failed`` set: no journey can run, it is the report.  ``made``: the pool exists
+    only inside this liquidity simulation (no trace, no explained failure).
+    """
+
+    node: Node
+    route: Route
+    funding: Funding
+    sim: Simulator | None
+    token_slot: asyncio.Task[BalanceSlot | None] | None
+    failed: SimulationReport | None
+    made: SimulatedPool | None = None
+
+    @property
+    def simulated(self) -> bool:
+        """The pool exists only in a liquidity simulation."""
+        return self.made is not None
+
+    @property
+    def probe_amount(self) -> int:
+        """The default buy size in this pool (what the probe and the trace buy)."""
+        return SimSettings().buy_amount(dex.base_reserve(self.route.pool))
+
+
+async def head_of(node: Node) -> Head:
+    """The head block the simulations start after."""
+    head = await node.head()
+    return Head(head.number, head.timestamp)
+
+
+def _failed(
+    node: Node, route: Route, funding: Funding, error: str, made: SimulatedPool | None
+) -> Prepared:
+    report = SimulationReport(success=False, error=error)
+    return Prepared(node, route, funding, None, None, report, made)
+
+
+async def prepare(
+    node: Node,
+    trading: Trading,
+    pool: Pool,
+    token: str,
+    simulated: SimulatedPool | None = None,
+    head: Head | None = None,
+) -> Prepared:
+    """Route, funding and simulator for ``pool``; the token's balance slot is searched in
+    a task so that the journey's first simulations need not wait for it."""
+    chain, made = node.chain, simulated
+    route = Route(pool, dex.dex_of(chain, pool), token, pool.base_token)
+    caps = await node.capabilities()
+    if not caps.state_override:
+        error = "node lacks eth_call state overrides: cannot fund a simulated buyer"
+        return _failed(node, route, Funding(route.base, None), error, made)
+    if simulated:
+        head = simulated.head
+    base_slot, at = await asyncio.gather(
+        base_slot_of(node, trading, route.base), head_of(node) if head is None else given(head)
+    )
+    funding = Funding(route.base, base_slot)
+    if base_slot is None and route.base != chain.wrapped_native.address:
+        return _failed(
+            node, route, funding, "cannot fund a simulated buyer with the base token", made
+        )
+    prelude = simulated.prelude if simulated else []
+    sim = Simulator(node.rpc, route, at, funding, SimSettings(), prelude)
+    if dex.base_reserve(pool) == 0 or dex.token_reserve(pool) == 0:
+        return _failed(node, route, funding, "insufficient liquidity: the pool is empty", made)
+    slot = asyncio.create_task(find_balance_slot(node.rpc, token, cache=trading.slots))
+    return Prepared(node, route, funding, sim, slot, None, made)
+
+
+async def base_slot_of(node: Node, trading: Trading, base: str) -> BalanceSlot | None:
+    """Balance slot of a registry base token, discovered once per chain and token.
+
+    Base tokens come from the operator's registry (WETH, stablecoins), so their storage
+    layout is trusted to stay put; the checked token's slot is always verified again
+    (its layout is remembered per code hash, see :mod:`tokenrisk.simulate.slots`).
+    """
+    key = (node.id, base)
+    if key not in trading.base_slots:
+        trading.base_slots[key] = await find_balance_slot(node.rpc, base)
+    return trading.base_slots[key]
