@@ -47,19 +47,6 @@ async def honeypot_answer(
     return body, skipped
 
 
-async def honeypot(
-    runner: Runner,
-    token: str,
-    chain_id: int | None,
-    pair: str | None,
-    router: str | None,
-    mode: str,
-    options: Options,
-) -> Response:
-    body, skipped = await honeypot_answer(runner, token, chain_id, pair, router, mode, options)
-    return searched(body, skipped)
-
-
 async def verification(
     runner: Runner, root: str, chain_id: int | None, pair: str | None, router: str | None
 ) -> Response:

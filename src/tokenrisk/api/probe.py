@@ -48,36 +48,6 @@ class HealthProbe:
             return self._report[1]
 
 
-def _add_health_route(app: FastAPI, probe: HealthProbe, keys: KeyGate | None) -> None:
-    @app.get(
-        "/health",
-        summary="Node reachability and head block age of every configured chain",
-        description="Cached for a second.  With API keys on, the per-chain detail is "
-        "shown only to a request with a valid key (X-API-KEY header or apiKey).",
-        response_model=HealthReport,
-        response_model_exclude_none=True,
-        responses={503: {"model": HealthReport, "description": "A node is unreachable."}},
-    )
-    async def health(request: Request) -> JSONResponse:
-        report = await probe.report()
-        status = 200 if report.healthy else 503
-        offered = request.headers.get("x-api-key") or request.query_params.get("apiKey")
-        if keys is not None and not await keys.valid(offered):
-            report = HealthReport(status=report.status)
-        return JSONResponse(wire.dump(report), status_code=status)
-
-
-def _add_metrics_route(app: FastAPI, keys: KeyGate | None) -> None:
-    @app.get("/metrics", include_in_schema=False)
-    async def prometheus_metrics(request: Request) -> Response:
-        """Prometheus text format; with API keys on, a valid key is required (no rate
-        limit, so scraping never competes with checks)."""
-        offered = request.headers.get("x-api-key") or request.query_params.get("apiKey")
-        if keys is not None and not await keys.valid(offered):
-            raise AuthError("a valid API key is required (X-API-KEY header)")
-        return Response(metrics.exposition(), media_type=metrics.CONTENT_TYPE)
-
-
 def add_health_route(app: FastAPI, probe: HealthProbe, keys: KeyGate | None) -> None:
     @app.get(
         "/health",

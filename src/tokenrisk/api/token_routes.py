@@ -50,9 +50,10 @@ def add_honeypot_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
         pair_address, router_address = optional_address(pair), optional_address(router)
         mode = honeypot_liquidity(simulateLiquidity, forceSimulateLiquidity, chain_id)
         options = honeypot_options(caller.tier, ownerPowers)
-        return await handlers.honeypot(
+        body, skipped = await handlers.honeypot_answer(
             runner, token, chain_id, pair_address, router_address, mode, options
         )
+        return handlers.searched(body, skipped)
 
     summary = "Can this token be sold after buying it, and at what cost?"
     add_v2_and_v1(app, "IsHoneypot", summary, wire.IsHoneypotResponse, [], is_honeypot)
