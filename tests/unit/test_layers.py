@@ -47,7 +47,7 @@ PURE = {
 
 LAYERS: list[set[str]] = [
     {"errors", "tokenrisk"},
-    {"findings", "tiers", "metrics", "redaction", "logs"},
+    {"findings", "tiers", "metrics", "redaction", "logs", "caching"},
     {"model"},
     {"risk"},
     {"chain"},

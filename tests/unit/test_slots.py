@@ -39,6 +39,6 @@ def test_slot_cache_is_bounded_lru() -> None:
     cache = SlotCache(max_entries=2)
     cache.put(b"a", BalanceSlot(0, False))
     cache.put(b"b", BalanceSlot(1, False))
-    assert cache.get(b"a") == BalanceSlot(0, False)  # "a" is now the most recent
+    assert cache.value(b"a") == BalanceSlot(0, False)  # "a" is now the most recent
     cache.put(b"c", BalanceSlot(2, False))
-    assert cache.get(b"b") is None and cache.get(b"a") is not None
+    assert cache.value(b"b") is None and cache.value(b"a") is not None

@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tokenrisk.caching import MemoryCache
 from tokenrisk.chain.abi import checksum
 from tokenrisk.errors import (
     DeadlineExceeded,
@@ -41,7 +42,6 @@ from tokenrisk.verification import (
     build_verifier,
     devnet_settings,
 )
-from tokenrisk.verification.cache import TtlCache
 from tokenrisk.verification.sourcify import V2_FIELDS
 from tokenrisk.verification.verifier import UNKNOWN_TTL
 
@@ -713,7 +713,7 @@ async def test_verifier_status_keeps_verified_unverified_and_unknown_apart() -> 
 
 
 def test_ttl_cache_evicts_oldest_when_full() -> None:
-    cache: TtlCache[int] = TtlCache(max_entries=2)
+    cache: MemoryCache[str, int] = MemoryCache(max_entries=2)
     cache.put("a", 1, 60)
     cache.put("b", 2, 60)
     cache.put("c", 3, 60)

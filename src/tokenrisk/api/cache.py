@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass
 
+from tokenrisk.caching import MemoryCache
 from tokenrisk.chain.node import Node
 from tokenrisk.errors import TokenRiskError, UnknownChain
 
@@ -29,20 +28,10 @@ Heads = tuple[tuple[int, int, str], ...]
 """Sorted ``(chain id, head block number, head block hash)`` of every chain in a key."""
 
 
-@dataclass
-class CacheStats:
-    """Counters for tests and operators: lookups that hit, missed, entries evicted."""
-
-    hits: int = 0
-    misses: int = 0
-    evictions: int = 0
-
-
-class ResultCache:
-    """A bounded LRU map whose entries also expire ``ttl`` seconds after being stored.
-
-    ``ttl <= 0`` disables the cache (every ``get`` misses, ``put`` stores nothing).
-    ``clock`` is injectable for tests; it must be monotonic.
+class ResultCache(MemoryCache[Hashable, object]):
+    """The in-process results cache: a :class:`~tokenrisk.caching.MemoryCache` whose
+    entries live ``ttl`` seconds (``ttl <= 0`` disables it: every ``get`` misses, ``put``
+    stores nothing).  ``clock`` is injectable for tests; it must be monotonic.
     """
 
     def __init__(
@@ -51,45 +40,7 @@ class ResultCache:
         max_entries: int = DEFAULT_MAX_ENTRIES,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if max_entries < 1:
-            raise ValueError("max_entries must be at least 1")
-        self.ttl = ttl
-        self.max_entries = max_entries
-        self.stats = CacheStats()
-        self._clock = clock
-        self._entries: OrderedDict[Hashable, tuple[float, object]] = OrderedDict()
-
-    @property
-    def enabled(self) -> bool:
-        return self.ttl > 0
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def get(self, key: Hashable) -> tuple[bool, object]:
-        """``(True, value)`` for a live entry, else ``(False, None)``; expired entries go."""
-        entry = self._entries.get(key)
-        if entry is None or entry[0] <= self._clock():
-            if entry is not None:
-                del self._entries[key]
-            self.stats.misses += 1
-            return False, None
-        self._entries.move_to_end(key)
-        self.stats.hits += 1
-        return True, entry[1]
-
-    def put(self, key: Hashable, value: object) -> None:
-        """Store ``value`` until ``ttl`` from now, evicting the least recently used entry."""
-        if not self.enabled:
-            return
-        self._entries[key] = (self._clock() + self.ttl, value)
-        self._entries.move_to_end(key)
-        while len(self._entries) > self.max_entries:
-            self._entries.popitem(last=False)
-            self.stats.evictions += 1
-
-    def clear(self) -> None:
-        self._entries.clear()
+        super().__init__(max_entries, ttl, clock)
 
 
 async def chain_heads(nodes: Mapping[int, Node], chain_id: int | None) -> Heads | None:

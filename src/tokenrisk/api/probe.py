@@ -15,6 +15,7 @@ from tokenrisk.api import wire
 from tokenrisk.api.gate import KeyGate
 from tokenrisk.api.health import HealthReport, check_health
 from tokenrisk.api.runner import Runner
+from tokenrisk.caching import MemoryCache
 from tokenrisk.errors import AuthError
 
 
@@ -33,19 +34,20 @@ class HealthProbe:
         self.timeout = timeout
         self.ttl = ttl
         self.probes = 0
-        self._clock = clock
         self._lock = asyncio.Lock()
-        self._report: tuple[float, HealthReport] | None = None
+        self._report: MemoryCache[str, HealthReport] = MemoryCache(1, ttl, clock)
 
     async def report(self) -> HealthReport:
         async with self._lock:
-            if self._report is None or self._report[0] <= self._clock():
-                nodes, watching = self.runner.service.nodes, self.runner.supervisor
-                local = watching.by_chain() if watching is not None else None
-                fresh = await check_health(nodes, self.timeout, local)
-                self.probes += 1
-                self._report = (self._clock() + self.ttl, fresh)
-            return self._report[1]
+            cached = self._report.value("report")
+            if cached is not None:
+                return cached
+            nodes, watching = self.runner.service.nodes, self.runner.supervisor
+            local = watching.by_chain() if watching is not None else None
+            fresh = await check_health(nodes, self.timeout, local)
+            self.probes += 1
+            self._report.put("report", fresh)
+            return fresh
 
 
 def add_health_route(app: FastAPI, probe: HealthProbe, keys: KeyGate | None) -> None:

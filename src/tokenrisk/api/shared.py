@@ -36,8 +36,9 @@ from typing import Protocol
 
 from redis.asyncio import Redis
 
-from tokenrisk.api.cache import CacheStats, ResultCache
+from tokenrisk.api.cache import ResultCache
 from tokenrisk.api.gate import Limiter, RateLimiter
+from tokenrisk.caching import CacheStats
 from tokenrisk.config import Settings
 from tokenrisk.errors import RateLimited
 

@@ -12,12 +12,17 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from tokenrisk.caching import MemoryCache
 from tokenrisk.chain.node import Nodes
 from tokenrisk.model import TokenInfo
 from tokenrisk.simulate.powers import PowerCache, ScanBounds
 from tokenrisk.simulate.slots import BalanceSlot, SlotCache
 from tokenrisk.store.engine import Store
 from tokenrisk.verification.verifier import Verifier
+
+BASE_TOKENS_KEPT = 1024
+"""Registry base tokens (by chain) whose slot and metadata are kept: far more than any
+registry lists, so in practice each is read once per process."""
 
 
 class JobQueue(Protocol):
@@ -42,11 +47,14 @@ class HolderIndex:
 class Trading:
     """What a simulated trade needs besides the node: the process-wide limit on
     concurrent simulations and the balance-slot caches (the checked token's layout by
-    code hash, registry base tokens' slots by (chain, token))."""
+    code hash, registry base tokens' slots by (chain, token): the operator's few WETH
+    and stablecoins, kept for the process)."""
 
     simulations: asyncio.Semaphore
     slots: SlotCache = field(default_factory=SlotCache)
-    base_slots: dict[tuple[int, str], BalanceSlot | None] = field(default_factory=dict)
+    base_slots: MemoryCache[tuple[int, str], BalanceSlot | None] = field(
+        default_factory=lambda: MemoryCache(BASE_TOKENS_KEPT)
+    )
 
 
 @dataclass(frozen=True)
@@ -112,7 +120,9 @@ class HoneypotDeps:
     verifier: Verifier
     powers: PowerScan
     holder_limit: int  # most holders whose sells are simulated
-    base_infos: dict[tuple[int, str], TokenInfo] = field(default_factory=dict)
+    base_infos: MemoryCache[tuple[int, str], TokenInfo] = field(
+        default_factory=lambda: MemoryCache(BASE_TOKENS_KEPT)
+    )
 
 
 @dataclass(frozen=True)

@@ -103,6 +103,8 @@ async def base_slot_of(node: Node, trading: Trading, base: str) -> BalanceSlot |
     (its layout is remembered per code hash, see :mod:`tokenrisk.simulate.slots`).
     """
     key = (node.id, base)
-    if key not in trading.base_slots:
-        trading.base_slots[key] = await find_balance_slot(node.rpc, base)
-    return trading.base_slots[key]
+    found, slot = trading.base_slots.get(key)
+    if not found:
+        slot = await find_balance_slot(node.rpc, base)
+        trading.base_slots.put(key, slot)
+    return slot

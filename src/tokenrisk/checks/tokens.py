@@ -32,10 +32,12 @@ async def base_info(deps: HoneypotDeps, node: Node, base: str) -> TokenInfo:
     the operator's well-known WETH and stablecoins; their total supply is not shown),
     with its holder count where the index has it (read every time: it changes)."""
     key = (node.id, base)
-    if key not in deps.base_infos:
-        deps.base_infos[key] = await base_token_info(node, base)
+    info = deps.base_infos.value(key)
+    if info is None:
+        info = await base_token_info(node, base)
+        deps.base_infos.put(key, info)
     holders = await base_token_holders(deps.index, node, base)
-    return replace(deps.base_infos[key], total_holders=holders)
+    return replace(info, total_holders=holders)
 
 
 async def created(node: Node, pool: Pool, token: str, simulated: bool) -> Pool:

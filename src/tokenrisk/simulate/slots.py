@@ -27,12 +27,12 @@ candidate in one batch (66 calls), or only the cached layout when the code is kn
 from __future__ import annotations
 
 import os
-from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from eth_utils.crypto import keccak
 
+from tokenrisk.caching import MemoryCache
 from tokenrisk.chain.abi import encode_call
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.chain.tokens import decode_uint
@@ -74,24 +74,12 @@ def _layouts() -> list[BalanceSlot]:
     return [BalanceSlot(slot, vyper) for slot in CANDIDATE_SLOTS for vyper in (False, True)]
 
 
-class SlotCache:
-    """Verified layouts by keccak of contract code; bounded, least recently used out."""
+class SlotCache(MemoryCache[bytes, BalanceSlot]):
+    """Verified layouts by keccak of contract code; bounded, least recently used out,
+    never expiring (code does not change under a hash)."""
 
     def __init__(self, max_entries: int = 4096) -> None:
-        self.max_entries = max_entries
-        self._entries: OrderedDict[bytes, BalanceSlot] = OrderedDict()
-
-    def get(self, code_hash: bytes) -> BalanceSlot | None:
-        slot = self._entries.get(code_hash)
-        if slot is not None:
-            self._entries.move_to_end(code_hash)
-        return slot
-
-    def put(self, code_hash: bytes, slot: BalanceSlot) -> None:
-        self._entries[code_hash] = slot
-        self._entries.move_to_end(code_hash)
-        while len(self._entries) > self.max_entries:
-            self._entries.popitem(last=False)
+        super().__init__(max_entries)
 
 
 def _balance_call(token: str, holder: str) -> dict[str, str]:
@@ -162,7 +150,7 @@ async def find_balance_slot(
         tolerate=RpcError,  # a node without access lists still gets the probe below
     )
     code_hash = bytes(keccak(hexstr=code)) if isinstance(code, str) else None
-    known = cache.get(code_hash) if cache is not None and code_hash is not None else None
+    known = cache.value(code_hash) if cache is not None and code_hash is not None else None
     if isinstance(access, dict):
         # a layout can only verify if balanceOf reads its key, so the access list is
         # complete: no match means no plain mapping, without probing every candidate

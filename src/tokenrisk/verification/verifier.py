@@ -25,9 +25,9 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
+from tokenrisk.caching import MemoryCache
 from tokenrisk.chain.abi import parse_address
 from tokenrisk.errors import InvalidAddress, TokenRiskError
-from tokenrisk.verification.cache import TtlCache
 from tokenrisk.verification.source import SourceInfo, SourceProvider
 
 logger = logging.getLogger(__name__)
@@ -62,8 +62,8 @@ class Verifier:
         self._ttl = ttl
         self._negative_ttl = negative_ttl
         self._limit = asyncio.Semaphore(concurrency)
-        self._cache: TtlCache[SourceInfo | None] = TtlCache(max_entries, clock)
-        self._failed: TtlCache[bool] = TtlCache(max_entries, clock)
+        self._cache: MemoryCache[Key, SourceInfo | None] = MemoryCache(max_entries, clock=clock)
+        self._failed: MemoryCache[Key, bool] = MemoryCache(max_entries, clock=clock)
         self._inflight: dict[Key, asyncio.Future[SourceInfo | None]] = {}
 
     async def aclose(self) -> None:
