@@ -40,7 +40,7 @@ def address(devnet: RunningDevnet, token_id: str) -> str:
 
 def expected_codes(devnet: RunningDevnet, token_id: str) -> set[int]:
     token = next(t for t in devnet.manifest["tokens"] if t["id"] == token_id)
-    return {report.exit_code({"summary": {"risk": risk}}) for risk in token["expected"]["risk"]}
+    return {report.risk_exit_code(risk) for risk in token["expected"]["risk"]}
 
 
 @pytest.mark.parametrize("token_id", ["plain", "high-tax", "sell-whitelist"])

@@ -11,20 +11,33 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
+from tokenrisk.api import wire
 from tokenrisk.cli import report
 from tokenrisk.cli.main import app
 
 HOSTILE = "[/][bold red]Free[/bold red] [link=http://x]money[/link]"
 
 
-def body(risk: str = "low", **extra: Any) -> dict[str, Any]:
+COUNTED = {"totalHolders": 3, "totalHoldersStatus": "counted"}
+
+
+def body(risk: str = "low", **extra: Any) -> wire.IsHoneypotResponse:
+    """An answer as the API sends it (read back into the typed wire model), with the
+    token's own text hostile."""
     base: dict[str, Any] = {
-        "token": {"name": HOSTILE, "symbol": "[/]", "decimals": 18, "address": "0x" + "ab" * 20},
+        "token": {
+            "name": HOSTILE,
+            "symbol": "[/]",
+            "decimals": 18,
+            "address": "0x" + "ab" * 20,
+            **COUNTED,
+        },
         "withToken": {
             "name": "Wrapped Ether",
             "symbol": "WETH",
             "decimals": 18,
             "address": "0x" + "cd" * 20,
+            **COUNTED,
         },
         "summary": {
             "risk": risk,
@@ -56,7 +69,7 @@ def body(risk: str = "low", **extra: Any) -> dict[str, Any]:
         ],
     }
     base.update(extra)
-    return base
+    return wire.IsHoneypotResponse.model_validate(base)
 
 
 def rendered(renderable: Any) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tokenrisk.api.wire import OwnerPowersInfo
 from tokenrisk.findings import FINDINGS, TAX_POWER_THRESHOLD
 from tokenrisk.simulate.effects import classify, comparable
 from tokenrisk.simulate.engine import CallResult, Outcome
@@ -369,7 +370,7 @@ def test_cli_section_prints_callers_findings_and_escapes_chain_text() -> None:
         }
     }  # fmt: skip
     console = Console(record=True, width=200)
-    console.print(owner_powers_section(body))
+    console.print(owner_powers_section(OwnerPowersInfo.model_validate(body["ownerPowers"])))
     text = console.export_text()
     assert "owner powers" in text and "owner(), deployer; EOA" in text
     assert "sell tax %: 3.00 -> 99.00" in text and "from cache" in text
@@ -382,6 +383,10 @@ def test_cli_section_says_when_the_scan_did_not_run() -> None:
     from tokenrisk.cli.powers import owner_powers_section
 
     console = Console(record=True, width=120)
-    console.print(owner_powers_section({"ownerPowers": {"scanned": False, "error": "timeout"}}))
-    assert owner_powers_section({}) is None
+    not_run = {"scanned": False, "error": "timeout", "renounced": False, "functions": 0}
+    idle = {"simulations": 0, "bounded": False, "cached": False}
+    empty = {"callers": [], "findings": [], "futureSells": []}
+    powers = OwnerPowersInfo.model_validate({**not_run, **idle, **empty})
+    console.print(owner_powers_section(powers))
+    assert owner_powers_section(None) is None
     assert console.export_text().count("not scanned: timeout") == 1

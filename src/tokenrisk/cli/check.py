@@ -36,7 +36,7 @@ class Outcome:
     """One address's answer: the IsHoneypot body, or the error status and message."""
 
     address: str
-    body: dict[str, Any] | None = None
+    body: wire.IsHoneypotResponse | None = None
     status: int = 200
     error: str | None = None
 
@@ -44,7 +44,9 @@ class Outcome:
         return report.exit_code(self.body) if self.body is not None else report.EXIT_ERROR
 
     def json(self) -> dict[str, Any]:
-        return self.body if self.body is not None else {"code": self.status, "error": self.error}
+        if self.body is not None:
+            return wire.dump(self.body)
+        return {"code": self.status, "error": self.error}
 
 
 async def _check_all(
@@ -56,7 +58,7 @@ async def _check_all(
         nonlocal done
         try:
             result = await is_honeypot(deps, address, chain_id, None)
-            return Outcome(address, wire.dump(wire.honeypot_body(result)))
+            return Outcome(address, wire.honeypot_body(result))
         except TokenRiskError as exc:
             return Outcome(address, status=exc.status, error=exc.public)
         finally:
@@ -84,7 +86,7 @@ def check(
             errors.print(Text(f"error {outcome.status} for {outcome.address}: {outcome.error}"))
     single = len(outcomes) == 1
     if as_json and single and outcomes[0].body is not None:
-        print(json.dumps(outcomes[0].body, indent=2))
+        print(json.dumps(outcomes[0].json(), indent=2))
     elif as_json and not single:
         print(json.dumps([o.json() for o in outcomes], indent=2))
     elif single and outcomes[0].body is not None:

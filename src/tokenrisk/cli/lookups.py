@@ -4,8 +4,9 @@ table (or the API's JSON with ``--json``)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import typer
 from rich.table import Table
@@ -29,14 +30,23 @@ from tokenrisk.cli.session import (
     valid_address,
 )
 
+T = TypeVar("T")
 
-def _answer(config: Path | None, address: str, as_json: bool, work: ServiceWork) -> Any:
-    """Run one check of ``address``; with ``--json`` print its JSON and return None."""
+
+def _answer(
+    config: Path | None,
+    address: str,
+    as_json: bool,
+    work: ServiceWork[T],
+    as_dict: Callable[[T], Any],
+) -> T | None:
+    """Run one check of ``address``: its typed answer, or with ``--json`` print the
+    answer's JSON (``as_dict``) and return None."""
     with failures():
         valid_address(address)  # a bad address fails before anything is started
         body = run(config, lambda svc, _: work(svc))
     if as_json:
-        print(json.dumps(body, indent=2))
+        print(json.dumps(as_dict(body), indent=2))
         return None
     return body
 
@@ -48,18 +58,20 @@ def pairs(
     as_json: bool = JsonOpt,
 ) -> None:
     """Pairs of a token, deepest first."""
-    items = _answer(config, address, as_json, lambda svc: _pairs(svc.nodes, address, chain_id))
+    items = _answer(
+        config, address, as_json, lambda svc: _pairs(svc.nodes, address, chain_id), wire.dump_all
+    )
     if items is None:
         return
     table = Table("chain", "pair", "address", "liquidity", "router")
     table.columns[2].no_wrap = table.columns[4].no_wrap = True
     for item in items:
         table.add_row(
-            str(item["ChainID"]),
-            Text(str(item["Pair"]["Name"])),
-            item["Pair"]["Address"],
-            report.usd(item.get("Liquidity")),
-            item["Router"],
+            str(item.ChainID),
+            Text(item.Pair.Name),
+            item.Pair.Address,
+            report.usd(item.Liquidity),
+            item.Router,
         )
     console.print(table)
 
@@ -71,16 +83,16 @@ def holders(
     as_json: bool = JsonOpt,
 ) -> None:
     """Top holders from the Transfer-log index (balances are raw integers)."""
-    body = _answer(config, address, as_json, lambda svc: _holders(svc.holders, address, chain_id))
+    body = _answer(
+        config, address, as_json, lambda svc: _holders(svc.holders, address, chain_id), wire.dump
+    )
     if body is None:
         return
     table = Table("address", "balance (raw units)", "contract")
     table.columns[0].no_wrap = True
-    for row in body["holders"]:
-        table.add_row(
-            row["address"], f"{int(row['balance']):,}", "yes" if row["isContract"] else ""
-        )
-    console.print(Text(f"total supply {int(body['totalSupply']):,} (raw units)"))
+    for row in body.holders:
+        table.add_row(row.address, f"{int(row.balance):,}", "yes" if row.isContract else "")
+    console.print(Text(f"total supply {int(body.totalSupply):,} (raw units)"))
     console.print(table)
 
 
@@ -92,18 +104,22 @@ def verify(
 ) -> None:
     """Is the contract, and everything its buy/sell calls, open source?"""
     body = _answer(
-        config, address, as_json, lambda svc: _verify(svc.verification, address, chain_id)
+        config,
+        address,
+        as_json,
+        lambda svc: _verify(svc.verification, address, chain_id),
+        wire.dump,
     )
     if body is None:
         return
+    reason = f" ({body.fullCheckReason})" if body.fullCheckReason is not None else ""
     console.print(
         Text(
-            f"contract: {body['isContract']}  root open source: {body['isRootOpenSource']}  "
-            f"full check: {body['fullCheckPerformed']}"
-            + (f" ({body['fullCheckReason']})" if "fullCheckReason" in body else "")
+            f"contract: {body.isContract}  root open source: {body.isRootOpenSource}  "
+            f"full check: {body.fullCheckPerformed}" + reason
         )
     )
-    for addr, is_open in body.get("contractsOpenSource", {}).items():
+    for addr, is_open in (body.contractsOpenSource or {}).items():
         console.print(
             Text.assemble(
                 f"  {addr}: ", ("open source", "green") if is_open else ("closed source", "red")
@@ -111,13 +127,15 @@ def verify(
         )
 
 
-async def _pairs(nodes: Nodes, address: str, chain_id: int | None) -> Any:
-    return wire.dump_all(wire.pairs_body(await get_pairs(nodes, address, chain_id)))
+async def _pairs(nodes: Nodes, address: str, chain_id: int | None) -> list[wire.PairItem]:
+    return wire.pairs_body(await get_pairs(nodes, address, chain_id))
 
 
-async def _holders(deps: HoldersDeps, address: str, chain_id: int) -> Any:
-    return wire.dump(wire.top_holders_body(await top_holders(deps, address, chain_id)))
+async def _holders(deps: HoldersDeps, address: str, chain_id: int) -> wire.TopHoldersResponse:
+    return wire.top_holders_body(await top_holders(deps, address, chain_id))
 
 
-async def _verify(deps: VerificationDeps, address: str, chain_id: int | None) -> Any:
-    return wire.dump(wire.verification_body(await contract_verification(deps, address, chain_id)))
+async def _verify(
+    deps: VerificationDeps, address: str, chain_id: int | None
+) -> wire.ContractVerificationResponse:
+    return wire.verification_body(await contract_verification(deps, address, chain_id))

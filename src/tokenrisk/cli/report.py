@@ -1,4 +1,5 @@
-"""What ``tokenrisk check`` prints: the API's JSON made readable, and its exit code.
+"""What ``tokenrisk check`` prints: the API's answer (the typed wire model
+:class:`~tokenrisk.api.wire.IsHoneypotResponse`) made readable, and its exit code.
 
 Token names, symbols, revert reasons and flag texts come from the token's contract, so
 they are untrusted: they only ever reach rich as :class:`rich.text.Text` (never parsed
@@ -20,6 +21,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from tokenrisk.api.wire import IsHoneypotResponse, JourneyStep
 from tokenrisk.cli.powers import owner_powers_section
 
 EXIT_SAFE = 0
@@ -46,9 +48,14 @@ _RISK_STYLE = {
 }
 
 
-def exit_code(body: dict[str, Any]) -> int:
+def exit_code(body: IsHoneypotResponse) -> int:
     """The exit code of one IsHoneypot answer (by its risk band)."""
-    return _EXIT_OF_RISK.get(str(body["summary"].get("risk")), EXIT_RISKY)
+    return risk_exit_code(body.summary.risk)
+
+
+def risk_exit_code(risk: str) -> int:
+    """The exit code of a risk band (``unknown`` and anything unexpected: 1)."""
+    return _EXIT_OF_RISK.get(risk, EXIT_RISKY)
 
 
 def percent(value: Any) -> str:
@@ -68,95 +75,93 @@ def amount(value: Any, symbol: str) -> str:
     return f"{float(value):,.6g} {symbol}"
 
 
-def verdict_text(body: dict[str, Any]) -> Text:
+def verdict_text(body: IsHoneypotResponse) -> Text:
     """HONEYPOT with its reason, sellable, or unknown: plain text, styled by risk."""
-    result = body.get("honeypotResult")
-    style = _RISK_STYLE.get(str(body["summary"].get("risk")), "yellow")
+    result = body.honeypotResult
+    style = _RISK_STYLE.get(body.summary.risk, "yellow")
     if result is None:
-        return Text("unknown: " + str(body.get("simulationError") or "not judged"), style)
-    if result["isHoneypot"]:
-        return Text("HONEYPOT: " + str(result.get("honeypotReason", "")), style)
+        return Text("unknown: " + str(body.simulationError or "not judged"), style)
+    if result.isHoneypot:
+        return Text("HONEYPOT: " + str(result.honeypotReason or ""), style)
     return Text("sellable", style)
 
 
-def short_verdict(body: dict[str, Any]) -> Text:
-    result = body.get("honeypotResult")
-    style = _RISK_STYLE.get(str(body["summary"].get("risk")), "yellow")
+def short_verdict(body: IsHoneypotResponse) -> Text:
+    result = body.honeypotResult
+    style = _RISK_STYLE.get(body.summary.risk, "yellow")
     if result is None:
         return Text("unknown", style)
-    return Text("HONEYPOT" if result["isHoneypot"] else "sellable", style)
+    return Text("HONEYPOT" if result.isHoneypot else "sellable", style)
 
 
-def honeypot_report(body: dict[str, Any]) -> RenderableType:
+def honeypot_report(body: IsHoneypotResponse) -> RenderableType:
     """The full report of one token: verdict, risk, reasons, journey, costs, pool."""
-    token, summary = body["token"], body["summary"]
-    level = summary.get("riskLevel")
+    token, summary = body.token, body.summary
+    level = summary.riskLevel
     lines: list[RenderableType] = [
         Text.assemble(
-            (f"{token['name']} ({token['symbol']})", "bold"),
-            f" {token['address']} on {body['chain']['name']} ({body['chain']['id']})",
+            (f"{token.name} ({token.symbol})", "bold"),
+            f" {token.address} on {body.chain.name} ({body.chain.id})",
         ),
         Text.assemble("verdict: ", verdict_text(body)),
         Text.assemble(
             "risk: ",
-            (str(summary["risk"]), _RISK_STYLE.get(str(summary["risk"]), "")),
+            (summary.risk, _RISK_STYLE.get(summary.risk, "")),
             "" if level is None else f" (level {level} of 100)",
         ),
     ]
     lines += [
-        Text.assemble(
-            f"  [{flag['severity']}] ", (flag["flag"], "bold"), f": {flag['description']}"
-        )
-        for flag in summary.get("flags", [])
+        Text.assemble(f"  [{flag.severity}] ", (flag.flag, "bold"), f": {flag.description}")
+        for flag in summary.flags or []
     ]
-    if body.get("journey"):
-        lines.append(journey_table(body["journey"]))
-    if body.get("simulationResult"):
+    if body.journey:
+        lines.append(journey_table(body.journey))
+    if body.simulationResult is not None:
         lines.append(costs_table(body))
-    powers = owner_powers_section(body)
+    powers = owner_powers_section(body.ownerPowers)
     if powers is not None:
         lines.append(powers)
-    if "pair" in body:
-        pair = body["pair"]
+    if body.pair is not None:
+        pair = body.pair
         lines.append(
             Text(
-                f"pool: {pair['pair']['name']} {pair['pair']['type']} {body['pairAddress']} "
-                f"liquidity {usd(pair.get('liquidity'))}"
+                f"pool: {pair.pair.name} {pair.pair.type} {body.pairAddress} "
+                f"liquidity {usd(pair.liquidity)}"
             )
         )
     return Group(*lines)
 
 
-def journey_table(steps: Iterable[dict[str, Any]]) -> Table:
+def journey_table(steps: Iterable[JourneyStep]) -> Table:
     table = Table("step", "outcome", "tax", "gas", "revert reason", title="buy -> transfer -> sell")
     for step in steps:
         table.add_row(
-            step["step"],
-            Text(step["outcome"], "green" if step["outcome"] == "ok" else "red"),
-            percent(step["tax"]) if "tax" in step else "",
-            gas(step["gas"]) if "gas" in step else "",
-            Text(str(step.get("reason", ""))),
+            step.step,
+            Text(step.outcome, "green" if step.outcome == "ok" else "red"),
+            percent(step.tax) if step.tax is not None else "",
+            gas(step.gas) if step.gas is not None else "",
+            Text(step.reason or ""),
         )
     return table
 
 
-def costs_table(body: dict[str, Any]) -> Table:
-    sim = body["simulationResult"]
-    symbol = str(body["token"]["symbol"])
-    with_symbol = str(body.get("withToken", {}).get("symbol", ""))
+def costs_table(body: IsHoneypotResponse) -> Table:
+    sim = body.simulationResult
+    assert sim is not None
+    symbol = body.token.symbol
+    with_symbol = body.withToken.symbol if body.withToken else ""
     table = Table("measure", "value")
-    for key, label in (
-        ("buyTax", "buy tax"),
-        ("sellTax", "sell tax"),
-        ("transferTax", "transfer tax"),
+    for tax, label in (
+        (sim.buyTax, "buy tax"),
+        (sim.sellTax, "sell tax"),
+        (sim.transferTax, "transfer tax"),
     ):
-        table.add_row(label, percent(sim.get(key)))
-    table.add_row("buy gas", gas(sim.get("buyGas")))
-    table.add_row("sell gas", gas(sim.get("sellGas")))
-    for key, label in (("maxBuy", "largest buy"), ("maxSell", "largest sell")):
-        limit = sim.get(key)
+        table.add_row(label, percent(tax))
+    table.add_row("buy gas", gas(sim.buyGas))
+    table.add_row("sell gas", gas(sim.sellGas))
+    for limit, label in ((sim.maxBuy, "largest buy"), (sim.maxSell, "largest sell")):
         shown = (
-            f"{amount(limit['token'], symbol)} (= {amount(limit['withToken'], with_symbol)})"
+            f"{amount(limit.token, symbol)} (= {amount(limit.withToken, with_symbol)})"
             if limit
             else "no limit found"
         )
@@ -164,7 +169,7 @@ def costs_table(body: dict[str, Any]) -> Table:
     return table
 
 
-def summary_table(rows: Iterable[tuple[str, dict[str, Any] | None, str | None]]) -> Table:
+def summary_table(rows: Iterable[tuple[str, IsHoneypotResponse | None, str | None]]) -> Table:
     """Several tokens, one compact row each: (address, answer or None, error or None)."""
     columns = ("address", "chain", "token", "verdict", "risk", "buy tax", "sell tax", "note")
     table = Table(*columns, box=SIMPLE)
@@ -174,16 +179,16 @@ def summary_table(rows: Iterable[tuple[str, dict[str, Any] | None, str | None]])
         if body is None:
             table.add_row(address, "", "", Text("error", "red"), "", "", "", Text(str(error)))
             continue
-        sim = body.get("simulationResult") or {}
-        level = body["summary"].get("riskLevel")
+        sim = body.simulationResult
+        level = body.summary.riskLevel
         table.add_row(
-            body["token"]["address"],
-            str(body["chain"]["id"]),
-            Text(f"{body['token']['symbol']}"),
+            body.token.address,
+            body.chain.id,
+            Text(body.token.symbol),
             short_verdict(body),
-            f"{body['summary']['risk']}" + ("" if level is None else f" ({level})"),
-            percent(sim.get("buyTax")),
-            percent(sim.get("sellTax")),
+            body.summary.risk + ("" if level is None else f" ({level})"),
+            percent(sim.buyTax if sim else None),
+            percent(sim.sellTax if sim else None),
             "",
         )
     return table

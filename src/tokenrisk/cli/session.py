@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 import typer
 from rich.console import Console
@@ -32,7 +32,8 @@ JsonOpt = typer.Option(False, "--json", help="print the API's JSON instead of a 
 AddressesArg = typer.Argument(..., metavar="ADDRESS...", help="one or more token addresses")
 
 
-ServiceWork = Callable[[Service], Awaitable[Any]]
+T = TypeVar("T")
+ServiceWork = Callable[[Service], Awaitable[T]]
 """A command's work: it picks its check's bundle from the opened service."""
 
 
@@ -90,7 +91,7 @@ def ready(settings: Settings, progress: Progress | None) -> None:
         ensure_devnet()
 
 
-def run(config: Path | None, work: Callable[[Service, Progress], Awaitable[Any]]) -> Any:
+def run(config: Path | None, work: Callable[[Service, Progress], Awaitable[T]]) -> T:
     """Open the service, run ``work`` under 4x the request deadline, close the service."""
     settings = load_settings(config)
     with Progress() as progress:
@@ -98,7 +99,7 @@ def run(config: Path | None, work: Callable[[Service, Progress], Awaitable[Any]]
         progress.update("starting the service" + (" and its devnet" if settings.devnet else ""))
         service = open_service(settings)
 
-        async def main() -> Any:
+        async def main() -> T:
             try:
                 async with asyncio.timeout(settings.deadline * 4):
                     return await work(service, progress)
