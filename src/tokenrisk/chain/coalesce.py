@@ -12,16 +12,25 @@ by the caller's own ``tolerate`` rule); a transport failure is every caller's.
 
 Methods in ``SOLO`` (slow traces, large log ranges) always go in their own request, so
 they never hold fast calls back.
+
+Plain ``eth_call``s (``to``, ``data`` and ``gas`` only) and ``eth_getCode``s of one flush
+at one block are folded further into ONE ``eth_call`` of the reader contract
+(:mod:`tokenrisk.chain.reader`): a check's metadata reads, ERC-20 probes and code reads
+cost the node one call, not ten.  The
+few the reader cannot answer for sure are sent again directly; a node that refuses or
+ignores the reader's code override gets no more folded calls from this client.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from tokenrisk.chain import reader
 from tokenrisk.chain.rpc import RpcClient
-from tokenrisk.errors import CallReverted, RpcError
+from tokenrisk.errors import CallReverted, MalformedResponse, RpcError
 
 SOLO = frozenset({"debug_traceCall", "eth_getLogs"})
 MAX_BATCH = 200
@@ -31,6 +40,37 @@ first node call a turn or two apart (a cached lookup, a task hand-off), and a tu
 costs microseconds against a round trip's milliseconds."""
 
 Pending = tuple[tuple[str, Sequence[Any]], asyncio.Future[Any]]
+Call = tuple[str, Sequence[Any]]
+MIN_FOLD = 2
+"""Fewest plain eth_calls and eth_getCodes at one block worth a reader call."""
+
+
+@dataclass
+class _Group:
+    """The calls of one block folded into one reader call (indexes into the flush)."""
+
+    reads: list[tuple[int, reader.Read]] = field(default_factory=list)
+    codes: list[tuple[int, str]] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.reads) + len(self.codes)
+
+    def indexes(self) -> list[int]:
+        return [i for i, _ in self.reads] + [i for i, _ in self.codes]
+
+
+def _fold_groups(calls: Sequence[Call]) -> dict[str, _Group]:
+    """Foldable calls by block, only blocks with at least ``MIN_FOLD`` of them."""
+    groups: dict[str, _Group] = {}
+    for i, (method, params) in enumerate(calls):
+        read = reader.foldable(method, params)
+        if read is not None:
+            groups.setdefault(str(params[1]), _Group()).reads.append((i, read))
+            continue
+        account = reader.code_account(method, params)
+        if account is not None:
+            groups.setdefault(str(params[1]), _Group()).codes.append((i, account))
+    return {block: group for block, group in groups.items() if len(group) >= MIN_FOLD}
 
 
 class CoalescingRpc(RpcClient):
@@ -38,8 +78,9 @@ class CoalescingRpc(RpcClient):
 
     max_batch = MAX_BATCH
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, fold: bool = True, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.fold = fold  # plain eth_calls go through the reader contract
         self._pending: list[Pending] = []
         self._flushing = False
         self._sending: set[asyncio.Task[None]] = set()
@@ -99,9 +140,67 @@ class CoalescingRpc(RpcClient):
             self._sending.add(task)  # a strong reference until it is done
             task.add_done_callback(self._sending.discard)
 
+    async def _folded(self, calls: Sequence[Call]) -> list[Any]:
+        """Results of ``calls`` as :meth:`_post_batch` gives them, with the plain
+        eth_calls folded into reader calls (see the module docstring)."""
+        groups = _fold_groups(calls) if self.fold else {}
+        if not groups:
+            return await self._post_batch(calls)
+        folded = {i for group in groups.values() for i in group.indexes()}
+        direct = [i for i in range(len(calls)) if i not in folded]
+        wire = [calls[i] for i in direct]
+        wire += [
+            (
+                "eth_call",
+                reader.read_params(
+                    reader.fresh_address(),
+                    [r for _, r in group.reads],
+                    block,
+                    [a for _, a in group.codes],
+                ),
+            )
+            for block, group in groups.items()
+        ]
+        replies = await self._post_batch(wire)
+        results: list[Any] = [None] * len(calls)
+        for i, reply in zip(direct, replies, strict=False):
+            results[i] = reply
+        again = self._unfold(groups, replies[len(direct) :], results)
+        if again:
+            for i, reply in zip(
+                again, await self._post_batch([calls[i] for i in again]), strict=True
+            ):
+                results[i] = reply
+        return results
+
+    def _unfold(
+        self, groups: dict[str, _Group], replies: Sequence[Any], results: list[Any]
+    ) -> list[int]:
+        """Fill ``results`` from the reader replies; the indexes to send directly."""
+        again: list[int] = []
+        for group, reply in zip(groups.values(), replies, strict=True):
+            try:
+                if isinstance(reply, RpcError):
+                    raise reply
+                outcomes, codes = reader.decode_output(reply, len(group.reads), len(group.codes))
+            except (RpcError, MalformedResponse):
+                self.fold = False  # no override support (or ignored): read directly
+                again += group.indexes()
+                continue
+            for (i, _), outcome in zip(group.reads, outcomes, strict=True):
+                if outcome.status == reader.RETURNED:
+                    results[i] = reader.as_call_result(outcome)
+                elif outcome.status == reader.REVERTED:
+                    results[i] = CallReverted("execution reverted", 3, None)
+                else:
+                    again.append(i)
+            for (i, _), code in zip(group.codes, codes, strict=True):
+                results[i] = code
+        return again
+
     async def _send(self, chunk: list[Pending]) -> None:
         try:
-            results = await self._post_batch([call for call, _ in chunk])
+            results = await self._folded([call for call, _ in chunk])
         except BaseException as exc:  # transport failure or cancellation: every caller's
             for _, future in chunk:
                 if not future.done():

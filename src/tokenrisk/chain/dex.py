@@ -15,11 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from tokenrisk.chain import reader
 from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, encode_call, to_bytes, word_address
+from tokenrisk.chain.coalesce import CoalescingRpc
 from tokenrisk.chain.registry import BaseToken, Chain, Dex
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.chain.tokens import call_params, decode_uint
-from tokenrisk.errors import CallReverted, MethodUnsupported
+from tokenrisk.errors import CallReverted, MalformedResponse, MethodUnsupported, RpcError
 from tokenrisk.model import Pool
 
 PAIR_CREATED = "0x0d3648bd0f6ba80134a33ba9275ac585d9d315f0ad8355cddefde31afa28d0e9"
@@ -34,10 +36,12 @@ class _Candidate:
     address: str
 
 
-def _lookup_calls(chain: Chain, token: str) -> list[tuple[Dex, BaseToken, int | None, str]]:
+def _lookup_calls(
+    chain: Chain, token: str, bases: Sequence[BaseToken] | None = None
+) -> list[tuple[Dex, BaseToken, int | None, str]]:
     out: list[tuple[Dex, BaseToken, int | None, str]] = []
     for dex in chain.dexes:
-        for base in chain.base_tokens:
+        for base in chain.base_tokens if bases is None else bases:
             if base.address.lower() == token.lower():
                 continue
             if dex.version == "V2":
@@ -135,15 +139,27 @@ async def _native_candidates(rpc: RpcClient, chain: Chain, block: str) -> list[_
     return found
 
 
+def _pricing(found: list[_Candidate]) -> list[_Candidate]:
+    """The wrapped native token's pools its price is read from: V2 when there are any
+    (V2 reserves give the spot price; V3 balances only approximate it)."""
+    v2 = [c for c in found if c.dex.version == "V2"]
+    return v2 or found
+
+
 async def native_usd_price(rpc: RpcClient, chain: Chain, block: str = "latest") -> float | None:
     """USD price of the wrapped native token from its deepest stablecoin pair (V2 preferred)."""
-    weth = chain.wrapped_native
-    found = await _native_candidates(rpc, chain, block)
-    v2 = [c for c in found if c.dex.version == "V2"]
-    cands = v2 or found  # V2 reserves give the spot price; V3 balances only approximate it
+    cands = _pricing(await _native_candidates(rpc, chain, block))
     if not cands:
         return None
-    reserves = await _reserves(rpc, weth.address, cands, block)
+    reserves = await _reserves(rpc, chain.wrapped_native.address, cands, block)
+    return _price(chain, cands, reserves)
+
+
+def _price(
+    chain: Chain, cands: list[_Candidate], reserves: list[tuple[int, int] | None]
+) -> float | None:
+    """The price in the deepest of ``cands`` (by stablecoin reserve)."""
+    weth = chain.wrapped_native
     best: tuple[float, float] | None = None
     for cand, res in zip(cands, reserves, strict=True):
         if res is None or res[0] == 0:
@@ -156,13 +172,22 @@ async def native_usd_price(rpc: RpcClient, chain: Chain, block: str = "latest") 
 
 
 async def find_pools(rpc: RpcClient, chain: Chain, token: str, block: str = "latest") -> list[Pool]:
-    """All pools of ``token`` against the chain's base tokens, deepest (USD) first."""
-    cands, price = await asyncio.gather(
-        _candidates(rpc, chain, token, block), native_usd_price(rpc, chain, block)
-    )
-    if not cands:
-        return []
-    reserves = await _reserves(rpc, token, cands, block)
+    """All pools of ``token`` against the chain's base tokens, deepest (USD) first.
+
+    With the reader contract (:mod:`tokenrisk.chain.reader`) every lookup, every
+    found pool's two balances and the native price's reserves are ONE ``eth_call``;
+    otherwise (or when the reader cannot answer for sure) lookups, then balances.
+    """
+    linked = await linked_discovery(rpc, chain, token, block)
+    if linked is not None:
+        cands, reserves, price = linked
+    else:
+        cands, price = await asyncio.gather(
+            _candidates(rpc, chain, token, block), native_usd_price(rpc, chain, block)
+        )
+        if not cands:
+            return []
+        reserves = await _reserves(rpc, token, cands, block)
     pools = [
         _pool(chain, token, cand, res, price)
         for cand, res in zip(cands, reserves, strict=True)
@@ -170,6 +195,76 @@ async def find_pools(rpc: RpcClient, chain: Chain, token: str, block: str = "lat
     ]
     pools.sort(key=lambda p: (-p.depth, p.address))
     return pools
+
+
+LOOKUP_GAS = 5_000_000  # as call_params gives every direct lookup and balance read
+Discovery = tuple[list[_Candidate], list[tuple[int, int] | None], float | None]
+
+
+def _linked_reads(
+    token: str, lookups: list[tuple[Dex, BaseToken, int | None, str]]
+) -> list[reader.Read]:
+    """Per lookup: the factory call, then the token's and the base's ``balanceOf`` of
+    the pool it returns (linked: skipped when it returns no pool)."""
+    reads: list[reader.Read] = []
+    for dex, base, _, data in lookups:
+        k = len(reads) + 1  # the link to this lookup (numbered from 1 in this list)
+        reads.append(reader.Read(dex.factory, data, LOOKUP_GAS))
+        for side in (token, base.address):
+            placeholder = encode_call("balanceOf(address)", [ZERO_ADDRESS])
+            reads.append(reader.Read(side, placeholder, LOOKUP_GAS, link=k))
+    return reads
+
+
+def _linked_found(
+    lookups: list[tuple[Dex, BaseToken, int | None, str]], outcomes: list[reader.Outcome]
+) -> tuple[list[_Candidate], list[tuple[int, int] | None]] | None:
+    """Candidates and reserves from the reader's outcomes, as :func:`_candidates` and
+    :func:`_reserves` would give them; None when some outcome is not conclusive."""
+    if any(o.status in (reader.TOO_LONG, reader.NOT_RUN) for o in outcomes):
+        return None
+    cands: list[_Candidate] = []
+    reserves: list[tuple[int, int] | None] = []
+    for n, (dex, base, fee, _) in enumerate(lookups):
+        lookup, tok, bal = outcomes[3 * n : 3 * n + 3]
+        if lookup.word is None or lookup.word % 2**160 == 0:
+            continue
+        address = word_address(lookup.data[:32])
+        cands.append(_Candidate(dex, base, fee, address))
+        pair = (tok.word, bal.word)
+        reserves.append((pair[0], pair[1]) if pair[0] is not None and pair[1] is not None else None)
+    return cands, reserves
+
+
+async def linked_discovery(
+    rpc: RpcClient, chain: Chain, token: str, block: str
+) -> Discovery | None:
+    """Candidates, their reserves and the native price in ONE reader ``eth_call``.
+
+    None when the node client does not use the reader (then, or when the reader fails
+    or cannot answer every call for sure, the caller discovers call by call).
+    """
+    if not (isinstance(rpc, CoalescingRpc) and rpc.fold):
+        return None
+    own = _lookup_calls(chain, token)
+    native = _lookup_calls(chain, chain.wrapped_native.address, chain.stablecoins)
+    weth = chain.wrapped_native.address
+    ours = _linked_reads(token, own)
+    reads = ours + [
+        replace(r, link=r.link + len(ours) if r.link else 0) for r in _linked_reads(weth, native)
+    ]
+    try:
+        reply = await rpc.call("eth_call", reader.read_params(reader.fresh_address(), reads, block))
+        outcomes, _ = reader.decode_output(reply, len(reads))
+    except (RpcError, MalformedResponse):
+        return None
+    mine = _linked_found(own, outcomes[: len(ours)])
+    pools = _linked_found(native, outcomes[len(ours) :])
+    if mine is None or pools is None:
+        return None
+    pricing = _pricing(pools[0])
+    priced = [r for c, r in zip(*pools, strict=True) if c in pricing]
+    return mine[0], mine[1], _price(chain, pricing, priced)
 
 
 def _pool(

@@ -3,11 +3,18 @@
 Simulations start after the head, the results cache is keyed on it, ``/health`` reports
 its age and the holder index indexes up to it: all of them read it here, with one
 ``eth_getBlockByNumber("latest")``.
+
+Inside :func:`one_head_per_request` (the API runs every check in one) each node's head
+is read once and shared: the results-cache key, the simulations, the holder index and
+the pool lookups of one request all see the same block, for one call instead of five.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -29,12 +36,47 @@ class ChainHead:
     timestamp: int  # unix seconds, the block's own clock
 
 
+_REQUEST_HEADS: ContextVar[dict[int, asyncio.Task[ChainHead]] | None] = ContextVar(
+    "tokenrisk_request_heads", default=None
+)
+
+
+@contextmanager
+def one_head_per_request() -> Iterator[None]:
+    """Within this block (and the tasks started in it) each node's head is read once."""
+    token = _REQUEST_HEADS.set({})
+    try:
+        yield
+    finally:
+        _REQUEST_HEADS.reset(token)
+
+
 async def read_head(rpc: Caller) -> ChainHead:
-    """The node's latest block.
+    """The node's latest block (the request's, inside :func:`one_head_per_request`).
 
     Raises the RPC client's errors (NodeUnavailable, DeadlineExceeded, RpcError,
     MalformedResponse); MalformedResponse too when the block lacks number/hash/timestamp.
+    A failed read is not shared: the next reader asks again.
     """
+    heads = _REQUEST_HEADS.get()
+    if heads is None:
+        return await _read(rpc)
+    task = heads.get(id(rpc))
+    if task is None or (task.done() and (task.cancelled() or task.exception() is not None)):
+        task = asyncio.ensure_future(_read(rpc))
+        task.add_done_callback(_retrieve)
+        heads[id(rpc)] = task
+    # shielded: one reader giving up (its own deadline) must not cancel the others' read
+    return await asyncio.shield(task)
+
+
+def _retrieve(task: asyncio.Task[ChainHead]) -> None:
+    """Mark a failure as seen (its readers get it; none may be left to await it)."""
+    if not task.cancelled():
+        task.exception()
+
+
+async def _read(rpc: Caller) -> ChainHead:
     block = await rpc.call("eth_getBlockByNumber", ["latest", False])
     return parse_head(block)
 

@@ -13,6 +13,7 @@ import itertools
 import logging
 import re
 import time
+import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,7 @@ import httpx
 import orjson
 
 from tokenrisk import metrics
+from tokenrisk.chain.http11 import Http11, Target
 from tokenrisk.errors import (
     CallReverted,
     DeadlineExceeded,
@@ -198,9 +200,11 @@ class RpcClient:
     """A JSON-RPC 2.0 client for one node.
 
     ``label`` names the node in errors and logs instead of its URL; ``chain_id`` labels
-    its requests, failures and latency in the metrics.  ``transport``
-    replaces the network (``httpx.MockTransport`` for a fake node in unit tests); when
-    given, it is used as is and ``max_connections`` does not apply.
+    its requests, failures and latency in the metrics.  Requests go through the lean
+    HTTP/1.1 client of :mod:`tokenrisk.chain.http11`; ``transport`` replaces the network
+    with an httpx transport instead (``httpx.MockTransport`` for a fake node in unit
+    tests; used as is, ``max_connections`` does not apply).  httpx also carries the
+    requests when the environment configures a proxy for the node's URL.
     """
 
     def __init__(
@@ -217,16 +221,22 @@ class RpcClient:
         self._metrics_chain = "none" if chain_id is None else str(chain_id)
         self._url = url
         self._ids = itertools.count(1)
-        limits = httpx.Limits(max_connections=self.settings.max_connections)
-        self._http = httpx.AsyncClient(
-            timeout=self.settings.timeout,
-            limits=limits,
-            transport=transport,
-            headers={"Content-Type": "application/json"},
-        )
+        self._lean = _lean_client(url, label, self.settings) if transport is None else None
+        self._http: httpx.AsyncClient | None = None
+        if self._lean is None:
+            limits = httpx.Limits(max_connections=self.settings.max_connections)
+            self._http = httpx.AsyncClient(
+                timeout=self.settings.timeout,
+                limits=limits,
+                transport=transport,
+                headers=JSON_HEADERS,
+            )
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        if self._lean is not None:
+            await self._lean.aclose()
+        if self._http is not None:
+            await self._http.aclose()
 
     async def call(self, method: str, params: Sequence[Any] = ()) -> Any:
         """Send one request and return its ``result``.
@@ -301,11 +311,26 @@ class RpcClient:
         return reply
 
     async def _exchange(self, payload: Any) -> Any:
+        request = orjson.dumps(payload)
+        if self._lean is not None:
+            status, body = await self._lean.post(request)
+            _check_status(self.label, status)
+        else:
+            status, body = await self._exchange_httpx(request)
         try:
-            request = orjson.dumps(payload)
+            return decode_reply(body, self.settings.max_depth)
+        except MalformedResponse as exc:
+            if status >= 400 and type(exc) is MalformedResponse:
+                raise UpstreamError(f"{self.label} answered HTTP {status}") from exc
+            raise
+
+    async def _exchange_httpx(self, request: bytes) -> tuple[int, bytes]:
+        """(status, body) through httpx: an injected transport, or a proxy to go through."""
+        assert self._http is not None
+        try:
             async with self._http.stream("POST", self._url, content=request) as response:
                 _check_status(self.label, response.status_code)
-                body = await self._read_capped(response)
+                return response.status_code, await self._read_capped(response)
         except httpx.TimeoutException as exc:
             raise DeadlineExceeded(f"{self.label} did not answer in time") from exc
         except httpx.DecodingError as exc:
@@ -314,12 +339,6 @@ class RpcClient:
             raise NodeUnavailable(f"{self.label} is unreachable") from exc
         except httpx.HTTPError as exc:
             raise UpstreamError(f"{self.label} answered with an HTTP error") from exc
-        try:
-            return decode_reply(body, self.settings.max_depth)
-        except MalformedResponse as exc:
-            if response.status_code >= 400 and type(exc) is MalformedResponse:
-                raise UpstreamError(f"{self.label} answered HTTP {response.status_code}") from exc
-            raise
 
     async def _read_capped(self, response: httpx.Response) -> bytes:
         """The (decompressed) body, read in chunks; stops at ``max_reply_bytes``."""
@@ -335,6 +354,31 @@ class RpcClient:
                 raise ReplyTooLarge(f"{self.label} sent a reply over {cap} bytes")
             chunks.append(chunk)
         return b"".join(chunks)
+
+
+JSON_HEADERS = {"Content-Type": "application/json"}
+
+
+def _lean_client(url: str, label: str, settings: RpcSettings) -> Http11 | None:
+    """The lean HTTP/1.1 client for ``url``; None when httpx must go instead: a proxy
+    configured in the environment applies to it (httpx honours those), or the URL is
+    not a plain http(s) one."""
+    try:
+        target = Target.parse(url)
+    except ValueError:
+        return None
+    proxies = urllib.request.getproxies()
+    scheme = "https" if target.tls else "http"
+    if (proxies.get(scheme) or proxies.get("all")) and not urllib.request.proxy_bypass(target.host):
+        return None
+    return Http11(
+        url,
+        label,
+        timeout=settings.timeout,
+        max_reply_bytes=settings.max_reply_bytes,
+        max_connections=settings.max_connections,
+        headers=JSON_HEADERS,
+    )
 
 
 def _check_status(label: str, status: int) -> None:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from tokenrisk.chain.abi import encode_call
-from tokenrisk.chain.head import read_head
+from tokenrisk.chain.head import ChainHead, read_head
 from tokenrisk.chain.tokens import call_params, decode_uint
 from tokenrisk.errors import (
     CallReverted,
@@ -395,9 +395,9 @@ async def index_token(
     settings = _settings(settings, window)
     token = token.lower()
     started = time.perf_counter()
-    head = await head_block(rpc)
-    last = head if to_block is None else min(to_block, head)
-    cursor, stored, rolled_back = await _resume(rpc, store, chain_id, token, settings, last)
+    head = await read_head(rpc)
+    last = head.number if to_block is None else min(to_block, head.number)
+    cursor, stored, rolled_back = await _resume(rpc, store, chain_id, token, settings, last, head)
     stats = IndexStats(chain_id, token, cursor.last_block + 1, last)
     stats.rolled_back_blocks = rolled_back
     reader = LogReader(rpc, token, [TRANSFER_TOPIC], settings)
@@ -475,12 +475,27 @@ async def _settle(pending: asyncio.Task[tuple[int, int]] | None) -> None:
 
 
 async def _resume(
-    rpc: JsonRpc, store: Store, chain_id: int, token: str, settings: IndexSettings, last: int
+    rpc: JsonRpc,
+    store: Store,
+    chain_id: int,
+    token: str,
+    settings: IndexSettings,
+    last: int,
+    head: ChainHead,
 ) -> tuple[Cursor, bool, int]:
-    """The cursor to continue from, whether it is stored, and blocks rolled back."""
+    """The cursor to continue from, whether it is stored, and blocks rolled back.
+
+    A cursor at the head block with the head's hash needs no reorg check (the common
+    case of a token checked again in the same block: no node call at all).
+    """
     cursor = await asyncio.to_thread(store.get_cursor, chain_id, token)
     rolled_back = 0
-    if cursor is not None:
+    at_head = (
+        cursor is not None
+        and cursor.last_block == head.number
+        and (cursor.last_block_hash or "").lower() == head.hash
+    )
+    if cursor is not None and not at_head:
         cursor, rolled_back = await _heal_reorg(rpc, store, chain_id, token, cursor, settings)
     if cursor is not None:
         return cursor, True, rolled_back

@@ -55,6 +55,7 @@ IMPLEMENTATION_SLOT = "0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca5
 ADMIN_SLOT = "0xb53127684a568b3173ae13b9f8a6016e243e63b6e8ee1178d6a717850b5d6103"
 DEAD = "0x000000000000000000000000000000000000dead"
 OWNER_GETTERS = ("owner()", "getOwner()", "admin()")
+GETTER_GAS = 5_000_000
 ROLE_ADMIN = "getRoleMember(bytes32,uint256)"
 FUTURE = (("1h", 3_600), ("1d", 86_400), ("7d", 7 * 86_400), ("30d", 30 * 86_400))
 ERC20_SURFACE = frozenset(
@@ -108,14 +109,21 @@ class Trial:
     data: str
 
 
+FACTS_KEPT = 256
+"""Tokens whose facts and callers at the latest head they were checked are kept."""
+
+
 @dataclass
 class PowerCache:
-    """Results per (chain, code hashes, callers, pool), and deployers per token."""
+    """Results per (chain, code hashes, callers, pool), deployers per token, and the
+    facts and callers read at a head block (a cached scan at an unchanged head reads
+    nothing from the node)."""
 
     ttl: float = 600.0
     size: int = 1024
     results: dict[tuple[Any, ...], tuple[float, OwnerPowers]] = field(default_factory=dict)
     deployers: dict[tuple[int, str], str | None] = field(default_factory=dict)
+    facts: dict[tuple[Any, ...], tuple[Facts, tuple[Caller, ...]]] = field(default_factory=dict)
 
     def get(self, key: tuple[Any, ...]) -> OwnerPowers | None:
         item = self.results.get(key)
@@ -127,6 +135,19 @@ class PowerCache:
         if len(self.results) >= self.size:
             self.results.pop(next(iter(self.results)))
         self.results[key] = (time.monotonic() + self.ttl, value)
+
+    def facts_at(self, key: tuple[Any, ...]) -> tuple[Facts, tuple[Caller, ...]] | None:
+        """Facts and callers read at one head block (key ends with the head's number and
+        timestamp); only while scans are cached at all (``ttl`` > 0)."""
+        item = self.facts.get(key)
+        return item if item is not None and self.ttl > 0 else None
+
+    def put_facts(self, key: tuple[Any, ...], value: tuple[Facts, tuple[Caller, ...]]) -> None:
+        if self.ttl <= 0:
+            return
+        if len(self.facts) >= FACTS_KEPT:
+            self.facts.pop(next(iter(self.facts)))
+        self.facts[key] = value
 
 
 # NAMES
@@ -169,11 +190,16 @@ async def _scan(
     sim: Simulator, chain_id: int, cache: PowerCache, bounds: ScanBounds
 ) -> OwnerPowers:
     rpc, token = sim.rpc, sim.route.token
-    # FUNCTIONS AND CALLERS
-    facts = await _read_facts(rpc, token, bounds)
+    # FUNCTIONS AND CALLERS (read once per head block: they are state at that block)
+    at = (chain_id, token.lower(), sim.route.pool.address, sim.head.number, sim.head.timestamp)
+    known = cache.facts_at(at)
+    if known is None:
+        facts = await _read_facts(rpc, token, bounds)
+        deployer = await _deployer(rpc, chain_id, token, cache)
+        known = (facts, await _callers(rpc, facts, deployer, sim))
+        cache.put_facts(at, known)
+    facts, callers = known
     functions, cut = _functions(facts.code, facts.impl_code, bounds)
-    deployer = await _deployer(rpc, chain_id, token, cache)
-    callers = await _callers(rpc, facts, deployer, sim)
     key = (chain_id, _hash(facts.code), _hash(facts.impl_code), callers, sim.route.pool.address)
     cached = cache.get(key)
     if cached is not None:
@@ -221,7 +247,8 @@ async def _read_facts(rpc: RpcClient, token: str, bounds: ScanBounds) -> Facts:
     getters = [*OWNER_GETTERS, ROLE_ADMIN]
     for g in getters:
         args = [b"\0" * 32, 0] if g == ROLE_ADMIN else []
-        calls.append(("eth_call", [{"to": token, "data": encode_call(g, args)}, "latest"]))
+        call = {"to": token, "data": encode_call(g, args), "gas": hex(GETTER_GAS)}
+        calls.append(("eth_call", [call, "latest"]))
     replies = await rpc.batch(calls)
     code, impl_word, admin_word = replies[0], replies[1], replies[2]
     if isinstance(code, RpcError):

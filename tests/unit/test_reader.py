@@ -1,0 +1,180 @@
+"""The reader's calldata and answer formats, and what the node client folds (pure logic).
+
+The reader against a real node (folded answers equal direct ones, for every catalogue
+token) is tests/integration/test_reader_node.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from eth_abi.abi import decode as abi_decode
+from eth_abi.abi import encode as abi_encode
+from eth_utils.crypto import keccak
+
+from tokenrisk.chain import reader
+from tokenrisk.chain.coalesce import CoalescingRpc
+from tokenrisk.errors import CallReverted, MalformedResponse, RpcError
+
+TOKEN = "0x" + "11" * 20
+OTHER = "0x" + "22" * 20
+
+
+def test_calldata_is_the_abi_encoding_of_read() -> None:
+    reads = [
+        reader.Read(TOKEN, "0x06fdde03", 5_000_000),
+        reader.Read(OTHER, "0x70a08231" + "00" * 32, 1_000, link=1),
+        reader.Read(TOKEN, "0x", 7),
+    ]
+    data = bytes.fromhex(reader.read_calldata(reads, [OTHER])[2:])
+    signature = "read((address[],uint256[],bytes[],uint256[]),address[],uint256)"
+    assert data[:4] == keccak(text=signature)[:4]
+    types = ["(address[],uint256[],bytes[],uint256[])", "address[]", "uint256"]
+    batch, accounts, max_return = abi_decode(types, data[4:])
+    assert [a.lower() for a in batch[0]] == [TOKEN, OTHER, TOKEN]
+    assert list(batch[1]) == [5_000_000, 1_000, 7]
+    assert [b.hex() for b in batch[2]] == ["06fdde03", "70a08231" + "00" * 32, ""]
+    assert list(batch[3]) == [0, 1, 0]
+    assert [a.lower() for a in accounts] == [OTHER]
+    assert max_return == reader.MAX_RETURN
+    expected = abi_encode(types, [batch, accounts, max_return])
+    assert data[4:] == expected
+
+
+def _answer(packed: bytes) -> str:
+    return "0x" + abi_encode(["bytes"], [packed]).hex()
+
+
+def test_answers_are_split_into_outcomes_and_codes() -> None:
+    packed = (
+        b"\x01\x00\x00\x20" + (42).to_bytes(32, "big")
+        + b"\x00\x00\x00\x00"
+        + b"\x02\x00\x00\x00"
+        + b"\x04\x00\x00\x00"
+        + b"\x00\x00\x00\x02" + b"\x60\x80"
+    )  # fmt: skip
+    outcomes, codes = reader.decode_output(_answer(packed), 4, 1)
+    assert [o.status for o in outcomes] == [reader.RETURNED, reader.REVERTED, 2, reader.SKIPPED]
+    assert outcomes[0].word == 42 and outcomes[1].word is None
+    assert reader.as_call_result(outcomes[0]) == "0x" + (42).to_bytes(32, "big").hex()
+    assert reader.as_call_result(outcomes[1]) is None
+    assert codes == ["0x6080"]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "0x",  # a node that ignored the code override
+        "0xzz",
+        _answer(b"\x01\x00\x00\x20" + b"\x00" * 8),  # cut short
+        _answer(b"\x07\x00\x00\x00"),  # unknown status
+        _answer(b"\x00\x00\x00\x05" + b"\x00" * 5),  # a revert with data
+        _answer(b"\x01\x00\x00\x00" + b"\x00"),  # a byte too many
+        "0x" + "00" * 64,  # offset 0
+    ],
+)
+def test_anything_else_is_malformed(answer: str) -> None:
+    with pytest.raises(MalformedResponse):
+        reader.decode_output(answer, 1)
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "folds"),
+    [
+        ("eth_call", [{"to": TOKEN, "data": "0x06fdde03", "gas": "0x4c4b40"}, "latest"], True),
+        ("eth_call", [{"to": TOKEN, "data": "0x06fdde03"}, "latest"], False),  # node's gas
+        ("eth_call", [{"to": TOKEN, "data": "0x", "gas": hex(10**9)}, "latest"], False),
+        (
+            "eth_call",
+            [{"from": OTHER, "to": TOKEN, "data": "0x", "gas": "0x1"}, "latest"],
+            False,
+        ),
+        ("eth_call", [{"to": TOKEN, "data": "0x", "gas": "0x1"}, "latest", {}], False),
+        ("eth_call", [{"to": "0x12", "data": "0x", "gas": "0x1"}, "latest"], False),
+        ("eth_call", [{"to": TOKEN, "data": "0x0", "gas": "0x1"}, "latest"], False),
+        ("eth_simulateV1", [{}, "latest"], False),
+    ],
+)
+def test_only_plain_calls_with_their_own_gas_fold(
+    method: str, params: list[Any], folds: bool
+) -> None:
+    assert (reader.foldable(method, params) is not None) is folds
+
+
+class ReaderWire(CoalescingRpc):
+    """Answers reader calls like the contract would (from ``table``), or not at all."""
+
+    def __init__(self, table: dict[str, str | None], ignore_override: bool = False) -> None:
+        super().__init__("http://127.0.0.1:9", label="fake")
+        self.table = table
+        self.ignore_override = ignore_override
+        self.sent: list[list[tuple[str, Sequence[Any]]]] = []
+
+    async def _post_batch(self, calls: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
+        self.sent.append(list(calls))
+        await asyncio.sleep(0)
+        return [self._answer(m, p) for m, p in calls]
+
+    def _answer(self, method: str, params: Sequence[Any]) -> Any:
+        if method == "eth_getCode":
+            return "0x6080"
+        call = params[0]
+        if len(params) == 3:  # the reader
+            if self.ignore_override:
+                return "0x"
+            data = bytes.fromhex(call["data"][2:])
+            batch, accounts, _ = abi_decode(
+                ["(address[],uint256[],bytes[],uint256[])", "address[]", "uint256"], data[4:]
+            )
+            packed = b""
+            for payload in batch[2]:
+                answer = self.table.get("0x" + payload.hex())
+                if answer is None:
+                    packed += b"\x00\x00\x00\x00"
+                else:
+                    raw = bytes.fromhex(answer[2:])
+                    packed += b"\x01" + len(raw).to_bytes(3, "big") + raw
+            packed += b"".join(b"\x00\x00\x00\x02\x60\x80" for _ in accounts)
+            return _answer(packed)
+        answer = self.table.get(call["data"])
+        return CallReverted("execution reverted") if answer is None else answer
+
+
+def _call(data: str) -> tuple[str, list[Any]]:
+    return ("eth_call", [{"to": TOKEN, "data": data, "gas": "0x4c4b40"}, "latest"])
+
+
+async def test_concurrent_plain_calls_become_one_reader_call_with_the_same_answers() -> None:
+    word = "0x" + (7).to_bytes(32, "big").hex()
+    wire = ReaderWire({"0x01": word, "0x02": "0x"})
+    try:
+        one, two, bad, code = await asyncio.gather(
+            wire.call(*_call("0x01")),
+            wire.batch([_call("0x02")]),
+            wire.batch([_call("0x03")]),
+            wire.call("eth_getCode", [OTHER, "latest"]),
+        )
+    finally:
+        await wire.aclose()
+    assert one == word and two == ["0x"] and isinstance(bad[0], CallReverted)
+    assert code == "0x6080"
+    assert len(wire.sent) == 1 and len(wire.sent[0]) == 1  # one request, one reader call
+    assert len(wire.sent[0][0][1]) == 3  # with its code override
+    with pytest.raises(RpcError):
+        await wire.call(*_call("0x03"))  # a lone call goes direct, reverts alike
+
+
+async def test_a_node_ignoring_the_override_gets_direct_calls_from_then_on() -> None:
+    word = "0x" + (7).to_bytes(32, "big").hex()
+    wire = ReaderWire({"0x01": word}, ignore_override=True)
+    try:
+        first = await asyncio.gather(wire.call(*_call("0x01")), wire.call(*_call("0x01")))
+        second = await asyncio.gather(wire.call(*_call("0x01")), wire.call(*_call("0x01")))
+    finally:
+        await wire.aclose()
+    assert list(first) == list(second) == [word, word]
+    assert wire.fold is False
+    assert [len(batch) for batch in wire.sent] == [1, 2, 2]  # reader, direct again, direct
