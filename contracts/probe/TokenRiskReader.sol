@@ -19,7 +19,8 @@ pragma solidity 0.8.37;
 // longer than `maxReturn` (not kept: the caller reads it directly), 3: not run because
 // too little gas was left to give it its full allowance (the caller reads it directly),
 // 4: skipped (its link found nothing).
-// Then, per account in `accounts`: code size (4 bytes) | the code.
+// Then, per account in `accounts`: code size (4 bytes) | the code; then per account in
+// `heads`: code size (4 bytes) | the first 3 bytes of its code (zero-padded).
 //
 // The output is written straight into memory (no copying per call), so its gas cost
 // grows linearly with the number of calls.
@@ -33,10 +34,12 @@ contract TokenRiskReader {
         uint256[] links;
     }
 
-    function read(Batch calldata batch, address[] calldata accounts, uint256 maxReturn)
-        external
-        returns (bytes memory out)
-    {
+    function read(
+        Batch calldata batch,
+        address[] calldata accounts,
+        address[] calldata heads,
+        uint256 maxReturn
+    ) external returns (bytes memory out) {
         uint256 n = batch.targets.length;
         require(
             batch.gases.length == n && batch.datas.length == n && batch.links.length == n,
@@ -47,8 +50,21 @@ contract TokenRiskReader {
         assembly {
             start := mload(0x40)
         }
-        uint256 end = start + 32; // the first word is the length, written at the end
-        for (uint256 i = 0; i < n; i++) {
+        uint256 end = _calls(batch, firsts, start + 32, maxReturn); // first word: the length
+        end = _codes(accounts, end, false);
+        end = _codes(heads, end, true);
+        assembly {
+            out := start
+            mstore(start, sub(end, add(start, 32)))
+            mstore(0x40, and(add(end, 31), not(31)))
+        }
+    }
+
+    function _calls(Batch calldata batch, bytes32[] memory firsts, uint256 end, uint256 maxReturn)
+        private
+        returns (uint256)
+    {
+        for (uint256 i = 0; i < firsts.length; i++) {
             uint256 link = batch.links[i];
             bytes32 arg;
             if (link != 0) {
@@ -65,20 +81,25 @@ contract TokenRiskReader {
             (end, firsts[i]) =
                 _one(end, batch.targets[i], batch.gases[i], batch.datas[i], arg, maxReturn);
         }
+        return end;
+    }
+
+    function _codes(address[] calldata accounts, uint256 end, bool headOnly)
+        private
+        view
+        returns (uint256)
+    {
         for (uint256 i = 0; i < accounts.length; i++) {
             address account = accounts[i];
             uint256 size = account.code.length;
+            uint256 copied = headOnly ? 3 : size;
             assembly {
                 mstore(end, shl(224, size))
-                extcodecopy(account, add(end, 4), 0, size)
+                extcodecopy(account, add(end, 4), 0, copied)
             }
-            end += 4 + size;
+            end += 4 + copied;
         }
-        assembly {
-            out := start
-            mstore(start, sub(end, add(start, 32)))
-            mstore(0x40, and(add(end, 31), not(31)))
-        }
+        return end;
     }
 
     function _one(

@@ -2,8 +2,8 @@
 
 For every catalogue token (honest, hostile metadata, gas burners, proxies), the base
 tokens, a pool and an account without code: pool discovery in one linked reader call
-equals discovery call by call; metadata, ERC-20 probes, pair resolution and code read
-through folded calls equal the same reads sent directly.
+equals discovery call by call; metadata, ERC-20 probes, pair resolution, code and code
+heads read through folded calls equal the same reads sent directly.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 
 from tokenrisk.chain import dex
 from tokenrisk.chain.coalesce import CoalescingRpc
-from tokenrisk.chain.tokens import is_contract, is_erc20, read_token
+from tokenrisk.chain.tokens import code_heads, is_contract, is_erc20, read_token
 from tokenrisk.devnet.instance import RunningDevnet
 from tokenrisk.service import devnet_chain
 
@@ -39,6 +39,7 @@ async def _reads(rpc: CoalescingRpc, devnet: RunningDevnet, address: str) -> tup
             is_erc20(rpc, address),
             dex.resolve_pair(rpc, chain, address),
             is_contract(rpc, [address, NOBODY]),
+            code_heads(rpc, [address, NOBODY]),
             rpc.call("eth_getCode", [address, "latest"]),
         )
     )

@@ -29,18 +29,19 @@ def test_calldata_is_the_abi_encoding_of_read() -> None:
         reader.Read(OTHER, "0x70a08231" + "00" * 32, 1_000, link=1),
         reader.Read(TOKEN, "0x", 7),
     ]
-    data = bytes.fromhex(reader.read_calldata(reads, [OTHER])[2:])
-    signature = "read((address[],uint256[],bytes[],uint256[]),address[],uint256)"
+    data = bytes.fromhex(reader.read_calldata(reads, [OTHER], [TOKEN, OTHER])[2:])
+    signature = "read((address[],uint256[],bytes[],uint256[]),address[],address[],uint256)"
     assert data[:4] == keccak(text=signature)[:4]
-    types = ["(address[],uint256[],bytes[],uint256[])", "address[]", "uint256"]
-    batch, accounts, max_return = abi_decode(types, data[4:])
+    types = ["(address[],uint256[],bytes[],uint256[])", "address[]", "address[]", "uint256"]
+    batch, accounts, heads, max_return = abi_decode(types, data[4:])
     assert [a.lower() for a in batch[0]] == [TOKEN, OTHER, TOKEN]
     assert list(batch[1]) == [5_000_000, 1_000, 7]
     assert [b.hex() for b in batch[2]] == ["06fdde03", "70a08231" + "00" * 32, ""]
     assert list(batch[3]) == [0, 1, 0]
     assert [a.lower() for a in accounts] == [OTHER]
+    assert [a.lower() for a in heads] == [TOKEN, OTHER]
     assert max_return == reader.MAX_RETURN
-    expected = abi_encode(types, [batch, accounts, max_return])
+    expected = abi_encode(types, [batch, accounts, heads, max_return])
     assert data[4:] == expected
 
 
@@ -55,13 +56,15 @@ def test_answers_are_split_into_outcomes_and_codes() -> None:
         + b"\x02\x00\x00\x00"
         + b"\x04\x00\x00\x00"
         + b"\x00\x00\x00\x02" + b"\x60\x80"
+        + b"\x00\x00\x00\x00" + b"\x00\x00\x00"
+        + b"\x00\x00\x01\x00" + b"\xef\x01\x00"
     )  # fmt: skip
-    outcomes, codes = reader.decode_output(_answer(packed), 4, 1)
+    outcomes, codes = reader.decode_output(_answer(packed), 4, 1, 2)
     assert [o.status for o in outcomes] == [reader.RETURNED, reader.REVERTED, 2, reader.SKIPPED]
     assert outcomes[0].word == 42 and outcomes[1].word is None
     assert reader.as_call_result(outcomes[0]) == "0x" + (42).to_bytes(32, "big").hex()
     assert reader.as_call_result(outcomes[1]) is None
-    assert codes == ["0x6080"]
+    assert codes == ["0x6080", "0x", "0xef0100"]
 
 
 @pytest.mark.parametrize(
@@ -126,9 +129,8 @@ class ReaderWire(CoalescingRpc):
             if self.ignore_override:
                 return "0x"
             data = bytes.fromhex(call["data"][2:])
-            batch, accounts, _ = abi_decode(
-                ["(address[],uint256[],bytes[],uint256[])", "address[]", "uint256"], data[4:]
-            )
+            types = ["(address[],uint256[],bytes[],uint256[])", "address[]", "address[]", "uint256"]
+            batch, accounts, heads, _ = abi_decode(types, data[4:])
             packed = b""
             for payload in batch[2]:
                 answer = self.table.get("0x" + payload.hex())
@@ -138,6 +140,7 @@ class ReaderWire(CoalescingRpc):
                     raw = bytes.fromhex(answer[2:])
                     packed += b"\x01" + len(raw).to_bytes(3, "big") + raw
             packed += b"".join(b"\x00\x00\x00\x02\x60\x80" for _ in accounts)
+            packed += b"".join(b"\x00\x00\x00\x02\x60\x80\x00" for _ in heads)
             return _answer(packed)
         answer = self.table.get(call["data"])
         return CallReverted("execution reverted") if answer is None else answer
@@ -178,3 +181,20 @@ async def test_a_node_ignoring_the_override_gets_direct_calls_from_then_on() -> 
     assert list(first) == list(second) == [word, word]
     assert wire.fold is False
     assert [len(batch) for batch in wire.sent] == [1, 2, 2]  # reader, direct again, direct
+
+
+async def test_code_heads_fold_or_come_from_the_whole_code() -> None:
+    head = ("tokenrisk_codeHead", [OTHER, "latest"])
+    folding = ReaderWire({})
+    direct = ReaderWire({})
+    direct.fold = False
+    try:
+        folded = await asyncio.gather(folding.call(*head), folding.call(*head))
+        plain = await direct.call(*head)
+    finally:
+        await folding.aclose()
+        await direct.aclose()
+    assert list(folded) == ["0x6080", "0x6080"]  # up to three bytes, from the reader
+    assert [(m, len(p)) for m, p in folding.sent[0]] == [("eth_call", 3)]
+    assert plain == "0x6080"  # the start of eth_getCode's code
+    assert [m for m, _ in direct.sent[0]] == ["eth_getCode"]

@@ -34,6 +34,13 @@ def parse_address(value: str) -> str:
     """
     if not isinstance(value, str) or not _HEX_ADDRESS.fullmatch(value):
         raise InvalidAddress("address must be 0x followed by 40 hexadecimal characters")
+    return _parse_checked(value)
+
+
+@lru_cache(maxsize=65_536)
+def _parse_checked(value: str) -> str:
+    """:func:`parse_address` of well-formed hex, cached (a request parses the same
+    address several times; each checksum is a keccak)."""
     body = value[2:]
     checksummed = str(to_checksum_address(value))
     if body != body.lower() and body != body.upper() and checksummed != value:

@@ -50,13 +50,19 @@ class _Group:
     """The calls of one block folded into one reader call (indexes into the flush)."""
 
     reads: list[tuple[int, reader.Read]] = field(default_factory=list)
-    codes: list[tuple[int, str]] = field(default_factory=list)
+    codes: list[tuple[int, str]] = field(default_factory=list)  # full code
+    heads: list[tuple[int, str]] = field(default_factory=list)  # its first bytes
 
     def __len__(self) -> int:
-        return len(self.reads) + len(self.codes)
+        return len(self.reads) + len(self.codes) + len(self.heads)
 
     def indexes(self) -> list[int]:
-        return [i for i, _ in self.reads] + [i for i, _ in self.codes]
+        return [i for i, _ in [*self.reads, *self.codes, *self.heads]]
+
+    def params(self, block: str) -> list[Any]:
+        reads = [r for _, r in self.reads]
+        accounts, heads = [a for _, a in self.codes], [a for _, a in self.heads]
+        return reader.read_params(reader.fresh_address(), reads, block, accounts, heads)
 
 
 def _fold_groups(calls: Sequence[Call]) -> dict[str, _Group]:
@@ -69,8 +75,21 @@ def _fold_groups(calls: Sequence[Call]) -> dict[str, _Group]:
             continue
         account = reader.code_account(method, params)
         if account is not None:
-            groups.setdefault(str(params[1]), _Group()).codes.append((i, account))
+            group = groups.setdefault(str(params[1]), _Group())
+            (group.heads if method == reader.CODE_HEAD else group.codes).append((i, account))
     return {block: group for block, group in groups.items() if len(group) >= MIN_FOLD}
+
+
+def _direct(call: Call) -> Call:
+    """The call as the node takes it (a code head is read as the whole code)."""
+    method, params = call
+    return ("eth_getCode", params) if method == reader.CODE_HEAD else call
+
+
+def _direct_result(call: Call, result: Any) -> Any:
+    if call[0] == reader.CODE_HEAD and isinstance(result, str):
+        return result[:8].lower()  # "0x" and three bytes
+    return result
 
 
 class CoalescingRpc(RpcClient):
@@ -145,33 +164,25 @@ class CoalescingRpc(RpcClient):
         eth_calls folded into reader calls (see the module docstring)."""
         groups = _fold_groups(calls) if self.fold else {}
         if not groups:
-            return await self._post_batch(calls)
+            return await self._direct_batch(calls)
         folded = {i for group in groups.values() for i in group.indexes()}
         direct = [i for i in range(len(calls)) if i not in folded]
-        wire = [calls[i] for i in direct]
-        wire += [
-            (
-                "eth_call",
-                reader.read_params(
-                    reader.fresh_address(),
-                    [r for _, r in group.reads],
-                    block,
-                    [a for _, a in group.codes],
-                ),
-            )
-            for block, group in groups.items()
-        ]
+        wire = [_direct(calls[i]) for i in direct]
+        wire += [("eth_call", group.params(block)) for block, group in groups.items()]
         replies = await self._post_batch(wire)
         results: list[Any] = [None] * len(calls)
         for i, reply in zip(direct, replies, strict=False):
-            results[i] = reply
+            results[i] = _direct_result(calls[i], reply)
         again = self._unfold(groups, replies[len(direct) :], results)
         if again:
-            for i, reply in zip(
-                again, await self._post_batch([calls[i] for i in again]), strict=True
-            ):
+            replies = await self._direct_batch([calls[i] for i in again])
+            for i, reply in zip(again, replies, strict=True):
                 results[i] = reply
         return results
+
+    async def _direct_batch(self, calls: Sequence[Call]) -> list[Any]:
+        replies = await self._post_batch([_direct(c) for c in calls])
+        return [_direct_result(c, r) for c, r in zip(calls, replies, strict=True)]
 
     def _unfold(
         self, groups: dict[str, _Group], replies: Sequence[Any], results: list[Any]
@@ -182,7 +193,9 @@ class CoalescingRpc(RpcClient):
             try:
                 if isinstance(reply, RpcError):
                     raise reply
-                outcomes, codes = reader.decode_output(reply, len(group.reads), len(group.codes))
+                outcomes, codes = reader.decode_output(
+                    reply, len(group.reads), len(group.codes), len(group.heads)
+                )
             except (RpcError, MalformedResponse):
                 self.fold = False  # no override support (or ignored): read directly
                 again += group.indexes()
@@ -194,7 +207,7 @@ class CoalescingRpc(RpcClient):
                     results[i] = CallReverted("execution reverted", 3, None)
                 else:
                     again.append(i)
-            for (i, _), code in zip(group.codes, codes, strict=True):
+            for (i, _), code in zip([*group.codes, *group.heads], codes, strict=True):
                 results[i] = code
         return again
 

@@ -125,17 +125,27 @@ are always read fresh; only a pool created meanwhile is missed until then)."""
 _native_pools: dict[tuple[int, str], tuple[float, list[_Candidate]]] = {}
 
 
+def _known_native(chain: Chain, block: str) -> list[_Candidate] | None:
+    """The remembered native pools (only for "latest"), None when not known."""
+    cached = _native_pools.get((chain.id, chain.wrapped_native.address))
+    if block == "latest" and cached is not None and cached[0] > time.monotonic():
+        return cached[1]
+    return None
+
+
+def _remember_native(chain: Chain, block: str, found: list[_Candidate]) -> None:
+    if block == "latest":
+        key = (chain.id, chain.wrapped_native.address)
+        _native_pools[key] = (time.monotonic() + NATIVE_POOLS_TTL, found)
+
+
 async def _native_candidates(rpc: RpcClient, chain: Chain, block: str) -> list[_Candidate]:
     """The wrapped native token's pools against the chain's stablecoins (cached at "latest")."""
-    weth = chain.wrapped_native.address
-    key = (chain.id, weth)
-    now = time.monotonic()
-    cached = _native_pools.get(key)
-    if block == "latest" and cached is not None and cached[0] > now:
-        return cached[1]
-    found = await _candidates(rpc, chain, weth, block)
-    if block == "latest":
-        _native_pools[key] = (now + NATIVE_POOLS_TTL, found)
+    known = _known_native(chain, block)
+    if known is not None:
+        return known
+    found = await _candidates(rpc, chain, chain.wrapped_native.address, block)
+    _remember_native(chain, block, found)
     return found
 
 
@@ -247,24 +257,56 @@ async def linked_discovery(
     if not (isinstance(rpc, CoalescingRpc) and rpc.fold):
         return None
     own = _lookup_calls(chain, token)
-    native = _lookup_calls(chain, chain.wrapped_native.address, chain.stablecoins)
     weth = chain.wrapped_native.address
+    known = _known_native(chain, block)
+    native = _lookup_calls(chain, weth, chain.stablecoins) if known is None else []
     ours = _linked_reads(token, own)
-    reads = ours + [
+    theirs = [
         replace(r, link=r.link + len(ours) if r.link else 0) for r in _linked_reads(weth, native)
     ]
+    if known is not None:  # the pools are remembered: only their balances
+        theirs = _balance_reads(weth, _pricing(known))
+    reads = ours + theirs
     try:
         reply = await rpc.call("eth_call", reader.read_params(reader.fresh_address(), reads, block))
         outcomes, _ = reader.decode_output(reply, len(reads))
     except (RpcError, MalformedResponse):
         return None
     mine = _linked_found(own, outcomes[: len(ours)])
-    pools = _linked_found(native, outcomes[len(ours) :])
+    if known is None:
+        pools = _linked_found(native, outcomes[len(ours) :])
+        if pools is not None:
+            _remember_native(chain, block, pools[0])
+    else:
+        pools = _balances_found(known, outcomes[len(ours) :])
     if mine is None or pools is None:
         return None
     pricing = _pricing(pools[0])
     priced = [r for c, r in zip(*pools, strict=True) if c in pricing]
     return mine[0], mine[1], _price(chain, pricing, priced)
+
+
+def _balance_reads(token: str, cands: list[_Candidate]) -> list[reader.Read]:
+    """``token`` and base balances of each known pool (two reads per pool)."""
+    return [
+        reader.Read(side, encode_call("balanceOf(address)", [c.address]), LOOKUP_GAS)
+        for c in cands
+        for side in (token, c.base.address)
+    ]
+
+
+def _balances_found(
+    known: list[_Candidate], outcomes: list[reader.Outcome]
+) -> tuple[list[_Candidate], list[tuple[int, int] | None]] | None:
+    """The pricing pools of ``known`` with their reserves from :func:`_balance_reads`."""
+    if any(o.status in (reader.TOO_LONG, reader.NOT_RUN) for o in outcomes):
+        return None
+    cands = _pricing(known)
+    reserves: list[tuple[int, int] | None] = []
+    for n in range(len(cands)):
+        tok, base = outcomes[2 * n].word, outcomes[2 * n + 1].word
+        reserves.append((tok, base) if tok is not None and base is not None else None)
+    return cands, reserves
 
 
 def _pool(
@@ -346,22 +388,31 @@ class Creation:
 async def creations(rpc: RpcClient, chain: Chain, token: str) -> list[Creation]:
     """Every pool a registry factory created with ``token`` on either side, oldest first.
 
-    Two topic-filtered ``eth_getLogs`` per factory (token as token0, as token1), in one
-    batch.  A node without eth_getLogs leaves creation data unknown ("where known", never
-    guessed); any other node failure (range refused, rate limit) raises.
+    Two topic-filtered ``eth_getLogs`` over every factory at once (token as token0, as
+    token1; both events index the two tokens the same way), in one batch; each log is
+    read by the DEX of the factory that emitted it.  A node without eth_getLogs leaves
+    creation data unknown ("where known", never guessed); any other node failure (range
+    refused, rate limit) raises.
     """
+    if not chain.dexes:
+        return []
+    by_factory = {d.factory.lower(): d for d in chain.dexes}
+    events = sorted({PAIR_CREATED if d.version == "V2" else POOL_CREATED for d in chain.dexes})
     calls: list[tuple[str, list[Any]]] = []
-    dexes: list[Dex] = []
-    for dex in chain.dexes:
-        topic0 = PAIR_CREATED if dex.version == "V2" else POOL_CREATED
-        for topics in ([topic0, _topic(token)], [topic0, None, _topic(token)]):
-            query = {"address": dex.factory, "topics": topics, "fromBlock": "0x0"}
-            calls.append(("eth_getLogs", [query | {"toBlock": "latest"}]))
-            dexes.append(dex)
+    for topics in ([events, _topic(token)], [events, None, _topic(token)]):
+        query = {"address": [d.factory for d in chain.dexes], "topics": topics}
+        calls.append(("eth_getLogs", [query | {"fromBlock": "0x0", "toBlock": "latest"}]))
     found: list[Creation] = []
-    for dex, logs in zip(dexes, await rpc.batch(calls, tolerate=MethodUnsupported), strict=True):
-        if isinstance(logs, list):
-            found += [c for c in (_creation(dex, log) for log in logs) if c is not None]
+    for logs in await rpc.batch(calls, tolerate=MethodUnsupported):
+        for log in logs if isinstance(logs, list) else []:
+            dex = (
+                by_factory.get(str(log.get("address", "")).lower())
+                if isinstance(log, dict)
+                else None
+            )
+            created = _creation(dex, log) if dex is not None else None
+            if created is not None:
+                found.append(created)
     unique = {c.pool: c for c in found}
     return sorted(unique.values(), key=lambda c: (c.block, c.pool))
 
@@ -370,6 +421,8 @@ def _creation(dex: Dex, log: Any) -> Creation | None:
     """Decode one creation event; None for anything malformed."""
     try:
         topics, data = log["topics"], to_bytes(log["data"])
+        if str(topics[0]).lower() != (PAIR_CREATED if dex.version == "V2" else POOL_CREATED):
+            return None  # not this DEX's creation event
         token0, token1 = (word_address(to_bytes(t)) for t in topics[1:3])
         if dex.version == "V2":
             pool, fee = word_address(data[:32]), None

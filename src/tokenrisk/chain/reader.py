@@ -32,7 +32,7 @@ from tokenrisk.chain.abi import selector
 from tokenrisk.errors import MalformedResponse
 
 READER_FILE = Path(__file__).parents[1] / "data" / "reader.json"
-READ_SIGNATURE = "read((address[],uint256[],bytes[],uint256[]),address[],uint256)"
+READ_SIGNATURE = "read((address[],uint256[],bytes[],uint256[]),address[],address[],uint256)"
 MAX_RETURN = 4096
 """Longest return data the reader hands back; longer ones are read directly."""
 MAX_CALL_GAS = 10_000_000
@@ -82,9 +82,18 @@ def foldable(method: str, params: Sequence[Any]) -> Read | None:
     return Read(to, data, limit) if 0 < limit <= MAX_CALL_GAS else None
 
 
+CODE_HEAD = "tokenrisk_codeHead"
+"""Not a node method: ``[address, block]`` -> the first 3 bytes of the account's code as
+0x-hex (``"0x"``: no code), all that "is it a contract?" needs (EIP-7702 delegations
+start with ``0xef0100``).  :class:`~tokenrisk.chain.coalesce.CoalescingRpc` answers it
+through the reader, or from ``eth_getCode`` when the reader is not in use."""
+
+
 def code_account(method: str, params: Sequence[Any]) -> str | None:
-    """The account of an ``eth_getCode`` the reader can answer (its code, in full)."""
-    if method != "eth_getCode" or len(params) != 2 or not isinstance(params[1], str):
+    """The account of an ``eth_getCode`` or :data:`CODE_HEAD` the reader can answer."""
+    if method not in ("eth_getCode", CODE_HEAD) or len(params) != 2:
+        return None
+    if not isinstance(params[1], str):
         return None
     account = params[0]
     return account if isinstance(account, str) and _ADDRESS.fullmatch(account) else None
@@ -134,7 +143,9 @@ def _dynamic(parts: Sequence[bytes], statics: Sequence[bytes] = ()) -> bytes:
     return heads + b"".join(statics) + b"".join(parts)
 
 
-def read_calldata(reads: Sequence[Read], accounts: Sequence[str] = ()) -> str:
+def read_calldata(
+    reads: Sequence[Read], accounts: Sequence[str] = (), heads: Sequence[str] = ()
+) -> str:
     """Calldata of ``read`` (encoded here: eth_abi's generic path costs milliseconds)."""
     batch = _dynamic(
         [
@@ -144,17 +155,23 @@ def read_calldata(reads: Sequence[Read], accounts: Sequence[str] = ()) -> str:
             _uints([r.link for r in reads]),
         ]
     )
-    # read(Batch, address[], uint256): two dynamic heads, then maxReturn
-    body = _dynamic([batch, _addresses(list(accounts))], [_word(MAX_RETURN)])
+    # read(Batch, address[], address[], uint256): three dynamic heads, then maxReturn
+    body = _dynamic([batch, _addresses(accounts), _addresses(heads)], [_word(MAX_RETURN)])
     # the static word sits after both offsets in _dynamic's layout, as the ABI wants
     return "0x" + (selector(READ_SIGNATURE) + body).hex()
 
 
 def read_params(
-    reader: str, reads: Sequence[Read], block: str, accounts: Sequence[str] = ()
+    reader: str,
+    reads: Sequence[Read],
+    block: str,
+    accounts: Sequence[str] = (),
+    heads: Sequence[str] = (),
 ) -> list[Any]:
-    """``eth_call`` params running the reader at ``reader`` (a fresh address)."""
-    call = {"to": reader, "data": read_calldata(reads, accounts), "gas": hex(READER_GAS)}
+    """``eth_call`` params running the reader at ``reader`` (a fresh address):
+    ``reads``, the full code of ``accounts`` and the first bytes of the code of ``heads``."""
+    data = read_calldata(reads, accounts, heads)
+    call = {"to": reader, "data": data, "gas": hex(READER_GAS)}
     return [call, block, {reader: {"code": reader_code()}}]
 
 
@@ -173,8 +190,11 @@ class Outcome:
         return int.from_bytes(self.data[:32], "big")
 
 
-def decode_output(result: Any, calls: int, accounts: int = 0) -> tuple[list[Outcome], list[str]]:
-    """Split the reader's ABI-encoded ``bytes`` return into outcomes and codes (0x-hex).
+def decode_output(
+    result: Any, calls: int, accounts: int = 0, heads: int = 0
+) -> tuple[list[Outcome], list[str]]:
+    """Split the reader's ABI-encoded ``bytes`` return into outcomes and codes (0x-hex:
+    the full code of each account, then the first bytes of each head's, "0x" for none).
 
     Raises MalformedResponse when the result is not exactly that (e.g. a node that
     ignored the code override returns ``0x``).
@@ -204,6 +224,10 @@ def decode_output(result: Any, calls: int, accounts: int = 0) -> tuple[list[Outc
         length = int.from_bytes(packed[at : at + 4], "big")
         codes.append("0x" + packed[at + 4 : at + 4 + length].hex())
         at += 4 + length
+    for _ in range(heads):
+        length = min(3, int.from_bytes(packed[at : at + 4], "big"))
+        codes.append("0x" + packed[at + 4 : at + 4 + length].hex())
+        at += 7
     if at != size:
         raise MalformedResponse("the reader's answer has a wrong length")
     return outcomes, codes
@@ -224,6 +248,7 @@ __all__ = [
     "SKIPPED",
     "Outcome",
     "Read",
+    "CODE_HEAD",
     "as_call_result",
     "code_account",
     "decode_output",

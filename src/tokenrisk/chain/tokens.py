@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from tokenrisk.chain.abi import checksum, decode, encode_call, to_bytes
+from tokenrisk.chain.coalesce import CoalescingRpc
+from tokenrisk.chain.reader import CODE_HEAD
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.errors import AbiDecodeError, CallReverted
 from tokenrisk.model import TokenInfo
@@ -98,7 +100,17 @@ async def is_erc20(rpc: RpcClient, address: str, block: str = "latest") -> bool:
     return all(not isinstance(r, CallReverted) and decode_uint(r) is not None for r in results)
 
 
+async def code_heads(rpc: RpcClient, addresses: list[str], block: str = "latest") -> list[str]:
+    """The first bytes of each address's code as 0x-hex ("0x": none); errors raise.
+
+    The node client reads only those bytes through the reader contract when it can
+    (:data:`tokenrisk.chain.reader.CODE_HEAD`), not whole contracts.
+    """
+    method = CODE_HEAD if isinstance(rpc, CoalescingRpc) else "eth_getCode"
+    results = await rpc.batch([(method, [a, block]) for a in addresses])
+    return [str(r) if isinstance(r, str) else "0x" for r in results]
+
+
 async def is_contract(rpc: RpcClient, addresses: list[str], block: str = "latest") -> list[bool]:
-    """Code present at each address; "no" only from a successful eth_getCode (errors raise)."""
-    results = await rpc.batch([("eth_getCode", [a, block]) for a in addresses])
-    return [isinstance(r, str) and len(r) > 2 for r in results]
+    """Code present at each address; "no" only from a successful code read (errors raise)."""
+    return [len(head) > 2 for head in await code_heads(rpc, addresses, block)]

@@ -37,6 +37,7 @@ from eth_utils.crypto import keccak
 
 from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, encode_args, encode_call
 from tokenrisk.chain.rpc import RpcClient
+from tokenrisk.chain.tokens import code_heads
 from tokenrisk.errors import RpcError, TokenRiskError
 from tokenrisk.findings import (
     FINDINGS,
@@ -378,7 +379,7 @@ async def _callers(
             if how not in merged[address]:
                 merged[address].append(how)
     addresses = list(merged)
-    codes = await rpc.batch([("eth_getCode", [a, "latest"]) for a in addresses])
+    codes = await code_heads(rpc, addresses)
     return tuple(
         Caller(a, tuple(merged[a]), is_contract=_is_contract_code(code))
         for a, code in zip(addresses, codes, strict=True)

@@ -154,8 +154,11 @@ async def find_balance_slot(
     if isinstance(access, dict):
         # a layout can only verify if balanceOf reads its key, so the access list is
         # complete: no match means no plain mapping, without probing every candidate
-        matched = match_layouts(keys_read(access, token), probe)
-        layouts = [known] if known in matched else matched
+        keys = keys_read(access, token)
+        if known is not None and known.key(probe) in keys:
+            layouts = [known]  # one keccak, not one per candidate layout
+        else:
+            layouts = match_layouts(keys, probe)
     else:  # the node cannot build access lists: probe every candidate layout
         layouts = [known] if known is not None else _layouts()
     slot = await _verified(rpc, token, probe, layouts, block)
