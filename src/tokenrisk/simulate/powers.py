@@ -36,8 +36,6 @@ import evmole
 from eth_utils.crypto import keccak
 
 from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, encode_args, encode_call
-from tokenrisk.chain.rpc import RpcClient
-from tokenrisk.chain.tokens import code_heads
 from tokenrisk.errors import RpcError, TokenRiskError
 from tokenrisk.findings import (
     FINDINGS,
@@ -47,17 +45,13 @@ from tokenrisk.findings import (
     OwnerPowers,
     PowerFinding,
 )
+from tokenrisk.simulate import owners
 from tokenrisk.simulate.calls import approve, balance_of, fresh_address, transfer
 from tokenrisk.simulate.effects import Effect, classify, comparable
 from tokenrisk.simulate.engine import Outcome, Plan, Simulator
 from tokenrisk.simulate.hostile import Targets, argument_sets, render, split_types
+from tokenrisk.simulate.owners import DEAD, Facts
 
-IMPLEMENTATION_SLOT = "0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc"
-ADMIN_SLOT = "0xb53127684a568b3173ae13b9f8a6016e243e63b6e8ee1178d6a717850b5d6103"
-DEAD = "0x000000000000000000000000000000000000dead"
-OWNER_GETTERS = ("owner()", "getOwner()", "admin()")
-GETTER_GAS = 5_000_000
-ROLE_ADMIN = "getRoleMember(bytes32,uint256)"
 FUTURE = (("1h", 3_600), ("1d", 86_400), ("7d", 7 * 86_400), ("30d", 30 * 86_400))
 ERC20_SURFACE = frozenset(
     "0x" + keccak(text=s)[:4].hex()
@@ -195,9 +189,9 @@ async def _scan(
     at = (chain_id, token.lower(), sim.route.pool.address, sim.head.number, sim.head.timestamp)
     known = cache.facts_at(at)
     if known is None:
-        facts = await _read_facts(rpc, token, bounds)
-        deployer = await _deployer(rpc, chain_id, token, cache)
-        known = (facts, await _callers(rpc, facts, deployer, sim))
+        facts = await owners.read_facts(rpc, token, bounds.storage_slots)
+        deployer = await owners.deployer(rpc, chain_id, token, cache.deployers)
+        known = (facts, await owners.callers(rpc, facts, deployer, sim))
         cache.put_facts(at, known)
     facts, callers = known
     functions, cut = _functions(facts.code, facts.impl_code, bounds)
@@ -208,7 +202,7 @@ async def _scan(
     eoas = [c.address for c in callers if not c.is_contract][: bounds.max_callers]
     # SCREEN
     targets = Targets(buyer=fresh_address(), pair=sim.route.pool.address)
-    trials, trimmed = await _screen(rpc, token, functions, eoas, targets, bounds)
+    trials, trimmed = await _screen(sim, functions, eoas, targets, bounds)
     # TRY
     result = await _try_all(sim, facts, targets, trials)
     result = replace(
@@ -223,75 +217,6 @@ async def _scan(
 
 def _hash(code: str | None) -> str | None:
     return None if code is None else "0x" + keccak(hexstr=code).hex()
-
-
-@dataclass(frozen=True)
-class Facts:
-    """What one batch of reads told about the token."""
-
-    code: str
-    impl: str | None
-    impl_code: str | None
-    admin: str | None
-    owner: str | None  # the first owner getter that answered with an address
-    getters: tuple[tuple[str, str], ...]  # (address, how found)
-
-
-async def _read_facts(rpc: RpcClient, token: str, bounds: ScanBounds) -> Facts:
-    slots = [hex(i) for i in range(bounds.storage_slots)]
-    calls: list[tuple[str, Sequence[Any]]] = [
-        ("eth_getCode", [token, "latest"]),
-        ("eth_getStorageAt", [token, IMPLEMENTATION_SLOT, "latest"]),
-        ("eth_getStorageAt", [token, ADMIN_SLOT, "latest"]),
-    ]
-    calls += [("eth_getStorageAt", [token, s, "latest"]) for s in slots]
-    getters = [*OWNER_GETTERS, ROLE_ADMIN]
-    for g in getters:
-        args = [b"\0" * 32, 0] if g == ROLE_ADMIN else []
-        call = {"to": token, "data": encode_call(g, args), "gas": hex(GETTER_GAS)}
-        calls.append(("eth_call", [call, "latest"]))
-    replies = await rpc.batch(calls)
-    code, impl_word, admin_word = replies[0], replies[1], replies[2]
-    if isinstance(code, RpcError):
-        raise code
-    words = replies[3 : 3 + len(slots)]
-    answers = replies[3 + len(slots) :]
-    found: list[tuple[str, str]] = []
-    owner: str | None = None
-    for name, answer in zip(getters, answers, strict=True):
-        address = _word_address(answer, strict=False)
-        if name == "owner()" and address is not None:
-            owner = address
-        if address is not None and address != ZERO_ADDRESS:
-            found.append((address, "role admin" if name == ROLE_ADMIN else name))
-    admin = _word_address(admin_word)
-    if admin:
-        found.append((admin, "EIP-1967 admin slot"))
-    for i, word in enumerate(words):
-        address = _word_address(word)
-        if address:
-            found.append((address, f"storage slot {i}"))
-    impl = _word_address(impl_word)
-    impl_code = str(await rpc.call("eth_getCode", [impl, "latest"])) if impl else None
-    return Facts(str(code), impl, impl_code, admin, owner, tuple(found))
-
-
-def _word_address(word: Any, strict: bool = True) -> str | None:
-    """An address held in a 32-byte word, or None.
-
-    ``strict`` (storage words): the top 12 bytes are zero and the address part has a
-    non-zero leading byte, so small numbers (decimals, supplies) are not mistaken for
-    addresses.  Getter results need only the zero padding.
-    """
-    if not isinstance(word, str) or not word.startswith("0x"):
-        return None
-    raw = word[2:].rjust(64, "0")
-    if len(raw) != 64 or int(raw[:24] or "0", 16) != 0:
-        return None
-    value = int(raw[24:], 16)
-    if strict and value < 2**152:
-        return None
-    return checksum("0x" + raw[24:])
 
 
 def _functions(code: str, impl_code: str | None, bounds: ScanBounds) -> tuple[list[Function], bool]:
@@ -326,75 +251,8 @@ def _read_functions(code: str, proxy_own: bool) -> list[Function]:
     return out
 
 
-async def _deployer(rpc: RpcClient, chain_id: int, token: str, cache: PowerCache) -> str | None:
-    """The account that created the token, or None when the node cannot tell.
-
-    Asks ``ots_getContractCreator`` (Otterscan API: anvil, erigon, reth) first; otherwise
-    binary-searches ``eth_getCode`` over history for the creation block (archive nodes)
-    and reads that block's receipts.  Contracts made by a factory have no EOA creator
-    in a receipt, so they give None on the second path.
-    """
-    key = (chain_id, token)
-    if key not in cache.deployers:
-        try:
-            found = await rpc.call("ots_getContractCreator", [token])
-            creator = found.get("creator") if isinstance(found, dict) else None
-            cache.deployers[key] = checksum(str(creator)) if creator else None
-        except RpcError:
-            try:
-                cache.deployers[key] = await _find_deployer(rpc, token)
-            except RpcError:
-                cache.deployers[key] = None
-    return cache.deployers[key]
-
-
-async def _find_deployer(rpc: RpcClient, token: str) -> str | None:
-    low, high = 0, int(await rpc.call("eth_blockNumber", []), 16)
-    while low < high:
-        middle = (low + high) // 2
-        code = await rpc.call("eth_getCode", [token, hex(middle)])
-        if len(str(code)) > 2:
-            high = middle
-        else:
-            low = middle + 1
-    receipts = await rpc.call("eth_getBlockReceipts", [hex(low)])
-    for receipt in receipts or []:
-        created = str(receipt.get("contractAddress") or "").lower()
-        if created == token.lower():
-            return checksum(str(receipt["from"]))
-    return None
-
-
-async def _callers(
-    rpc: RpcClient, facts: Facts, deployer: str | None, sim: Simulator
-) -> tuple[Caller, ...]:
-    """Distinct candidate callers in priority order, each with how it was found."""
-    found = list(facts.getters) + ([(deployer, "deployer")] if deployer else [])
-    skip = {a.lower() for a in (ZERO_ADDRESS, DEAD, sim.route.token, sim.route.pool.address)}
-    skip |= {a.lower() for a in (sim.route.base, sim.route.dex.router, facts.impl or ZERO_ADDRESS)}
-    merged: dict[str, list[str]] = {}
-    for address, how in found:
-        if address.lower() not in skip:
-            merged.setdefault(address, [])
-            if how not in merged[address]:
-                merged[address].append(how)
-    addresses = list(merged)
-    codes = await code_heads(rpc, addresses)
-    return tuple(
-        Caller(a, tuple(merged[a]), is_contract=_is_contract_code(code))
-        for a, code in zip(addresses, codes, strict=True)
-    )
-
-
-def _is_contract_code(code: Any) -> bool:
-    """True for contract code; EIP-7702 delegated EOAs (0xef0100...) still count as EOAs."""
-    text = str(code) if not isinstance(code, RpcError) else "0x"
-    return len(text) > 2 and not text.lower().startswith("0xef0100")
-
-
 async def _screen(
-    rpc: RpcClient,
-    token: str,
+    sim: Simulator,
     functions: Sequence[Function],
     callers: Sequence[str],
     targets: Targets,
@@ -409,7 +267,8 @@ async def _screen(
     if not candidates:
         return [], False
     overrides = {c: {"balance": hex(10**24)} for c in callers}
-    replies = await rpc.batch(
+    token = sim.route.token
+    replies = await sim.rpc.batch(
         [
             (
                 "eth_call",

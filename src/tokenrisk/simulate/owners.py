@@ -1,0 +1,167 @@
+"""Who may hold owner powers over a token, read from the chain (phase 2 of the scan).
+
+The owner-power scan (:mod:`tokenrisk.simulate.powers`) tries privileged functions as
+the accounts that could call them: addresses returned by owner-style getters, held in
+the first storage slots or the EIP-1967 admin slot, a role admin, and the deployer.
+This module reads those :class:`Facts` in one batch (the getters go through the node
+client's reader contract) and tells EOAs from contracts by the first bytes of their
+code.  The scan reads them once per head block (its cache keeps them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, encode_call
+from tokenrisk.chain.rpc import RpcClient
+from tokenrisk.chain.tokens import code_heads
+from tokenrisk.errors import RpcError
+from tokenrisk.findings import Caller
+from tokenrisk.simulate.engine import Simulator
+
+IMPLEMENTATION_SLOT = "0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc"
+ADMIN_SLOT = "0xb53127684a568b3173ae13b9f8a6016e243e63b6e8ee1178d6a717850b5d6103"
+DEAD = "0x000000000000000000000000000000000000dead"
+OWNER_GETTERS = ("owner()", "getOwner()", "admin()")
+GETTER_GAS = 5_000_000
+ROLE_ADMIN = "getRoleMember(bytes32,uint256)"
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What one batch of reads told about the token."""
+
+    code: str
+    impl: str | None
+    impl_code: str | None
+    admin: str | None
+    owner: str | None  # the first owner getter that answered with an address
+    getters: tuple[tuple[str, str], ...]  # (address, how found)
+
+
+async def read_facts(rpc: RpcClient, token: str, storage_slots: int) -> Facts:
+    """The token's code, proxy slots, owner getters and first ``storage_slots`` words."""
+    slots = [hex(i) for i in range(storage_slots)]
+    calls: list[tuple[str, Sequence[Any]]] = [
+        ("eth_getCode", [token, "latest"]),
+        ("eth_getStorageAt", [token, IMPLEMENTATION_SLOT, "latest"]),
+        ("eth_getStorageAt", [token, ADMIN_SLOT, "latest"]),
+    ]
+    calls += [("eth_getStorageAt", [token, s, "latest"]) for s in slots]
+    getters = [*OWNER_GETTERS, ROLE_ADMIN]
+    for g in getters:
+        args = [b"\0" * 32, 0] if g == ROLE_ADMIN else []
+        call = {"to": token, "data": encode_call(g, args), "gas": hex(GETTER_GAS)}
+        calls.append(("eth_call", [call, "latest"]))
+    replies = await rpc.batch(calls)
+    code, impl_word, admin_word = replies[0], replies[1], replies[2]
+    if isinstance(code, RpcError):
+        raise code
+    words = replies[3 : 3 + len(slots)]
+    answers = replies[3 + len(slots) :]
+    found: list[tuple[str, str]] = []
+    owner: str | None = None
+    for name, answer in zip(getters, answers, strict=True):
+        address = word_address(answer, strict=False)
+        if name == "owner()" and address is not None:
+            owner = address
+        if address is not None and address != ZERO_ADDRESS:
+            found.append((address, "role admin" if name == ROLE_ADMIN else name))
+    admin = word_address(admin_word)
+    if admin:
+        found.append((admin, "EIP-1967 admin slot"))
+    for i, word in enumerate(words):
+        address = word_address(word)
+        if address:
+            found.append((address, f"storage slot {i}"))
+    impl = word_address(impl_word)
+    impl_code = str(await rpc.call("eth_getCode", [impl, "latest"])) if impl else None
+    return Facts(str(code), impl, impl_code, admin, owner, tuple(found))
+
+
+def word_address(word: Any, strict: bool = True) -> str | None:
+    """An address held in a 32-byte word, or None.
+
+    ``strict`` (storage words): the top 12 bytes are zero and the address part has a
+    non-zero leading byte, so small numbers (decimals, supplies) are not mistaken for
+    addresses.  Getter results need only the zero padding.
+    """
+    if not isinstance(word, str) or not word.startswith("0x"):
+        return None
+    raw = word[2:].rjust(64, "0")
+    if len(raw) != 64 or int(raw[:24] or "0", 16) != 0:
+        return None
+    value = int(raw[24:], 16)
+    if strict and value < 2**152:
+        return None
+    return checksum("0x" + raw[24:])
+
+
+async def deployer(
+    rpc: RpcClient, chain_id: int, token: str, known: dict[tuple[int, str], str | None]
+) -> str | None:
+    """The account that created the token, or None when the node cannot tell.
+
+    Asks ``ots_getContractCreator`` (Otterscan API: anvil, erigon, reth) first; otherwise
+    binary-searches ``eth_getCode`` over history for the creation block (archive nodes)
+    and reads that block's receipts.  Contracts made by a factory have no EOA creator
+    in a receipt, so they give None on the second path.
+    """
+    key = (chain_id, token)
+    if key not in known:
+        try:
+            found = await rpc.call("ots_getContractCreator", [token])
+            creator = found.get("creator") if isinstance(found, dict) else None
+            known[key] = checksum(str(creator)) if creator else None
+        except RpcError:
+            try:
+                known[key] = await _find_deployer(rpc, token)
+            except RpcError:
+                known[key] = None
+    return known[key]
+
+
+async def _find_deployer(rpc: RpcClient, token: str) -> str | None:
+    low, high = 0, int(await rpc.call("eth_blockNumber", []), 16)
+    while low < high:
+        middle = (low + high) // 2
+        code = await rpc.call("eth_getCode", [token, hex(middle)])
+        if len(str(code)) > 2:
+            high = middle
+        else:
+            low = middle + 1
+    receipts = await rpc.call("eth_getBlockReceipts", [hex(low)])
+    for receipt in receipts or []:
+        created = str(receipt.get("contractAddress") or "").lower()
+        if created == token.lower():
+            return checksum(str(receipt["from"]))
+    return None
+
+
+async def callers(
+    rpc: RpcClient, facts: Facts, creator: str | None, sim: Simulator
+) -> tuple[Caller, ...]:
+    """Distinct candidate callers in priority order, each with how it was found."""
+    found = list(facts.getters) + ([(creator, "deployer")] if creator else [])
+    skip = {a.lower() for a in (ZERO_ADDRESS, DEAD, sim.route.token, sim.route.pool.address)}
+    skip |= {a.lower() for a in (sim.route.base, sim.route.dex.router, facts.impl or ZERO_ADDRESS)}
+    merged: dict[str, list[str]] = {}
+    for address, how in found:
+        if address.lower() not in skip:
+            merged.setdefault(address, [])
+            if how not in merged[address]:
+                merged[address].append(how)
+    addresses = list(merged)
+    codes = await code_heads(rpc, addresses)
+    return tuple(
+        Caller(a, tuple(merged[a]), is_contract=is_contract_code(code))
+        for a, code in zip(addresses, codes, strict=True)
+    )
+
+
+def is_contract_code(code: Any) -> bool:
+    """True for contract code; EIP-7702 delegated EOAs (0xef0100...) still count as EOAs."""
+    text = str(code) if not isinstance(code, RpcError) else "0x"
+    return len(text) > 2 and not text.lower().startswith("0xef0100")
