@@ -677,3 +677,40 @@ async def test_devnet_siphoned_holders_match_the_history(
 
 async def _head(rpc: RpcClient) -> int:
     return int(await rpc.call("eth_blockNumber"), 16)
+
+
+# IN-PROCESS MEMO AT AN UNCHANGED HEAD
+
+
+async def test_same_head_reads_nothing_again_and_any_write_forgets(
+    rpc: RpcClient, store: Store, artifacts: dict[str, Any]
+) -> None:
+    owner = await deployer(rpc)
+    token = await deploy(rpc, artifacts, "PlainToken", 10**30, owner)
+    holders = holder_set(12, "memo")
+    await scatter(rpc, token, owner, holders, rounds=2, seed=3)
+    await index_token(rpc, store, CHAIN, token)
+    count = await holder_count(store, CHAIN, token)
+    top = await top_holders(store, CHAIN, token, limit=5)
+
+    reads: list[str] = []
+    for name in ("get_cursor", "holder_count", "top_holders"):
+        real = getattr(store, name)
+        setattr(store, name, lambda *a, _r=real, _n=name, **k: reads.append(_n) or _r(*a, **k))
+    again = await index_token(rpc, store, CHAIN, token)  # same head: nothing to do
+    assert again.blocks == 0 and again.logs == 0
+    assert await holder_count(store, CHAIN, token) == count
+    assert await top_holders(store, CHAIN, token, limit=5) == top
+    assert reads == []  # answered from what this process learnt at this head
+
+    await asyncio.to_thread(store.reset_token, CHAIN, token)  # a write: the memo is void
+    assert await holder_count(store, CHAIN, token) is None
+    assert "get_cursor" in reads
+    await index_token(rpc, store, CHAIN, token)
+    assert await holder_count(store, CHAIN, token) == count
+    await send(rpc, [transfer(token, owner, address("memo-new"), 1)])
+    await mine(rpc)
+    reads.clear()
+    moved = await index_token(rpc, store, CHAIN, token)  # a new head: indexed as usual
+    assert moved.logs == 1 and "get_cursor" in reads
+    assert await holder_count(store, CHAIN, token) == count + 1

@@ -9,6 +9,7 @@ from typing import Any
 from tokenrisk.chain.abi import ZERO_ADDRESS
 from tokenrisk.chain.node import Node
 from tokenrisk.holders import launch
+from tokenrisk.holders.index import memo_at_index_head
 from tokenrisk.model import AirdropSummary, Pool
 from tokenrisk.store.engine import Store
 
@@ -31,8 +32,17 @@ async def airdrop_summary(
     """``token.airdropSummary`` (rule in :mod:`tokenrisk.holders.launch`); None when the
     deployer cannot be found (no indexed mint, or the node lacks the transaction).
 
-    The deployer is the sender of the transaction that minted the first tokens.
+    The deployer is the sender of the transaction that minted the first tokens.  Read
+    once per index state (:func:`~tokenrisk.holders.index.memo_at_index_head`).
     """
+    key = ("airdrop", tuple(sorted({p.address.lower() for p in pools})))
+    work = lambda: _airdrop_summary(node, store, token, pools)  # noqa: E731
+    return await memo_at_index_head(store, node.id, token, key, work)
+
+
+async def _airdrop_summary(
+    node: Node, store: Store, token: str, pools: list[Pool]
+) -> AirdropSummary | None:
     chain_id = node.id
     first_buy = launch.launch_block(await pool_transfers(store, chain_id, token, pools))
     mints = await asyncio.to_thread(

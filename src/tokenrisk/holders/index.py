@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar, cast
 
 from tokenrisk.chain.abi import encode_call
 from tokenrisk.chain.head import ChainHead, read_head
@@ -46,6 +46,8 @@ from tokenrisk.errors import (
     UpstreamError,
 )
 from tokenrisk.store.engine import Cursor, Store, TransferLog
+
+T = TypeVar("T")
 
 TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
 DEVNET_CHAIN_IDS = frozenset({31337, 1337})
@@ -336,8 +338,15 @@ async def top_holders(
     store: Store, chain_id: int, token: str, limit: int = 50
 ) -> list[tuple[str, int]]:
     """Indexed holders with a positive balance: (checksummed address, balance), largest
-    first, ties by address.  Index the token first (``index_token``)."""
-    return await asyncio.to_thread(store.top_holders, chain_id, token, limit)
+    first, ties by address.  Index the token first (``index_token``).  Read once per
+    index state (:func:`memo_at_index_head`)."""
+    if limit <= 0:
+        return []
+
+    async def read() -> list[tuple[str, int]]:
+        return await asyncio.to_thread(store.top_holders, chain_id, token, limit)
+
+    return list(await memo_at_index_head(store, chain_id, token, ("top", limit), read))
 
 
 async def top_holders_checked(
@@ -367,11 +376,22 @@ async def top_holders_checked(
 async def holder_count(store: Store, chain_id: int, token: str) -> int | None:
     """Indexed addresses with a positive balance, the zero address excluded.
 
-    None when the token has never been indexed: its count is unknown, not zero.
+    None when the token has never been indexed: its count is unknown, not zero.  Counted
+    once per head at which this process indexed the token (the count cannot change until
+    the index moves, and it moves only with the head).
     """
+    at = _indexed_at(store, chain_id, token)
+    key = ("holders", chain_id, token.lower(), at, store.generation)
+    if at is not None:
+        found, known = store.memo.get(key)
+        if found and known is not None:
+            return int(known)
     if await asyncio.to_thread(store.get_cursor, chain_id, token) is None:
         return None
-    return await asyncio.to_thread(store.holder_count, chain_id, token)
+    count = await asyncio.to_thread(store.holder_count, chain_id, token)
+    if at is not None:
+        store.memo.put(key, count)
+    return count
 
 
 async def index_token(
@@ -397,6 +417,8 @@ async def index_token(
     started = time.perf_counter()
     head = await read_head(rpc)
     last = head.number if to_block is None else min(to_block, head.number)
+    if last == head.number and _indexed_at(store, chain_id, token) == head.hash:
+        return IndexStats(chain_id, token, last + 1, last)  # indexed here at this very head
     cursor, stored, rolled_back = await _resume(rpc, store, chain_id, token, settings, last, head)
     stats = IndexStats(chain_id, token, cursor.last_block + 1, last)
     stats.rolled_back_blocks = rolled_back
@@ -404,7 +426,35 @@ async def index_token(
     await _run(reader, store, cursor if stored else None, cursor, stats, progress)
     stats.requests, stats.shrinks = reader.requests, reader.shrinks
     stats.seconds = time.perf_counter() - started
+    if last == head.number:
+        store.memo.put(("indexed", chain_id, token), (head.hash, store.generation))
     return stats
+
+
+async def memo_at_index_head(
+    store: Store, chain_id: int, token: str, key: Hashable, compute: Callable[[], Awaitable[T]]
+) -> T:
+    """``compute()`` (something read from the token's index), remembered while the index
+    stays where this process last brought it (same head, no write since)."""
+    at = _indexed_at(store, chain_id, token)
+    full = ("derived", chain_id, token.lower(), at, store.generation, key)
+    if at is not None:
+        found, known = store.memo.get(full)
+        if found:
+            return cast(T, known)
+    value = await compute()
+    if at is not None and _indexed_at(store, chain_id, token) == at:
+        store.memo.put(full, value)
+    return value
+
+
+def _indexed_at(store: Store, chain_id: int, token: str) -> str | None:
+    """The hash of the head at which this process last brought ``token``'s index up to
+    date, while nothing has written to the store since (else None)."""
+    found, value = store.memo.get(("indexed", chain_id, token.lower()))
+    if not found or value is None or value[1] != store.generation:
+        return None
+    return str(value[0])
 
 
 def _settings(settings: IndexSettings | None, window: int | None) -> IndexSettings:
@@ -547,6 +597,7 @@ __all__ = [
     "find_start_block",
     "head_block",
     "holder_count",
+    "memo_at_index_head",
     "index_token",
     "parse_transfers",
     "top_holders",

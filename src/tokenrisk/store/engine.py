@@ -73,6 +73,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
+from tokenrisk.caching import MemoryCache
 from tokenrisk.chain.abi import ZERO_ADDRESS, checksum
 from tokenrisk.errors import SchemaTooNew, StoreConflict, StoreError
 
@@ -359,6 +360,11 @@ class Store:
 
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
+        # what this process learnt at a head block (the index reached it, its counts),
+        # for the holders layer: valid while the head and ``generation`` stay, so a check
+        # repeated in one block skips the database.  Every write here bumps ``generation``.
+        self.memo: MemoryCache[tuple[Any, ...], Any] = MemoryCache(max_entries=16_384)
+        self.generation = 0
 
     @property
     def backend(self) -> str:
@@ -442,6 +448,7 @@ class Store:
 
     def drop_all(self) -> None:
         """Drop every tokenrisk table (tests, ``tokenrisk store reset``)."""
+        self.generation += 1
         with self._transaction("drop schema", writes=True) as conn:
             metadata.drop_all(conn, checkfirst=True)
 
@@ -477,6 +484,7 @@ class Store:
         ``expected`` is the cursor the caller read (None for a token never indexed).
         Raises StoreConflict when the stored cursor differs, StoreError otherwise.
         """
+        self.generation += 1
         token = token.lower()
         with self._transaction("apply window", writes=True) as conn:
             _move_cursor(conn, chain_id, token, expected, new)
@@ -489,6 +497,7 @@ class Store:
 
         Balances are reverted exactly from the stored transfers, in one transaction.
         """
+        self.generation += 1
         token = token.lower()
         newer = _key(transfer_table, chain_id, token) & (transfer_table.c.block > to.last_block)
         with self._transaction("roll back", writes=True) as conn:
@@ -510,6 +519,7 @@ class Store:
 
     def reset_token(self, chain_id: int, token: str) -> None:
         """Forget everything indexed for one token (it is re-indexed from scratch)."""
+        self.generation += 1
         token = token.lower()
         with self._transaction("reset token", writes=True) as conn:
             for table in (transfer_table, balance_table, checkpoint_table, cursor_table):
