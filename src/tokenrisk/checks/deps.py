@@ -15,7 +15,8 @@ from typing import Protocol
 from tokenrisk.caching import MemoryCache
 from tokenrisk.chain.node import Nodes
 from tokenrisk.model import TokenInfo
-from tokenrisk.simulate.powers import PowerCache, ScanBounds
+from tokenrisk.simulate.owners import PowerCache
+from tokenrisk.simulate.powers import ScanBounds
 from tokenrisk.simulate.slots import BalanceSlot, SlotCache
 from tokenrisk.store.engine import Store
 from tokenrisk.verification.verifier import Verifier

@@ -10,15 +10,17 @@ code.  The scan reads them once per head block (its cache keeps them).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from tokenrisk.caching import MemoryCache
 from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, encode_call
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.chain.tokens import code_heads
 from tokenrisk.errors import RpcError
-from tokenrisk.findings import Caller
+from tokenrisk.findings import Caller, OwnerPowers
 from tokenrisk.simulate.engine import Simulator
 
 IMPLEMENTATION_SLOT = "0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc"
@@ -100,7 +102,7 @@ def word_address(word: Any, strict: bool = True) -> str | None:
 
 
 async def deployer(
-    rpc: RpcClient, chain_id: int, token: str, known: dict[tuple[int, str], str | None]
+    rpc: RpcClient, chain_id: int, token: str, known: MemoryCache[tuple[int, str], str | None]
 ) -> str | None:
     """The account that created the token, or None when the node cannot tell.
 
@@ -110,17 +112,23 @@ async def deployer(
     in a receipt, so they give None on the second path.
     """
     key = (chain_id, token)
-    if key not in known:
+    found, creator = known.get(key)
+    if not found:
+        creator = await _creator(rpc, token)
+        known.put(key, creator)
+    return creator
+
+
+async def _creator(rpc: RpcClient, token: str) -> str | None:
+    try:
+        found = await rpc.call("ots_getContractCreator", [token])
+        creator = found.get("creator") if isinstance(found, dict) else None
+        return checksum(str(creator)) if creator else None
+    except RpcError:
         try:
-            found = await rpc.call("ots_getContractCreator", [token])
-            creator = found.get("creator") if isinstance(found, dict) else None
-            known[key] = checksum(str(creator)) if creator else None
+            return await _find_deployer(rpc, token)
         except RpcError:
-            try:
-                known[key] = await _find_deployer(rpc, token)
-            except RpcError:
-                known[key] = None
-    return known[key]
+            return None
 
 
 async def _find_deployer(rpc: RpcClient, token: str) -> str | None:
@@ -165,3 +173,47 @@ def is_contract_code(code: Any) -> bool:
     """True for contract code; EIP-7702 delegated EOAs (0xef0100...) still count as EOAs."""
     text = str(code) if not isinstance(code, RpcError) else "0x"
     return len(text) > 2 and not text.lower().startswith("0xef0100")
+
+
+FACTS_KEPT = 256
+"""Tokens whose facts and callers at the latest head they were checked are kept."""
+DEPLOYERS_KEPT = 4096
+"""Tokens whose deployer is kept (a contract's creator never changes)."""
+
+FactsAndCallers = tuple[Facts, tuple[Caller, ...]]
+
+
+@dataclass
+class PowerCache:
+    """The owner-power scan's memory, each part a :class:`~tokenrisk.caching.MemoryCache`:
+    results per (chain, code hashes, callers, pool) for ``ttl`` seconds (at most
+    ``size``), deployers per token, and the facts and callers read at a head block (a
+    cached scan at an unchanged head reads nothing from the node).  ``ttl <= 0`` turns
+    off the results and the facts."""
+
+    ttl: float = 600.0
+    size: int = 1024
+    results: MemoryCache[tuple[Any, ...], OwnerPowers] = field(init=False)
+    deployers: MemoryCache[tuple[int, str], str | None] = field(init=False)
+    facts: MemoryCache[tuple[Any, ...], FactsAndCallers] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.results = MemoryCache(self.size, self.ttl)
+        self.deployers = MemoryCache(DEPLOYERS_KEPT)
+        # keyed by the head block, so never stale; kept only while scans are cached
+        self.facts = MemoryCache(FACTS_KEPT, math.inf if self.ttl > 0 else 0)
+
+    def get(self, key: tuple[Any, ...]) -> OwnerPowers | None:
+        cached = self.results.value(key)
+        return replace(cached, cached=True) if cached is not None else None
+
+    def put(self, key: tuple[Any, ...], value: OwnerPowers) -> None:
+        self.results.put(key, value)
+
+    def facts_at(self, key: tuple[Any, ...]) -> FactsAndCallers | None:
+        """Facts and callers read at one head block (key ends with the head's number and
+        timestamp)."""
+        return self.facts.value(key)
+
+    def put_facts(self, key: tuple[Any, ...], value: FactsAndCallers) -> None:
+        self.facts.put(key, value)

@@ -25,9 +25,8 @@ deadline) and results are cached per code hash, caller set and pool
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -39,7 +38,6 @@ from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, encode_args, encode_call
 from tokenrisk.errors import RpcError, TokenRiskError
 from tokenrisk.findings import (
     FINDINGS,
-    Caller,
     Evidence,
     FutureSell,
     OwnerPowers,
@@ -50,7 +48,7 @@ from tokenrisk.simulate.calls import approve, balance_of, fresh_address, transfe
 from tokenrisk.simulate.effects import Effect, classify, comparable
 from tokenrisk.simulate.engine import Outcome, Plan, Simulator
 from tokenrisk.simulate.hostile import Targets, argument_sets, render, split_types
-from tokenrisk.simulate.owners import DEAD, Facts
+from tokenrisk.simulate.owners import DEAD, Facts, PowerCache
 
 FUTURE = (("1h", 3_600), ("1d", 86_400), ("7d", 7 * 86_400), ("30d", 30 * 86_400))
 ERC20_SURFACE = frozenset(
@@ -102,47 +100,6 @@ class Trial:
     caller: str
     args: tuple[Any, ...]
     data: str
-
-
-FACTS_KEPT = 256
-"""Tokens whose facts and callers at the latest head they were checked are kept."""
-
-
-@dataclass
-class PowerCache:
-    """Results per (chain, code hashes, callers, pool), deployers per token, and the
-    facts and callers read at a head block (a cached scan at an unchanged head reads
-    nothing from the node)."""
-
-    ttl: float = 600.0
-    size: int = 1024
-    results: dict[tuple[Any, ...], tuple[float, OwnerPowers]] = field(default_factory=dict)
-    deployers: dict[tuple[int, str], str | None] = field(default_factory=dict)
-    facts: dict[tuple[Any, ...], tuple[Facts, tuple[Caller, ...]]] = field(default_factory=dict)
-
-    def get(self, key: tuple[Any, ...]) -> OwnerPowers | None:
-        item = self.results.get(key)
-        if item is None or item[0] < time.monotonic():
-            return None
-        return replace(item[1], cached=True)
-
-    def put(self, key: tuple[Any, ...], value: OwnerPowers) -> None:
-        if len(self.results) >= self.size:
-            self.results.pop(next(iter(self.results)))
-        self.results[key] = (time.monotonic() + self.ttl, value)
-
-    def facts_at(self, key: tuple[Any, ...]) -> tuple[Facts, tuple[Caller, ...]] | None:
-        """Facts and callers read at one head block (key ends with the head's number and
-        timestamp); only while scans are cached at all (``ttl`` > 0)."""
-        item = self.facts.get(key)
-        return item if item is not None and self.ttl > 0 else None
-
-    def put_facts(self, key: tuple[Any, ...], value: tuple[Facts, tuple[Caller, ...]]) -> None:
-        if self.ttl <= 0:
-            return
-        if len(self.facts) >= FACTS_KEPT:
-            self.facts.pop(next(iter(self.facts)))
-        self.facts[key] = value
 
 
 # NAMES
