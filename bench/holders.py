@@ -3,7 +3,7 @@
 On a throwaway copy of the devnet (same build state, so the same Uniswap and WETH
 addresses) it deploys the repository's ``PlainToken`` (through ``bench_index``), adds a
 deep V2 pool against WETH the way a deployer would, and sends one transfer to each of N
-fresh EOAs (a few blocks of up to ~350 transfers each, automine off).  Then three
+fresh EOAs (blocks of up to 500 transfers, automine off).  Then three
 servers answer IsHoneypot for each token:
 
 * ``holder_limit=0``: the journey only (the holder index is still brought up to date,
@@ -38,6 +38,7 @@ POOL_TOKENS = 10**27  # 0.1% of PlainToken's 10**30 supply
 POOL_ETH = 1_000 * 10**18
 HOLDER_AMOUNT = 10**21
 TRANSFER_GAS = 80_000  # PlainToken.transfer to a new holder uses ~52k
+BLOCK_TXS = 500
 
 
 @dataclass(frozen=True)
@@ -64,14 +65,16 @@ async def make_holder_token(chain: Chain, owner: str, holders: int) -> str:
         for a in holder_addresses(holders)
     ]
     txs = [Tx(owner, token, d, gas=TRANSFER_GAS, label=f"holder {i}") for i, d in enumerate(data)]
-    head = await chain.block()
     await chain.cheat("evm_setAutomine", False)
     try:
-        outcomes = await chain.send_block(txs, int(head["timestamp"], 16) + 12)
+        for start in range(0, len(txs), BLOCK_TXS):  # the node refuses huge batches
+            head = await chain.block()
+            block = txs[start : start + BLOCK_TXS]
+            outcomes = await chain.send_block(block, int(head["timestamp"], 16) + 12)
+            if not all(o.ok for o in outcomes):
+                raise RuntimeError("a holder transfer failed")
     finally:
         await chain.cheat("evm_setAutomine", True)
-    if not all(o.ok for o in outcomes):
-        raise RuntimeError("a holder transfer failed")
     return token
 
 
@@ -112,3 +115,26 @@ async def holder_scaling(
                         cold, warm = await _measure(server.url, token, repeats)
                         runs.append(HolderRun(n, limit, cold, warm))
     return runs, setup
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m bench.holders [--holders 1000 10000] [--repeats 3]``: this section alone."""
+    import argparse
+    import asyncio
+    import sys
+    import tempfile
+
+    from bench.table import holders_table
+
+    parser = argparse.ArgumentParser(prog="python -m bench.holders", description=__doc__)
+    parser.add_argument("--holders", type=int, nargs="+", default=[1000, 10_000])
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    with tempfile.TemporaryDirectory(prefix="tokenrisk-bench-") as tmp:
+        runs, setup = asyncio.run(holder_scaling(tuple(args.holders), Path(tmp), args.repeats))
+    print(holders_table(runs))
+    print(f"\nCreating the holder tokens took {setup:.1f} s.")
+
+
+if __name__ == "__main__":
+    main()

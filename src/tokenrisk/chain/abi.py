@@ -95,7 +95,24 @@ def _call_types(signature: str) -> tuple[str, ...]:
 
 
 def encode_call(signature: str, args: Sequence[Any] = ()) -> str:
-    """Calldata (0x-hex) for ``signature`` such as ``"approve(address,uint256)"``."""
+    """Calldata (0x-hex) for ``signature`` such as ``"approve(address,uint256)"``.
+
+    Calls whose arguments are plain strings and numbers are remembered (a check builds
+    the same approvals, quotes and balance reads many times over)."""
+    if all(type(a) in _SCALARS for a in args):
+        return _encode_cached(signature, tuple(args))
+    return _encode(signature, args)
+
+
+_SCALARS = frozenset({str, int})  # not bool: True == 1 would share an entry
+
+
+@lru_cache(maxsize=8192)
+def _encode_cached(signature: str, args: tuple[Any, ...]) -> str:
+    return _encode(signature, args)
+
+
+def _encode(signature: str, args: Sequence[Any]) -> str:
     return "0x" + (selector(signature) + encode_args(_call_types(signature), args)).hex()
 
 

@@ -166,8 +166,13 @@ class Http11:
 
     async def _exchange(self, connection: _Connection, request: bytes) -> tuple[int, bytes, bool]:
         try:
-            connection.writer.write(request)
-            await connection.writer.drain()
+            try:
+                connection.writer.write(request)
+                await connection.writer.drain()
+            except OSError as exc:
+                if connection.used:  # the node closed it while idle, before reading a byte
+                    raise _Stale(f"{self.label} closed an idle connection") from exc
+                raise
             status, headers = await self._headers(connection)
             keep = headers.get("connection", "").lower() != "close"
             body = await self._body(connection.reader, headers)

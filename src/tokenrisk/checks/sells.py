@@ -1,6 +1,15 @@
-"""Real holders selling as themselves: each sells its balance in its own
-``eth_simulateV1`` (an EOA call from the holder's address, no override of its token
-balance), sent as JSON-RPC batches of independent simulations, several at once."""
+"""Real holders selling as themselves: an EOA call from the holder's address, no
+override of its token balance.
+
+Holders sell in groups of ``GROUP`` per ``eth_simulateV1``, one block each, largest
+balance first; every sell is measured against the router's quote read in the same
+block, just before it (so its tax is the tax at the state it sold in).  A sell that
+fails in its group is simulated again alone from the head state (as are the sells of a
+group the node failed as a whole): only a holder who cannot sell on its own is counted
+as failed.  Largest first, because a rule that caps a sell by the pool's reserve only
+loosens as earlier sells fill the pool: a holder that passes after larger ones would
+pass alone.  Groups go as JSON-RPC batches, several at once.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +17,16 @@ import asyncio
 
 from tokenrisk.errors import CallReverted
 from tokenrisk.holders.stats import HolderSell
-from tokenrisk.simulate.engine import Outcome, Plan, Simulator, sell_leg
+from tokenrisk.simulate.engine import Outcome, Plan, Simulator, block_time, sell_leg
 
 V2_MAX_RESERVE = 2**112 - 1
 """A Uniswap V2 pair stores reserves as uint112: a sell that would lift the pair's token
 balance above this reverts (``UniswapV2: OVERFLOW``), whoever the seller is."""
-_BATCH = 50  # holder sells per JSON-RPC batch
+_BATCH = 50  # lone holder sells per JSON-RPC batch
 _BATCHES_IN_FLIGHT = 4  # batches sent at once (the node client folds them into one request)
+GROUP = 25
+"""Holder sells in one simulation (one block each)."""
+_GROUPS_PER_BATCH = 2
 
 
 def pool_sell_limit(sim: Simulator) -> int | None:
@@ -34,15 +46,46 @@ def capped(people: list[tuple[str, int]], limit: int | None) -> list[tuple[str, 
 async def sell_all(
     sim: Simulator, people: list[tuple[str, int]], siphoned: set[str]
 ) -> list[HolderSell]:
-    """Each of ``people`` sells ``amount``: batches of ``_BATCH``, a few in flight at once."""
+    """Each of ``people`` sells ``amount`` (results in the order of ``people``): in
+    groups first, then alone for whoever failed in a group (module docstring)."""
+    order = sorted(range(len(people)), key=lambda i: -people[i][1])
+    groups = [order[i : i + GROUP] for i in range(0, len(order), GROUP)]
     in_flight = asyncio.Semaphore(_BATCHES_IN_FLIGHT)
+    results: list[HolderSell | None] = [None] * len(people)
+
+    async def grouped(batch: list[list[int]]) -> None:
+        async with in_flight:
+            plans = [_group_plan(sim, [people[i] for i in group]) for group in batch]
+            outcomes = await sim.run(plans)
+        for group, outcome in zip(batch, outcomes, strict=True):
+            if isinstance(outcome, CallReverted):
+                continue  # the whole group goes again, one by one
+            for k, i in enumerate(group):
+                found = _holder_result(sim, people[i], outcome, people[i][0] in siphoned, f"h{k}")
+                results[i] = found if found.ok else None
+
+    step = _GROUPS_PER_BATCH
+    await asyncio.gather(*(grouped(groups[i : i + step]) for i in range(0, len(groups), step)))
+    alone = [i for i, r in enumerate(results) if r is None]
 
     async def chunk_of(start: int) -> list[HolderSell]:
         async with in_flight:
-            return await _sell_chunk(sim, people[start : start + _BATCH], siphoned)
+            todo = [people[i] for i in alone[start : start + _BATCH]]
+            return await _sell_chunk(sim, todo, siphoned)
 
-    parts = await asyncio.gather(*(chunk_of(i) for i in range(0, len(people), _BATCH)))
-    return [result for part in parts for result in part]
+    parts = await asyncio.gather(*(chunk_of(i) for i in range(0, len(alone), _BATCH)))
+    for i, result in zip(alone, [r for part in parts for r in part], strict=True):
+        results[i] = result
+    return [r for r in results if r is not None]
+
+
+def _group_plan(sim: Simulator, group: list[tuple[str, int]]) -> Plan:
+    """One block per holder, a second apart (as close to "now" as blocks allow)."""
+    plan = sim.plan()
+    for k, (holder, amount) in enumerate(group):
+        plan.block(1 + k, {holder: {"balance": hex(10**30)}}, seconds=block_time(1) + k)
+        sim.add_sell(plan, holder, amount, f"h{k}", pool=False)
+    return plan
 
 
 async def _sell_chunk(
@@ -69,17 +112,21 @@ async def _sell_chunk(
 def _sell_plan(sim: Simulator, holder: str, amount: int) -> Plan:
     plan = sim.plan()
     plan.block(1, {holder: {"balance": hex(10**30)}})
-    sim.add_sell(plan, holder, amount, "holder")
+    sim.add_sell(plan, holder, amount, "holder", pool=False)
     return plan
 
 
 def _holder_result(
-    sim: Simulator, holder: tuple[str, int], outcome: Outcome | CallReverted, siphoned: bool
+    sim: Simulator,
+    holder: tuple[str, int],
+    outcome: Outcome | CallReverted,
+    siphoned: bool,
+    tag: str = "holder",
 ) -> HolderSell:
     address, amount = holder
-    if isinstance(outcome, CallReverted) or not outcome["holder.sell"].ok:
+    if isinstance(outcome, CallReverted) or not outcome[f"{tag}.sell"].ok:
         return HolderSell(address, ok=False, siphoned=siphoned)
-    tax, gas = sell_leg(outcome, sim.route, "holder", amount), outcome["holder.sell"].gas
+    tax, gas = sell_leg(outcome, sim.route, tag, amount), outcome[f"{tag}.sell"].gas
     return HolderSell(
         address,
         ok=True,

@@ -269,18 +269,22 @@ class Simulator:
         s.call(balance_of(self.route.token, sender, sender), "sender_after_transfer")
         s.call(balance_of(self.route.token, receiver, receiver), "received")
 
-    def add_sell(self, s: Plan, seller: str, amount: int, tag: str) -> None:
-        """Calls of one sell in the current block, marked ``<tag>.<step>``."""
+    def add_sell(self, s: Plan, seller: str, amount: int, tag: str, pool: bool = True) -> None:
+        """Calls of one sell in the current block, marked ``<tag>.<step>``; ``pool``
+        False leaves out the pool's balance before and after (only the owner-power
+        scan's effects read them)."""
         route = self.route
-        pool = route.pool.address
+        pair = route.pool.address
         s.actors[tag] = seller
         s.call(approve(route.token, seller, route.dex.router))
         s.call(balance_of(route.token, seller, seller), f"{tag}.seller_before")
-        s.call(balance_of(route.token, pool, seller), f"{tag}.pool_before")
+        if pool:
+            s.call(balance_of(route.token, pair, seller), f"{tag}.pool_before")
         s.call(balance_of(route.base, seller, seller), f"{tag}.base_before")
         s.call({"from": seller, **route.quote(amount, selling=True)}, f"{tag}.quote")
         s.call(route.swap(seller, amount, selling=True), f"{tag}.sell")
-        s.call(balance_of(route.token, pool, seller), f"{tag}.pool_after")
+        if pool:
+            s.call(balance_of(route.token, pair, seller), f"{tag}.pool_after")
         s.call(balance_of(route.token, seller, seller), f"{tag}.seller_after")
         s.call(balance_of(route.base, seller, seller), f"{tag}.base_after")
 
