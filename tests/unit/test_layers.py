@@ -202,6 +202,21 @@ def test_no_function_receives_the_whole_service() -> None:
     assert takers == SERVICE_HOLDERS
 
 
+SERVICE_EDGES = {
+    "tokenrisk.api.app",  # create_app takes a ready service (tests) or opens one
+    "tokenrisk.api.lifespan",  # opens and closes it while serving
+    "tokenrisk.api.runner",  # holds it; the handlers take their check's bundle from it
+    "tokenrisk.cli.session",  # opens it for one command, which takes its bundle
+    "tokenrisk.jobs",  # the index worker opens one and hands its jobs the holder index
+}
+"""The only modules that know the composition root (import ``tokenrisk.service``)."""
+
+
+def test_only_the_edges_know_the_composition_root() -> None:
+    knowing = {m for m, targets in graph().items() if "tokenrisk.service" in targets}
+    assert knowing == SERVICE_EDGES
+
+
 def test_every_exception_derives_from_the_one_tree() -> None:
     strays = []
     for info in pkgutil.walk_packages(tokenrisk.__path__, "tokenrisk."):
