@@ -11,7 +11,7 @@ Phases, all on loopback:
 4. PROFILE: IsHoneypot without holder analysis in-process: calls, round trips (and how
    many are sequential), CPU, cProfile top.
    OWNER POWERS: IsHoneypot with the owner-power scan off, cold and cached (bench/powers.py).
-5. HOLDERS: tokens with 100 and 1,000 holders on a throwaway devnet copy.
+5. HOLDERS: tokens with 1,000 and 10,000 holders on a throwaway devnet copy.
 6. INDEX: ``bench_index`` (Transfer-log indexing, logs/s) on its own anvil.
 """
 
@@ -78,7 +78,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=2, help="warm passes per endpoint")
     parser.add_argument("--floor-samples", type=int, default=30)
-    parser.add_argument("--holders", type=int, nargs="*", default=[100, 1000])
+    parser.add_argument("--holders", type=int, nargs="*", default=[1000, 10_000])
     parser.add_argument("--index-transfers", type=int, default=10_000)
     parser.add_argument("--output", type=Path, default=None, help="also write the report here")
     parser.add_argument("--skip-powers", action="store_true", help="skip the owner-power figure")

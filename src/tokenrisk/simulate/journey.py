@@ -20,7 +20,14 @@ from tokenrisk.model import Limit, SimulationReport
 from tokenrisk.simulate.accounting import LegTax, explain
 from tokenrisk.simulate.calls import BalanceSlot, approve, balance_of, fresh_address
 from tokenrisk.simulate.engine import Outcome, Plan, Simulator, buy_leg, sell_leg, transfer_leg
-from tokenrisk.simulate.limits import Accept, Found, ladder, largest_success, refine
+from tokenrisk.simulate.limits import (
+    Accept,
+    Found,
+    ladder,
+    ladder_top_first,
+    largest_success,
+    refine,
+)
 
 _DOWN = (10, 100, 1_000, 10_000)  # divisors tried when the default buy fails
 _UP_BPS = (200, 500, 1_000, 2_500, 5_000)  # larger buys, in bps of the base reserve
@@ -290,7 +297,7 @@ async def _larger_buys(
     sizes = [
         base_reserve * bps // 10_000 for bps in _UP_BPS if base_reserve * bps // 10_000 > amount
     ]
-    return await ladder(sim, sizes, sim.buy_only, _bought_ok)
+    return await ladder_top_first(sim, sizes, sim.buy_only, _bought_ok)
 
 
 async def _max_buy(sim: Simulator, start: Found, failed: int | None) -> Limit | None:
@@ -359,7 +366,7 @@ async def _max_sell(
         sim.add_sell(p, seller, size, "big")
         return p
 
-    found, failed = await ladder(sim, sizes, plan_of, _sold_ok("big"))
+    found, failed = await ladder_top_first(sim, sizes, plan_of, _sold_ok("big"))
     if failed is None:
         return None, None
     if found is None:

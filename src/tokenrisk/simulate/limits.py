@@ -38,6 +38,32 @@ async def ladder(
 ) -> tuple[Found | None, int | None]:
     """(largest accepted size before the first failure, first failing size); ascending sizes."""
     results = await _try(sim, sizes, plan_of, accept)
+    return _first_failure(sizes, results)
+
+
+async def ladder_top_first(
+    sim: Simulator, sizes: Sequence[int], plan_of: PlanOf, accept: Accept
+) -> tuple[Found | None, int | None]:
+    """:func:`ladder` for a search that usually finds no limit: the largest size alone
+    first (one simulation); only when it fails, the smaller ones.
+
+    A limit caps sizes from some amount up, so when the largest size passes every
+    smaller one does too and the answer is (largest, None) at once; a token with no
+    limit costs one simulation instead of one per size, a token with one a round trip
+    more.
+    """
+    if len(sizes) < 2:
+        return await ladder(sim, sizes, plan_of, accept)
+    (top,) = await _try(sim, sizes[-1:], plan_of, accept)
+    if top is not None:
+        return Found(sizes[-1], top), None
+    results = await _try(sim, sizes[:-1], plan_of, accept)
+    return _first_failure(sizes, [*results, None])
+
+
+def _first_failure(
+    sizes: Sequence[int], results: Sequence[Outcome | None]
+) -> tuple[Found | None, int | None]:
     best: Found | None = None
     for size, outcome in zip(sizes, results, strict=True):
         if outcome is None:
