@@ -75,7 +75,7 @@ async def _runs(url: str, tokens: list[str]) -> list[tuple[int, Throughput]]:
     params: list[dict[str, str | int]] = [{"address": t, "chainID": CHAIN} for t in tokens]
     await throughput(url, "/v2/IsHoneypot", params, 1, len(tokens))  # warm the index
     return [
-        (clients, await throughput(url, "/v2/IsHoneypot", params, clients, requests))
+        (clients, await throughput(url, "/v2/IsHoneypot", params, clients, requests, True))
         for clients, requests in ((1, 32), (32, 128))
     ]
 

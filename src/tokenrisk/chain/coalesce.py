@@ -34,6 +34,10 @@ from tokenrisk.errors import CallReverted, MalformedResponse, RpcError
 
 SOLO = frozenset({"debug_traceCall", "eth_getLogs"})
 MAX_BATCH = 200
+HEAVY = frozenset({"eth_simulateV1"})
+MAX_HEAVY = 4
+"""Most simulations in one request (:func:`_chunks`): one check's journey sends at most
+four at a time, so only concurrent work is split."""
 TURNS = 3
 """Event-loop turns a request waits for company: tasks started together reach their
 first node call a turn or two apart (a cached lookup, a task hand-off), and a turn
@@ -80,6 +84,23 @@ def _fold_groups(calls: Sequence[Call]) -> dict[str, _Group]:
     return {block: group for block, group in groups.items() if len(group) >= MIN_FOLD}
 
 
+def _chunks(pending: list[Pending], most: int, heavy: int) -> list[list[Pending]]:
+    """``pending`` cut into requests of at most ``most`` calls and ``heavy`` of the
+    ``HEAVY`` methods.  A node works through one batch call after call, but on separate
+    requests at once: concurrent checks (or a holder analysis) whose simulations share a
+    flush then keep several cores busy instead of queueing behind one another."""
+    out: list[list[Pending]] = [[]]
+    weight = 0
+    for item in pending:
+        is_heavy = item[0][0] in HEAVY
+        if len(out[-1]) >= most or (is_heavy and weight >= heavy):
+            out.append([])
+            weight = 0
+        out[-1].append(item)
+        weight += is_heavy
+    return [chunk for chunk in out if chunk]
+
+
 def _direct(call: Call) -> Call:
     """The call as the node takes it (a code head is read as the whole code)."""
     method, params = call
@@ -96,6 +117,7 @@ class CoalescingRpc(RpcClient):
     """An RpcClient whose concurrent requests share JSON-RPC batches."""
 
     max_batch = MAX_BATCH
+    max_heavy = MAX_HEAVY
 
     def __init__(self, *args: Any, fold: bool = True, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -154,8 +176,8 @@ class CoalescingRpc(RpcClient):
             return
         self._flushing = False
         pending, self._pending = self._pending, []
-        for start in range(0, len(pending), self.max_batch):
-            task = asyncio.ensure_future(self._send(pending[start : start + self.max_batch]))
+        for chunk in _chunks(pending, self.max_batch, self.max_heavy):
+            task = asyncio.ensure_future(self._send(chunk))
             self._sending.add(task)  # a strong reference until it is done
             task.add_done_callback(self._sending.discard)
 

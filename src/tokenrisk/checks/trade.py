@@ -40,6 +40,8 @@ async def _run_once(ready: Prepared, simulations: asyncio.Semaphore) -> Simulati
     finally:
         if not token_slot.done():
             token_slot.cancel()
+        elif not token_slot.cancelled():
+            token_slot.exception()  # retrieved: when the journey failed, it was not awaited
     if ready.simulated:
         report = replace(report, via_liquidity_simulation=True)
     if report.failure_step == "sell" and slot is not None and not ready.simulated:
