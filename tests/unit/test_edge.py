@@ -209,3 +209,34 @@ def test_flood_filter_lets_one_line_per_template_per_interval() -> None:
     now[0] = 61.0
     later = record("Invalid HTTP request received.")
     assert flood.filter(later) and "999 similar lines suppressed" in str(later.msg)
+
+
+async def test_served_connections_send_small_writes_at_once() -> None:
+    """The listening socket ``serve`` binds makes asyncio turn Nagle's algorithm off on
+    every accepted connection (a response goes out as headers, then body: with Nagle on,
+    the body waited for the client's delayed ACK, ~40 ms a request)."""
+    import asyncio
+    import socket
+
+    from tokenrisk.api.server import listen
+
+    listening = listen("127.0.0.1", 0)
+    seen: list[int] = []
+
+    async def handle(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        sock = writer.get_extra_info("socket")
+        seen.append(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+        writer.close()
+
+    server = await asyncio.start_server(handle, sock=listening.sock)
+    try:
+        _, writer = await asyncio.open_connection("127.0.0.1", listening.sock.getsockname()[1])
+        for _ in range(100):
+            if seen:
+                break
+            await asyncio.sleep(0.01)
+        writer.close()
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert seen and seen[0] != 0

@@ -239,8 +239,12 @@ def listen(host: str, port: int) -> Listening:
     """Bind and listen on ``host:port`` (0: any free port).  Raises ConfigError when the
     address cannot be bound (in use, not local), with the system's reason."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio turns Nagle's algorithm off only on sockets that say
+    # they are TCP, and accepted sockets inherit it (with 0, a response written as
+    # headers then body waited ~40 ms for the client's delayed ACK)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     try:
         sock.bind((host, port))
     except OSError as exc:
