@@ -201,6 +201,7 @@ class Analysis:
     code: CodeReport | None = None
     whitelisted: bool = False  # operator-configured well-known token (very_low risk)
     owner_powers: OwnerPowers | None = None  # None: the scan was off or had nothing to try
+    trace_unavailable: bool = False  # the node has no debug_traceCall: no call tree checked
 
 
 @dataclass(frozen=True)

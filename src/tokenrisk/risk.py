@@ -59,6 +59,7 @@ FLAG_SEVERITY: Final[dict[str, str]] = {
     "closed_source": "high",
     "sell_blocked_later": "critical",
     "verification_unknown": "info",
+    "call_trace_unavailable": "info",
     "all_snipers_honeypot": "medium",
     "some_snipers_honeypot": "low",
 } | {kind.id: kind.severity for kind in FINDINGS.values()}
@@ -104,6 +105,12 @@ MEDIUM_FAIL_RATE: Final = 0.20
 HIGH_SIPHON_RATE: Final = 0.10
 NOTHING_MOVED_TAX: Final = 99.99
 """A wallet transfer that delivers less than this share is a transfer that moved nothing."""
+
+TRACE_UNAVAILABLE: Final = (
+    "The node cannot trace calls (no debug_traceCall): the contracts the token calls while "
+    "buying or selling, and their source verification, were not checked"
+)
+"""Text of ``call_trace_unavailable``, also the note in the explanation (the check was partial)."""
 
 
 # BANDS
@@ -218,7 +225,8 @@ def legacy_flags(flags: tuple[Flag, ...], sim: SimulationReport | None) -> tuple
     HIGH_BUY_GAS / HIGH_SELL_GAS (a gas flag, named by the leg that used the gas), and
     HIGH_BUY_TAX / HIGH_SELL_TAX (that leg's tax above the high_tax threshold).  Every
     other summary flag keeps its lower-case id (high_fail_rate, medium_tax, ...).
-    Informational flags (severity info: medium_gas, verification_unknown) have none.
+    Informational flags (severity info: medium_gas, verification_unknown,
+    call_trace_unavailable) have none.
     """
     out: list[str] = []
     for flag in flags:
@@ -278,6 +286,7 @@ def collect_flags(analysis: Analysis) -> tuple[Flag, ...]:
         _closed_source_flag(analysis.code),
         _sell_later_flag(sim),
         _verification_unknown_flag(analysis.code),
+        _trace_unavailable_flag(analysis),
         _snipers_flag(analysis.holders),
     )
     found = [f for f in candidates if f is not None]
@@ -451,6 +460,13 @@ def _verification_unknown_flag(code: CodeReport | None) -> Flag | None:
         "verification provider could answer; this is not counted as closed source"
     )
     return make_flag("verification_unknown", text)
+
+
+def _trace_unavailable_flag(analysis: Analysis) -> Flag | None:
+    """Informational: the call tree was not checked because the node cannot trace."""
+    if not analysis.trace_unavailable:
+        return None
+    return make_flag("call_trace_unavailable", TRACE_UNAVAILABLE)
 
 
 def _sell_later_flag(sim: SimulationReport | None) -> Flag | None:

@@ -29,6 +29,7 @@ from tokenrisk.api import wire
 from tokenrisk.chain.capabilities import probe_capabilities
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.checks.honeypot import is_honeypot
+from tokenrisk.checks.verification import contract_verification
 from tokenrisk.config import ChainNode, Settings
 from tokenrisk.devnet.instance import RunningDevnet, start_devnet
 from tokenrisk.errors import MethodUnsupported
@@ -294,6 +295,12 @@ async def test_degraded_node_still_answers(
     assert body["simulationSuccess"] is True, body.get("simulationError")
     assert body["honeypotResult"]["isHoneypot"] is expected["isHoneypot"]
     assert "contractCode" not in body  # no trace: stated by absence, never guessed
+    # ... and said: an informational flag and a note, so the user knows the check was partial
+    flags = {f["flag"]: f for f in body["summary"]["flags"]}
+    assert flags["call_trace_unavailable"]["severity"] == "info"
+    assert "debug_traceCall" in flags["call_trace_unavailable"]["description"]
+    assert "call_trace_unavailable" not in body["flags"]  # informational: no legacy string
+    assert any("debug_traceCall" in note for note in body["taxDetails"]["explanation"])
     if not expected["isHoneypot"]:
         assert body["simulationResult"]["buyTax"] <= expected["buyTax"][1] + 0.5
     # only the first check probes; no check sends the refused methods itself
@@ -301,6 +308,28 @@ async def test_degraded_node_still_answers(
     assert proxy.refused - before == (probe_once if first_use else Counter())
     caps = await degraded_service.nodes[DEVNET_ID].capabilities()
     assert caps.missing() == ("eth_simulateV1", "debug_traceCall")
+
+
+async def test_a_full_node_raises_no_trace_flag(
+    direct_service: Service, devnet: RunningDevnet
+) -> None:
+    """The flag follows the node, not the token: the same token on a tracing node has a
+    call tree and no ``call_trace_unavailable``."""
+    body = await _body(direct_service, _address(devnet, "plain"))
+    assert "contractCode" in body
+    assert "call_trace_unavailable" not in {f["flag"] for f in body["summary"]["flags"]}
+    explanation = body.get("taxDetails", {}).get("explanation", [])
+    assert not any("debug_traceCall" in note for note in explanation)
+
+
+async def test_verification_on_an_untraceable_node_says_why(
+    degraded_service: Service, devnet: RunningDevnet
+) -> None:
+    result = await contract_verification(
+        degraded_service.verification, _address(devnet, "plain"), DEVNET_ID
+    )
+    assert result.code is None
+    assert result.reason == "the node cannot trace calls (no debug_traceCall)"
 
 
 async def _body(service: Service, address: str) -> dict[str, Any]:

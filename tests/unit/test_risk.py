@@ -185,6 +185,21 @@ def test_unknown_verification_is_informational_and_never_closed_source() -> None
     assert honest.flags[0].severity == "info"
 
 
+def test_an_untraced_check_says_so_with_an_informational_flag() -> None:
+    """A node without debug_traceCall: the call tree was not checked, and the verdict says
+    it (info: a partial check, not a finding about the token)."""
+    traced = risk.assess(analysis(clean_sim()))
+    untraced = risk.assess(replace(analysis(clean_sim()), trace_unavailable=True))
+    assert "call_trace_unavailable" not in flag_ids(traced)
+    assert flag_ids(untraced) == {"call_trace_unavailable"}
+    (flag,) = untraced.flags
+    assert (flag.severity, flag.description) == ("info", risk.TRACE_UNAVAILABLE)
+    assert "debug_traceCall" in flag.description
+    assert (untraced.risk, untraced.legacy_flags) == ("low", ())
+    whitelisted = replace(analysis(clean_sim(), whitelisted=True), trace_unavailable=True)
+    assert risk.assess(whitelisted).risk == "very_low"
+
+
 @pytest.mark.parametrize("flag_id", sorted(risk.FLAG_SEVERITY))
 def test_every_flag_has_public_severity_and_legacy_string(flag_id: str) -> None:
     flag = risk.make_flag(flag_id, "text")

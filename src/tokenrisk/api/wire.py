@@ -42,7 +42,7 @@ from tokenrisk.model import (
     TokenInfo,
     Verdict,
 )
-from tokenrisk.risk import usable_simulation
+from tokenrisk.risk import TRACE_UNAVAILABLE, usable_simulation
 
 UNKNOWN_PRICE = "no USD price path for the pair's base token"
 """Why ``liquidity`` is absent: it is unknown, which is not the same as 0."""
@@ -766,10 +766,12 @@ def contract_code(code: CodeReport) -> ContractCode:
 
 def engine_notes(analysis: Analysis) -> list[str]:
     """Every note the engine wrote for this analysis, once each, in order: the journey's
-    (also when it could not buy, e.g. the probe fallback's), then the owner-power scan's."""
+    (also when it could not buy, e.g. the probe fallback's), the owner-power scan's, then
+    that the call tree was not checked (a node without debug_traceCall: a partial check)."""
     journey = analysis.simulation.notes if analysis.simulation else ()
     powers = analysis.owner_powers.notes if analysis.owner_powers else ()
-    return list(dict.fromkeys([*journey, *powers]))
+    untraced = (TRACE_UNAVAILABLE,) if analysis.trace_unavailable else ()
+    return list(dict.fromkeys([*journey, *powers, *untraced]))
 
 
 def tax_details(

@@ -31,7 +31,9 @@ async def measure(
     """The analysis of ``ready``'s trade; ``known``: the token's existing pools.
 
     The owner-power scan's result is kept only when the journey's buyer could buy and
-    sell; the call trace only when the simulation ran.
+    sell; the call trace only when the simulation ran.  When the trace would have been
+    taken but the node cannot trace (no debug_traceCall), the analysis says so
+    (``trace_unavailable``: an informational flag and a note, as the check was partial).
     """
     node, token, pool = ready.node, ready.route.token, ready.route.pool
     traced = (
@@ -54,6 +56,7 @@ async def measure(
         )
         # a trace covers one call, so a pool that exists only in a prelude cannot be traced
         code = await traced if traced is not None and report.success else None
+        untraced = traced is not None and report.success and not await _can_trace(ready)
     finally:
         if traced is not None:
             await finish(traced)
@@ -67,4 +70,10 @@ async def measure(
         holders=holders,
         whitelisted=token in node.chain.whitelist,
         owner_powers=powers if report.buy_ok and report.sell_ok else None,
+        trace_unavailable=untraced,
     )
+
+
+async def _can_trace(ready: Prepared) -> bool:
+    """Whether the node has debug_traceCall (probed once per node, kept)."""
+    return (await ready.node.capabilities()).trace_call

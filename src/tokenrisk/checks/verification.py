@@ -42,4 +42,7 @@ async def contract_verification(
     if failed is not None:
         return VerificationResult(True, root_open, None, unknown, failed)
     code = await code_report(ready, deps.verifier, fresh=True)
+    if code is None and not (await node.capabilities()).trace_call:
+        reason = "the node cannot trace calls (no debug_traceCall)"
+        return VerificationResult(True, root_open, None, unknown, reason)
     return VerificationResult(True, root_open, code, unknown)
