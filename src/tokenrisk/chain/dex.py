@@ -389,17 +389,18 @@ async def creations(rpc: RpcClient, chain: Chain, token: str) -> list[Creation]:
     """Every pool a registry factory created with ``token`` on either side, oldest first.
 
     Two topic-filtered ``eth_getLogs`` over every factory at once (token as token0, as
-    token1; both events index the two tokens the same way), in one batch; each log is
-    read by the DEX of the factory that emitted it.  A node without eth_getLogs leaves
-    creation data unknown ("where known", never guessed); any other node failure (range
-    refused, rate limit) raises.
+    token1; both events index the two tokens the same way), from block 0 to the head, in
+    one batch; each log is read by the DEX of the factory that emitted it.  A node
+    without eth_getLogs leaves creation data unknown ("where known", never guessed); any
+    other node failure (range refused, rate limit) raises: a node that caps log ranges
+    is handled by :mod:`tokenrisk.chain.created`, which calls this only when it may.
     """
     if not chain.dexes:
         return []
     by_factory = {d.factory.lower(): d for d in chain.dexes}
-    events = sorted({PAIR_CREATED if d.version == "V2" else POOL_CREATED for d in chain.dexes})
+    events = sorted({creation_event(d) for d in chain.dexes})
     calls: list[tuple[str, list[Any]]] = []
-    for topics in ([events, _topic(token)], [events, None, _topic(token)]):
+    for topics in ([events, topic(token)], [events, None, topic(token)]):
         query = {"address": [d.factory for d in chain.dexes], "topics": topics}
         calls.append(("eth_getLogs", [query | {"fromBlock": "0x0", "toBlock": "latest"}]))
     found: list[Creation] = []
@@ -410,18 +411,23 @@ async def creations(rpc: RpcClient, chain: Chain, token: str) -> list[Creation]:
                 if isinstance(log, dict)
                 else None
             )
-            created = _creation(dex, log) if dex is not None else None
+            created = read_creation(dex, log) if dex is not None else None
             if created is not None:
                 found.append(created)
     unique = {c.pool: c for c in found}
     return sorted(unique.values(), key=lambda c: (c.block, c.pool))
 
 
-def _creation(dex: Dex, log: Any) -> Creation | None:
+def creation_event(dex: Dex) -> str:
+    """Topic 0 of ``dex``'s factory event announcing a new pool."""
+    return PAIR_CREATED if dex.version == "V2" else POOL_CREATED
+
+
+def read_creation(dex: Dex, log: Any) -> Creation | None:
     """Decode one creation event; None for anything malformed."""
     try:
         topics, data = log["topics"], to_bytes(log["data"])
-        if str(topics[0]).lower() != (PAIR_CREATED if dex.version == "V2" else POOL_CREATED):
+        if str(topics[0]).lower() != creation_event(dex):
             return None  # not this DEX's creation event
         token0, token1 = (word_address(to_bytes(t)) for t in topics[1:3])
         if dex.version == "V2":
@@ -520,5 +526,6 @@ def _other_pool(
     )
 
 
-def _topic(address: str) -> str:
+def topic(address: str) -> str:
+    """``address`` as an indexed event topic (one 32-byte word)."""
     return "0x" + address[2:].lower().rjust(64, "0")

@@ -14,7 +14,9 @@ import logging
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
+from tokenrisk.caching import MemoryCache
 from tokenrisk.chain.capabilities import Capabilities, probe_capabilities
+from tokenrisk.chain.dex import Creation
 from tokenrisk.chain.head import ChainHead, read_head
 from tokenrisk.chain.registry import Chain
 from tokenrisk.chain.rpc import RpcClient
@@ -22,17 +24,27 @@ from tokenrisk.errors import UnknownChain
 
 log = logging.getLogger("tokenrisk")
 
+CREATIONS_KEPT = 4096
+"""Pools whose creation (block, transaction) a Node remembers: it never changes, and on
+a node that caps log ranges each costs a search over history (:mod:`~tokenrisk.chain.created`)."""
+
+
+def _creations() -> MemoryCache[str, Creation]:
+    return MemoryCache(CREATIONS_KEPT)
+
 
 @dataclass(eq=False)
 class Node:
     """A chain's registry entry and the client of the node serving it.
 
     ``rpc`` may be replaced (tests inject a faulty transport); everything that holds
-    the Node sees the new client.
+    the Node sees the new client.  ``created``: pool creations found by searching the
+    node's history, by lowercase pool address.
     """
 
     chain: Chain
     rpc: RpcClient
+    created: MemoryCache[str, Creation] = field(default_factory=_creations, repr=False)
     _capabilities: Capabilities | None = field(default=None, repr=False)
     _probing: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
 

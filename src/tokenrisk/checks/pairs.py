@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import math
 
-from tokenrisk.chain import dex
+from tokenrisk.chain import created, dex
 from tokenrisk.chain.abi import parse_address
 from tokenrisk.chain.node import Node, Nodes
 from tokenrisk.chain.tokens import read_token
@@ -31,13 +31,18 @@ async def get_pairs(
 
 
 async def _pairs_on(node: Node, token: str) -> list[Pool]:
-    """Base-token pools, then pools against other tokens, all with their creation data."""
+    """Base-token pools, then pools against other tokens, all with their creation data.
+
+    Pools against other tokens are found from the factories' creation events, so a node
+    that caps ``eth_getLogs`` ranges lists only the base-token pools (their creation
+    then comes from the node's history: :mod:`tokenrisk.chain.created`)."""
     rpc, chain = node.rpc, node.chain
     base, found = await asyncio.gather(
-        dex.find_pools(rpc, chain, token), dex.creations(rpc, chain, token)
+        dex.find_pools(rpc, chain, token), created.creations(node, token)
     )
-    others = await dex.other_pools(rpc, chain, token, found, base)
-    return await dex.with_creation(rpc, [*base, *others], found)
+    others = await dex.other_pools(rpc, chain, token, found or [], base)
+    known = await created.complete(node, found, base)
+    return await dex.with_creation(rpc, [*base, *others], known)
 
 
 def rank_pools(pools: list[Pool], limit: int) -> list[Pool]:
@@ -45,8 +50,9 @@ def rank_pools(pools: list[Pool], limit: int) -> list[Pool]:
     other tokens; then USD liquidity descending (unknown liquidity last); then creation
     time (older first, unknown last); then address.
 
-    Every pool already carries its creation time (one batched ``eth_getLogs`` per factory
-    reads them all, for ``CreatedAtTimestamp``), so ranking reads nothing more.
+    Every pool already carries its creation time where known (one batched ``eth_getLogs``
+    over the factories reads them all, or the node's history on range-capped nodes, for
+    ``CreatedAtTimestamp``), so ranking reads nothing more.
     """
 
     def order(p: Pool) -> tuple[bool, float, float, str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
-from tokenrisk.chain import dex
+from tokenrisk.chain.created import with_creations
 from tokenrisk.chain.node import Node
 from tokenrisk.chain.tokens import read_token
 from tokenrisk.checks.deps import HoneypotDeps
@@ -43,11 +43,11 @@ async def base_info(deps: HoneypotDeps, node: Node, base: str) -> TokenInfo:
 async def created(node: Node, pool: Pool, token: str, simulated: bool) -> Pool:
     """The pool with its creation time and transaction (unchanged for a pool that exists
     only in a simulation).  The events are looked up by the checked ``token``, never by
-    the base token (WETH has countless pools)."""
+    the base token (WETH has countless pools); on a node that caps ``eth_getLogs``
+    ranges, the pool's creation comes from the node's history (unknown without it)."""
     if simulated:
         return pool
-    rpc, chain = node.rpc, node.chain
-    return (await dex.with_creation(rpc, [pool], await dex.creations(rpc, chain, token)))[0]
+    return (await with_creations(node, token, [pool]))[0]
 
 
 async def no_pairs(

@@ -31,10 +31,11 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from tokenrisk.chain.abi import encode_call
 from tokenrisk.chain.head import ChainHead, read_head
+from tokenrisk.chain.history import JsonRpc, creation_block, has_code
 from tokenrisk.chain.tokens import call_params, decode_uint
 from tokenrisk.errors import (
     CallReverted,
@@ -51,16 +52,6 @@ T = TypeVar("T")
 
 TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
 DEVNET_CHAIN_IDS = frozenset({31337, 1337})
-
-
-class JsonRpc(Protocol):
-    """What the indexer needs of :class:`tokenrisk.chain.rpc.RpcClient` (fakes in unit tests)."""
-
-    async def call(self, method: str, params: Sequence[Any] = ()) -> Any: ...
-
-    async def batch(
-        self, calls: Sequence[tuple[str, Sequence[Any]]], *, tolerate: type[RpcError] = ...
-    ) -> list[Any]: ...
 
 
 @dataclass(frozen=True)
@@ -292,37 +283,15 @@ async def head_block(rpc: JsonRpc) -> int:
 
 
 async def find_start_block(rpc: JsonRpc, token: str, head: int, fanout: int = 16) -> int:
-    """First block at which ``token`` has code: a k-ary search, ``fanout`` probes a batch.
+    """First block at which ``token`` has code (:func:`tokenrisk.chain.history.creation_block`).
 
-    About log_fanout(head) round trips (6 on Ethereum mainnet).  Returns 0 when the node
-    has no state for old blocks (non-archive).  Raises NotFoundError when ``token`` has
-    no code at ``head``.
+    Returns 0 when the node has no state for old blocks (non-archive).  Raises
+    NotFoundError when ``token`` has no code at ``head``.
     """
-    if not await _has_code(rpc, token, [head]) == [True]:
+    if not await has_code(rpc, token, [head]) == [True]:
         raise NotFoundError("no contract code at the token address")
-    lo, hi = 0, head  # the answer is in lo..hi; hi has code
-    while lo < hi:
-        step = max(1, (hi - lo) // fanout)
-        probes = list(range(lo, hi, step))[:fanout]
-        try:
-            found = await _has_code(rpc, token, probes)
-        except RpcError:
-            return 0
-        first = next((i for i, has in enumerate(found) if has), None)
-        if first is None:
-            lo = probes[-1] + 1
-        else:
-            hi = probes[first]
-            lo = probes[first - 1] + 1 if first else lo
-    return lo
-
-
-async def _has_code(rpc: JsonRpc, token: str, blocks: Sequence[int]) -> list[bool]:
-    replies = await rpc.batch([("eth_getCode", [token, hex(b)]) for b in blocks])
-    for reply in replies:
-        if isinstance(reply, Exception):
-            raise reply
-    return [isinstance(r, str) and len(r) > 2 for r in replies]
+    found = await creation_block(rpc, token, head, fanout)
+    return 0 if found is None else found
 
 
 async def total_supply(rpc: JsonRpc, token: str, block: str = "latest") -> int | None:

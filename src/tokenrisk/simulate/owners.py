@@ -17,6 +17,7 @@ from typing import Any
 
 from tokenrisk.caching import MemoryCache
 from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, encode_call
+from tokenrisk.chain.history import creation_block
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.chain.tokens import code_heads
 from tokenrisk.errors import RpcError
@@ -107,7 +108,7 @@ async def deployer(
     """The account that created the token, or None when the node cannot tell.
 
     Asks ``ots_getContractCreator`` (Otterscan API: anvil, erigon, reth) first; otherwise
-    binary-searches ``eth_getCode`` over history for the creation block (archive nodes)
+    searches ``eth_getCode`` over history for the creation block (archive nodes)
     and reads that block's receipts.  Contracts made by a factory have no EOA creator
     in a receipt, so they give None on the second path.
     """
@@ -132,15 +133,11 @@ async def _creator(rpc: RpcClient, token: str) -> str | None:
 
 
 async def _find_deployer(rpc: RpcClient, token: str) -> str | None:
-    low, high = 0, int(await rpc.call("eth_blockNumber", []), 16)
-    while low < high:
-        middle = (low + high) // 2
-        code = await rpc.call("eth_getCode", [token, hex(middle)])
-        if len(str(code)) > 2:
-            high = middle
-        else:
-            low = middle + 1
-    receipts = await rpc.call("eth_getBlockReceipts", [hex(low)])
+    head = int(await rpc.call("eth_blockNumber", []), 16)
+    block = await creation_block(rpc, token, head)
+    if block is None:
+        return None
+    receipts = await rpc.call("eth_getBlockReceipts", [hex(block)])
     for receipt in receipts or []:
         created = str(receipt.get("contractAddress") or "").lower()
         if created == token.lower():

@@ -8,7 +8,7 @@ the owner could do and watches a buyer.  Phases:
    beyond the plain ERC-20 surface are candidates.  Names come from a bundled selector
    table and are only shown, never used to decide anything.
 2. CALLERS: addresses returned by owner-style getters, held in the first storage slots
-   or the EIP-1967 admin slot, a role admin, and the deployer (binary search of
+   or the EIP-1967 admin slot, a role admin, and the deployer (k-ary search of
    ``eth_getCode`` over history).  Only EOAs are impersonated: a contract owner (a
    timelock, a multisig) acts through its own code, which the scan does not fake.
 3. SCREEN: one batch of ``eth_call``s (function x caller x hostile argument set, see

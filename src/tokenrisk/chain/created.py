@@ -1,0 +1,117 @@
+"""When and in which transaction each pool of a token was created, on any node.
+
+The direct way is one full-history ``eth_getLogs`` of the factories' creation events
+(:func:`tokenrisk.chain.dex.creations`).  Public providers cap the block range of
+``eth_getLogs`` (the capability probe measures it, ``get_logs_max_range``), or refuse
+the wide query with a range error.  Then each discovered pool's creation block is found
+from the node's history of state (:func:`tokenrisk.chain.history.creation_block`, the
+project's one creation-block search), and one ``eth_getLogs`` over that single block
+reads the factory's event for its transaction hash.  The result is kept per pool on the
+Node (creation never changes).
+
+Creation data is optional ("where known"): a node without old state (not an archive
+node) or without ``eth_getLogs`` leaves it unknown, never fails the request for it.
+Real node failures (node down, throttled, garbage, timeout) still raise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from tokenrisk.chain import dex
+from tokenrisk.chain.history import creation_block
+from tokenrisk.chain.node import Node
+from tokenrisk.errors import MethodUnsupported, RpcError
+from tokenrisk.model import Pool
+
+_RANGE_CODES = frozenset({-32005, -32602, -32614})
+"""JSON-RPC codes providers use for "ask for less" (limit exceeded, invalid params)."""
+_RANGE_TEXT = (
+    "range",
+    "too many blocks",
+    "block limit",
+    "more than",
+    "too many results",
+    "too large",
+    "exceed",
+    "too wide",
+)
+"""How providers word a refused ``eth_getLogs`` range (rate limits are NodeThrottled
+already and never reach this test)."""
+
+
+def range_refused(error: RpcError) -> bool:
+    """True when ``error`` says the ``eth_getLogs`` query spans too much."""
+    if isinstance(error, MethodUnsupported):
+        return False
+    lowered = error.message.lower()
+    return error.code in _RANGE_CODES or any(text in lowered for text in _RANGE_TEXT)
+
+
+async def creations(node: Node, token: str) -> list[dex.Creation] | None:
+    """Every pool a registry factory created with ``token``, from one full-range lookup;
+    None when the node caps ``eth_getLogs`` ranges (probed, or the query was refused as
+    too wide): then :func:`complete` looks each pool up in the node's history."""
+    if (await node.capabilities()).get_logs_max_range is not None:
+        return None
+    try:
+        return await dex.creations(node.rpc, node.chain, token)
+    except RpcError as exc:
+        if range_refused(exc):
+            return None
+        raise
+
+
+async def with_creations(node: Node, token: str, pools: list[Pool]) -> list[Pool]:
+    """``pools`` (of ``token``, on registry DEXes) with their creation time and
+    transaction where known, by whichever way the node allows."""
+    known = await complete(node, await creations(node, token), pools)
+    return await dex.with_creation(node.rpc, pools, known)
+
+
+async def complete(
+    node: Node, found: list[dex.Creation] | None, pools: Sequence[Pool]
+) -> list[dex.Creation]:
+    """``found`` when the full-range lookup answered, else the creation of each of
+    ``pools`` from the node's history (pools it cannot tell are left out)."""
+    if found is not None:
+        return found
+    looked = await asyncio.gather(*(pool_creation(node, pool) for pool in pools))
+    return [c for c in looked if c is not None]
+
+
+async def pool_creation(node: Node, pool: Pool) -> dex.Creation | None:
+    """The creation of one pool (registry DEX) from history; None when the node cannot
+    tell (no old state, no logs for the block).  Kept on the Node once found."""
+    key = pool.address.lower()
+    known = node.created.value(key)
+    if known is not None:
+        return known
+    head = await node.head()
+    block = await creation_block(node.rpc, pool.address, head.number)
+    found = await _event_in(node, pool, block) if block is not None else None
+    if found is not None:
+        node.created.put(key, found)
+    return found
+
+
+async def _event_in(node: Node, pool: Pool, block: int) -> dex.Creation | None:
+    """The factory's event creating ``pool`` in ``block``: one ``eth_getLogs`` over one
+    block (within any range cap), filtered by the factory, event and the two tokens."""
+    venue = dex.dex_of(node.chain, pool)
+    query = {
+        "address": venue.factory,
+        "topics": [dex.creation_event(venue), dex.topic(pool.token0), dex.topic(pool.token1)],
+        "fromBlock": hex(block),
+        "toBlock": hex(block),
+    }
+    try:
+        logs = await node.rpc.call("eth_getLogs", [query])
+    except RpcError:
+        return None  # no logs for that block (pruned, refused): unknown, not a failure
+    for log in logs if isinstance(logs, list) else []:
+        created = dex.read_creation(venue, log)
+        if created is not None and created.pool.lower() == pool.address.lower():
+            return created
+    return None

@@ -1,0 +1,249 @@
+"""Pool creation (``CreatedAtTimestamp`` / ``CreationTxHash``) on nodes that cap
+``eth_getLogs`` ranges, against the real devnet anvil.
+
+A :class:`fakenode.FaultyNode` transport in front of the session devnet refuses the
+queries a public provider would refuse: ``eth_getLogs`` spanning more than
+:data:`MAX_SPAN` blocks (or up to "latest"), and in one case ``eth_getCode`` at old
+blocks (a node that is not an archive node).  The answers must equal those of the
+unlimited node; where the node cannot tell, creation data is unknown but the request
+still answers; a real node failure is still the typed error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakenode import Fault, FaultyNode
+
+from tokenrisk.api import wire
+from tokenrisk.chain.abi import encode_call
+from tokenrisk.chain.rpc import RpcClient, RpcSettings
+from tokenrisk.checks.honeypot import is_honeypot
+from tokenrisk.checks.pairs import get_pairs
+from tokenrisk.checks.tokens import created
+from tokenrisk.config import Settings
+from tokenrisk.devnet.instance import RunningDevnet
+from tokenrisk.errors import NodeThrottled
+from tokenrisk.model import Pool
+from tokenrisk.service import DEVNET_ID, Service, connect_devnet
+
+pytestmark = pytest.mark.integration
+
+MAX_SPAN = 150
+"""Widest eth_getLogs range the limited node answers (the probe then measures 100)."""
+TOO_WIDE = Fault(-32005, f"block range is too wide (max {MAX_SPAN} blocks)")
+NO_STATE = Fault(-32000, "missing trie node (state is not available)")
+THROTTLED = Fault(-32005, "daily request count exceeded, request rate limited")
+
+Chooser = Callable[[dict[str, Any]], Fault | None]
+
+
+def _address(devnet: RunningDevnet, entry_id: str) -> str:
+    return str(next(t["address"] for t in devnet.manifest["tokens"] if t["id"] == entry_id))
+
+
+def _span(query: dict[str, Any]) -> float:
+    """Blocks an eth_getLogs query covers (a tag such as "latest": unbounded)."""
+    try:
+        return int(query["toBlock"], 16) - int(query["fromBlock"], 16) + 1
+    except (KeyError, ValueError):
+        return float("inf")
+
+
+def capped(call: dict[str, Any]) -> Fault | None:
+    """A provider capping eth_getLogs at MAX_SPAN blocks."""
+    if call["method"] == "eth_getLogs" and _span(call["params"][0]) > MAX_SPAN:
+        return TOO_WIDE
+    return None
+
+
+def refusing_latest(call: dict[str, Any]) -> Fault | None:
+    """A provider whose probe ranges pass but whose full-history query is refused."""
+    if call["method"] == "eth_getLogs" and call["params"][0].get("toBlock") == "latest":
+        return TOO_WIDE
+    return None
+
+
+def old_code(fault: Fault, head: int) -> Chooser:
+    """``capped``, and ``fault`` for eth_getCode below ``head`` (a node without history)."""
+
+    def choose(call: dict[str, Any]) -> Fault | None:
+        if call["method"] == "eth_getCode":
+            block = call["params"][1]
+            if block.startswith("0x") and int(block, 16) < head:
+                return fault
+        return capped(call)
+
+    return choose
+
+
+@pytest.fixture
+async def make(devnet: RunningDevnet, tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
+    """``make(choose)``: a service on the devnet through a FaultyNode (None: direct)."""
+    made: list[tuple[Service, FaultyNode | None]] = []
+
+    def build(choose: Chooser | None) -> tuple[Service, FaultyNode | None]:
+        data = tmp_path / f"svc-{len(made)}"
+        settings = Settings(devnet=False, data_dir=data, deadline=120.0)
+        svc = connect_devnet(settings, devnet.url, devnet.manifest, Path(devnet.build_dir))
+        faulty = FaultyNode(devnet.url, choose) if choose is not None else None
+        if faulty is not None:
+            rpc = RpcClient(devnet.url, RpcSettings(retries=0), "devnet node", transport=faulty)
+            svc.nodes[DEVNET_ID].rpc = rpc
+        made.append((svc, faulty))
+        return svc, faulty
+
+    yield build
+    for svc, faulty in made:
+        await svc.close()
+        if faulty is not None:
+            await faulty.aclose()
+
+
+async def _head(devnet: RunningDevnet) -> int:
+    rpc = RpcClient(devnet.url)
+    try:
+        return int(await rpc.call("eth_blockNumber"), 16)
+    finally:
+        await rpc.aclose()
+
+
+def _created(pools: list[Pool]) -> dict[str, tuple[int | None, str | None]]:
+    return {p.address: (p.created_at_timestamp, p.creation_tx_hash) for p in pools}
+
+
+async def _pools(svc: Service, token: str) -> list[Pool]:
+    return [row.pool for row in await get_pairs(svc.nodes, token, DEVNET_ID, limit=50)]
+
+
+@pytest.fixture
+async def fresh(devnet: RunningDevnet) -> AsyncIterator[str]:
+    """The "plain" token with two more pools created on the running node (a V2 pair
+    against DAI, then a few blocks later a V3 pool against USDC), reverted afterwards.
+
+    The catalogue's own pools were created during the devnet build, before anvil loaded
+    its state dump, so this anvil has no state for their blocks (like a node without old
+    history); pools created now have a history the node keeps."""
+    rpc = RpcClient(devnet.url)
+    snapshot = await rpc.call("evm_snapshot", [])
+    a = devnet.manifest["addresses"]
+    token = _address(devnet, "plain")
+    sender = "0x00000000000000000000000000000000c0ffee01"
+    try:
+        await rpc.call("anvil_impersonateAccount", [sender])
+        await rpc.call("anvil_setBalance", [sender, hex(10**20)])
+        pair = encode_call("createPair(address,address)", [token, a["DAI"]])
+        await _mined(rpc, {"from": sender, "to": a["V2_FACTORY"], "data": pair})
+        await rpc.call("anvil_mine", [hex(5)])
+        pool = encode_call("createPool(address,address,uint24)", [token, a["USDC"], 500])
+        await _mined(
+            rpc, {"from": sender, "to": a["V3_FACTORY"], "data": pool, "gas": hex(8_000_000)}
+        )
+        yield token
+    finally:
+        await rpc.call("evm_revert", [snapshot])
+        await rpc.aclose()
+
+
+async def _mined(rpc: RpcClient, tx: dict[str, Any]) -> None:
+    """Send ``tx`` and wait for its receipt (anvil answers before mining)."""
+    tx_hash = await rpc.call("eth_sendTransaction", [tx])
+    for _ in range(200):
+        receipt = await rpc.call("eth_getTransactionReceipt", [tx_hash])
+        if receipt is not None:
+            assert receipt["status"] == "0x1", receipt
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{tx_hash} was not mined")
+
+
+def _catalogue(devnet: RunningDevnet, entry_id: str) -> set[str]:
+    entry = next(t for t in devnet.manifest["tokens"] if t["id"] == entry_id)
+    return {p["address"] for p in entry["pools"]}
+
+
+@pytest.mark.parametrize("choose", [capped, refusing_latest], ids=["probed-cap", "refused"])
+async def test_capped_node_finds_the_same_creation(
+    make: Callable[..., Any], fresh: str, devnet: RunningDevnet, choose: Chooser
+) -> None:
+    direct, _ = make(None)
+    limited, faulty = make(choose)
+    expected = _created(await _pools(direct, fresh))
+    found = _created(await _pools(limited, fresh))
+    old = _catalogue(devnet, "plain")
+    new = set(expected) - old
+    assert len(new) == 2 and set(found) == set(expected)
+    assert all(ts and tx for ts, tx in expected.values())  # the full-range lookup knows all
+    assert {a: found[a] for a in new} == {a: expected[a] for a in new}  # same block and tx
+    # no state for the blocks before the dump was loaded: unknown, never guessed
+    assert all(found[a] == (None, None) for a in old)
+    caps = await limited.nodes[DEVNET_ID].capabilities()
+    assert caps.get_logs_max_range == (100 if choose is capped else None)
+    assert faulty is not None and faulty.faulted > 0  # the refusals were really served
+
+
+async def test_creation_is_found_once_per_pool(
+    make: Callable[..., Any], fresh: str, devnet: RunningDevnet
+) -> None:
+    """Creation never changes: a pool found once is never searched again (a pool the
+    node cannot tell about is, as its history may still come)."""
+    searched: list[str] = []
+
+    def counting(call: dict[str, Any]) -> Fault | None:
+        if call["method"] == "eth_getCode" and call["params"][1].startswith("0x"):
+            searched.append(call["params"][0].lower())
+        return capped(call)
+
+    svc, _ = make(counting)
+    first = _created(await _pools(svc, fresh))
+    new = {a.lower() for a, (ts, _) in first.items() if ts}
+    assert len(new) == 2 and new <= set(searched)
+    before = len(searched)
+    assert _created(await _pools(svc, fresh)) == first
+    assert not new & set(searched[before:])
+
+
+async def test_honeypot_on_a_capped_node(
+    make: Callable[..., Any], fresh: str, devnet: RunningDevnet
+) -> None:
+    """IsHoneypot answers on a capped node; its pair's creation is known when the node
+    keeps the pool's history, unknown (absent) when it does not."""
+    direct, _ = make(None)
+    limited, _ = make(capped)
+    bodies = [
+        wire.dump(wire.honeypot_body(await is_honeypot(svc.honeypot, fresh, DEVNET_ID, None)))
+        for svc in (direct, limited)
+    ]
+    assert all(b["simulationSuccess"] for b in bodies)
+    assert bodies[0]["pair"]["createdAtTimestamp"] and bodies[0]["pair"]["creationTxHash"]
+    assert bodies[1]["pair"].get("creationTxHash") is None  # a catalogue pool: no history
+    pools = await _pools(direct, fresh)
+    for pool in (p for p in pools if p.address not in _catalogue(devnet, "plain")):
+        node = limited.nodes[DEVNET_ID]
+        bare = replace(pool, created_at_timestamp=None, creation_tx_hash=None)
+        assert await created(node, bare, fresh, simulated=False) == pool
+
+
+async def test_node_without_history_leaves_creation_unknown(
+    make: Callable[..., Any], fresh: str, devnet: RunningDevnet
+) -> None:
+    head = await _head(devnet)
+    svc, faulty = make(old_code(NO_STATE, head))
+    pools = await _pools(svc, fresh)
+    assert len(pools) >= 3  # GetPairs still answers, every pool listed
+    assert all(ts is None and tx is None for ts, tx in _created(pools).values())
+    assert faulty is not None and faulty.faulted > 0
+
+
+async def test_a_failing_node_is_still_an_error(
+    make: Callable[..., Any], fresh: str, devnet: RunningDevnet
+) -> None:
+    """Only a missing history is "unknown"; a throttled node is the typed 503."""
+    svc, _ = make(old_code(THROTTLED, await _head(devnet)))
+    with pytest.raises(NodeThrottled):
+        await _pools(svc, fresh)
