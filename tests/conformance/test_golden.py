@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+from jsontypes import json_type
 
 pytestmark = pytest.mark.integration
 
@@ -39,18 +40,6 @@ CASES = [
     ("limit_above_pairs_maximum", "/v2/GetPairs", "multi-pair", {"limit": 11}, 400),
     ("limit_above_holder_allowance", "/v1/TopHolders", "plain", {"limit": 51}, 403),
 ]
-
-
-def json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "float"
-    if isinstance(value, str):
-        return "string"
-    return type(value).__name__
 
 
 def mismatches(value: Any, shape: Any, path: str = "$") -> list[str]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsontypes import json_type
 
 from tokenrisk import risk
 from tokenrisk.api import wire
@@ -282,7 +283,7 @@ def other_dumps() -> dict[str, Any]:
 
 def assert_same_json(actual: Any, expected: Any, path: str = "$") -> None:
     """Deep equality where JSON types must match too (bool/number/string/null/array/object)."""
-    assert _json_type(actual) == _json_type(expected), f"{path}: {actual!r} vs {expected!r}"
+    assert json_type(actual) == json_type(expected), f"{path}: {actual!r} vs {expected!r}"
     if isinstance(expected, dict):
         assert set(actual) == set(expected), f"{path}: keys {sorted(actual)} vs {sorted(expected)}"
         for key in expected:
@@ -293,17 +294,6 @@ def assert_same_json(actual: Any, expected: Any, path: str = "$") -> None:
             assert_same_json(a, e, f"{path}[{index}]")
     else:
         assert actual == expected, f"{path}: {actual!r} vs {expected!r}"
-
-
-def _json_type(value: Any) -> str:
-    """JSON type with integer and float told apart: ``0`` is not ``0.0`` on our wire."""
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "float"
-    return type(value).__name__
 
 
 def golden(name: str) -> Any:
