@@ -15,13 +15,17 @@ import cProfile
 import pstats
 import time
 from collections import Counter
-from collections.abc import Awaitable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
+import orjson
 
+from bench.latency import Samples
+from bench.replay import Sent, errors_in, replay
 from tokenrisk.api.app import create_app
 from tokenrisk.chain.coalesce import CoalescingRpc
 from tokenrisk.config import Settings
@@ -31,12 +35,22 @@ T = TypeVar("T")
 
 
 class TimedRpc(CoalescingRpc):
-    """The service's node client, remembering when each round trip started and ended."""
+    """The service's node client, remembering when each round trip started and ended
+    (and, while ``recording`` is a list, every HTTP request's body: :mod:`bench.replay`)."""
 
     def __init__(self, url: str) -> None:
         super().__init__(url, label="devnet node")
         self.spans: list[tuple[float, float]] = []
         self.methods: Counter[str] = Counter()
+        self.recording: list[Sent] | None = None
+
+    async def _exchange(self, payload: Any) -> Any:
+        started = time.perf_counter()
+        reply = await super()._exchange(payload)
+        if self.recording is not None:
+            body = orjson.dumps(payload)
+            self.recording.append(Sent(started, time.perf_counter(), body, errors_in(reply)))
+        return reply
 
     async def _timed(self, work: Awaitable[T]) -> T:
         started = time.perf_counter()
@@ -97,6 +111,72 @@ class Breakdown:
         return sum(self.methods.values()) / self.requests
 
 
+@asynccontextmanager
+async def in_process(
+    rpc_url: str,
+    manifest: dict[str, Any],
+    build_dir: Path,
+    data_dir: Path,
+    holder_limit: int | None = None,
+) -> AsyncIterator[tuple[httpx.AsyncClient, TimedRpc, str]]:
+    """The app in this process with its node client a :class:`TimedRpc` (results cache
+    off): (client, node client, chain id).  ``holder_limit`` None keeps the default."""
+    settings = Settings(devnet=False, data_dir=data_dir, deadline=120.0, cache_ttl=0)
+    if holder_limit is not None:
+        settings = settings.model_copy(update={"holder_limit": holder_limit})
+    service = connect_devnet(settings, rpc_url, manifest, build_dir)
+    timed = TimedRpc(rpc_url)
+    chain_id = next(iter(service.nodes))
+    await service.nodes[chain_id].rpc.aclose()
+    service.nodes[chain_id].rpc = timed
+    transport = httpx.ASGITransport(app=create_app(settings, service))
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://bench") as http:
+            yield http, timed, str(chain_id)
+    finally:
+        await service.close()
+
+
+@dataclass(frozen=True)
+class WorkFloor:
+    """A warm check's latency against the node replaying that check's own requests."""
+
+    check: Samples
+    replayed: Samples
+    requests: int  # HTTP requests to the node in one check
+
+    @property
+    def ratio(self) -> float:
+        return self.check.p50 / self.replayed.p50
+
+
+async def work_floor(
+    rpc_url: str,
+    manifest: dict[str, Any],
+    build_dir: Path,
+    data_dir: Path,
+    token: str,
+    holder_limit: int | None = None,
+    checks: int = 10,
+    replays: int = 20,
+) -> WorkFloor:
+    """``checks`` warm IsHoneypot (after one that fills the index) and ``replays`` of the
+    node requests of the last one (:mod:`bench.replay`)."""
+    async with in_process(rpc_url, manifest, build_dir, data_dir, holder_limit) as running:
+        http, timed, chain_id = running
+        params = {"address": token, "chainID": chain_id}
+        (await http.get("/v2/IsHoneypot", params=params)).raise_for_status()
+        check = Samples()
+        for _ in range(checks):
+            timed.recording = []
+            started = time.perf_counter()
+            response = await http.get("/v2/IsHoneypot", params=params)
+            check.add(time.perf_counter() - started, response.status_code)
+            response.raise_for_status()
+        sent, timed.recording = timed.recording or [], None
+    return WorkFloor(check, await replay(rpc_url, sent, replays), len(sent))
+
+
 async def profile_is_honeypot(
     rpc_url: str,
     manifest: dict[str, Any],
@@ -112,23 +192,12 @@ async def profile_is_honeypot(
     ``holder_limit`` None keeps the Settings default; ``profiler`` (when given) is the
     one the cProfile pass records into, for callers that print its own table.
     """
-    settings = Settings(devnet=False, data_dir=data_dir, deadline=120.0, cache_ttl=0)
-    if holder_limit is not None:
-        settings = settings.model_copy(update={"holder_limit": holder_limit})
-    service = connect_devnet(settings, rpc_url, manifest, build_dir)
-    timed = TimedRpc(rpc_url)
-    chain_id = next(iter(service.nodes))
-    await service.nodes[chain_id].rpc.aclose()
-    service.nodes[chain_id].rpc = timed
-    transport = httpx.ASGITransport(app=create_app(settings, service))
-    params = {"address": token, "chainID": str(chain_id)}
-    try:
-        async with httpx.AsyncClient(transport=transport, base_url="http://bench") as http:
-            (await http.get("/v2/IsHoneypot", params=params)).raise_for_status()
-            breakdown = await _breakdown(http, timed, params, requests=requests)
-            breakdown.top = await _profiled(http, params, requests, profiler)
-    finally:
-        await service.close()
+    async with in_process(rpc_url, manifest, build_dir, data_dir, holder_limit) as running:
+        http, timed, chain_id = running
+        params = {"address": token, "chainID": chain_id}
+        (await http.get("/v2/IsHoneypot", params=params)).raise_for_status()
+        breakdown = await _breakdown(http, timed, params, requests=requests)
+        breakdown.top = await _profiled(http, params, requests, profiler)
     return breakdown
 
 

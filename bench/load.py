@@ -16,8 +16,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import httpx
-
+from bench.client import BenchClient
 from bench.latency import Samples, timed_get
 
 
@@ -42,7 +41,7 @@ async def _client(
     out: Samples,
     retry_refused: bool,
 ) -> None:
-    async with httpx.AsyncClient(base_url=base_url, timeout=120.0) as http:
+    async with BenchClient(base_url) as http:
         while not queue.empty():
             params = queue.get_nowait()
             while True:

@@ -15,14 +15,14 @@ per-token line counts the ``eth_simulateV1`` runs the scan sent (``ownerPowers.s
 
 from __future__ import annotations
 
+import json
 import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
-
+from bench.client import BenchClient
 from bench.latency import Samples
 from bench.server import ServerOptions, start_server
 from bench.table import markdown, ms
@@ -37,14 +37,14 @@ class ScanRun:
     simulations: dict[str, int] = field(default_factory=dict)
 
 
-async def _pass(http: httpx.AsyncClient, tokens: dict[str, str], run: ScanRun | None) -> None:
+async def _pass(http: BenchClient, tokens: dict[str, str], run: ScanRun | None) -> None:
     for token_id, address in tokens.items():
         started = time.perf_counter()
-        response = await http.get("/v2/IsHoneypot", params={"address": address, "chainID": CHAIN})
-        body: dict[str, Any] = response.json()
+        status, raw = await http.get("/v2/IsHoneypot", {"address": address, "chainID": CHAIN})
+        body: dict[str, Any] = json.loads(raw)
         if run is None:
             continue
-        run.samples.add(time.perf_counter() - started, response.status_code)
+        run.samples.add(time.perf_counter() - started, status)
         powers = body.get("ownerPowers")
         if powers and powers.get("scanned") and not powers.get("cached"):
             run.simulations[token_id] = int(powers["simulations"])
@@ -56,7 +56,7 @@ async def _measure(
     """One untimed pass (holder index, verifier and, when on, the scan cache), then timed."""
     run = ScanRun(name)
     with start_server(options) as server:
-        async with httpx.AsyncClient(base_url=server.url, timeout=120.0) as http:
+        async with BenchClient(server.url) as http:
             await _pass(http, tokens, None)
             for _ in range(repeats):
                 await _pass(http, tokens, run)

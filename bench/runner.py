@@ -25,12 +25,11 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import httpx
-
 from bench import bench_index
+from bench.client import BenchClient
 from bench.floor import node_floor
 from bench.holders import holder_scaling
-from bench.hotpath import profile_is_honeypot
+from bench.hotpath import profile_is_honeypot, work_floor
 from bench.latency import Samples, timed_get
 from bench.load import Throughput, throughput
 from bench.powers import owner_power_cost
@@ -46,6 +45,7 @@ from bench.table import (
     profile_text,
     targets_table,
     throughput_table,
+    work_floor_text,
 )
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.devnet.instance import RunningDevnet, start_devnet
@@ -101,7 +101,7 @@ async def _passes(
     are about the token, not about the server's own first request.
     """
     first, again = Samples(), Samples()
-    async with httpx.AsyncClient(base_url=base_url, timeout=120.0) as http:
+    async with BenchClient(base_url) as http:
         await timed_get(http, path, {"address": WARM_UP, "chainID": CHAIN})
         for token in tokens:
             first.add(*await timed_get(http, path, {"address": token, "chainID": CHAIN}))
@@ -206,7 +206,15 @@ async def devnet_sections(args: argparse.Namespace) -> tuple[Figures, list[str]]
         breakdown = await profile_is_honeypot(
             devnet.url, devnet.manifest, devnet.build_dir, work / "profile", plain, holder_limit=0
         )
-    figures = Figures(runs, floor, rows, breakdown, [], workers)
+        print("the node replaying a check's own requests...", file=sys.stderr)
+        floors = []
+        for name, limit in (("without holder analysis", 0), ("with holder analysis", None)):
+            (work / f"replay-{limit}").mkdir()
+            floors.append((name, await work_floor(
+                devnet.url, devnet.manifest, devnet.build_dir, work / f"replay-{limit}", plain,
+                holder_limit=limit,
+            )))  # fmt: skip
+    figures = Figures(runs, floor, rows, breakdown, [], workers, floors)
     return figures, [
         latency_table(runs, floor),
         *([powers] if powers else []),
@@ -215,6 +223,7 @@ async def devnet_sections(args: argparse.Namespace) -> tuple[Figures, list[str]]
         throughput_table(workers),
         f"Peak RSS of the service processes in the throughput runs: {rss:.0f} MiB.",
         profile_text(breakdown),
+        work_floor_text(floors),
         breakdown.top,
     ]
 

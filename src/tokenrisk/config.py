@@ -264,6 +264,12 @@ class Settings(BaseSettings):
     cache_ttl: float = Field(
         default=15.0, ge=0, description="seconds a result is reused (same head)"
     )
+    head_reuse: float = Field(
+        default=0.25,
+        ge=0,
+        description="seconds a chain head read for one request keys other requests' "
+        "results-cache lookups (a hit then costs no node call); 0 = every lookup reads it",
+    )
     api_keys: Annotated[frozenset[str], NoDecode] = Field(
         default=frozenset(),
         repr=False,

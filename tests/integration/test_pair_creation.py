@@ -22,6 +22,7 @@ from fakenode import Fault, FaultyNode
 
 from tokenrisk.api import wire
 from tokenrisk.chain.abi import encode_call
+from tokenrisk.chain.created import SETTLED
 from tokenrisk.chain.rpc import RpcClient, RpcSettings
 from tokenrisk.checks.honeypot import is_honeypot
 from tokenrisk.checks.pairs import get_pairs
@@ -190,8 +191,9 @@ async def test_capped_node_finds_the_same_creation(
 async def test_creation_is_found_once_per_pool(
     make: Callable[..., Any], fresh: str, devnet: RunningDevnet
 ) -> None:
-    """Creation never changes: a pool found once is never searched again (a pool the
-    node cannot tell about is, as its history may still come)."""
+    """Creation never changes once settled: a pool found once is never searched again
+    once SETTLED blocks deep (a pool the node cannot tell about is, as its history may
+    still come; so is one too recent to be final)."""
     searched: list[str] = []
 
     def counting(call: dict[str, Any]) -> Fault | None:
@@ -205,7 +207,50 @@ async def test_creation_is_found_once_per_pool(
     assert len(new) == 2 and new <= set(searched)
     before = len(searched)
     assert _created(await _pools(svc, fresh)) == first
+    assert new <= set(searched[before:])  # not settled yet: searched again
+    await _mine(devnet, SETTLED)
+    assert _created(await _pools(svc, fresh)) == first  # found, and now kept
+    before = len(searched)
+    assert _created(await _pools(svc, fresh)) == first
     assert not new & set(searched[before:])
+
+
+async def test_honeypot_asks_no_events_for_a_settled_pool(
+    make: Callable[..., Any], fresh: str, devnet: RunningDevnet
+) -> None:
+    """IsHoneypot's pair: its creation is read from the events once; once settled it is
+    kept, so a repeated check sends no full-history eth_getLogs (same answer)."""
+    logs: list[dict[str, Any]] = []
+
+    def counting(call: dict[str, Any]) -> Fault | None:
+        if call["method"] == "eth_getLogs" and call["params"][0].get("fromBlock") == "0x0":
+            logs.append(call["params"][0])
+        return None
+
+    svc, _ = make(counting)
+    pair = await _pools(make(None)[0], fresh)
+
+    async def check() -> Any:
+        body = wire.dump(
+            wire.honeypot_body(await is_honeypot(svc.honeypot, fresh, DEVNET_ID, None))
+        )
+        return body["pair"]
+
+    first = await check()
+    assert logs and first["creationTxHash"] in {p.creation_tx_hash for p in pair}
+    await _mine(devnet, SETTLED)
+    assert await check() == first
+    count = len(logs)
+    assert await check() == first
+    assert len(logs) == count  # nothing asked of the events for the kept pool
+
+
+async def _mine(devnet: RunningDevnet, blocks: int) -> None:
+    rpc = RpcClient(devnet.url)
+    try:
+        await rpc.call("anvil_mine", [hex(blocks)])
+    finally:
+        await rpc.aclose()
 
 
 async def test_honeypot_on_a_capped_node(

@@ -120,11 +120,27 @@ def nodes() -> dict[int, FakeNode]:
     return {1: FakeNode(), 8453: FakeNode(number=5000)}
 
 
-@pytest.fixture
-async def http(nodes: dict[int, FakeNode]) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(Settings(devnet=False, cache_ttl=30), FakeService(nodes))  # type: ignore[arg-type]
+async def _client(
+    nodes: dict[int, FakeNode], head_reuse: float
+) -> AsyncIterator[httpx.AsyncClient]:
+    settings = Settings(devnet=False, cache_ttl=30, head_reuse=head_reuse)
+    app = create_app(settings, FakeService(nodes))  # type: ignore[arg-type]
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        yield client
+
+
+@pytest.fixture
+async def http(nodes: dict[int, FakeNode]) -> AsyncIterator[httpx.AsyncClient]:
+    """Every cache lookup reads the head (``head_reuse=0``)."""
+    async for client in _client(nodes, 0.0):
+        yield client
+
+
+@pytest.fixture
+async def reusing(nodes: dict[int, FakeNode]) -> AsyncIterator[httpx.AsyncClient]:
+    """Lookups key on a head read in the last 30 s (far longer than any test)."""
+    async for client in _client(nodes, 30.0):
         yield client
 
 
@@ -302,6 +318,52 @@ async def test_one_head_read_per_chain_per_request(
     assert (nodes[1].calls, nodes[8453].calls) == (1, 0)
     await http.get("/v1/TopHolders", params={"address": TOKEN, "chainID": "1"})
     assert (nodes[1].calls, counted["holders"]) == (2, 1)
+
+
+async def test_a_hit_keys_on_a_recently_read_head_without_a_node_call(
+    reusing: httpx.AsyncClient, nodes: dict[int, FakeNode], counted: dict[str, int]
+) -> None:
+    params = {"address": TOKEN, "chainID": "1"}
+    first = await reusing.get("/v1/GetPairs", params=params)
+    again = await reusing.get("/v1/GetPairs", params=params)
+    assert first.headers["X-Cache"] == "miss" and again.headers["X-Cache"] == "hit"
+    assert (nodes[1].calls, counted["pairs"]) == (1, 1)  # the hit asked the node nothing
+
+
+async def test_a_miss_reads_the_head_again_and_computes_at_the_latest(
+    reusing: httpx.AsyncClient, nodes: dict[int, FakeNode], counted: dict[str, int]
+) -> None:
+    await reusing.get("/v1/GetPairs", params={"address": TOKEN, "chainID": "1"})
+    nodes[1].number += 1  # a new block the Node has not read yet
+    other = {"address": TOKEN, "chainID": "1"}
+    assert (await reusing.get("/v1/TopHolders", params=other)).headers["X-Cache"] == "miss"
+    assert nodes[1].calls == 2  # the remembered head missed: read afresh before computing
+    # the first answer was computed at the old head; the Node now knows the new one
+    again = await reusing.get("/v1/GetPairs", params={"address": TOKEN, "chainID": "1"})
+    assert again.headers["X-Cache"] == "miss" and again.json()[0]["run"] == 2
+    assert nodes[1].calls == 3  # a miss always computes at a head read for it
+
+
+async def test_a_failed_head_read_or_a_new_client_forgets_the_head(
+    nodes: dict[int, FakeNode], counted: dict[str, int]
+) -> None:
+    node = Node(FakeChain(1, "one"), nodes[1])  # type: ignore[arg-type]
+    assert (await node.head(30)).number == 100 and nodes[1].calls == 1
+    assert (await node.head(30)).number == 100 and nodes[1].calls == 1  # remembered
+    assert (await node.head()).number == 100 and nodes[1].calls == 2  # max_age 0: asked
+    node.rpc = FakeNode(number=7)  # type: ignore[assignment]
+    assert (await node.head(30)).number == 7  # not the old client's head
+    node.rpc.down = True  # type: ignore[attr-defined]
+    with pytest.raises(NodeUnavailable):
+        await node.head()
+    with pytest.raises(NodeUnavailable):  # the failure forgot the remembered head
+        await node.head(30)
+    node.rpc.down = False  # type: ignore[attr-defined]
+    assert (await node.head(0.01)).number == 7
+    await asyncio.sleep(0.02)
+    calls = node.rpc.calls  # type: ignore[attr-defined]
+    await node.head(0.01)  # older than max_age: asked again
+    assert node.rpc.calls == calls + 1  # type: ignore[attr-defined]
 
 
 async def test_endpoints_do_not_share_entries(

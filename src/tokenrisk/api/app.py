@@ -47,6 +47,7 @@ def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
     """
     state = shared_state(settings)
     runner = Runner(settings.deadline, state, Admission(settings.admission_limit), service)
+    runner.head_reuse = settings.head_reuse
     redaction.install(_secrets(settings))
     app = FastAPI(
         title="tokenrisk",

@@ -43,20 +43,23 @@ class ResultCache(MemoryCache[Hashable, object]):
         super().__init__(max_entries, ttl, clock)
 
 
-async def chain_heads(nodes: Mapping[int, Node], chain_id: int | None) -> Heads | None:
+async def chain_heads(
+    nodes: Mapping[int, Node], chain_id: int | None, max_age: float = 0.0
+) -> Heads | None:
     """The heads part of a key: the given chain, or every configured chain (sorted).
 
-    One ``eth_getBlockByNumber("latest")`` per chain, concurrently.  Returns None when
-    some but not all chains failed to answer: the request then runs uncached and the
-    check itself decides what a partial outage means.  Raises the first chain's error
-    when every chain failed (UnknownChain for an unconfigured ``chain_id``).
+    One ``eth_getBlockByNumber("latest")`` per chain, concurrently, unless the Node read
+    its head at most ``max_age`` seconds ago (:meth:`~tokenrisk.chain.node.Node.head`).
+    Returns None when some but not all chains failed to answer: the request then runs
+    uncached and the check itself decides what a partial outage means.  Raises the first
+    chain's error when every chain failed (UnknownChain for an unconfigured ``chain_id``).
     """
     ids = [chain_id] if chain_id is not None else sorted(nodes)
     if not ids:
         return ()
     if chain_id is not None and chain_id not in nodes:
         raise UnknownChain(f"chain {chain_id} is not configured")
-    replies = await asyncio.gather(*(nodes[i].head() for i in ids), return_exceptions=True)
+    replies = await asyncio.gather(*(nodes[i].head(max_age) for i in ids), return_exceptions=True)
     heads: list[tuple[int, int, str]] = []
     failures: list[BaseException] = []
     for chain, reply in zip(ids, replies, strict=True):

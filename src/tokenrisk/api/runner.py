@@ -20,7 +20,7 @@ from fastapi.responses import Response
 
 from tokenrisk import metrics
 from tokenrisk.api.admission import Admission
-from tokenrisk.api.cache import chain_heads
+from tokenrisk.api.cache import Heads, chain_heads
 from tokenrisk.api.shared import SharedState, key_text
 from tokenrisk.chain.head import one_head_per_request
 from tokenrisk.devnet.supervisor import NodeSupervisor
@@ -56,6 +56,7 @@ class Runner:
     admission: Admission
     opened: Service | None = None  # the composition root, once the app has started
     supervisor: NodeSupervisor | None = None  # of the local nodes, while serving
+    head_reuse: float = 0.0  # seconds a head read for one request serves others' lookups
 
     @property
     def service(self) -> Service:
@@ -74,7 +75,10 @@ class Runner:
         """Answer from the cache when the chain head(s) still match, else compute once
         (however many requests, in however many workers, ask for it meanwhile) and store.
 
-        The head read (one per chain) counts against the deadline too.
+        The lookup uses a head read at most ``head_reuse`` seconds ago (by any request
+        of this worker), so a hit usually costs no round trip to the node; a miss reads
+        the heads afresh before it computes, so nothing is computed at an old head.
+        The head reads count against the deadline too.
         """
         body, how = await self._timed(lambda: self._lookup(endpoint, chain_id, params, work))
         return JSONBytes(body, headers={"X-Cache": how})
@@ -82,14 +86,24 @@ class Runner:
     async def _lookup(
         self, endpoint: str, chain_id: int | None, params: Hashable, work: Work
     ) -> tuple[bytes, str]:
-        heads = await chain_heads(self.service.nodes, chain_id) if self.state.caching else None
+        if not self.state.caching:
+            return await self._compute(chain_id, work), "miss"
+        nodes = self.service.nodes
+        heads = await chain_heads(nodes, chain_id, self.head_reuse)
+        value = await self._stored(endpoint, heads, params)
+        if value is None and self.head_reuse > 0:
+            # the heads may be remembered ones: compute at the node's latest (no second
+            # read when this request has just read them)
+            fresh = await chain_heads(nodes, chain_id)
+            if fresh != heads:
+                heads = fresh
+                value = await self._stored(endpoint, heads, params)
         if heads is None:
             return await self._compute(chain_id, work), "miss"
-        key = key_text((endpoint, heads, params))
-        value = await self.state.get(key)
         metrics.cache_lookup(hit=value is not None)
         if value is not None:
             return value, "hit"
+        key = key_text((endpoint, heads, params))
         computed = False
 
         async def compute() -> bytes:
@@ -99,6 +113,10 @@ class Runner:
 
         value = await self.state.flight(key, compute)
         return value, "miss" if computed else "wait"
+
+    async def _stored(self, endpoint: str, heads: Heads | None, params: Hashable) -> bytes | None:
+        """The stored answer at these heads (None: none, or no heads to key it on)."""
+        return None if heads is None else await self.state.get(key_text((endpoint, heads, params)))
 
     async def _compute(self, chain_id: int | None, work: Work) -> bytes:
         """Run ``work`` if admission control lets it in (else Overloaded, a 503)."""

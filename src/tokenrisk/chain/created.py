@@ -6,8 +6,13 @@ The direct way is one full-history ``eth_getLogs`` of the factories' creation ev
 the wide query with a range error.  Then each discovered pool's creation block is found
 from the node's history of state (:func:`tokenrisk.chain.history.creation_block`, the
 project's one creation-block search), and one ``eth_getLogs`` over that single block
-reads the factory's event for its transaction hash.  The result is kept per pool on the
-Node (creation never changes).
+reads the factory's event for its transaction hash.
+
+Creation never changes once its block is final, so each pool's is kept on the Node once
+it is :data:`SETTLED` blocks deep, whichever way it was found; a check that needs only
+known pools (IsHoneypot's pair) then asks the node nothing for it -- the full-history
+``eth_getLogs`` was most of the node's work in a repeated check (docs/performance.md).
+GetPairs still reads the events every time, since they also announce new pools.
 
 Creation data is optional ("where known"): a node without old state (not an archive
 node) or without ``eth_getLogs`` leaves it unknown, never fails the request for it.
@@ -27,6 +32,9 @@ from tokenrisk.model import Pool
 
 _RANGE_CODES = frozenset({-32005, -32602, -32614})
 """JSON-RPC codes providers use for "ask for less" (limit exceeded, invalid params)."""
+SETTLED = 12
+"""Blocks above a pool's creation before it is kept: a reorg deeper than this (none on
+the supported chains in practice) could move the creation to another block."""
 _RANGE_TEXT = (
     "range",
     "too many blocks",
@@ -65,9 +73,24 @@ async def creations(node: Node, token: str) -> list[dex.Creation] | None:
 
 async def with_creations(node: Node, token: str, pools: list[Pool]) -> list[Pool]:
     """``pools`` (of ``token``, on registry DEXes) with their creation time and
-    transaction where known, by whichever way the node allows."""
-    known = await complete(node, await creations(node, token), pools)
+    transaction where known, by whichever way the node allows (none when every pool's
+    creation is kept on the Node already)."""
+    kept = [node.created.value(p.address.lower()) for p in pools]
+    known = [c for c in kept if c is not None]
+    if len(known) < len(pools):
+        known = await complete(node, await creations(node, token), pools)
+        await keep(node, known)
     return await dex.with_creation(node.rpc, pools, known)
+
+
+async def keep(node: Node, found: Sequence[dex.Creation]) -> None:
+    """Keep on the Node the creations at least :data:`SETTLED` blocks deep."""
+    if not found:
+        return
+    head = (await node.head()).number
+    for creation in found:
+        if head - creation.block >= SETTLED:
+            node.created.put(creation.pool.lower(), creation)
 
 
 async def complete(
@@ -83,7 +106,7 @@ async def complete(
 
 async def pool_creation(node: Node, pool: Pool) -> dex.Creation | None:
     """The creation of one pool (registry DEX) from history; None when the node cannot
-    tell (no old state, no logs for the block).  Kept on the Node once found."""
+    tell (no old state, no logs for the block).  Kept on the Node once settled."""
     key = pool.address.lower()
     known = node.created.value(key)
     if known is not None:
@@ -92,7 +115,7 @@ async def pool_creation(node: Node, pool: Pool) -> dex.Creation | None:
     block = await creation_block(node.rpc, pool.address, head.number)
     found = await _event_in(node, pool, block) if block is not None else None
     if found is not None:
-        node.created.put(key, found)
+        await keep(node, [found])
     return found
 
 

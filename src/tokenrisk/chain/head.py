@@ -12,10 +12,11 @@ the pool lookups of one request all see the same block, for one call instead of 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from tokenrisk.errors import MalformedResponse
@@ -34,6 +35,7 @@ class ChainHead:
     number: int
     hash: str
     timestamp: int  # unix seconds, the block's own clock
+    read_at: float = field(default=0.0, compare=False, repr=False)  # monotonic, when asked
 
 
 _REQUEST_HEADS: ContextVar[dict[int, asyncio.Task[ChainHead]] | None] = ContextVar(
@@ -77,17 +79,19 @@ def _retrieve(task: asyncio.Task[ChainHead]) -> None:
 
 
 async def _read(rpc: Caller) -> ChainHead:
+    asked = time.monotonic()
     block = await rpc.call("eth_getBlockByNumber", ["latest", False])
-    return parse_head(block)
+    return parse_head(block, asked)
 
 
-def parse_head(block: Any) -> ChainHead:
+def parse_head(block: Any, read_at: float = 0.0) -> ChainHead:
     """Decode a JSON-RPC block object; raises MalformedResponse on anything else."""
     try:
         return ChainHead(
             number=int(block["number"], 16),
             hash=str(block["hash"]).lower(),
             timestamp=int(block["timestamp"], 16),
+            read_at=read_at,
         )
     except (TypeError, KeyError, ValueError) as exc:
         raise MalformedResponse("node sent a block without number, hash or timestamp") from exc

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
@@ -25,8 +26,9 @@ from tokenrisk.errors import UnknownChain
 log = logging.getLogger("tokenrisk")
 
 CREATIONS_KEPT = 4096
-"""Pools whose creation (block, transaction) a Node remembers: it never changes, and on
-a node that caps log ranges each costs a search over history (:mod:`~tokenrisk.chain.created`)."""
+"""Pools whose creation (block, transaction) a Node remembers: it never changes once
+settled, and finding it costs a full-history ``eth_getLogs`` or, on a node that caps log
+ranges, a search over history (:mod:`~tokenrisk.chain.created`)."""
 
 
 def _creations() -> MemoryCache[str, Creation]:
@@ -38,8 +40,8 @@ class Node:
     """A chain's registry entry and the client of the node serving it.
 
     ``rpc`` may be replaced (tests inject a faulty transport); everything that holds
-    the Node sees the new client.  ``created``: pool creations found by searching the
-    node's history, by lowercase pool address.
+    the Node sees the new client.  ``created``: settled pool creations, by lowercase pool
+    address.
     """
 
     chain: Chain
@@ -47,14 +49,38 @@ class Node:
     created: MemoryCache[str, Creation] = field(default_factory=_creations, repr=False)
     _capabilities: Capabilities | None = field(default=None, repr=False)
     _probing: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
+    _seen: tuple[int, float, ChainHead] | None = field(default=None, repr=False)
 
     @property
     def id(self) -> int:
         return self.chain.id
 
-    async def head(self) -> ChainHead:
-        """The latest block; raises the RPC client's errors."""
-        return await read_head(self.rpc)
+    async def head(self, max_age: float = 0.0) -> ChainHead:
+        """The latest block; raises the RPC client's errors.
+
+        ``max_age > 0``: a head this Node read (for any request) at most ``max_age``
+        seconds ago is returned without asking the node -- for results-cache lookups
+        only, so that a hit costs no round trip (docs/performance.md).  The time is
+        when that read was sent; a failed read forgets the head, and so does replacing
+        ``rpc``.
+        """
+        seen = self._seen
+        if (
+            max_age > 0
+            and seen is not None
+            and seen[0] == id(self.rpc)
+            and time.monotonic() - seen[1] <= max_age
+        ):
+            return seen[2]
+        rpc = self.rpc
+        try:
+            head = await read_head(rpc)
+        except BaseException:
+            self._seen = None
+            raise
+        if self._seen is None or self._seen[1] <= head.read_at:
+            self._seen = (id(rpc), head.read_at, head)
+        return head
 
     @property
     def probed(self) -> bool:
