@@ -528,7 +528,8 @@ async def test_rate_limit_is_per_key(service: Service, tmp_path: Path) -> None:
 
 
 async def test_results_are_cached_per_head(service: Service, devnet: Any, tmp_path: Path) -> None:
-    settings = Settings(devnet=False, data_dir=tmp_path, cache_ttl=60)
+    # every lookup reads the head (the reuse window is tests/unit/test_api_unit.py's)
+    settings = Settings(devnet=False, data_dir=tmp_path, cache_ttl=60, head_reuse=0)
     app = create_app(settings, service)
     stats = app.state.cache.stats
     params = {"address": _address(devnet, "multi-pair"), "chainID": CHAIN}

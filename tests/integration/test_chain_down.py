@@ -37,6 +37,7 @@ async def two_chains(
         data_dir=tmp_path,
         deadline=60.0,
         rpc_timeout=5.0,
+        head_reuse=0,  # the stop below is seen by the very next request, not 0.25 s later
         nodes=(ChainNode(id=UP, rpc_url=devnet.url), ChainNode(id=DOWN, rpc_url=second.url)),
         chains=(devnet_entry(devnet.manifest), {**devnet_entry(devnet.manifest), "id": DOWN}),
         verification={"local_paths": {UP: [devnet.sources_path], DOWN: [devnet.sources_path]}},

@@ -14,9 +14,13 @@ module runs uvicorn's own h11 protocol with three additions, per process:
 - **connection cap**: beyond ``max_connections`` open connections a new one is closed
   at once.
 
-uvicorn's ``limit_concurrency`` (503 beyond that many connections or tasks),
-``timeout_keep_alive`` and ``h11_max_incomplete_event_size`` (400 for larger heads) are
-set from the same ``[server]`` table.  Each rejected class of connection is logged as
+- **concurrency cap**: a request arriving while ``max_connections`` connections are
+  open, or that many requests are in progress, is answered 503 with the API's JSON
+  error body and ``Retry-After`` (uvicorn's own ``limit_concurrency`` does the same
+  count but answers in plain text, which JSON clients cannot read).
+
+uvicorn's ``timeout_keep_alive`` and ``h11_max_incomplete_event_size`` (400 for larger
+heads) are set from the same ``[server]`` table.  Each rejected class of connection is logged as
 one line at most every minute, with a count, never a traceback
 (:class:`RejectionLog`).
 """
@@ -104,6 +108,15 @@ def install_flood_filters() -> None:
             logger.addFilter(FloodFilter())
 
 
+_BUSY_BODY = b'{"code":503,"error":"the server is at its connection limit; retry shortly"}'
+_BUSY_HEADERS = [
+    (b"content-type", b"application/json"),
+    (b"content-length", str(len(_BUSY_BODY)).encode()),
+    (b"retry-after", b"1"),
+    (b"connection", b"close"),
+]
+
+
 class _Shared:
     """Per-server state of the guard: connections waiting for a head, the log."""
 
@@ -134,6 +147,8 @@ class GuardedH11Protocol(H11Protocol):
         self._shared: _Shared = shared
         self._head_timer: asyncio.TimerHandle | None = None
         self._cycle_seen: Any = None
+        self._inner_app = self.app
+        self.app = self._capped
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)  # type: ignore[arg-type]
@@ -159,6 +174,17 @@ class GuardedH11Protocol(H11Protocol):
             self._await_head()  # the next request head is under the same timeout
 
     # the guard
+
+    async def _capped(self, scope: Any, receive: Any, send: Any) -> None:
+        """The app, or the JSON 503 when the server is at ``max_connections`` (this
+        request's own task is already counted in ``tasks``, hence ``>``)."""
+        cap = self._limits.max_connections
+        if len(self.connections) >= cap or len(self.tasks) > cap:
+            self._shared.rejections.reject("concurrency cap reached (server.max_connections)")
+            await send({"type": "http.response.start", "status": 503, "headers": _BUSY_HEADERS})
+            await send({"type": "http.response.body", "body": _BUSY_BODY})
+            return
+        await self._inner_app(scope, receive, send)
 
     def _await_head(self) -> None:
         self._head_arrived()
@@ -199,7 +225,6 @@ def server_options(settings: Settings) -> dict[str, Any]:
         "host": settings.host,
         "port": settings.port,
         "http": GuardedH11Protocol,
-        "limit_concurrency": limits.max_connections,
         "timeout_keep_alive": limits.keep_alive_timeout,
         "h11_max_incomplete_event_size": limits.max_header_bytes,
         "proxy_headers": False,
