@@ -8,6 +8,8 @@ an EVM failure (CallReverted) is ever handed back to a caller as a per-call answ
 from __future__ import annotations
 
 import json
+import random
+from typing import Any
 
 import pytest
 from fakenode import (
@@ -22,7 +24,7 @@ from fakenode import (
     garbage,
 )
 
-from tokenrisk.chain.rpc import decode_reply, error_from_object, too_deep
+from tokenrisk.chain.rpc import _shallow, decode_reply, error_from_object, too_deep
 from tokenrisk.errors import (
     CallReverted,
     MalformedResponse,
@@ -194,6 +196,58 @@ async def test_an_announced_200_mb_reply_is_refused_before_reading() -> None:
 )
 def test_depth_scan(text: bytes, limit: int, deep: bool) -> None:
     assert too_deep(text, limit) is deep
+
+
+_PLAIN: list[Any] = ["", "0x12", "abc", 7, None]
+_HOSTILE: list[Any] = [*_PLAIN, "[[", "]}", '"{"', "a\\[", "\\"]
+
+
+def _nested(rng: random.Random, depth: int, leaves: list[Any]) -> Any:
+    """A random JSON value nesting at most ``depth`` deep, with strings from ``leaves``
+    (keys too): brackets, quotes and backslashes in strings must not count."""
+    if depth == 0 or rng.random() < 0.2:
+        return rng.choice(leaves)
+    if rng.random() < 0.5:
+        return [_nested(rng, depth - 1, leaves) for _ in range(rng.randint(0, 3))]
+    keys = [str(k) for k in leaves]
+    return {rng.choice(keys): _nested(rng, depth - 1, leaves) for _ in range(3)}
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    return 0
+
+
+def test_depth_scan_agrees_with_the_parsed_depth() -> None:
+    """The quick proof (:func:`_shallow`) and the exact scan together give the depth of
+    the parsed value, whatever the strings hold."""
+    rng = random.Random(17)
+    proved = 0
+    for i in range(400):
+        leaves = _PLAIN if i % 2 else _HOSTILE
+        value = [_nested(rng, rng.randint(1, 12), leaves) for _ in range(3)]
+        body, depth = json.dumps(value).encode(), _depth(value)
+        for limit in (depth - 1, depth, depth + 2, 2 * depth):
+            assert too_deep(body, limit) is (depth > limit), (body, limit)
+            proved += _shallow(body, limit)
+    assert proved > 100  # the quick proof took part
+
+
+@pytest.mark.parametrize(
+    ("text", "limit", "shallow"),
+    [
+        (b'[{"a":[1,{"b":"0x"}]}]' * 50, 8, True),
+        (b'[{"a":[1,{"b":"0x"}]}]' * 50, 3, False),  # depth 4: left to the exact scan
+        (b'["[[", "]]"]' * 50, 64, False),  # brackets in strings: not proved here
+        (b'["a\\"b"]' * 50, 64, False),  # a backslash: not proved here
+        (b"[}" * 50, 64, False),  # unmatched: the exact scan and the parser decide
+    ],
+)
+def test_quick_shallow_proof(text: bytes, limit: int, shallow: bool) -> None:
+    assert _shallow(text, limit) is shallow
 
 
 def test_decode_never_leaks_a_parser_error() -> None:
