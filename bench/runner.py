@@ -214,13 +214,17 @@ async def devnet_sections(args: argparse.Namespace) -> tuple[Figures, list[str]]
                 devnet.url, devnet.manifest, devnet.build_dir, work / f"replay-{limit}", plain,
                 holder_limit=limit,
             )))  # fmt: skip
-    figures = Figures(runs, floor, rows, breakdown, [], workers, floors)
+    figures = Figures(
+        runs, floor, rows, breakdown, [], [(n, t) for n, t, _ in workers], floors,
+        [(n, u) for n, _, u in workers],
+    )  # fmt: skip
     return figures, [
         latency_table(runs, floor),
         *([powers] if powers else []),
         throughput_table(rows),
         "Scale-out (recomputed IsHoneypot, `tokenrisk serve`, results cache off):",
-        throughput_table(workers),
+        throughput_table([(name, t) for name, t, _ in workers]),
+        "\n".join(f"- {name}: {use.text()}" for name, _, use in workers),
         f"Peak RSS of the service processes in the throughput runs: {rss:.0f} MiB.",
         profile_text(breakdown),
         work_floor_text(floors),

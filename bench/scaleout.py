@@ -17,13 +17,15 @@ from pathlib import Path
 
 import httpx
 
+from bench.cpu import CpuUse, Meter
 from bench.load import Throughput, throughput
 from tokenrisk.devnet.instance import RunningDevnet
 from tokenrisk.devnet.node import free_port
 from tokenrisk.devnet.redisserver import start_redis
 
 CHAIN = 31337
-WARM_PASSES = 3
+WARM_PASSES = 6
+WARM_CLIENTS = 8
 _CLI = "from tokenrisk.cli.main import main; main()"
 
 
@@ -72,25 +74,34 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
         process.wait(timeout=5)
 
 
-async def _runs(url: str, tokens: list[str]) -> list[tuple[int, Throughput]]:
+async def _runs(url: str, tokens: list[str], meter: Meter) -> list[tuple[int, Throughput, CpuUse]]:
     params: list[dict[str, str | int]] = [{"address": t, "chainID": CHAIN} for t in tokens]
     # warm passes: the holder index, and each worker's own caches (owner-power scans,
-    # balance layouts): with two workers a token meets either, so one pass is not enough
-    await throughput(url, "/v2/IsHoneypot", params, 1, WARM_PASSES * len(tokens))
-    return [
-        (clients, await throughput(url, "/v2/IsHoneypot", params, clients, requests, True))
-        for clients, requests in ((1, 32), (32, 128))
-    ]
+    # balance layouts).  A client keeps one connection, so one worker answers it all:
+    # WARM_CLIENTS connections spread over the workers, and each token is asked
+    # WARM_PASSES times, so a worker misses a token with odds (1/2) ** WARM_PASSES
+    warm = WARM_PASSES * len(tokens)
+    await throughput(url, "/v2/IsHoneypot", params, WARM_CLIENTS, warm, True)
+    out = []
+    for clients, requests in ((1, 32), (32, 128)):
+        with meter:
+            run = await throughput(url, "/v2/IsHoneypot", params, clients, requests, True)
+        out.append((clients, run, meter.use(run.samples.statuses[200])))
+    return out
 
 
-async def measure_workers(
-    devnet: RunningDevnet, tokens: list[str], work: Path
-) -> list[tuple[str, Throughput]]:
-    """Rows for 1 worker (no Redis) and 2 workers + Redis, at 1 and 32 clients."""
-    rows: list[tuple[str, Throughput]] = []
+Row = tuple[str, Throughput, CpuUse]
+
+
+async def measure_workers(devnet: RunningDevnet, tokens: list[str], work: Path) -> list[Row]:
+    """Rows for 1 worker (no Redis) and 2 workers + Redis, at 1 and 32 clients, each
+    with the CPU its answers cost the node, the service and the load generator."""
+    rows: list[Row] = []
+    anvil = devnet.node.process.pid
     process, url = _start(devnet, work / "one-worker", 1, None)
     try:
-        rows += [(f"1 worker, {c} clients", t) for c, t in await _runs(url, tokens)]
+        runs = await _runs(url, tokens, Meter(anvil, process.pid))
+        rows += [(f"1 worker, {c} clients", t, u) for c, t, u in runs]
     finally:
         _stop(process)
     redis = start_redis()
@@ -99,7 +110,8 @@ async def measure_workers(
     try:
         process, url = _start(devnet, work / "two-workers", 2, redis.url)
         try:
-            rows += [(f"2 workers + Redis, {c} clients", t) for c, t in await _runs(url, tokens)]
+            runs = await _runs(url, tokens, Meter(anvil, process.pid))
+            rows += [(f"2 workers + Redis, {c} clients", t, u) for c, t, u in runs]
         finally:
             _stop(process)
     finally:

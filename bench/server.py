@@ -23,7 +23,7 @@ import httpx
 import uvicorn
 
 from tokenrisk.api.app import create_app
-from tokenrisk.config import Settings
+from tokenrisk.config import OwnerPowersConfig, Settings
 from tokenrisk.devnet.layout import read_manifest
 from tokenrisk.devnet.node import free_port, repo_root
 from tokenrisk.service import connect_devnet
@@ -146,9 +146,9 @@ def serve(argv: list[str]) -> None:
         for key, value in (("holder_limit", args.holder_limit), ("cache_ttl", args.cache_ttl))
         if value is not None
     }
-    powers: dict[str, object] = {"enabled": not args.no_owner_powers}
+    powers = OwnerPowersConfig(enabled=not args.no_owner_powers)
     if args.powers_cache_ttl is not None:
-        powers["cache_ttl"] = args.powers_cache_ttl
+        powers = powers.model_copy(update={"cache_ttl": args.powers_cache_ttl})
     settings = Settings(
         devnet=False, data_dir=args.data_dir, deadline=args.deadline, owner_powers=powers, **extra
     )

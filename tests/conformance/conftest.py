@@ -29,7 +29,6 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-
 @pytest.fixture(scope="session")
 def server_url(devnet: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Base URL of a running ``tokenrisk serve`` (stopped after the session)."""

@@ -163,7 +163,6 @@ def served(installed: Installed) -> Iterator[str]:
             process.wait(timeout=30)
 
 
-
 def test_served_from_the_wheel_answers_is_honeypot(installed: Installed, served: str) -> None:
     manifest = json.loads((installed.home / "build" / "devnet" / "manifest.json").read_text())
     token = next(t for t in manifest["tokens"] if t["id"] == "plain")

@@ -16,12 +16,14 @@ calls), :func:`find_balance_slot`:
    overridden to a marker value: only a layout the token really reads is accepted.
 
 A verified layout is remembered per keccak of the contract's code (:class:`SlotCache`),
-so a second check of the same code verifies only that layout; the verification is always
-made, because identical code can keep balances elsewhere (a proxy's code is the same
-for every implementation behind it).  A token whose reads match no candidate has no
-plain mapping (a layout can only verify if ``balanceOf`` reads its key, so the access
-list is complete).  Nodes without ``eth_createAccessList`` fall back to probing every
-candidate in one batch (66 calls), or only the cached layout when the code is known.
+so a second check of the same code verifies only that layout, and per token, so a second
+check of the same token sends that verification with step 1 (ONE round trip when it
+holds); the verification is always made, because identical code can keep balances
+elsewhere (a proxy's code is the same for every implementation behind it).  A token
+whose reads match no candidate has no plain mapping (a layout can only verify if
+``balanceOf`` reads its key, so the access list is complete).  Nodes without
+``eth_createAccessList`` fall back to probing every candidate in one batch (66 calls),
+or only the cached layout when the code is known.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from eth_utils.crypto import keccak
 
@@ -36,7 +39,7 @@ from tokenrisk.caching import MemoryCache
 from tokenrisk.chain.abi import encode_call
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.chain.tokens import decode_uint
-from tokenrisk.errors import CallReverted, RpcError
+from tokenrisk.errors import RpcError
 
 MARKER = 0x7E57_BA1A_9CE5_1075
 SMALL_SLOTS = range(32)
@@ -75,11 +78,18 @@ def _layouts() -> list[BalanceSlot]:
 
 
 class SlotCache(MemoryCache[bytes, BalanceSlot]):
-    """Verified layouts by keccak of contract code; bounded, least recently used out,
-    never expiring (code does not change under a hash)."""
+    """Verified layouts by keccak of contract code (32 bytes) and by token address
+    (:func:`token_key`); bounded, least recently used out, never expiring: a remembered
+    layout is only ever a candidate, verified again by override before it is used."""
 
     def __init__(self, max_entries: int = 4096) -> None:
         super().__init__(max_entries)
+
+
+def token_key(token: str) -> bytes:
+    """The :class:`SlotCache` key of a token's own last layout (never 32 bytes long,
+    so never a code hash)."""
+    return b"token:" + bytes.fromhex(token[2:].lower())
 
 
 def _balance_call(token: str, holder: str) -> dict[str, str]:
@@ -114,22 +124,23 @@ async def _verified(
     layouts = list(layouts)
     if not layouts:
         return None
-    calls = [
-        (
-            "eth_call",
-            [
-                _balance_call(token, probe),
-                block,
-                {token: {"stateDiff": layout.override(probe, MARKER)}},
-            ],
-        )
-        for layout in layouts
-    ]
+    calls = [_verify_call(token, probe, layout, block) for layout in layouts]
     results = await rpc.batch(calls)
     for layout, result in zip(layouts, results, strict=True):
-        if not isinstance(result, CallReverted) and decode_uint(result) == MARKER:
+        if _is_marker(result):
             return layout
     return None
+
+
+def _verify_call(token: str, probe: str, layout: BalanceSlot, block: str) -> tuple[str, list[Any]]:
+    """``balanceOf(probe)`` with ``layout``'s key for ``probe`` overridden to MARKER."""
+    override = {token: {"stateDiff": layout.override(probe, MARKER)}}
+    return ("eth_call", [_balance_call(token, probe), block, override])
+
+
+def _is_marker(result: object) -> bool:
+    """True when a verifying call returned MARKER (an error or revert is not)."""
+    return isinstance(result, str) and decode_uint(result) == MARKER
 
 
 async def find_balance_slot(
@@ -138,17 +149,22 @@ async def find_balance_slot(
     """The verified balance layout of ``token``, or None (not a plain mapping: reflection,
     rebasing, exotic layouts; callers then fall back or skip what needs it).
 
-    Two round trips (code + access list, then one verifying call) in the common case.
+    Two round trips (code + access list, then one verifying call) for a token first
+    seen, one when its remembered layout verifies.
     Raises only transport errors.
     """
     probe = "0x" + os.urandom(20).hex()
-    code, access = await rpc.batch(
-        [
-            ("eth_getCode", [token, block]),
-            ("eth_createAccessList", [_balance_call(token, probe), block]),
-        ],
-        tolerate=RpcError,  # a node without access lists still gets the probe below
-    )
+    remembered = cache.value(token_key(token)) if cache is not None else None
+    calls: list[tuple[str, list[Any]]] = [
+        ("eth_getCode", [token, block]),
+        ("eth_createAccessList", [_balance_call(token, probe), block]),
+    ]
+    if remembered is not None:  # this token's layout last time, verified again now
+        calls.append(_verify_call(token, probe, remembered, block))
+    # a node without access lists still gets the probe below
+    code, access, *again = await rpc.batch(calls, tolerate=RpcError)
+    if remembered is not None and again and _is_marker(again[0]):
+        return remembered  # verified in the first round trip
     code_hash = bytes(keccak(hexstr=code)) if isinstance(code, str) else None
     known = cache.value(code_hash) if cache is not None and code_hash is not None else None
     if isinstance(access, dict):
@@ -162,6 +178,8 @@ async def find_balance_slot(
     else:  # the node cannot build access lists: probe every candidate layout
         layouts = [known] if known is not None else _layouts()
     slot = await _verified(rpc, token, probe, layouts, block)
-    if slot is not None and cache is not None and code_hash is not None:
-        cache.put(code_hash, slot)
+    if slot is not None and cache is not None:
+        cache.put(token_key(token), slot)
+        if code_hash is not None:
+            cache.put(code_hash, slot)
     return slot
