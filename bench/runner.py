@@ -63,10 +63,13 @@ class Endpoint:
     name: str
     path: str
     holder_limit: int | None = None  # None: the Settings default
+    head_reuse: float | None = None  # None: the default (exact: every lookup reads the head)
 
 
+REUSE = 0.25
 ENDPOINTS = (
     Endpoint("IsHoneypot (holder analysis)", "/v2/IsHoneypot"),
+    Endpoint(f"IsHoneypot (head_reuse={REUSE})", "/v2/IsHoneypot", head_reuse=REUSE),
     Endpoint("IsHoneypot (holder_limit=0)", "/v2/IsHoneypot", holder_limit=0),
     Endpoint("GetPairs", "/v1/GetPairs"),
     Endpoint("GetContractVerification", "/v2/GetContractVerification"),
@@ -86,10 +89,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def _options(
-    devnet: RunningDevnet, data_dir: Path, holder_limit: int | None, cache_ttl: float | None
+    devnet: RunningDevnet, data_dir: Path, endpoint: Endpoint, cache_ttl: float | None
 ) -> ServerOptions:
     data_dir.mkdir(parents=True)
-    return ServerOptions(devnet.url, devnet.build_dir, data_dir, holder_limit, cache_ttl)
+    return ServerOptions(
+        devnet.url, devnet.build_dir, data_dir, endpoint.holder_limit, cache_ttl,
+        head_reuse=endpoint.head_reuse,
+    )  # fmt: skip
 
 
 async def _passes(
@@ -116,10 +122,10 @@ async def measure_endpoint(
 ) -> EndpointRun:
     """Two fresh servers: results cache off (recomputed), then on (cached)."""
     data = work / endpoint.name.replace(" ", "-")
-    with start_server(_options(devnet, data / "nocache", endpoint.holder_limit, 0)) as server:
+    with start_server(_options(devnet, data / "nocache", endpoint, 0)) as server:
         cold, recomputed = await _passes(server.url, endpoint.path, tokens, repeats)
         rss = server.peak_rss_mib()
-    with start_server(_options(devnet, data / "cache", endpoint.holder_limit, None)) as server:
+    with start_server(_options(devnet, data / "cache", endpoint, None)) as server:
         cold_again, cached = await _passes(server.url, endpoint.path, tokens, repeats)
         rss = max(rss, server.peak_rss_mib())
     cold.merge(cold_again)
@@ -139,7 +145,7 @@ async def measure_throughput(
     rows: list[tuple[str, Throughput]] = []
     rss = 0.0
     for i, (name, path, cache_ttl, base) in enumerate(cases):
-        options = _options(devnet, work / f"throughput-{i}", None, cache_ttl)
+        options = _options(devnet, work / f"throughput-{i}", Endpoint(name, path), cache_ttl)
         with start_server(options) as server:
             await _passes(server.url, path, tokens, 0)  # fill the holder index and the cache
             for clients in CLIENTS:

@@ -46,6 +46,7 @@ class ServerOptions:
     deadline: float = 60.0
     owner_powers: bool = True  # False: the owner-power scan is off
     powers_cache_ttl: float | None = None  # 0: every scan is computed
+    head_reuse: float | None = None  # None: the default (every cache lookup reads the head)
 
     def argv(self, port: int) -> list[str]:
         args = ["--rpc-url", self.rpc_url, "--build-dir", str(self.build_dir)]
@@ -59,6 +60,8 @@ class ServerOptions:
             args += ["--no-owner-powers"]
         if self.powers_cache_ttl is not None:
             args += ["--powers-cache-ttl", str(self.powers_cache_ttl)]
+        if self.head_reuse is not None:
+            args += ["--head-reuse", str(self.head_reuse)]
         return args
 
 
@@ -133,6 +136,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--cache-ttl", type=float, default=None)
     parser.add_argument("--no-owner-powers", action="store_true")
     parser.add_argument("--powers-cache-ttl", type=float, default=None)
+    parser.add_argument("--head-reuse", type=float, default=None)
     return parser.parse_args(argv)
 
 
@@ -143,7 +147,11 @@ def serve(argv: list[str]) -> None:
         sys.exit(f"no devnet manifest in {args.build_dir}")
     extra = {
         key: value
-        for key, value in (("holder_limit", args.holder_limit), ("cache_ttl", args.cache_ttl))
+        for key, value in (
+            ("holder_limit", args.holder_limit),
+            ("cache_ttl", args.cache_ttl),
+            ("head_reuse", args.head_reuse),
+        )
         if value is not None
     }
     powers = OwnerPowersConfig(enabled=not args.no_owner_powers)

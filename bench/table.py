@@ -141,6 +141,14 @@ def _row(rows: Sequence[tuple[str, Throughput]], name: str, clients: int) -> Thr
     return next((t for n, t in rows if n.startswith(name) and t.clients == clients), None)
 
 
+def _reused(by_name: dict[str, EndpointRun]) -> str:
+    """``; 0.6 ms with head_reuse=0.25`` when that server ran."""
+    run = next((r for name, r in by_name.items() if "head_reuse" in name), None)
+    if run is None:
+        return ""
+    return f"; {ms(run.cached.p50)} ms with {run.name.split('(')[1].rstrip(')')}"
+
+
 def _replayed(work: dict[str, WorkFloor], prefix: str) -> str:
     """`` (one prepared simulation); 1.3x (the check's own requests replayed)``."""
     floor = next((w for name, w in work.items() if name.startswith(prefix)), None)
@@ -175,7 +183,8 @@ def targets_table(f: Figures) -> str:
              ratio(no_holders.recomputed, f.floor) + _replayed(work, "without"), "<= 10x"],
             ["IsHoneypot with holder analysis, p50 / node floor",
              ratio(holders.recomputed, f.floor) + _replayed(work, "with "), "<= 20x"],
-            ["cached IsHoneypot p50", f"{ms(holders.cached.p50)} ms", "<= 1 ms"],
+            ["cached IsHoneypot p50", f"{ms(holders.cached.p50)} ms (exact: the default)"
+             + _reused(by_name), "<= 1 ms"],
         ]  # fmt: skip
     b = f.profile
     out += [

@@ -265,10 +265,11 @@ class Settings(BaseSettings):
         default=15.0, ge=0, description="seconds a result is reused (same head)"
     )
     head_reuse: float = Field(
-        default=0.25,
+        default=0.0,
         ge=0,
         description="seconds a chain head read for one request keys other requests' "
-        "results-cache lookups (a hit then costs no node call); 0 = every lookup reads it",
+        "results-cache lookups (a hit then costs no node call, but may be the previous "
+        "block's answer for that long); 0 = every lookup reads it (exact)",
     )
     api_keys: Annotated[frozenset[str], NoDecode] = Field(
         default=frozenset(),
