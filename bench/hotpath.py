@@ -27,6 +27,7 @@ import orjson
 from bench.latency import Samples
 from bench.replay import Sent, errors_in, replay
 from tokenrisk.api.app import create_app
+from tokenrisk.api.lifespan import tune_collector
 from tokenrisk.chain.coalesce import CoalescingRpc
 from tokenrisk.config import Settings
 from tokenrisk.service import connect_devnet
@@ -130,6 +131,7 @@ async def in_process(
     await service.nodes[chain_id].rpc.aclose()
     service.nodes[chain_id].rpc = timed
     transport = httpx.ASGITransport(app=create_app(settings, service))
+    tune_collector()  # as the lifespan does when serving (ASGITransport runs no lifespan)
     try:
         async with httpx.AsyncClient(transport=transport, base_url="http://bench") as http:
             yield http, timed, str(chain_id)

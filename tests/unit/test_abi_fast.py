@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -9,8 +10,11 @@ from eth_abi.abi import encode as eth_abi_encode
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tokenrisk.chain.abi import _fast_encode, encode_args, encode_call, selector
+from tokenrisk.chain.abi import ZERO_ADDRESS, _fast_encode, encode_args, encode_call, selector
+from tokenrisk.chain.registry import Dex
 from tokenrisk.chain.tokens import decode_uint
+from tokenrisk.model import Pool
+from tokenrisk.simulate.calls import DEADLINE, Route, balance_of, filled
 
 addresses = st.binary(min_size=20, max_size=20).map(lambda b: "0x" + b.hex())
 uint256 = st.integers(min_value=0, max_value=2**256 - 1)
@@ -66,3 +70,57 @@ def test_decode_uint_reads_the_first_word() -> None:
     assert decode_uint("0x" + "00" * 31) is None
     assert decode_uint("0x" + "zz" * 32) is None
     assert decode_uint(None) is None
+
+
+# CALLDATA FROM TEMPLATES (simulate/calls.py): a quote, swap or balance read written into
+# a remembered encoding must be exactly what encode_call gives.
+
+V2 = Dex("Uniswap", "V2", "0x" + "11" * 20, "0x" + "22" * 20)
+V3 = Dex("Uniswap", "V3", "0x" + "33" * 20, "0x" + "44" * 20, quoter="0x" + "55" * 20)
+SWAP_V2 = (
+    "swapExactTokensForTokensSupportingFeeOnTransferTokens"
+    "(uint256,uint256,address[],address,uint256)"
+)
+SWAP_V3 = "exactInputSingle((address,address,uint24,address,uint256,uint256,uint256,uint160))"
+QUOTE_V3 = "quoteExactInputSingle((address,address,uint256,uint24,uint160))"
+
+
+def _route(dex: Dex, token: str, base: str, fee: int) -> Route:
+    pool = Pool("0x" + "66" * 20, "Uniswap", dex.version, token, base, base, dex.router, 1, 1, 1.0)
+    return Route(replace(pool, fee=fee if dex.version == "V3" else None), dex, token, base)
+
+
+@given(addresses, addresses, addresses, uint256, st.integers(0, 2**24 - 1), st.booleans())
+def test_trade_calldata_from_templates_matches_encode_call(
+    token: str, base: str, wallet: str, amount: int, fee: int, selling: bool
+) -> None:
+    wallet = wallet.upper().replace("0X", "0x") if amount % 2 else wallet  # either case
+    t_in, t_out = (token, base) if selling else (base, token)
+    v2, v3 = _route(V2, token, base, fee), _route(V3, token, base, fee)
+    assert v2.quote(amount, selling)["data"] == encode_call(
+        "getAmountsOut(uint256,address[])", [amount, [t_in, t_out]]
+    )
+    assert v2.swap(wallet, amount, selling)["data"] == encode_call(
+        SWAP_V2, [amount, 0, [t_in, t_out], wallet, DEADLINE]
+    )
+    assert v3.quote(amount, selling)["data"] == encode_call(
+        QUOTE_V3, [(t_in, t_out, amount, fee, 0)]
+    )
+    assert v3.swap(wallet, amount, selling)["data"] == encode_call(
+        SWAP_V3, [(t_in, t_out, fee, wallet, DEADLINE, amount, 0, 0)]
+    )
+    assert balance_of(token, wallet, wallet)["data"] == encode_call("balanceOf(address)", [wallet])
+
+
+@pytest.mark.parametrize("amount", [-1, 2**256])
+def test_a_value_the_template_cannot_hold_raises_as_encode_call_does(amount: int) -> None:
+    route = _route(V2, "0x" + "77" * 20, "0x" + "88" * 20, 0)
+    with pytest.raises(Exception):  # noqa: B017 - eth_abi's own error type
+        route.quote(amount)
+    with pytest.raises(Exception):  # noqa: B017
+        _route(V3, "0x" + "77" * 20, "0x" + "88" * 20, 500).swap("0x" + "99" * 20, amount)
+
+
+def test_a_malformed_address_goes_to_the_full_encoder() -> None:
+    with pytest.raises(Exception):  # noqa: B017 - eth_abi refuses it as encode_call does
+        filled("balanceOf(address)", (ZERO_ADDRESS,), {0: "0x12"})

@@ -69,8 +69,8 @@ class LegTax:
 
 def parse_logs(raw: object) -> tuple[Log, ...]:
     """Logs of one ``eth_simulateV1`` call result (malformed entries are skipped)."""
-    if not isinstance(raw, list):
-        return ()
+    if not raw or not isinstance(raw, list):
+        return ()  # most calls log nothing
     logs: list[Log] = []
     for item in raw:
         if not isinstance(item, dict):
