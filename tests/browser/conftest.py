@@ -51,12 +51,8 @@ def chromium_path() -> str:
 @pytest.fixture(scope="session")
 def live(devnet: RunningDevnet, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     settings = Settings(devnet=False, data_dir=tmp_path_factory.mktemp("page"), deadline=60.0)
-    server = LiveServer(settings, devnet)
-    server.start()
-    try:
+    with LiveServer(settings, devnet) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -32,12 +32,8 @@ def live(devnet: RunningDevnet, tmp_path_factory: pytest.TempPathFactory) -> Ite
     settings = Settings(
         devnet=False, data_dir=tmp_path_factory.mktemp("live"), deadline=60.0, admission_limit=0
     )
-    server = LiveServer(settings, devnet)
-    server.start()
-    try:
+    with LiveServer(settings, devnet) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture

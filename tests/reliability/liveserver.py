@@ -48,6 +48,13 @@ class LiveServer:
                 raise RuntimeError("the live server did not start")
             time.sleep(0.02)
 
+    def __enter__(self) -> LiveServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
     def stop(self) -> None:
         if self._server is not None:
             self._server.should_exit = True

@@ -25,12 +25,8 @@ pytestmark = pytest.mark.integration
 def capped(devnet: RunningDevnet, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     limits = ServerConfig(max_connections=2)
     settings = Settings(devnet=False, data_dir=tmp_path_factory.mktemp("cap"), server=limits)
-    server = LiveServer(settings, devnet, log_level="warning")
-    server.start()
-    try:
+    with LiveServer(settings, devnet, log_level="warning") as server:
         yield server
-    finally:
-        server.stop()
 
 
 def test_a_request_over_the_cap_gets_a_json_503(capped: LiveServer) -> None:

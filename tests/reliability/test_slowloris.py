@@ -36,12 +36,8 @@ def guarded(
         max_pending_connections=PENDING, header_timeout=HEADER_TIMEOUT, max_connections=1000
     )
     settings = Settings(devnet=False, data_dir=tmp_path_factory.mktemp("slow"), server=limits)
-    server = LiveServer(settings, devnet, log_level="warning")
-    server.start()
-    try:
+    with LiveServer(settings, devnet, log_level="warning") as server:
         yield server
-    finally:
-        server.stop()
 
 
 class Slow:
