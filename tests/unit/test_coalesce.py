@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tokenrisk.chain.coalesce import CoalescingRpc
+from tokenrisk.chain.coalesce import LARGE_SIMULATION, MAX_HEAVY, CoalescingRpc
 from tokenrisk.errors import CallReverted, NodeUnavailable, RpcError
 
 
@@ -88,5 +88,24 @@ async def test_a_cancelled_caller_does_not_disturb_the_others() -> None:
         doomed.cancel()
         assert await kept == "eth_blockNumber:ok"
         assert doomed.cancelled()
+    finally:
+        await rpc.aclose()
+
+
+def _simulation(blocks: int) -> tuple[str, list[Any]]:
+    return ("eth_simulateV1", [{"blockStateCalls": [{"calls": []}] * blocks}, "latest"])
+
+
+async def test_simulations_share_requests_but_a_large_one_goes_alone() -> None:
+    """At most MAX_HEAVY small simulations per request; one of LARGE_SIMULATION blocks or
+    more (a holder-sell group) fills a request alone, light calls still ride along."""
+    rpc = FakeWire()
+    try:
+        small, large = _simulation(3), _simulation(LARGE_SIMULATION)
+        calls = [small] * (MAX_HEAVY + 1) + [large, ("eth_call", []), large, small]
+        assert len(await rpc.batch(calls)) == len(calls)
+        sims = [sent.count("eth_simulateV1") for sent in rpc.sent]
+        assert sims == [MAX_HEAVY, 1, 1, 1, 1]
+        assert rpc.sent[2] == ["eth_simulateV1", "eth_call"]
     finally:
         await rpc.aclose()

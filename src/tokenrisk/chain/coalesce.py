@@ -38,6 +38,9 @@ HEAVY = frozenset({"eth_simulateV1"})
 MAX_HEAVY = 4
 """Most simulations in one request (:func:`_chunks`): one check's journey sends at most
 four at a time, so only concurrent work is split."""
+LARGE_SIMULATION = 10
+"""Simulated blocks from which a simulation fills a request alone (a holder-sell group
+of dozens of blocks): the node then runs those on all its cores at once."""
 TURNS = 3
 """Event-loop turns a request waits for company: tasks started together reach their
 first node call a turn or two apart (a cached lookup, a task hand-off), and a turn
@@ -86,19 +89,31 @@ def _fold_groups(calls: Sequence[Call]) -> dict[str, _Group]:
 
 def _chunks(pending: list[Pending], most: int, heavy: int) -> list[list[Pending]]:
     """``pending`` cut into requests of at most ``most`` calls and ``heavy`` of the
-    ``HEAVY`` methods.  A node works through one batch call after call, but on separate
-    requests at once: concurrent checks (or a holder analysis) whose simulations share a
-    flush then keep several cores busy instead of queueing behind one another."""
+    ``HEAVY`` methods (a large simulation counts as ``heavy``: :func:`_weight`).  A
+    node works through one batch call after call, but on separate requests at once:
+    concurrent checks (or a holder analysis) whose simulations share a flush then keep
+    several cores busy instead of queueing behind one another."""
     out: list[list[Pending]] = [[]]
     weight = 0
     for item in pending:
-        is_heavy = item[0][0] in HEAVY
-        if len(out[-1]) >= most or (is_heavy and weight >= heavy):
+        cost = _weight(item[0], heavy)
+        if len(out[-1]) >= most or (cost and weight + cost > heavy):
             out.append([])
             weight = 0
         out[-1].append(item)
-        weight += is_heavy
+        weight += cost
     return [chunk for chunk in out if chunk]
+
+
+def _weight(call: Call, heavy: int) -> int:
+    """A request's share a call takes: 0 for light methods, 1 for a simulation, all of
+    it (``heavy``) for a simulation of ``LARGE_SIMULATION`` blocks or more."""
+    method, params = call
+    if method not in HEAVY:
+        return 0
+    first = params[0] if params else None
+    blocks = first.get("blockStateCalls") if isinstance(first, dict) else None
+    return heavy if isinstance(blocks, list) and len(blocks) >= LARGE_SIMULATION else 1
 
 
 def _direct(call: Call) -> Call:

@@ -6,6 +6,7 @@ balance (:func:`tokenrisk.checks.people.sample_by_balance`)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Set
 from dataclasses import replace
 
@@ -39,10 +40,18 @@ async def analyse_holders(
     people = [p for p in found if p[0] not in skip]
     if not people:
         return None
-    siphoned = await siphoned_holders(node.rpc, store, node.id, token, [a for a, _ in people])
     cap = pool_sell_limit(sim)
     sells = capped(people, cap)
-    results = await sell_all(sim, sells, siphoned)
+    # the siphon's reads overlap the sells
+    siphon = asyncio.ensure_future(
+        siphoned_holders(node.rpc, store, node.id, token, [a for a, _ in people])
+    )
+    try:
+        sold = await sell_all(sim, sells)
+        siphoned = await siphon
+    finally:
+        siphon.cancel()  # a no-op once it is done
+    results = [replace(r, siphoned=True) if r.holder in siphoned else r for r in sold]
     over = sum(1 for (_, b), (_, c) in zip(people, sells, strict=True) if c < b)
     snipers = await _sniper_sells(node, store, sim, pools, skip, results)
     stats = aggregate(results)
@@ -73,5 +82,5 @@ async def _sniper_sells(
         return []
     known = {r.holder: r for r in analysed}
     todo = capped([(a, b) for a, b in holding if a not in known], pool_sell_limit(sim))
-    fresh = await sell_all(sim, todo, set())
+    fresh = await sell_all(sim, todo)
     return [known[a] for a, _ in holding if a in known] + fresh

@@ -8,7 +8,7 @@ fails in its group is simulated again alone from the head state (as are the sell
 group the node failed as a whole): only a holder who cannot sell on its own is counted
 as failed.  Largest first, because a rule that caps a sell by the pool's reserve only
 loosens as earlier sells fill the pool: a holder that passes after larger ones would
-pass alone.  Groups go as JSON-RPC batches, several at once.
+pass alone.  Each group is a request of its own, several at once.
 """
 
 from __future__ import annotations
@@ -23,10 +23,13 @@ V2_MAX_RESERVE = 2**112 - 1
 """A Uniswap V2 pair stores reserves as uint112: a sell that would lift the pair's token
 balance above this reverts (``UniswapV2: OVERFLOW``), whoever the seller is."""
 _BATCH = 50  # lone holder sells per JSON-RPC batch
-_BATCHES_IN_FLIGHT = 4  # batches sent at once (the node client folds them into one request)
-GROUP = 25
-"""Holder sells in one simulation (one block each)."""
-_GROUPS_PER_BATCH = 2
+_IN_FLIGHT = 4
+"""Groups (or batches of lone sells) sent at once: each group is a request of its own
+(``chain.coalesce.LARGE_SIMULATION``), so the node runs them on all its cores."""
+GROUP = 50
+"""Holder sells in one simulation (one block each).  Fewer, larger simulations cost the
+node less per holder (each simulation sets up its own state) and this process fewer
+replies to handle; 50 measured best against 10, 25 and 100 (docs/performance.md)."""
 
 
 def pool_sell_limit(sim: Simulator) -> int | None:
@@ -43,35 +46,31 @@ def capped(people: list[tuple[str, int]], limit: int | None) -> list[tuple[str, 
     return [(a, min(b, limit)) if limit is not None else (a, b) for a, b in people]
 
 
-async def sell_all(
-    sim: Simulator, people: list[tuple[str, int]], siphoned: set[str]
-) -> list[HolderSell]:
+async def sell_all(sim: Simulator, people: list[tuple[str, int]]) -> list[HolderSell]:
     """Each of ``people`` sells ``amount`` (results in the order of ``people``): in
-    groups first, then alone for whoever failed in a group (module docstring)."""
+    groups first, then alone for whoever failed in a group (module docstring).  No
+    result is marked siphoned: the caller knows who was."""
     order = sorted(range(len(people)), key=lambda i: -people[i][1])
     groups = [order[i : i + GROUP] for i in range(0, len(order), GROUP)]
-    in_flight = asyncio.Semaphore(_BATCHES_IN_FLIGHT)
+    in_flight = asyncio.Semaphore(_IN_FLIGHT)
     results: list[HolderSell | None] = [None] * len(people)
 
-    async def grouped(batch: list[list[int]]) -> None:
+    async def grouped(group: list[int]) -> None:
         async with in_flight:
-            plans = [_group_plan(sim, [people[i] for i in group]) for group in batch]
-            outcomes = await sim.run(plans)
-        for group, outcome in zip(batch, outcomes, strict=True):
-            if isinstance(outcome, CallReverted):
-                continue  # the whole group goes again, one by one
-            for k, i in enumerate(group):
-                found = _holder_result(sim, people[i], outcome, people[i][0] in siphoned, f"h{k}")
-                results[i] = found if found.ok else None
+            (outcome,) = await sim.run([_group_plan(sim, [people[i] for i in group])])
+        if isinstance(outcome, CallReverted):
+            return  # the whole group goes again, one by one
+        for k, i in enumerate(group):
+            found = _holder_result(sim, people[i], outcome, f"h{k}")
+            results[i] = found if found.ok else None
 
-    step = _GROUPS_PER_BATCH
-    await asyncio.gather(*(grouped(groups[i : i + step]) for i in range(0, len(groups), step)))
+    await asyncio.gather(*(grouped(group) for group in groups))
     alone = [i for i, r in enumerate(results) if r is None]
 
     async def chunk_of(start: int) -> list[HolderSell]:
         async with in_flight:
             todo = [people[i] for i in alone[start : start + _BATCH]]
-            return await _sell_chunk(sim, todo, siphoned)
+            return await _sell_chunk(sim, todo)
 
     parts = await asyncio.gather(*(chunk_of(i) for i in range(0, len(alone), _BATCH)))
     for i, result in zip(alone, [r for part in parts for r in part], strict=True):
@@ -88,24 +87,20 @@ def _group_plan(sim: Simulator, group: list[tuple[str, int]]) -> Plan:
     return plan
 
 
-async def _sell_chunk(
-    sim: Simulator, chunk: list[tuple[str, int]], siphoned: set[str]
-) -> list[HolderSell]:
+async def _sell_chunk(sim: Simulator, chunk: list[tuple[str, int]]) -> list[HolderSell]:
     """Each holder sells everything; who cannot gets a second try with 99.9% of it.
 
     A person who can exit 99.9% of a position is not trapped (some tokens refuse to
     sell a whole balance; the journey's maxSell reports that quirk).
     """
     outcomes = await sim.run([_sell_plan(sim, a, b) for a, b in chunk])
-    results = [
-        _holder_result(sim, h, o, h[0] in siphoned) for h, o in zip(chunk, outcomes, strict=True)
-    ]
+    results = [_holder_result(sim, h, o) for h, o in zip(chunk, outcomes, strict=True)]
     retry = [i for i, r in enumerate(results) if not r.ok and chunk[i][1] >= 1_000]
     if retry:
         smaller = [(chunk[i][0], chunk[i][1] * 999 // 1_000) for i in retry]
         plans = [_sell_plan(sim, a, b) for a, b in smaller]
         for i, h, outcome in zip(retry, smaller, await sim.run(plans), strict=True):
-            results[i] = _holder_result(sim, h, outcome, h[0] in siphoned)
+            results[i] = _holder_result(sim, h, outcome)
     return results
 
 
@@ -120,18 +115,10 @@ def _holder_result(
     sim: Simulator,
     holder: tuple[str, int],
     outcome: Outcome | CallReverted,
-    siphoned: bool,
     tag: str = "holder",
 ) -> HolderSell:
     address, amount = holder
     if isinstance(outcome, CallReverted) or not outcome[f"{tag}.sell"].ok:
-        return HolderSell(address, ok=False, siphoned=siphoned)
+        return HolderSell(address, ok=False)
     tax, gas = sell_leg(outcome, sim.route, tag, amount), outcome[f"{tag}.sell"].gas
-    return HolderSell(
-        address,
-        ok=True,
-        tax=tax.effective,
-        gas=gas,
-        siphoned=siphoned,
-        tax_token_unit=tax.token_unit,
-    )
+    return HolderSell(address, ok=True, tax=tax.effective, gas=gas, tax_token_unit=tax.token_unit)
