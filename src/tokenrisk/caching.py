@@ -15,10 +15,19 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
+
+
+class SharedBytes(Protocol):
+    """Bytes every worker of a deployment can read (Redis): facts that are costly to find
+    and safe to reuse.  A miss, a failure or an unreadable value is only a miss."""
+
+    async def get_bytes(self, key: str) -> bytes | None: ...
+
+    async def put_bytes(self, key: str, value: bytes, ttl: float) -> None: ...
 
 
 @dataclass

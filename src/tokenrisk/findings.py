@@ -9,8 +9,9 @@ the advice.  A finding's id is also its summary flag id.  Pure data: no I/O.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Final
+import json
+from dataclasses import asdict, dataclass
+from typing import Any, Final
 
 
 @dataclass(frozen=True)
@@ -218,6 +219,40 @@ class OwnerPowers:
     bounded: bool = False  # a bound (functions, callers, argument sets) cut the scan short
     notes: tuple[str, ...] = ()
     cached: bool = False
+
+
+def powers_json(powers: OwnerPowers) -> bytes:
+    """A scan result as JSON (to share it between workers; :func:`powers_from_json`)."""
+    return json.dumps(asdict(powers), separators=(",", ":")).encode()
+
+
+def powers_from_json(raw: bytes) -> OwnerPowers | None:
+    """The scan result :func:`powers_json` wrote; None for anything else (a value from
+    another version, a damaged one): the caller then scans again."""
+    try:
+        data: dict[str, Any] = json.loads(raw)
+        return OwnerPowers(
+            **{k: v for k, v in data.items() if k not in _NESTED},
+            callers=tuple(
+                Caller(c["address"], tuple(c["found_by"]), bool(c["is_contract"]))
+                for c in data["callers"]
+            ),
+            findings=tuple(
+                PowerFinding(
+                    **{k: v for k, v in f.items() if k not in ("args", "evidence")},
+                    args=tuple(f["args"]),
+                    evidence=tuple(Evidence(**e) for e in f["evidence"]),
+                )
+                for f in data["findings"]
+            ),
+            future=tuple(FutureSell(**f) for f in data["future"]),
+            notes=tuple(data["notes"]),
+        )
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+_NESTED = frozenset({"callers", "findings", "future", "notes"})
 
 
 def findings_markdown() -> str:

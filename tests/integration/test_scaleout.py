@@ -39,7 +39,7 @@ from tokenrisk.devnet.redisserver import RedisServer, start_redis
 pytestmark = [pytest.mark.integration, pytest.mark.redis]
 
 CHAIN = 31337
-KEYS = ["flight", "cache", "limited", "index"] + [f"k{i}" for i in range(8)]
+KEYS = ["flight", "cache", "limited", "index", "powers"] + [f"k{i}" for i in range(8)]
 RATE_PER_MINUTE = 6
 _CLI = "from tokenrisk.cli.main import main; main()"
 
@@ -221,6 +221,27 @@ async def test_the_rate_limit_is_one_bucket_for_both_workers(
     assert RATE_PER_MINUTE <= len(allowed) < 2 * RATE_PER_MINUTE
     assert {worker for worker, _, _ in limited} == {0, 1}
     assert all(retry is not None and int(retry) >= 1 for _, _, retry in limited)
+
+
+async def test_an_owner_power_scan_made_by_one_worker_serves_the_other(
+    cluster: Cluster, devnet: Any, http: httpx.AsyncClient
+) -> None:
+    token = _token(devnet, "latent-fee")
+    first = await _honeypot(http, cluster.workers[0], token, "powers")
+    snapshot = await _rpc(devnet, "evm_snapshot", [])
+    try:
+        await _rpc(devnet, "evm_mine", [])  # a new head: the answer is computed again
+        again = await _honeypot(http, cluster.workers[1], token, "powers")
+    finally:
+        assert await _rpc(devnet, "evm_revert", [snapshot]) is True
+    assert first.status_code == again.status_code == 200
+    assert again.headers["X-Cache"] == "miss"  # computed by the second worker ...
+    scanned, reused = first.json()["ownerPowers"], again.json()["ownerPowers"]
+    assert scanned["scanned"] and not scanned["cached"] and scanned["findings"]
+    assert reused["cached"]  # ... with the first worker's scan, read from Redis
+    assert {k: v for k, v in reused.items() if k != "cached"} == {
+        k: v for k, v in scanned.items() if k != "cached"
+    }
 
 
 async def test_holder_indexing_runs_as_a_background_job(

@@ -7,15 +7,27 @@ The outcomes below are written the way eth_simulateV1 results are parsed
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from tokenrisk.api.wire import OwnerPowersInfo
-from tokenrisk.findings import FINDINGS, TAX_POWER_THRESHOLD
+from tokenrisk.findings import (
+    FINDINGS,
+    TAX_POWER_THRESHOLD,
+    Caller,
+    Evidence,
+    FutureSell,
+    OwnerPowers,
+    PowerFinding,
+    powers_from_json,
+    powers_json,
+)
 from tokenrisk.simulate.effects import classify, comparable
 from tokenrisk.simulate.engine import CallResult, Outcome
 from tokenrisk.simulate.hostile import Targets, argument_sets, render, split_types, values_for
+from tokenrisk.simulate.owners import PowerCache
 
 BUYER = "0x1111111111111111111111111111111111111111"
 PAIR = "0x2222222222222222222222222222222222222222"
@@ -390,3 +402,69 @@ def test_cli_section_says_when_the_scan_did_not_run() -> None:
     console.print(owner_powers_section(powers))
     assert owner_powers_section(None) is None
     assert console.export_text().count("not scanned: timeout") == 1
+
+
+# THE SCAN CACHE SHARED BY WORKERS
+
+
+class Shared:
+    """What Redis is to the scan cache: bytes by key (ttl recorded, not enforced)."""
+
+    def __init__(self) -> None:
+        self.kept: dict[str, tuple[bytes, float]] = {}
+
+    async def get_bytes(self, key: str) -> bytes | None:
+        kept = self.kept.get(key)
+        return kept[0] if kept else None
+
+    async def put_bytes(self, key: str, value: bytes, ttl: float) -> None:
+        self.kept[key] = (value, ttl)
+
+
+RICH = OwnerPowers(
+    scanned=True,
+    owner=BUYER,
+    callers=(Caller(BUYER, ("owner()", "slot 5"), False), Caller(PAIR, ("deployer",), True)),
+    functions=7,
+    simulations=12,
+    findings=(
+        PowerFinding(
+            "sell_tax_raise",
+            "setFee(uint256)",
+            "0x69fe0e2d",
+            BUYER,
+            ("99",),
+            (Evidence("sell tax", "0%", "99%"),),
+            "setFee(99) raised the sell tax to 99%",
+        ),
+    ),  # fmt: skip
+    future=(FutureSell("1h", 3600, True), FutureSell("1d", 86400, False, "reverted")),
+    bounded=True,
+    notes=("a note",),
+)
+
+
+def test_a_scan_result_survives_its_json() -> None:
+    assert powers_from_json(powers_json(RICH)) == RICH
+    assert powers_from_json(powers_json(OwnerPowers(scanned=False, error="x"))) == OwnerPowers(
+        scanned=False, error="x"
+    )
+    for damaged in (b"", b"{", b"[]", b'{"scanned": true}', powers_json(RICH)[:-5]):
+        assert powers_from_json(damaged) is None
+
+
+async def test_a_scan_stored_by_one_worker_is_found_by_another() -> None:
+    shared = Shared()
+    one, other = PowerCache(ttl=60, shared=shared), PowerCache(ttl=60, shared=shared)
+    key = (1, "0xcode", None, RICH.callers, PAIR)
+    assert await other.lookup(key) is None
+    await one.store(key, RICH)
+    assert [ttl for _, ttl in shared.kept.values()] == [60]
+    found = await other.lookup(key)
+    assert found == replace(RICH, cached=True)
+    assert other.get(key) == replace(RICH, cached=True)  # kept in its own memory now
+    shared.kept.clear()
+    assert await other.lookup(key) is not None  # from memory, Redis not asked
+    off = PowerCache(ttl=0, shared=shared)  # scans not cached: nothing shared either
+    await off.store(key, RICH)
+    assert shared.kept == {} and await off.lookup(key) is None

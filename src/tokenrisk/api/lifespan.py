@@ -55,11 +55,13 @@ def lifespan_of(settings: Settings, runner: Runner, given: Service | None) -> Li
         runner.supervisor.start()
         queue = await open_queue(settings)
         svc.index.queue = queue
+        svc.honeypot.powers.cache.shared = runner.state.facts()  # Redis: every worker's scans
         try:
             yield
         finally:
             await runner.supervisor.stop()
             svc.index.queue = None
+            svc.honeypot.powers.cache.shared = None
             if queue is not None:
                 await queue.aclose()
             await runner.state.aclose()

@@ -29,18 +29,23 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import math
 import os
+import time
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Protocol
 
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from tokenrisk.api.cache import ResultCache
 from tokenrisk.api.gate import Limiter, RateLimiter
-from tokenrisk.caching import CacheStats
+from tokenrisk.caching import CacheStats, SharedBytes
 from tokenrisk.config import Settings
 from tokenrisk.errors import RateLimited
+
+log = logging.getLogger("tokenrisk")
 
 Compute = Callable[[], Awaitable[bytes]]
 
@@ -87,6 +92,10 @@ class SharedState(Protocol):
 
     def limiter(self, per_minute: int) -> Limiter:
         """A rate limiter of ``per_minute`` requests per client (one per tier)."""
+        ...
+
+    def facts(self) -> SharedBytes | None:
+        """Where workers share costly facts (owner-power scans); None: nowhere."""
         ...
 
     async def aclose(self) -> None: ...
@@ -142,6 +151,9 @@ class LocalState:
 
     def limiter(self, per_minute: int) -> Limiter:
         return RateLimiter(per_minute)
+
+    def facts(self) -> SharedBytes | None:
+        return None  # one process: its own caches are all there is
 
     async def aclose(self) -> None:
         return None
@@ -215,8 +227,44 @@ class RedisState:
     def limiter(self, per_minute: int) -> Limiter:
         return RedisRateLimiter(self.redis, per_minute, self.prefix)
 
+    def facts(self) -> SharedBytes | None:
+        return RedisFacts(self.redis, self.prefix + "facts:")
+
     async def aclose(self) -> None:
         await self.redis.aclose()
+
+
+class RedisFacts:
+    """Costly facts in Redis (``SET key value PX ttl``).  Redis failing never fails a
+    check: a read is then a miss and a write is skipped (logged by kind, at most once a
+    minute)."""
+
+    def __init__(self, redis: Redis, prefix: str) -> None:
+        self.redis = redis
+        self.prefix = prefix
+        self._warned = -math.inf
+
+    async def get_bytes(self, key: str) -> bytes | None:
+        try:
+            value = await self.redis.get(self.prefix + key)
+        except RedisError as exc:
+            self._warn(exc)
+            return None
+        return bytes(value) if value is not None else None
+
+    async def put_bytes(self, key: str, value: bytes, ttl: float) -> None:
+        try:
+            await self.redis.set(self.prefix + key, value, px=max(1, math.ceil(ttl * 1000)))
+        except RedisError as exc:
+            self._warn(exc)
+
+    def _warn(self, exc: RedisError) -> None:
+        now = time.monotonic()
+        if now - self._warned >= 60:
+            self._warned = now
+            log.warning(
+                "shared facts unavailable (%s): each worker computes its own", type(exc).__name__
+            )
 
 
 class RedisRateLimiter:

@@ -10,18 +10,19 @@ code.  The scan reads them once per head block (its cache keeps them).
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from tokenrisk.caching import MemoryCache
+from tokenrisk.caching import MemoryCache, SharedBytes
 from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, encode_call
 from tokenrisk.chain.history import creation_block
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.chain.tokens import code_heads
 from tokenrisk.errors import RpcError
-from tokenrisk.findings import Caller, OwnerPowers
+from tokenrisk.findings import Caller, OwnerPowers, powers_from_json, powers_json
 from tokenrisk.simulate.engine import Simulator
 
 IMPLEMENTATION_SLOT = "0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc"
@@ -180,16 +181,26 @@ DEPLOYERS_KEPT = 4096
 FactsAndCallers = tuple[Facts, tuple[Caller, ...]]
 
 
+def _shared_key(key: tuple[Any, ...]) -> str:
+    """A scan key's name in the shared store (the key holds only text, numbers, None and
+    frozen dataclasses of them, whose repr is the same in every process)."""
+    return "powers:" + hashlib.sha256(repr(key).encode()).hexdigest()
+
+
 @dataclass
 class PowerCache:
     """The owner-power scan's memory, each part a :class:`~tokenrisk.caching.MemoryCache`:
     results per (chain, code hashes, callers, pool) for ``ttl`` seconds (at most
     ``size``), deployers per token, and the facts and callers read at a head block (a
     cached scan at an unchanged head reads nothing from the node).  ``ttl <= 0`` turns
-    off the results and the facts."""
+    off the results and the facts.
+
+    ``shared`` (Redis, with several workers): results are also kept there, so a scan
+    one worker made serves every other worker for the rest of its ``ttl``."""
 
     ttl: float = 600.0
     size: int = 1024
+    shared: SharedBytes | None = None
     results: MemoryCache[tuple[Any, ...], OwnerPowers] = field(init=False)
     deployers: MemoryCache[tuple[int, str], str | None] = field(init=False)
     facts: MemoryCache[tuple[Any, ...], FactsAndCallers] = field(init=False)
@@ -206,6 +217,24 @@ class PowerCache:
 
     def put(self, key: tuple[Any, ...], value: OwnerPowers) -> None:
         self.results.put(key, value)
+
+    async def lookup(self, key: tuple[Any, ...]) -> OwnerPowers | None:
+        """:meth:`get`, then the shared results (kept here once found)."""
+        found = self.get(key)
+        if found is not None or self.shared is None or self.ttl <= 0:
+            return found
+        raw = await self.shared.get_bytes(_shared_key(key))
+        shared = powers_from_json(raw) if raw is not None else None
+        if shared is None:
+            return None
+        self.put(key, shared)
+        return replace(shared, cached=True)
+
+    async def store(self, key: tuple[Any, ...], value: OwnerPowers) -> None:
+        """:meth:`put`, and into the shared results."""
+        self.put(key, value)
+        if self.shared is not None and self.ttl > 0:
+            await self.shared.put_bytes(_shared_key(key), powers_json(value), self.ttl)
 
     def facts_at(self, key: tuple[Any, ...]) -> FactsAndCallers | None:
         """Facts and callers read at one head block (key ends with the head's number and

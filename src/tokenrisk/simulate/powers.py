@@ -153,7 +153,7 @@ async def _scan(
     facts, callers = known
     functions, cut = _functions(facts.code, facts.impl_code, bounds)
     key = (chain_id, _hash(facts.code), _hash(facts.impl_code), callers, sim.route.pool.address)
-    cached = cache.get(key)
+    cached = await cache.lookup(key)
     if cached is not None:
         return cached
     eoas = [c.address for c in callers if not c.is_contract][: bounds.max_callers]
@@ -168,7 +168,7 @@ async def _scan(
         functions=len(functions),
         bounded=cut or trimmed or len([c for c in callers if not c.is_contract]) > len(eoas),
     )
-    cache.put(key, result)
+    await cache.store(key, result)
     return result
 
 
