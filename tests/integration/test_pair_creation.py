@@ -245,6 +245,42 @@ async def test_honeypot_asks_no_events_for_a_settled_pool(
     assert len(logs) == count  # nothing asked of the events for the kept pool
 
 
+async def test_pairs_read_only_the_events_after_the_settled_block(
+    make: Callable[..., Any], fresh: str, devnet: RunningDevnet
+) -> None:
+    """GetPairs keeps the events up to a settled block: a later lookup reads only the
+    blocks after it, and still finds a pool created since."""
+    starts: list[int] = []
+
+    def counting(call: dict[str, Any]) -> Fault | None:
+        query = call["params"][0] if call["method"] == "eth_getLogs" else {}
+        if query.get("toBlock") == "latest":
+            starts.append(int(query["fromBlock"], 16))
+        return None
+
+    svc, _ = make(counting)
+    first = _created(await _pools(svc, fresh))
+    assert starts and set(starts) == {0}
+    head = await _head(devnet)
+    starts.clear()
+    assert _created(await _pools(svc, fresh)) == first
+    assert starts and set(starts) == {head - SETTLED + 1}
+    a = devnet.manifest["addresses"]
+    rpc = RpcClient(devnet.url)
+    try:  # the fixture reverts this too
+        sender = "0x00000000000000000000000000000000c0ffee02"
+        await rpc.call("anvil_impersonateAccount", [sender])
+        await rpc.call("anvil_setBalance", [sender, hex(10**20)])
+        pair = encode_call("createPair(address,address)", [fresh, a["USDC"]])
+        await _mined(rpc, {"from": sender, "to": a["V2_FACTORY"], "data": pair})
+    finally:
+        await rpc.aclose()
+    third = _created(await _pools(svc, fresh))
+    assert set(third) - set(first)  # the new pair, from the newer blocks alone
+    assert {k: third[k] for k in first} == first
+    assert min(starts) == head - SETTLED + 1
+
+
 async def _mine(devnet: RunningDevnet, blocks: int) -> None:
     rpc = RpcClient(devnet.url)
     try:

@@ -12,7 +12,8 @@ Creation never changes once its block is final, so each pool's is kept on the No
 it is :data:`SETTLED` blocks deep, whichever way it was found; a check that needs only
 known pools (IsHoneypot's pair) then asks the node nothing for it -- the full-history
 ``eth_getLogs`` was most of the node's work in a repeated check (docs/performance.md).
-GetPairs still reads the events every time, since they also announce new pools.
+GetPairs reads the events every time, since they also announce new pools, but only
+those after the last settled block it read them through (:func:`creations`).
 
 Creation data is optional ("where known"): a node without old state (not an archive
 node) or without ``eth_getLogs`` leaves it unknown, never fails the request for it.
@@ -60,15 +61,28 @@ def range_refused(error: RpcError) -> bool:
 async def creations(node: Node, token: str) -> list[dex.Creation] | None:
     """Every pool a registry factory created with ``token``, from one full-range lookup;
     None when the node caps ``eth_getLogs`` ranges (probed, or the query was refused as
-    too wide): then :func:`complete` looks each pool up in the node's history."""
+    too wide): then :func:`complete` looks each pool up in the node's history.
+
+    Incremental: the events up to a settled block (:data:`SETTLED` below the head) are
+    kept on the Node with the pools they announced, so a later lookup reads only the
+    blocks after it (the first one reads from block 0).
+    """
     if (await node.capabilities()).get_logs_max_range is not None:
         return None
+    key = token.lower()
+    through, known = node.scanned.value(key) or (-1, ())
     try:
-        return await dex.creations(node.rpc, node.chain, token)
+        fresh = await dex.creations(node.rpc, node.chain, token, from_block=through + 1)
     except RpcError as exc:
         if range_refused(exc):
             return None
         raise
+    found = {c.pool: c for c in (*known, *fresh)}
+    settled = (await node.head()).number - SETTLED
+    if settled > through:
+        kept = tuple(c for c in found.values() if c.block <= settled)
+        node.scanned.put(key, (settled, kept))
+    return sorted(found.values(), key=lambda c: (c.block, c.pool))
 
 
 async def with_creations(node: Node, token: str, pools: list[Pool]) -> list[Pool]:

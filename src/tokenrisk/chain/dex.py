@@ -385,12 +385,14 @@ class Creation:
     tx_hash: str
 
 
-async def creations(rpc: RpcClient, chain: Chain, token: str) -> list[Creation]:
+async def creations(
+    rpc: RpcClient, chain: Chain, token: str, from_block: int = 0
+) -> list[Creation]:
     """Every pool a registry factory created with ``token`` on either side, oldest first.
 
     Two topic-filtered ``eth_getLogs`` over every factory at once (token as token0, as
-    token1; both events index the two tokens the same way), from block 0 to the head, in
-    one batch; each log is read by the DEX of the factory that emitted it.  A node
+    token1; both events index the two tokens the same way), from ``from_block`` to the
+    head, in one batch; each log is read by the DEX of the factory that emitted it.  A node
     without eth_getLogs leaves creation data unknown ("where known", never guessed); any
     other node failure (range refused, rate limit) raises: a node that caps log ranges
     is handled by :mod:`tokenrisk.chain.created`, which calls this only when it may.
@@ -402,7 +404,7 @@ async def creations(rpc: RpcClient, chain: Chain, token: str) -> list[Creation]:
     calls: list[tuple[str, list[Any]]] = []
     for topics in ([events, topic(token)], [events, None, topic(token)]):
         query = {"address": [d.factory for d in chain.dexes], "topics": topics}
-        calls.append(("eth_getLogs", [query | {"fromBlock": "0x0", "toBlock": "latest"}]))
+        calls.append(("eth_getLogs", [query | {"fromBlock": hex(from_block), "toBlock": "latest"}]))
     found: list[Creation] = []
     for logs in await rpc.batch(calls, tolerate=MethodUnsupported):
         for log in logs if isinstance(logs, list) else []:

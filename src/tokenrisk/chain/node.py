@@ -35,18 +35,28 @@ def _creations() -> MemoryCache[str, Creation]:
     return MemoryCache(CREATIONS_KEPT)
 
 
+Scanned = tuple[int, tuple[Creation, ...]]
+"""Through which block a token's creation events were read, and the pools found there."""
+
+
+def _scanned() -> MemoryCache[str, Scanned]:
+    return MemoryCache(CREATIONS_KEPT)
+
+
 @dataclass(eq=False)
 class Node:
     """A chain's registry entry and the client of the node serving it.
 
     ``rpc`` may be replaced (tests inject a faulty transport); everything that holds
     the Node sees the new client.  ``created``: settled pool creations, by lowercase pool
-    address.
+    address; ``scanned``: by lowercase token, the settled block through which its
+    creation events were read and the pools they announced.
     """
 
     chain: Chain
     rpc: RpcClient
     created: MemoryCache[str, Creation] = field(default_factory=_creations, repr=False)
+    scanned: MemoryCache[str, Scanned] = field(default_factory=_scanned, repr=False)
     _capabilities: Capabilities | None = field(default=None, repr=False)
     _probing: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
     _seen: tuple[int, float, ChainHead] | None = field(default=None, repr=False)
