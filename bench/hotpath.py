@@ -68,6 +68,10 @@ class TimedRpc(CoalescingRpc):
         self.methods.update(method for method, _ in calls)
         return await self._timed(super()._post_batch(calls))
 
+    async def _post_typed(self, method: str, params: Sequence[Any], result_type: Any) -> Any:
+        self.methods[method] += 1
+        return await self._timed(super()._post_typed(method, params, result_type))
+
     def reset(self) -> None:
         self.spans.clear()
         self.methods.clear()

@@ -22,9 +22,12 @@ independent simulations; see :mod:`tokenrisk.simulate.limits`.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from tokenrisk.chain.abi import decode_revert
 from tokenrisk.chain.rpc import RpcClient
@@ -132,6 +135,48 @@ def parse_call(call: dict[str, Any]) -> CallResult:
     return CallResult(ok=ok, data=data, gas=gas, reason=reason, logs=parse_logs(call.get("logs")))
 
 
+# TYPED REPLIES: a large simulation's reply decoded straight into what parse_call reads
+# (RpcClient.call_typed); block headers and log metadata are skipped, not built.
+
+
+class SimLog(msgspec.Struct):
+    address: str = ""
+    topics: list[str] = []
+    data: str | None = None
+
+
+class SimCall(msgspec.Struct):
+    status: str | None = None
+    returnData: str | None = None  # the node's member names
+    gasUsed: str = "0x0"
+    logs: list[SimLog] = []
+    error: dict[str, Any] | None = None
+
+
+class SimBlock(msgspec.Struct):
+    calls: list[SimCall] = []
+
+
+SIMULATION = list[SimBlock]
+"""The typed form of an ``eth_simulateV1`` result."""
+
+
+def parse_typed_call(call: SimCall) -> CallResult:
+    """:func:`parse_call` of a typed call (the same result for the same reply)."""
+    ok = call.status == "0x1"
+    reason = None
+    if not ok:
+        reason = _reason(
+            {"returnData": call.returnData, "error": call.error, "gasUsed": call.gasUsed}
+        )
+    logs = tuple(
+        Log(log.address.lower(), tuple(t.lower() for t in log.topics), log.data or "0x")
+        for log in call.logs
+    )
+    data = call.returnData or "0x"
+    return CallResult(ok=ok, data=data, gas=int(call.gasUsed, 16), reason=reason, logs=logs)
+
+
 @dataclass
 class Plan:
     """Blocks of one simulation; ``mark`` names calls so results are found by name."""
@@ -193,13 +238,26 @@ class Outcome:
 
 
 def _outcome(plan: Plan, reply: Any) -> Outcome:
+    """The marked calls of a reply, plain JSON or typed (:data:`SIMULATION`)."""
     skip = len(plan.prelude)
     if not isinstance(reply, list) or len(reply) != skip + len(plan.blocks):
         raise MalformedResponse("eth_simulateV1 returned an unexpected shape")
     out: dict[str, CallResult] = {}
-    for mark, (b, c) in plan.marks.items():
-        out[mark] = parse_call(reply[skip + b]["calls"][c])
+    try:
+        for mark, (b, c) in plan.marks.items():
+            block = reply[skip + b]
+            if isinstance(block, SimBlock):
+                out[mark] = parse_typed_call(block.calls[c])
+            else:
+                out[mark] = parse_call(block["calls"][c])
+    except (IndexError, KeyError, TypeError) as exc:
+        raise MalformedResponse("eth_simulateV1 returned fewer calls than were sent") from exc
     return Outcome(out, dict(plan.actors))
+
+
+LARGE_PLAN = 10
+"""Blocks from which a plan is sent on its own and decoded typed (a holder-sell group):
+its reply is hundreds of KiB, mostly block headers and log metadata never read."""
 
 
 class Simulator:
@@ -232,11 +290,29 @@ class Simulator:
         A simulation the EVM failed as a whole is returned as its CallReverted; any
         other node error raises (it says nothing about the token).
         """
-        replies = await self.rpc.batch([("eth_simulateV1", s.params()) for s in plans])
+        large = [i for i, plan in enumerate(plans) if len(plan.blocks) >= LARGE_PLAN]
+        small = [i for i in range(len(plans)) if i not in set(large)]
+        replies: list[Any] = [None] * len(plans)
+        sent = [self._typed(plans[i]) for i in large]
+        if small:
+            sent.append(self.rpc.batch([("eth_simulateV1", plans[i].params()) for i in small]))
+        done = await asyncio.gather(*sent)
+        for i, reply in zip(large, done, strict=False):
+            replies[i] = reply
+        if small:
+            for i, reply in zip(small, done[-1], strict=True):
+                replies[i] = reply
         outcomes: list[Outcome | CallReverted] = []
         for plan, reply in zip(plans, replies, strict=True):
             outcomes.append(reply if isinstance(reply, CallReverted) else _outcome(plan, reply))
         return outcomes
+
+    async def _typed(self, plan: Plan) -> Any:
+        """One large plan on its own request, decoded typed; CallReverted as a value."""
+        try:
+            return await self.rpc.call_typed("eth_simulateV1", plan.params(), SIMULATION)
+        except CallReverted as exc:
+            return exc
 
     async def run_one(self, plan: Plan) -> Outcome:
         (outcome,) = await self.run([plan])

@@ -1,0 +1,189 @@
+"""Large simulations decoded typed (RpcClient.call_typed, engine.SIMULATION): the same
+outcome as the plain JSON path for the same reply, the plain path for a reply that does
+not fit the type, and the same errors.
+
+The node is :class:`tests.fakenode.FakeNode` behind the real :class:`RpcClient`, so the
+bytes are decoded as they are from anvil.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fakenode import INTERNAL, REVERTED, FakeNode, deeply_nested
+
+from tokenrisk.chain import rpc
+from tokenrisk.chain.registry import load_registry
+from tokenrisk.checks import sells
+from tokenrisk.errors import CallReverted, MalformedResponse, ReplyTooDeep, RpcError
+from tokenrisk.model import Pool
+from tokenrisk.simulate import engine
+from tokenrisk.simulate.accounting import TRANSFER_TOPIC
+from tokenrisk.simulate.calls import Route
+from tokenrisk.simulate.engine import Funding, Head, Plan, SimSettings, Simulator
+
+CHAIN = load_registry()[1]
+DEX = next(d for d in CHAIN.dexes if d.version == "V2")
+WETH = CHAIN.wrapped_native.address
+TOKEN = "0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0"
+PAIR = "0x000000000000000000000000000000000000bEEF"
+HASH = "0x" + "ab" * 32
+SWAP = "0x5c11d795"
+REASON = "0x08c379a0" + f"{32:064x}" + f"{6:064x}" + b"no way".hex().ljust(64, "0")
+
+
+def word(value: int) -> str:
+    return "0x" + f"{value:064x}"
+
+
+def holder(i: int) -> str:
+    return "0x" + f"{i + 1:040x}"
+
+
+def _log(address: str, topics: list[Any], data: str | None) -> dict[str, Any]:
+    """A log as anvil returns it, metadata and all (upper-case hex to check lowering)."""
+    return {
+        "address": address.upper().replace("0X", "0x"),
+        "topics": topics,
+        "data": data,
+        "blockHash": HASH,
+        "blockNumber": "0x65",
+        "blockTimestamp": "0x6556",
+        "transactionHash": HASH,
+        "transactionIndex": "0x4",
+        "logIndex": "0x1",
+        "removed": False,
+    }
+
+
+def _call(call: dict[str, Any], k: int) -> dict[str, Any]:
+    """Seller ``k``'s call: every third seller's swap fails with a reason, the others'
+    swaps log a Transfer to the pair (and one without data)."""
+    if not call["data"].startswith(SWAP):
+        return {"returnData": word(10**18 + k), "logs": [], "gasUsed": "0x5db5", "status": "0x1"}
+    if k % 3 == 0:
+        error = {"code": 3, "message": "execution reverted", "data": REASON}
+        return {
+            "returnData": REASON,
+            "logs": [],
+            "gasUsed": "0x10",
+            "status": "0x0",
+            "error": error,
+        }
+    seller = "0x" + call["from"][2:].rjust(64, "0")
+    logs = [
+        _log(TOKEN, [TRANSFER_TOPIC, seller, "0x" + PAIR[2:].rjust(64, "0")], word(900 + k)),
+        _log(WETH, [TRANSFER_TOPIC.upper().replace("0X", "0x")], None),
+    ]
+    return {"returnData": "0x", "logs": logs, "gasUsed": hex(140_000 + k), "status": "0x1"}
+
+
+def reply(params: list[Any]) -> list[dict[str, Any]]:
+    """Blocks as anvil returns them: a header with every member, then the calls."""
+    blocks = []
+    for k, block in enumerate(params[0]["blockStateCalls"]):
+        header = {"hash": HASH, "number": block["blockOverrides"]["number"], "logsBloom": "0x00"}
+        header |= {"transactions": [HASH] * len(block["calls"]), "uncles": []}
+        blocks.append(header | {"calls": [_call(c, k) for c in block["calls"]]})
+    return blocks
+
+
+def simulator(node: FakeNode) -> Simulator:
+    pool = Pool(PAIR, "Uniswap", "V2", TOKEN, WETH, WETH, DEX.router, 10**24, 10**24, 1e6)
+    route = Route(pool, DEX, TOKEN, WETH)
+    return Simulator(
+        node.client(), route, Head(100, 1_700_000_000), Funding(WETH, None), SimSettings()
+    )
+
+
+def group(sim: Simulator, size: int = 12) -> Plan:
+    return sells._group_plan(sim, [(holder(i), 10**18) for i in range(size)])
+
+
+@pytest.fixture
+def fits(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each reply was decoded typed (True) or went the plain way (False)."""
+    seen: list[bool] = []
+    fit = rpc._fit
+
+    def counting(decoder: Any, body: bytes) -> Any:
+        fitted = fit(decoder, body)
+        seen.append(fitted is not None)
+        return fitted
+
+    monkeypatch.setattr(rpc, "_fit", counting)
+    return seen
+
+
+async def test_a_large_plan_is_decoded_typed_into_the_plain_outcome(fits: list[bool]) -> None:
+    node = FakeNode({"eth_simulateV1": reply})
+    sim = simulator(node)
+    plan = group(sim)
+    assert len(plan.blocks) >= engine.LARGE_PLAN
+    (outcome,) = await sim.run([plan])
+    assert fits == [True]
+    plain = engine._outcome(plan, reply(plan.params()))  # the plain JSON path
+    assert outcome == plain
+    assert outcome["h0.sell"].reason == "execution reverted: no way"
+    assert outcome["h1.sell"].logs[0].address == TOKEN.lower()
+    assert outcome["h1.sell"].logs[1].data == "0x" and outcome["h1.sell"].gas == 140_001
+
+
+async def test_small_and_large_plans_together_keep_their_places(fits: list[bool]) -> None:
+    node = FakeNode({"eth_simulateV1": reply})
+    sim = simulator(node)
+    plans = [sim.buy_only(10**18), group(sim), sim.buy_only(10**18), group(sim, 10)]
+    outcomes = await sim.run(plans)
+    assert fits == [True, True]  # the two large ones; the small ones share a batch
+    for plan, outcome in zip(plans, outcomes, strict=True):
+        assert outcome == engine._outcome(plan, reply(plan.params()))
+
+
+async def test_a_reply_that_does_not_fit_the_type_takes_the_plain_path(fits: list[bool]) -> None:
+    def odd(params: list[Any]) -> list[dict[str, Any]]:
+        blocks = reply(params)
+        blocks[1]["calls"][4]["logs"].append(_log(TOKEN, [7], "0x"))  # parse_logs skips it
+        return blocks
+
+    sim = simulator(FakeNode({"eth_simulateV1": odd}))
+    plan = group(sim)
+    (outcome,) = await sim.run([plan])
+    assert fits == [False]
+    assert outcome == engine._outcome(plan, odd(plan.params()))
+    assert len(outcome["h1.sell"].logs) == 2
+
+
+async def test_errors_of_a_large_plan_are_those_of_the_plain_path() -> None:
+    sim = simulator(FakeNode({"eth_simulateV1": REVERTED}))
+    (outcome,) = await sim.run([group(sim)])
+    assert isinstance(outcome, CallReverted)
+    sim = simulator(FakeNode({"eth_simulateV1": INTERNAL}))
+    with pytest.raises(RpcError) as caught:
+        await sim.run([group(sim)])
+    assert not isinstance(caught.value, CallReverted)
+
+
+@pytest.mark.parametrize("typed", [True, False])
+async def test_fewer_calls_than_sent_is_malformed(typed: bool) -> None:
+    def short(params: list[Any]) -> list[dict[str, Any]]:
+        blocks = reply(params)
+        blocks[2]["calls"] = blocks[2]["calls"][:2]
+        return blocks
+
+    sim = simulator(FakeNode({"eth_simulateV1": short}))
+    plan = group(sim, 12 if typed else 3)  # 3 blocks: a small plan, plain JSON
+    with pytest.raises(MalformedResponse):
+        await sim.run([plan]) if typed else engine._outcome(plan, short(plan.params()))
+
+
+async def test_call_typed_keeps_every_guard_of_call() -> None:
+    deep = FakeNode(whole=deeply_nested(200_000)).client()
+    with pytest.raises(ReplyTooDeep):
+        await deep.call_typed("eth_simulateV1", [], engine.SIMULATION)
+    await deep.aclose()
+    other = FakeNode({"eth_simulateV1": "0x12", "eth_call": INTERNAL}).client()
+    assert await other.call_typed("eth_simulateV1", [], engine.SIMULATION) == "0x12"  # plain
+    with pytest.raises(RpcError):
+        await other.call_typed("eth_call", [], engine.SIMULATION)
+    await other.aclose()
