@@ -45,9 +45,9 @@ class TimedRpc(CoalescingRpc):
         self.methods: Counter[str] = Counter()
         self.recording: list[Sent] | None = None
 
-    async def _exchange(self, payload: Any) -> Any:
+    async def _exchange(self, payload: Any, typed: Any = None) -> Any:
         started = time.perf_counter()
-        reply = await super()._exchange(payload)
+        reply = await super()._exchange(payload, typed)
         if self.recording is not None:
             body = orjson.dumps(payload)
             self.recording.append(Sent(started, time.perf_counter(), body, errors_in(reply)))
