@@ -97,5 +97,9 @@ class MemoryCache(Generic[K, V]):
             self._entries.popitem(last=False)
             self.stats.evictions += 1
 
+    def forget(self, key: K) -> None:
+        """Drop ``key``'s entry, if any (a value found to be stale)."""
+        self._entries.pop(key, None)
+
     def clear(self) -> None:
         self._entries.clear()

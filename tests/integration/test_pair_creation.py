@@ -22,7 +22,6 @@ from fakenode import Fault, FaultyNode
 
 from tokenrisk.api import wire
 from tokenrisk.chain.abi import encode_call
-from tokenrisk.chain.created import SETTLED
 from tokenrisk.chain.rpc import RpcClient, RpcSettings
 from tokenrisk.checks.honeypot import is_honeypot
 from tokenrisk.checks.pairs import get_pairs
@@ -63,11 +62,16 @@ def capped(call: dict[str, Any]) -> Fault | None:
     return None
 
 
+def _creation_query(call: dict[str, Any]) -> dict[str, Any] | None:
+    """The factories' creation-event query (over every factory: an address list)."""
+    query = call["params"][0] if call["method"] == "eth_getLogs" else {}
+    return query if isinstance(query.get("address"), list) else None
+
+
 def refusing_latest(call: dict[str, Any]) -> Fault | None:
     """A provider whose probe ranges pass but whose full-history query is refused."""
-    if call["method"] == "eth_getLogs" and call["params"][0].get("toBlock") == "latest":
-        return TOO_WIDE
-    return None
+    query = _creation_query(call)
+    return TOO_WIDE if query is not None and query["fromBlock"] == "0x0" else None
 
 
 def old_code(fault: Fault, head: int) -> Chooser:
@@ -191,9 +195,8 @@ async def test_capped_node_finds_the_same_creation(
 async def test_creation_is_found_once_per_pool(
     make: Callable[..., Any], fresh: str, devnet: RunningDevnet
 ) -> None:
-    """Creation never changes once settled: a pool found once is never searched again
-    once SETTLED blocks deep (a pool the node cannot tell about is, as its history may
-    still come; so is one too recent to be final)."""
+    """A pool found once is never searched again while its block stands (a pool the
+    node cannot tell about is, as its history may still come)."""
     searched: list[str] = []
 
     def counting(call: dict[str, Any]) -> Fault | None:
@@ -207,19 +210,18 @@ async def test_creation_is_found_once_per_pool(
     assert len(new) == 2 and new <= set(searched)
     before = len(searched)
     assert _created(await _pools(svc, fresh)) == first
-    assert new <= set(searched[before:])  # not settled yet: searched again
-    await _mine(devnet, SETTLED)
-    assert _created(await _pools(svc, fresh)) == first  # found, and now kept
-    before = len(searched)
-    assert _created(await _pools(svc, fresh)) == first
     assert not new & set(searched[before:])
 
 
-async def test_honeypot_asks_no_events_for_a_settled_pool(
+def _pair_of(body: Any) -> Any:
+    return body["pair"]
+
+
+async def test_honeypot_asks_no_events_for_a_known_pool(
     make: Callable[..., Any], fresh: str, devnet: RunningDevnet
 ) -> None:
-    """IsHoneypot's pair: its creation is read from the events once; once settled it is
-    kept, so a repeated check sends no full-history eth_getLogs (same answer)."""
+    """IsHoneypot's pair: its creation is read from the events once and kept, so a
+    repeated check sends no full-history eth_getLogs (same answer)."""
     logs: list[dict[str, Any]] = []
 
     def counting(call: dict[str, Any]) -> Fault | None:
@@ -229,32 +231,27 @@ async def test_honeypot_asks_no_events_for_a_settled_pool(
 
     svc, _ = make(counting)
     pair = await _pools(make(None)[0], fresh)
-
-    async def check() -> Any:
-        body = wire.dump(
-            wire.honeypot_body(await is_honeypot(svc.honeypot, fresh, DEVNET_ID, None))
-        )
-        return body["pair"]
-
-    first = await check()
+    first = _pair_of(await _honeypot(svc, fresh))
     assert logs and first["creationTxHash"] in {p.creation_tx_hash for p in pair}
-    await _mine(devnet, SETTLED)
-    assert await check() == first
     count = len(logs)
-    assert await check() == first
+    assert _pair_of(await _honeypot(svc, fresh)) == first
     assert len(logs) == count  # nothing asked of the events for the kept pool
 
 
-async def test_pairs_read_only_the_events_after_the_settled_block(
+async def _honeypot(svc: Service, token: str) -> Any:
+    return wire.dump(wire.honeypot_body(await is_honeypot(svc.honeypot, token, DEVNET_ID, None)))
+
+
+async def test_pairs_read_only_the_events_after_the_head_they_were_read_at(
     make: Callable[..., Any], fresh: str, devnet: RunningDevnet
 ) -> None:
-    """GetPairs keeps the events up to a settled block: a later lookup reads only the
-    blocks after it, and still finds a pool created since."""
+    """GetPairs keeps the events it read with the head they were read at: a later lookup
+    reads only the blocks after it, and still finds a pool created since."""
     starts: list[int] = []
 
     def counting(call: dict[str, Any]) -> Fault | None:
-        query = call["params"][0] if call["method"] == "eth_getLogs" else {}
-        if query.get("toBlock") == "latest":
+        query = _creation_query(call)
+        if query is not None:
             starts.append(int(query["fromBlock"], 16))
         return None
 
@@ -264,21 +261,63 @@ async def test_pairs_read_only_the_events_after_the_settled_block(
     head = await _head(devnet)
     starts.clear()
     assert _created(await _pools(svc, fresh)) == first
-    assert starts and set(starts) == {head - SETTLED + 1}
-    a = devnet.manifest["addresses"]
-    rpc = RpcClient(devnet.url)
-    try:  # the fixture reverts this too
-        sender = "0x00000000000000000000000000000000c0ffee02"
-        await rpc.call("anvil_impersonateAccount", [sender])
-        await rpc.call("anvil_setBalance", [sender, hex(10**20)])
-        pair = encode_call("createPair(address,address)", [fresh, a["USDC"]])
-        await _mined(rpc, {"from": sender, "to": a["V2_FACTORY"], "data": pair})
-    finally:
-        await rpc.aclose()
+    assert starts == []  # no block since: no events to read
+    await _create_pair(devnet, fresh, "USDC", "0x00000000000000000000000000000000c0ffee02")
     third = _created(await _pools(svc, fresh))
     assert set(third) - set(first)  # the new pair, from the newer blocks alone
     assert {k: third[k] for k in first} == first
-    assert min(starts) == head - SETTLED + 1
+    assert starts and set(starts) == {head + 1}
+
+
+async def test_a_revert_makes_kept_creations_be_read_again(
+    make: Callable[..., Any], fresh: str, devnet: RunningDevnet
+) -> None:
+    """The kept events and creations hold only while their blocks do: after a revert a
+    pool created again (same address, another block and transaction) is reported with
+    its new creation by GetPairs and IsHoneypot alike."""
+    svc, _ = make(None)
+    rpc = RpcClient(devnet.url)
+    try:
+        snapshot = await rpc.call("evm_snapshot", [])
+        await rpc.call("anvil_mine", [hex(10)])
+        await _create_pair(devnet, fresh, "USDT", "0x00000000000000000000000000000000c0ffee03")
+        pools = await _pools(svc, fresh)
+        before = _created(pools)
+        node = svc.nodes[DEVNET_ID]
+        for pool in pools:  # IsHoneypot's way: each pool's creation kept on the Node
+            bare = replace(pool, created_at_timestamp=None, creation_tx_hash=None)
+            assert await created(node, bare, fresh, simulated=False) == pool
+        assert await rpc.call("evm_revert", [snapshot]) is True
+        # created again at once, so at a block the kept events claim to cover; then the
+        # chain grows past the head they were read at
+        await _create_pair(devnet, fresh, "USDT", "0x00000000000000000000000000000000c0ffee04")
+        await rpc.call("anvil_mine", [hex(15)])
+    finally:
+        await rpc.aclose()
+    after = _created(await _pools(svc, fresh))
+    assert set(after) == set(before)
+    changed = [a for a in after if after[a] != before[a]]
+    assert len(changed) == 1  # the re-created pair alone: its block and transaction changed
+    address = changed[0]
+    stamp, tx = after[address]
+    assert stamp and tx and tx != before[address][1]
+    pool = next(p for p in pools if p.address == address)
+    bare = replace(pool, created_at_timestamp=None, creation_tx_hash=None)
+    assert (await created(node, bare, fresh, simulated=False)).creation_tx_hash == tx
+
+
+async def _create_pair(devnet: RunningDevnet, token: str, other: str, sender: str) -> None:
+    """A V2 pair of ``token`` against the devnet's ``other`` token, created by ``sender``
+    (the ``fresh`` fixture reverts it)."""
+    a = devnet.manifest["addresses"]
+    rpc = RpcClient(devnet.url)
+    try:
+        await rpc.call("anvil_impersonateAccount", [sender])
+        await rpc.call("anvil_setBalance", [sender, hex(10**20)])
+        pair = encode_call("createPair(address,address)", [token, a[other]])
+        await _mined(rpc, {"from": sender, "to": a["V2_FACTORY"], "data": pair})
+    finally:
+        await rpc.aclose()
 
 
 async def _mine(devnet: RunningDevnet, blocks: int) -> None:

@@ -8,16 +8,14 @@ from the node's history of state (:func:`tokenrisk.chain.history.creation_block`
 project's one creation-block search), and one ``eth_getLogs`` over that single block
 reads the factory's event for its transaction hash.
 
-Creation never changes once its block is final, so each pool's is kept on the Node once
-it is :data:`SETTLED` blocks deep, whichever way it was found; a check that needs only
-known pools (IsHoneypot's pair) then asks the node nothing for it -- the full-history
-``eth_getLogs`` was most of the node's work in a repeated check (docs/performance.md).
-GetPairs reads the events every time, since they also announce new pools, but only
-those after the last settled block it read them through (:func:`creations`).
-
-Creation data is optional ("where known"): a node without old state (not an archive
-node) or without ``eth_getLogs`` leaves it unknown, never fails the request for it.
-Real node failures (node down, throttled, garbage, timeout) still raise.
+A creation is kept on the Node with the hash of its block, whichever way it was found,
+and a token's creation events with the head they were read through; each is used again
+only while the chain still has that block with that hash (read with the timestamps, or
+beside the newer events), so a reorg or a devnet revert makes them be read afresh.  A
+check that needs only known pools (IsHoneypot's pair) then asks the node for no events
+-- the full-history ``eth_getLogs`` was most of the node's work in a repeated check
+(docs/performance.md) -- and GetPairs reads only the events after the head it last
+read them through (they also announce new pools).
 """
 
 from __future__ import annotations
@@ -26,6 +24,7 @@ import asyncio
 from collections.abc import Sequence
 
 from tokenrisk.chain import dex
+from tokenrisk.chain.head import ChainHead
 from tokenrisk.chain.history import creation_block
 from tokenrisk.chain.node import Node
 from tokenrisk.errors import MethodUnsupported, RpcError
@@ -33,9 +32,6 @@ from tokenrisk.model import Pool
 
 _RANGE_CODES = frozenset({-32005, -32602, -32614})
 """JSON-RPC codes providers use for "ask for less" (limit exceeded, invalid params)."""
-SETTLED = 12
-"""Blocks above a pool's creation before it is kept: a reorg deeper than this (none on
-the supported chains in practice) could move the creation to another block."""
 _RANGE_TEXT = (
     "range",
     "too many blocks",
@@ -63,48 +59,64 @@ async def creations(node: Node, token: str) -> list[dex.Creation] | None:
     None when the node caps ``eth_getLogs`` ranges (probed, or the query was refused as
     too wide): then :func:`complete` looks each pool up in the node's history.
 
-    Incremental: the events up to a settled block (:data:`SETTLED` below the head) are
-    kept on the Node with the pools they announced, so a later lookup reads only the
-    blocks after it (the first one reads from block 0).
+    Incremental: the events up to the head they were last read at are kept on the Node
+    with that head's hash; a later lookup reads only the blocks after it, and checks in
+    the same round trip that the chain still has that block (else it reads them all).
     """
     if (await node.capabilities()).get_logs_max_range is not None:
         return None
-    key = token.lower()
-    through, known = node.scanned.value(key) or (-1, ())
+    key, head = token.lower(), await node.head()
+    kept = node.scanned.value(key)
     try:
-        fresh = await dex.creations(node.rpc, node.chain, token, from_block=through + 1)
+        if kept is not None and kept[0] <= head.number:
+            through, hash_, known = kept
+            block, fresh = await asyncio.gather(
+                node.rpc.call("eth_getBlockByNumber", [hex(through), False]),
+                _events(node, token, through + 1, head.number),
+            )
+            if isinstance(block, dict) and str(block.get("hash", "")).lower() == hash_:
+                found = {c.pool: c for c in (*known, *fresh)}
+                return _scanned(node, key, head, list(found.values()))
+            node.scanned.forget(key)  # that block is gone (a reorg, a revert): read all
+        events = await dex.creations(node.rpc, node.chain, token, (0, head.number))
+        return _scanned(node, key, head, events)
     except RpcError as exc:
         if range_refused(exc):
             return None
         raise
-    found = {c.pool: c for c in (*known, *fresh)}
-    settled = (await node.head()).number - SETTLED
-    if settled > through:
-        kept = tuple(c for c in found.values() if c.block <= settled)
-        node.scanned.put(key, (settled, kept))
-    return sorted(found.values(), key=lambda c: (c.block, c.pool))
+
+
+async def _events(node: Node, token: str, first: int, last: int) -> list[dex.Creation]:
+    """The creation events of blocks ``first`` to ``last`` (none when that is empty)."""
+    if first > last:
+        return []
+    return await dex.creations(node.rpc, node.chain, token, (first, last))
+
+
+def _scanned(
+    node: Node, key: str, head: ChainHead, found: list[dex.Creation]
+) -> list[dex.Creation]:
+    """Keep ``found`` as read through ``head``; oldest first."""
+    node.scanned.put(key, (head.number, head.hash, tuple(found)))
+    return sorted(found, key=lambda c: (c.block, c.pool))
 
 
 async def with_creations(node: Node, token: str, pools: list[Pool]) -> list[Pool]:
     """``pools`` (of ``token``, on registry DEXes) with their creation time and
-    transaction where known, by whichever way the node allows (none when every pool's
-    creation is kept on the Node already)."""
+    transaction where known, by whichever way the node allows (no events at all when
+    every pool's creation is kept on the Node and its block is still there)."""
     kept = [node.created.value(p.address.lower()) for p in pools]
     known = [c for c in kept if c is not None]
-    if len(known) < len(pools):
-        known = await complete(node, await creations(node, token), pools)
-        await keep(node, known)
+    if pools and len(known) == len(pools):
+        stamps = await dex.block_stamps(node.rpc, [c.block for c in known])
+        if all(dex.current(c, stamps) for c in known):
+            return await dex.with_creation(node.rpc, pools, known, stamps)
+        for creation in known:
+            node.created.forget(creation.pool.lower())
+    known = await complete(node, await creations(node, token), pools)
+    for creation in known:
+        node.created.put(creation.pool.lower(), creation)
     return await dex.with_creation(node.rpc, pools, known)
-
-
-async def keep(node: Node, found: Sequence[dex.Creation]) -> None:
-    """Keep on the Node the creations at least :data:`SETTLED` blocks deep."""
-    if not found:
-        return
-    head = (await node.head()).number
-    for creation in found:
-        if head - creation.block >= SETTLED:
-            node.created.put(creation.pool.lower(), creation)
 
 
 async def complete(
@@ -120,7 +132,7 @@ async def complete(
 
 async def pool_creation(node: Node, pool: Pool) -> dex.Creation | None:
     """The creation of one pool (registry DEX) from history; None when the node cannot
-    tell (no old state, no logs for the block).  Kept on the Node once settled."""
+    tell (no old state, no logs for the block).  Kept on the Node once found."""
     key = pool.address.lower()
     known = node.created.value(key)
     if known is not None:
@@ -129,7 +141,7 @@ async def pool_creation(node: Node, pool: Pool) -> dex.Creation | None:
     block = await creation_block(node.rpc, pool.address, head.number)
     found = await _event_in(node, pool, block) if block is not None else None
     if found is not None:
-        await keep(node, [found])
+        node.created.put(key, found)
     return found
 
 

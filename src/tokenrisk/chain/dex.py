@@ -383,19 +383,21 @@ class Creation:
     fee: int | None
     block: int
     tx_hash: str
+    block_hash: str | None = None  # of ``block`` when the event was read (a reorg changes it)
 
 
 async def creations(
-    rpc: RpcClient, chain: Chain, token: str, from_block: int = 0
+    rpc: RpcClient, chain: Chain, token: str, blocks: tuple[int, int] | None = None
 ) -> list[Creation]:
     """Every pool a registry factory created with ``token`` on either side, oldest first.
 
     Two topic-filtered ``eth_getLogs`` over every factory at once (token as token0, as
-    token1; both events index the two tokens the same way), from ``from_block`` to the
-    head, in one batch; each log is read by the DEX of the factory that emitted it.  A node
-    without eth_getLogs leaves creation data unknown ("where known", never guessed); any
-    other node failure (range refused, rate limit) raises: a node that caps log ranges
-    is handled by :mod:`tokenrisk.chain.created`, which calls this only when it may.
+    token1; both events index the two tokens the same way), over ``blocks`` (first and
+    last; None: from block 0 to the head), in one batch; each log is read by the DEX of
+    the factory that emitted it.  A node without eth_getLogs leaves creation data
+    unknown ("where known", never guessed); any other node failure (range refused, rate
+    limit) raises: a node that caps log ranges is handled by
+    :mod:`tokenrisk.chain.created`, which calls this only when it may.
     """
     if not chain.dexes:
         return []
@@ -404,7 +406,8 @@ async def creations(
     calls: list[tuple[str, list[Any]]] = []
     for topics in ([events, topic(token)], [events, None, topic(token)]):
         query = {"address": [d.factory for d in chain.dexes], "topics": topics}
-        calls.append(("eth_getLogs", [query | {"fromBlock": hex(from_block), "toBlock": "latest"}]))
+        span = (hex(blocks[0]), hex(blocks[1])) if blocks is not None else ("0x0", "latest")
+        calls.append(("eth_getLogs", [query | {"fromBlock": span[0], "toBlock": span[1]}]))
     found: list[Creation] = []
     for logs in await rpc.batch(calls, tolerate=MethodUnsupported):
         for log in logs if isinstance(logs, list) else []:
@@ -436,35 +439,64 @@ def read_creation(dex: Dex, log: Any) -> Creation | None:
             pool, fee = word_address(data[:32]), None
         else:
             pool, fee = word_address(data[32:64]), int(topics[3], 16)
+        block_hash = log.get("blockHash")
         return Creation(
-            dex, token0, token1, pool, fee, int(log["blockNumber"], 16), str(log["transactionHash"])
+            dex,
+            token0,
+            token1,
+            pool,
+            fee,
+            int(log["blockNumber"], 16),
+            str(log["transactionHash"]),
+            str(block_hash).lower() if isinstance(block_hash, str) else None,
         )
     except (KeyError, IndexError, TypeError, ValueError):
         return None
 
 
-async def block_timestamps(rpc: RpcClient, blocks: Sequence[int]) -> dict[int, int]:
-    """Unix timestamps of ``blocks`` (one batch); blocks the node does not return are left out."""
+async def block_stamps(rpc: RpcClient, blocks: Sequence[int]) -> dict[int, tuple[int, str]]:
+    """(unix timestamp, hash) of ``blocks`` (one batch); blocks the node does not return
+    are left out."""
     wanted = sorted(set(blocks))
     replies = await rpc.batch([("eth_getBlockByNumber", [hex(b), False]) for b in wanted])
     return {
-        b: int(r["timestamp"], 16)
+        b: (int(r["timestamp"], 16), str(r.get("hash", "")).lower())
         for b, r in zip(wanted, replies, strict=True)
         if isinstance(r, dict) and isinstance(r.get("timestamp"), str)
     }
 
 
-async def with_creation(rpc: RpcClient, pools: list[Pool], found: list[Creation]) -> list[Pool]:
-    """``pools`` with ``created_at_timestamp`` / ``creation_tx_hash`` where an event matches."""
+def current(creation: Creation, stamps: dict[int, tuple[int, str]]) -> bool:
+    """False when the chain no longer has ``creation``'s block as it was read (a reorg,
+    a devnet revert); True when it does, or when that cannot be told."""
+    stamp = stamps.get(creation.block)
+    return creation.block_hash is None or stamp is None or stamp[1] == creation.block_hash
+
+
+async def with_creation(
+    rpc: RpcClient,
+    pools: list[Pool],
+    found: list[Creation],
+    stamps: dict[int, tuple[int, str]] | None = None,
+) -> list[Pool]:
+    """``pools`` with ``created_at_timestamp`` / ``creation_tx_hash`` where an event matches
+    (an event whose block the chain no longer has is no match); ``stamps``: the blocks'
+    :func:`block_stamps` when already read."""
     by_pool = {c.pool.lower(): c for c in found}
     matched = [by_pool.get(p.address.lower()) for p in pools]
-    stamps = await block_timestamps(rpc, [c.block for c in matched if c is not None])
+    if stamps is None:
+        stamps = await block_stamps(rpc, [c.block for c in matched if c is not None])
     return [
-        replace(p, created_at_timestamp=stamps.get(c.block), creation_tx_hash=c.tx_hash)
-        if c is not None
+        replace(p, created_at_timestamp=_stamp(stamps, c.block), creation_tx_hash=c.tx_hash)
+        if c is not None and current(c, stamps)
         else p
         for p, c in zip(pools, matched, strict=True)
     ]
+
+
+def _stamp(stamps: dict[int, tuple[int, str]], block: int) -> int | None:
+    stamp = stamps.get(block)
+    return stamp[0] if stamp is not None else None
 
 
 async def other_pools(

@@ -26,17 +26,18 @@ from tokenrisk.errors import UnknownChain
 log = logging.getLogger("tokenrisk")
 
 CREATIONS_KEPT = 4096
-"""Pools whose creation (block, transaction) a Node remembers: it never changes once
-settled, and finding it costs a full-history ``eth_getLogs`` or, on a node that caps log
-ranges, a search over history (:mod:`~tokenrisk.chain.created`)."""
+"""Pools whose creation (block, transaction) a Node remembers: finding it costs a
+full-history ``eth_getLogs`` or, on a node that caps log ranges, a search over history
+(:mod:`~tokenrisk.chain.created`); it is used again only while its block is unchanged."""
 
 
 def _creations() -> MemoryCache[str, Creation]:
     return MemoryCache(CREATIONS_KEPT)
 
 
-Scanned = tuple[int, tuple[Creation, ...]]
-"""Through which block a token's creation events were read, and the pools found there."""
+Scanned = tuple[int, str, tuple[Creation, ...]]
+"""The head (number, hash) through which a token's creation events were read, and the
+pools they announced."""
 
 
 def _scanned() -> MemoryCache[str, Scanned]:
@@ -48,9 +49,10 @@ class Node:
     """A chain's registry entry and the client of the node serving it.
 
     ``rpc`` may be replaced (tests inject a faulty transport); everything that holds
-    the Node sees the new client.  ``created``: settled pool creations, by lowercase pool
-    address; ``scanned``: by lowercase token, the settled block through which its
-    creation events were read and the pools they announced.
+    the Node sees the new client.  ``created``: pool creations, by lowercase pool
+    address; ``scanned``: by lowercase token, the head through which its creation events
+    were read and the pools they announced (both checked against the chain's block
+    hashes before reuse: :mod:`~tokenrisk.chain.created`).
     """
 
     chain: Chain
