@@ -36,13 +36,30 @@ async def analyse_holders(
     balance the simulation has already changed).
     """
     token = sim.route.token
+    # the snipers' reads share the largest holders' round trip, the siphon's the sells
+    holding = asyncio.ensure_future(holding_snipers(node, store, token, pools, skip))
+    try:
+        return await _analyse(node, store, limit, sim, pools, skip, holding)
+    finally:
+        holding.cancel()  # a no-op once it is done
+
+
+async def _analyse(
+    node: Node,
+    store: Store,
+    limit: int,
+    sim: Simulator,
+    pools: list[Pool],
+    skip: Set[str],
+    holding: asyncio.Future[list[tuple[str, int]]],
+) -> HolderStats | None:
+    token = sim.route.token
     found = await largest_holders(node, store, limit, token, pools)
     people = [p for p in found if p[0] not in skip]
     if not people:
         return None
     cap = pool_sell_limit(sim)
     sells = capped(people, cap)
-    # the siphon's reads overlap the sells
     siphon = asyncio.ensure_future(
         siphoned_holders(node.rpc, store, node.id, token, [a for a, _ in people])
     )
@@ -50,10 +67,10 @@ async def analyse_holders(
         sold = await sell_all(sim, sells)
         siphoned = await siphon
     finally:
-        siphon.cancel()  # a no-op once it is done
+        siphon.cancel()
     results = [replace(r, siphoned=True) if r.holder in siphoned else r for r in sold]
     over = sum(1 for (_, b), (_, c) in zip(people, sells, strict=True) if c < b)
-    snipers = await _sniper_sells(node, store, sim, pools, skip, results)
+    snipers = await _sniper_sells(sim, await holding, results)
     stats = aggregate(results)
     if over:
         stats = replace(stats, sold_at_pool_limit=over, pool_limit_wei=cap)
@@ -65,19 +82,14 @@ async def analyse_holders(
 
 
 async def _sniper_sells(
-    node: Node,
-    store: Store,
-    sim: Simulator,
-    pools: list[Pool],
-    skip: Set[str],
-    analysed: list[HolderSell],
+    sim: Simulator, holding: list[tuple[str, int]], analysed: list[HolderSell]
 ) -> list[HolderSell]:
-    """Sell results of the snipers that still hold a balance and are not contracts.
+    """Sell results of the snipers that still hold a balance and are not contracts
+    (``holding``: :func:`holding_snipers`).
 
     Snipers already among the analysed holders reuse their result; the others sell now
     (capped at what the pool can take, as for every holder).
     """
-    holding = await holding_snipers(node, store, sim.route.token, pools, skip)
     if not holding:
         return []
     known = {r.holder: r for r in analysed}
