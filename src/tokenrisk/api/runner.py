@@ -56,7 +56,7 @@ class Runner:
     admission: Admission
     opened: Service | None = None  # the composition root, once the app has started
     supervisor: NodeSupervisor | None = None  # of the local nodes, while serving
-    head_reuse: float = 0.0  # seconds a head read for one request serves others' lookups
+    head_reuse: float = 0.0  # seconds a head read for one request keys others' lookups
 
     @property
     def service(self) -> Service:
@@ -75,10 +75,11 @@ class Runner:
         """Answer from the cache when the chain head(s) still match, else compute once
         (however many requests, in however many workers, ask for it meanwhile) and store.
 
-        The lookup uses a head read at most ``head_reuse`` seconds ago (by any request
-        of this worker), so a hit usually costs no round trip to the node; a miss reads
-        the heads afresh before it computes, so nothing is computed at an old head.
-        The head reads count against the deadline too.
+        The lookup reads each chain's head; with ``head_reuse`` set it uses a head read
+        at most that many seconds ago (by any request of this worker), so a hit usually
+        costs no round trip to the node, and a miss reads the heads afresh before it
+        computes, so nothing is computed at an old head.  The head reads count against
+        the deadline too.
         """
         body, how = await self._timed(lambda: self._lookup(endpoint, chain_id, params, work))
         return JSONBytes(body, headers={"X-Cache": how})
