@@ -269,13 +269,15 @@ async def test_pairs_read_only_the_events_after_the_head_they_were_read_at(
     assert starts and set(starts) == {head + 1}
 
 
+@pytest.mark.parametrize("choose", [None, capped], ids=["events", "history"])
 async def test_a_revert_makes_kept_creations_be_read_again(
-    make: Callable[..., Any], fresh: str, devnet: RunningDevnet
+    make: Callable[..., Any], fresh: str, devnet: RunningDevnet, choose: Chooser | None
 ) -> None:
     """The kept events and creations hold only while their blocks do: after a revert a
     pool created again (same address, another block and transaction) is reported with
-    its new creation by GetPairs and IsHoneypot alike."""
-    svc, _ = make(None)
+    its new creation by GetPairs and IsHoneypot alike, from the events or (on a node
+    that caps log ranges) from the node's history."""
+    svc, _ = make(choose)
     rpc = RpcClient(devnet.url)
     try:
         snapshot = await rpc.call("evm_snapshot", [])

@@ -132,11 +132,14 @@ async def complete(
 
 async def pool_creation(node: Node, pool: Pool) -> dex.Creation | None:
     """The creation of one pool (registry DEX) from history; None when the node cannot
-    tell (no old state, no logs for the block).  Kept on the Node once found."""
+    tell (no old state, no logs for the block).  Kept on the Node once found, and used
+    again while its block still has the hash it had (one header read)."""
     key = pool.address.lower()
     known = node.created.value(key)
     if known is not None:
-        return known
+        if dex.current(known, await dex.block_stamps(node.rpc, [known.block])):
+            return known
+        node.created.forget(key)  # a reorg or a revert: search again
     head = await node.head()
     block = await creation_block(node.rpc, pool.address, head.number)
     found = await _event_in(node, pool, block) if block is not None else None
