@@ -32,6 +32,10 @@ from tokenrisk.model import Pool
 
 _RANGE_CODES = frozenset({-32005, -32602, -32614})
 """JSON-RPC codes providers use for "ask for less" (limit exceeded, invalid params)."""
+REREAD = 4
+"""Blocks up to the kept head that a later lookup reads again: behind a load balancer
+one backend may answer a head another has not yet indexed logs for; the kept events
+are then completed by the next lookup instead of missing that block for good."""
 _RANGE_TEXT = (
     "range",
     "too many blocks",
@@ -60,8 +64,9 @@ async def creations(node: Node, token: str) -> list[dex.Creation] | None:
     too wide): then :func:`complete` looks each pool up in the node's history.
 
     Incremental: the events up to the head they were last read at are kept on the Node
-    with that head's hash; a later lookup reads only the blocks after it, and checks in
-    the same round trip that the chain still has that block (else it reads them all).
+    with that head's hash; a later lookup reads only the blocks after it (and the last
+    :data:`REREAD` before it), and checks in the same round trip that the chain still
+    has that block (else it reads them all).
     """
     if (await node.capabilities()).get_logs_max_range is not None:
         return None
@@ -72,7 +77,7 @@ async def creations(node: Node, token: str) -> list[dex.Creation] | None:
             through, hash_, known = kept
             block, fresh = await asyncio.gather(
                 node.rpc.call("eth_getBlockByNumber", [hex(through), False]),
-                _events(node, token, through + 1, head.number),
+                _events(node, token, max(0, through + 1 - REREAD), head.number),
             )
             if isinstance(block, dict) and str(block.get("hash", "")).lower() == hash_:
                 found = {c.pool: c for c in (*known, *fresh)}
