@@ -120,7 +120,7 @@ async def test_a_large_plan_is_decoded_typed_into_the_plain_outcome(fits: list[b
     node = FakeNode({"eth_simulateV1": reply})
     sim = simulator(node)
     plan = group(sim)
-    assert len(plan.blocks) >= engine.LARGE_PLAN
+    assert len(plan.blocks) >= engine.LARGE_SIMULATION
     (outcome,) = await sim.run([plan])
     assert fits == [True]
     plain = engine._outcome(plan, reply(plan.params()))  # the plain JSON path

@@ -25,7 +25,7 @@ balance above this reverts (``UniswapV2: OVERFLOW``), whoever the seller is."""
 _BATCH = 50  # lone holder sells per JSON-RPC batch
 _IN_FLIGHT = 4
 """Groups (or batches of lone sells) sent at once: each group is a request of its own
-with a typed reply (``simulate.engine.LARGE_PLAN``), so the node runs them on all its
+with a typed reply (``chain.coalesce.LARGE_SIMULATION``), so the node runs them on all its
 cores."""
 GROUP = 50
 """Holder sells in one simulation (one block each).  Fewer, larger simulations cost the

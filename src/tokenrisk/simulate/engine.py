@@ -30,6 +30,7 @@ from typing import Any
 import msgspec
 
 from tokenrisk.chain.abi import decode_revert
+from tokenrisk.chain.coalesce import LARGE_SIMULATION
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.chain.tokens import decode_uint
 from tokenrisk.errors import CallReverted, MalformedResponse
@@ -255,11 +256,6 @@ def _outcome(plan: Plan, reply: Any) -> Outcome:
     return Outcome(out, dict(plan.actors))
 
 
-LARGE_PLAN = 10
-"""Blocks from which a plan is sent on its own and decoded typed (a holder-sell group):
-its reply is hundreds of KiB, mostly block headers and log metadata never read."""
-
-
 class Simulator:
     """Runs plans for one route on one node at one head block."""
 
@@ -290,7 +286,7 @@ class Simulator:
         A simulation the EVM failed as a whole is returned as its CallReverted; any
         other node error raises (it says nothing about the token).
         """
-        large = [i for i, plan in enumerate(plans) if len(plan.blocks) >= LARGE_PLAN]
+        large = [i for i, plan in enumerate(plans) if len(plan.blocks) >= LARGE_SIMULATION]
         small = [i for i in range(len(plans)) if i not in set(large)]
         replies: list[Any] = [None] * len(plans)
         sent = [self._typed(plans[i]) for i in large]
