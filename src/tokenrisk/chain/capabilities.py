@@ -42,6 +42,20 @@ class Capabilities:
     trace_call: bool
     state_override: bool
     get_logs_max_range: int | None
+    simulate_max_blocks: int = 256
+    """Most blocks an ``eth_simulateV1`` may end past its base block (the spec's 256;
+    providers cap it lower, e.g. 16).  Plans never span more (NODES.md)."""
+    call_block_overrides: bool = True
+    """``eth_call`` honours a 4th parameter of block overrides (number, time, ...)."""
+    max_batch: int | None = None
+    """Most requests one JSON-RPC batch may hold; None when no limit was seen."""
+    archive_depth: int | None = None
+    """How many blocks below the head state can still be read (128 on a full geth);
+    None for an archive node (all of history)."""
+    otterscan: bool = False
+    """``ots_*`` methods answer (erigon, reth, anvil)."""
+    access_list: bool = False
+    """``eth_createAccessList`` answers."""
 
     def missing(self) -> tuple[str, ...]:
         """Names of the unsupported features, for logs and docs."""

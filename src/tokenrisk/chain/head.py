@@ -36,6 +36,9 @@ class ChainHead:
     hash: str
     timestamp: int  # unix seconds, the block's own clock
     read_at: float = field(default=0.0, compare=False, repr=False)  # monotonic, when asked
+    base_fee: int = 0  # wei; 0 for a block without ``baseFeePerGas`` (pre-London chains)
+    gas_limit: int = 30_000_000  # the block's gas limit; simulations stay within it
+    miner: str = "0x0000000000000000000000000000000000000000"  # the block's fee recipient
 
 
 _REQUEST_HEADS: ContextVar[dict[int, asyncio.Task[ChainHead]] | None] = ContextVar(
@@ -92,6 +95,9 @@ def parse_head(block: Any, read_at: float = 0.0) -> ChainHead:
             hash=str(block["hash"]).lower(),
             timestamp=int(block["timestamp"], 16),
             read_at=read_at,
+            base_fee=int(block.get("baseFeePerGas") or "0x0", 16),
+            gas_limit=int(block.get("gasLimit") or "0x1c9c380", 16),
+            miner=str(block.get("miner") or "0x" + "0" * 40).lower(),
         )
     except (TypeError, KeyError, ValueError) as exc:
         raise MalformedResponse("node sent a block without number, hash or timestamp") from exc
