@@ -127,6 +127,8 @@ class SimulationReport:
     delayed_sell_reason: str | None = None
     via_liquidity_simulation: bool = False
     notes: tuple[str, ...] = ()
+    # what the node's limits left unchecked, one sentence each ("<check>: <why>")
+    unchecked: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
