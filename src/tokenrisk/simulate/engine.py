@@ -452,7 +452,7 @@ class Simulator:
         except RpcError as exc:
             if isinstance(exc, CallReverted) or not too_many_blocks(exc):
                 raise
-            cap = self.limits.lower(max(plan.span for plan in plans))
+            cap = self.limits.lower(max(plan.span for plan in plans), exc.message)
             if self.learned is not None:
                 self.learned(cap)
             raise

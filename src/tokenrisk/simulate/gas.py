@@ -24,6 +24,7 @@ holds what its calls cost plus a modest extra (:func:`funds`), never an absurd b
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -50,10 +51,14 @@ class NodeLimits:
     block_overrides: bool = True  # eth_call honours its 4th parameter (number, time)
     request_gas: int = REQUEST_GAS
 
-    def lower(self, span: int) -> int:
-        """Learn from a refused ``span``: the next common cap below it; returns the cap."""
-        caps = [c for c in (128, 64, 32, 16, 8, 4, 2) if c < span]
-        self.max_blocks = min(self.max_blocks, caps[0] if caps else 1)
+    def lower(self, span: int, message: str = "") -> int:
+        """Learn from a refused ``span``: the cap the node's ``message`` names (the
+        smallest number in it below the span), else the next common cap below it
+        (providers use 16); returns the new cap."""
+        named = [int(n) for n in re.findall(r"\d+", message) if 0 < int(n) < span]
+        common = [c for c in (128, 64, 32, 16, 8, 4, 2) if c < span]
+        cap = min(named) if named else common[0] if common else 1
+        self.max_blocks = min(self.max_blocks, cap)
         return self.max_blocks
 
 

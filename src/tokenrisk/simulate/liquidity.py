@@ -133,8 +133,10 @@ async def simulate_pool(
 async def _reserves(
     rpc: RpcClient, prelude: dict[str, Any], token: str, weth: str, pair: str, head: Head
 ) -> tuple[int, int]:
-    reads = [balance_of(token, pair, pair), balance_of(weth, pair, pair)]
-    probe = {"calls": [{**c, "gas": hex(_CALL_GAS)} for c in reads]}
+    provider = prelude["calls"][0]["from"]  # funded for these reads too (its extra)
+    reads = [balance_of(token, pair, provider), balance_of(weth, pair, provider)]
+    gas_price = prelude["calls"][0]["gasPrice"]
+    probe = {"calls": [{**c, "gas": hex(_CALL_GAS), "gasPrice": gas_price} for c in reads]}
     calls = (await _run(rpc, [prelude, probe], head))[1]["calls"]
     token_res, weth_res = (parse_call(c).uint or 0 for c in calls)
     return token_res, weth_res

@@ -323,6 +323,14 @@ async def _try_all(
 
 
 _BY_BLOCKS = "future sells by block count"
+NOT_CHECKED = "not checked: "
+"""How a note of the scan that names what it left unchecked begins (see :func:`unchecked`)."""
+
+
+def unchecked(result: OwnerPowers | None) -> tuple[str, ...]:
+    """What the scan left unchecked, ``"<check>: <why>"`` each (from its notes)."""
+    notes = result.notes if result is not None else ()
+    return tuple(n.removeprefix(NOT_CHECKED) for n in notes if n.startswith(NOT_CHECKED))
 
 
 async def _counted(sim: Simulator, amount: int) -> tuple[list[str | None], tuple[str, ...]]:
@@ -330,14 +338,14 @@ async def _counted(sim: Simulator, amount: int) -> tuple[list[str | None], tuple
     :data:`FUTURE` horizon, and what left them unchecked (a note)."""
     none: list[str | None] = [None] * len(FUTURE)
     if not sim.limits.block_overrides:
-        return none, (f"{_BY_BLOCKS}: not checked, the node ignores eth_call block overrides",)
+        return none, (f"{NOT_CHECKED}{_BY_BLOCKS}: the node ignores eth_call block overrides",)
     slot = None
     if sim.token_slot is not None:
         await asyncio.wait([sim.token_slot])  # the journey may cancel it: then no slot
         if not sim.token_slot.cancelled() and sim.token_slot.exception() is None:
             slot = sim.token_slot.result()
     if slot is None:
-        return none, (f"{_BY_BLOCKS}: not checked, the token's balance slot was not found",)
+        return none, (f"{NOT_CHECKED}{_BY_BLOCKS}: the token's balance slot was not found",)
     ahead = [(seconds // 12, seconds) for _, seconds in FUTURE]
     found = await sells_ahead(sim, slot, max(1, amount), ahead)
     return (none if found is None else found), ()
