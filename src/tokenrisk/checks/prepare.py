@@ -117,7 +117,9 @@ async def prepare(
     )
     if dex.base_reserve(pool) == 0 or dex.token_reserve(pool) == 0:
         return _failed(node, route, funding, "insufficient liquidity: the pool is empty", made)
-    slot = asyncio.create_task(find_balance_slot(node.rpc, token, cache=trading.slots))
+    slot = asyncio.create_task(
+        find_balance_slot(node.rpc, token, sim.base.tag, cache=trading.slots)
+    )
     sim.token_slot = slot
     return Prepared(node, route, funding, sim, slot, None, made)
 
