@@ -89,6 +89,19 @@ def connect_devnet(
     return Service(settings, Nodes({chain.id: Node(entry, client)}), verifier, store, [], sem)
 
 
+async def start_service(settings: Settings) -> Service:
+    """:func:`open_service` (in a thread), then every node's chain id checked: a node
+    serving another chain stops the start with ChainMismatch (after closing what was
+    opened), naming both chains and never the URL."""
+    service = await asyncio.to_thread(open_service, settings)
+    try:
+        await service.nodes.verify_chains()
+    except BaseException:
+        await service.close()
+        raise
+    return service
+
+
 def open_service(settings: Settings) -> Service:
     """Start nodes and clients for every configured chain (blocking: call before serving)."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -104,7 +117,8 @@ def open_service(settings: Settings) -> Service:
             started.append(fork)
             url = fork.url
         label = f"chain {chain.id} node"
-        nodes[chain.id] = Node(chain, wiring.client(settings, url or "", chain.id, label))
+        rpc = wiring.client(settings, url or "", chain.id, label, node_cfg.max_batch)
+        nodes[chain.id] = Node(chain, rpc)
     if settings.devnet:
         url, manifest, build_dir = processes.devnet_node(settings, started)
         chain = devnet_chain(manifest)
