@@ -98,6 +98,9 @@ async def test_the_simulate_cap_is_the_widest_span_answered(cap: int, learnt: in
 async def test_archive_depth_is_the_deepest_state_read(kept: int | None, depth: int | None) -> None:
     caps = await probe(ScriptedNode(kept_states=kept))
     assert caps.archive_depth == depth
+    # the search floor: the shallowest block without state (never above a kept one)
+    floors = {128: HEAD - 1024, 2000: HEAD - 65536, 0: HEAD - 16, None: 0}
+    assert caps.state_floor() == floors[kept]
 
 
 async def test_missing_extras_are_absent_not_failures() -> None:

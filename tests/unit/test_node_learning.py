@@ -21,7 +21,7 @@ class CountingNode(Node):
 def fresh(monkeypatch: pytest.MonkeyPatch) -> Node:
     async def probe(rpc: Any) -> Capabilities:
         CountingNode.probes += 1
-        return Capabilities(True, True, True, None, probed_head=1000, archive_depth=127)
+        return Capabilities(True, True, True, None, oldest_state=873, archive_depth=127)
 
     monkeypatch.setattr(node_module, "probe_capabilities", probe)
     CountingNode.probes = 0

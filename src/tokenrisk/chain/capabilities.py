@@ -64,19 +64,17 @@ class Capabilities:
     """``ots_*`` methods answer (erigon, reth, anvil)."""
     access_list: bool = False
     """``eth_createAccessList`` answers."""
-    probed_head: int = 0
-    """The head block the probe read (where ``archive_depth`` was measured from)."""
+    oldest_state: int = 0
+    """A block at or below which the probe found no state (0 on an archive node): the
+    floor of history searches.  Absolute, and deliberately low: the shallowest depth
+    that failed, so a node whose kept window grows (anvil keeps every state from its
+    start) or moves up (a full node) never has a contract's creation searched above
+    its real block; reads below a node's window only cost a few StateUnavailable
+    answers, read as "no code seen"."""
 
     def state_floor(self) -> int:
-        """The oldest block whose state the node kept when probed: 0 on an archive node.
-
-        Absolute, not ``head - archive_depth`` of a later head: a node loaded from a
-        state dump (anvil) keeps every state from its start on, so its depth grows; a
-        full node's window moves up, and a search that starts below it only reads a few
-        states more (each answered StateUnavailable, read as "no code seen")."""
-        if self.archive_depth is None:
-            return 0
-        return max(0, self.probed_head - self.archive_depth)
+        """The oldest block a history search needs to read (:attr:`oldest_state`)."""
+        return self.oldest_state
 
     def limits(self) -> str:
         """The node's limits in one line, for the log."""
@@ -175,7 +173,7 @@ async def probe_capabilities(rpc: RpcClient) -> Capabilities:
     simulate_v1 = _present(simulate) and isinstance(simulate, list)
     state_override = _present(override) and _returns_42(override)
     at = int(head, 16)
-    cap, depth, logs = await _pinned_probes(rpc, at, simulate_v1)
+    cap, (depth, oldest), logs = await _pinned_probes(rpc, at, simulate_v1)
     return Capabilities(
         simulate_v1=simulate_v1,
         trace_call=_present(trace) and isinstance(trace, dict),
@@ -188,7 +186,7 @@ async def probe_capabilities(rpc: RpcClient) -> Capabilities:
         # optional extras: any error at all means "not used" (no need to fail the probe)
         otterscan=isinstance(ots, int) and not isinstance(ots, bool),
         access_list=isinstance(access, dict) and "accessList" in access,
-        probed_head=at,
+        oldest_state=oldest,
     )
 
 
@@ -201,8 +199,9 @@ def _is_number(result: Any) -> bool:
 
 async def _pinned_probes(
     rpc: RpcClient, head: int, simulate_v1: bool
-) -> tuple[int, int | None, int | None]:
-    """(simulate block cap, archive depth, eth_getLogs range): one batch at ``head``."""
+) -> tuple[int, tuple[int | None, int], int | None]:
+    """(simulate block cap, (archive depth, oldest state), eth_getLogs range): one
+    batch pinned at ``head``."""
     spans = SIMULATE_SPANS if simulate_v1 else ()
     depths = [d for d in STATE_DEPTHS if head - d > 1]
     blocks = [head - d for d in depths] + ([1] if head > 1 else [])
@@ -213,13 +212,19 @@ async def _pinned_probes(
     sims, states = replies[: len(spans)], replies[len(spans) : len(spans) + len(blocks)]
     logs = replies[len(spans) + len(blocks) :]
     worked = [span for span, reply in zip(spans, sims, strict=True) if isinstance(reply, list)]
-    cap = max(worked, default=1)
-    read = [isinstance(reply, str) for reply in states]
+    return max(worked, default=1), _state_reach(head, blocks, states), _widest(logs)
+
+
+def _state_reach(head: int, blocks: list[int], replies: list[Any]) -> tuple[int | None, int]:
+    """(archive depth, oldest state) from the state reads at ``blocks`` (deepest last):
+    the depth is the deepest read answered (None when block 1's was: an archive node),
+    the floor the shallowest that failed (see ``Capabilities.oldest_state``)."""
+    read = [isinstance(reply, str) for reply in replies]
     if not blocks or read[-1]:
-        depth = None  # block 1's state (or a chain that young): an archive node
-    else:
-        depth = max((d for d, ok in zip(depths, read, strict=False) if ok), default=0)
-    return cap, depth, _widest(logs)
+        return None, 0
+    depth = max((head - b for b, ok in zip(blocks, read, strict=True) if ok), default=0)
+    floor = max(b for b, ok in zip(blocks, read, strict=True) if not ok)
+    return depth, floor
 
 
 def _simulate_span(head: int, span: int) -> tuple[str, list[Any]]:
