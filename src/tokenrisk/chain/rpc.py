@@ -342,6 +342,8 @@ class RpcClient:
         self._url = url
         self._ids = itertools.count(1)
         self._lean = _lean_client(url, label, self.settings) if transport is None else None
+        if self._lean is not None and expect_chain_id is not None:
+            self._lean.greeting = (_CHAIN_ID_REQUEST, self._greeted)
         self._http: httpx.AsyncClient | None = None
         if self._lean is None:
             limits = httpx.Limits(max_connections=self.settings.max_connections)
@@ -469,6 +471,8 @@ class RpcClient:
             await self.identity.ensure(self._read_chain_id)
             try:
                 return await self._post_once(payload, typed)
+            except ChainMismatch:
+                raise
             except NodeUnavailable as exc:
                 if not isinstance(exc, NodeThrottled):
                     self.identity.lost()  # whoever answers next must show its chain id
@@ -476,6 +480,16 @@ class RpcClient:
                     raise
                 await asyncio.sleep(self.settings.backoff * (2**attempt))
         raise AssertionError("unreachable")
+
+    def _greeted(self, status: int, body: bytes) -> None:
+        """The check of a new connection's ``eth_chainId`` (:mod:`~tokenrisk.chain.http11`
+        greets every new connection with it): ChainMismatch refuses the node."""
+        _check_status(self.label, status)
+        reply = decode_reply(body, self.settings.max_depth)
+        served = int(_checked("eth_chainId", _result_of(reply)), 16)
+        wrong = self.identity.saw(served)
+        if wrong is not None:
+            raise wrong
 
     async def verify_chain(self) -> None:
         """Ask the node for its chain id now (start-up); raises ChainMismatch, or the
@@ -558,6 +572,7 @@ class RpcClient:
 
 
 JSON_HEADERS = {"Content-Type": "application/json"}
+_CHAIN_ID_REQUEST = b'{"jsonrpc":"2.0","id":0,"method":"eth_chainId","params":[]}'
 
 
 def _raise_refused_batch(status: int, body: bytes) -> None:
@@ -626,13 +641,22 @@ class ChainIdentity:
                 raise wrong
             if self._known:
                 return
-            self.served = await read()
-            wrong = self.mismatch
+            wrong = self.saw(await read())
             if wrong is not None:
-                self._refused_at = time.monotonic()
-                log.warning("%s", wrong.message)
                 raise wrong
+
+    def saw(self, served: int) -> ChainMismatch | None:
+        """The node reported ``served``: the error to refuse it with, or None."""
+        self.served = served
+        wrong = self.mismatch
+        if wrong is None:
             self._known = True
+            return None
+        if self._known or time.monotonic() - self._refused_at >= self.recheck:
+            log.warning("%s", wrong.message)
+        self._known = False
+        self._refused_at = time.monotonic()
+        return wrong
 
 
 def _lean_client(url: str, label: str, settings: RpcSettings) -> Http11 | None:
