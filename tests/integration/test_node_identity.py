@@ -173,3 +173,21 @@ async def test_a_matching_node_starts_and_is_asked_once(
         assert (await node.head()).number > 0
     finally:
         await service.close()
+
+
+async def test_a_fork_mode_node_knows_its_fork_block(
+    upstream: RunningDevnet, tmp_path: Path
+) -> None:
+    chain_id = int(upstream.manifest.get("chainId", 31337))
+    settings = Settings(
+        devnet=False,
+        data_dir=tmp_path,
+        nodes=(ChainNode(id=chain_id, fork_url=upstream.url),),
+        chains=(devnet_entry(upstream.manifest),),
+    )
+    service = await start_service(settings)
+    try:
+        node = service.nodes.node(chain_id)
+        assert node.fork_block == await _head(upstream.url) == (await node.head()).number
+    finally:
+        await service.close()

@@ -15,6 +15,7 @@ import math
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from tokenrisk.caching import MemoryCache
 from tokenrisk.chain.capabilities import SIMULATE_SPANS, Capabilities, probe_capabilities
@@ -46,6 +47,17 @@ def _creations() -> MemoryCache[str, Creation]:
     return MemoryCache(CREATIONS_KEPT)
 
 
+class Fork(Protocol):
+    """A fork node's view (fork mode: :class:`tokenrisk.devnet.node.ForkState`)."""
+
+    @property
+    def block(self) -> int | None:
+        """The upstream block the current fork was made at."""
+
+    def age(self) -> float:
+        """Seconds since that fork was made."""
+
+
 Scanned = tuple[int, str, tuple[Creation, ...]]
 """The head (number, hash) through which a token's creation events were read, and the
 pools they announced."""
@@ -70,6 +82,8 @@ class Node:
     rpc: RpcClient
     created: MemoryCache[str, Creation] = field(default_factory=_creations, repr=False)
     scanned: MemoryCache[str, Scanned] = field(default_factory=_scanned, repr=False)
+    fork: Fork | None = field(default=None, repr=False)
+    """Fork mode: the local fork this chain's node is (its block goes into answers)."""
     _capabilities: Capabilities | None = field(default=None, repr=False)
     _probing: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
     _seen: tuple[int, float, ChainHead] | None = field(default=None, repr=False)
@@ -105,6 +119,13 @@ class Node:
         if self._seen is None or self._seen[1] <= head.read_at:
             self._seen = (id(rpc), head.read_at, head)
         return head
+
+    @property
+    def fork_block(self) -> int | None:
+        """Fork mode: the upstream block the node's current fork was made at; None for
+        a node that is not a fork.  Checks run at the fork's head, so this is the block
+        an answer describes."""
+        return self.fork.block if self.fork is not None else None
 
     @property
     def probed(self) -> bool:
