@@ -67,13 +67,7 @@ async def limits_of(node: Node) -> NodeLimits:
 def _learner(node: Node) -> Callable[[int], None]:
     """Keeps a smaller block cap the node taught (see ``Simulator.run``) on the Node, so
     later checks plan within it from the start."""
-
-    def learned(cap: int) -> None:
-        lower = getattr(node, "lower_simulate_cap", None)
-        if callable(lower):
-            lower(cap)
-
-    return learned
+    return node.learn_simulate_cap
 
 
 def _failed(

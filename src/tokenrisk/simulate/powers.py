@@ -79,6 +79,11 @@ class ScanBounds:
     max_trials: int = 60
     storage_slots: int = 16
     deadline: float = 3.0
+    otterscan: bool = True
+    """The node serves ``ots_*`` (probed): the deployer is asked of it, else searched."""
+    state_floor: int = 0
+    """The oldest block whose state the node kept when probed (0: all): the deployer
+    search stays above it."""
 
 
 @dataclass(frozen=True)
@@ -147,7 +152,14 @@ async def _scan(
     known = cache.facts_at(at)
     if known is None:
         facts = await owners.read_facts(rpc, token, bounds.storage_slots, sim.base.tag)
-        deployer = await owners.deployer(rpc, chain_id, token, cache.deployers)
+        deployer = await owners.deployer(
+            rpc,
+            chain_id,
+            token,
+            cache.deployers,
+            otterscan=bounds.otterscan,
+            state_floor=bounds.state_floor,
+        )
         known = (facts, await owners.callers(rpc, facts, deployer, sim))
         cache.put_facts(at, known)
     facts, callers = known
