@@ -13,9 +13,9 @@ import asyncio
 import logging
 import math
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 from tokenrisk.caching import MemoryCache
 from tokenrisk.chain.capabilities import SIMULATE_SPANS, Capabilities, probe_capabilities
@@ -88,6 +88,10 @@ class Node:
     _probing: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
     _seen: tuple[int, float, ChainHead] | None = field(default=None, repr=False)
     _reprobed_at: float = field(default=-math.inf, repr=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.rpc, RpcClient):
+            self.rpc.watcher = self.observe  # the Node last built on a client learns
 
     @property
     def id(self) -> int:
@@ -182,8 +186,37 @@ class Node:
         elif isinstance(error, MethodUnsupported):
             self.reprobe()
 
+    def observe(self, method: str, params: Sequence[Any], error: RpcError) -> None:
+        """The client's watcher: every node error but reverts passes here.  A
+        simulation refused as too long lowers the cap (its span read from the request);
+        a probed method now "not found" makes the next use probe again."""
+        if method == "eth_simulateV1" and (
+            error.code == -38026 or "too many blocks" in error.message
+        ):
+            self.learn(error, span=simulated_span(params))
+        elif isinstance(error, MethodUnsupported) and method in PROBED_METHODS:
+            self.learn(error)
+
     async def aclose(self) -> None:
         await self.rpc.aclose()
+
+
+PROBED_METHODS = frozenset({"eth_simulateV1", "debug_traceCall", "eth_createAccessList"})
+"""Methods whose presence the probe decides; "method not found" for one contradicts it."""
+
+
+def simulated_span(params: Sequence[Any]) -> int | None:
+    """How many blocks an ``eth_simulateV1`` request ends past its base: the last
+    block's number minus the base's, when both are numbers, else the count of blocks."""
+    try:
+        blocks = params[0]["blockStateCalls"]
+        last = (blocks[-1].get("blockOverrides") or {}).get("number")
+        base = params[1] if len(params) > 1 else None
+        if isinstance(last, str) and isinstance(base, str) and base.startswith("0x"):
+            return int(last, 16) - int(base, 16)
+        return len(blocks)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+        return None
 
 
 class Nodes(Mapping[int, Node]):
