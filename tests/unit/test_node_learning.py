@@ -100,3 +100,23 @@ def test_the_span_of_a_simulation() -> None:
     assert simulated_span(simulation(100, 356)) == 256
     assert simulated_span([{"blockStateCalls": [{}, {}, {}]}, "latest"]) == 3
     assert simulated_span([]) is None
+
+
+async def test_a_node_back_from_an_outage_is_probed_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Identity:
+        verified = 1
+
+    class Client:
+        identity = Identity()
+
+    node = fresh(monkeypatch)
+    node.rpc = Client()  # type: ignore[assignment]
+    await node.capabilities()
+    await node.capabilities()
+    assert CountingNode.probes == 1
+    Client.identity.verified = 2  # the chain id was shown again after an outage
+    await node.capabilities()
+    await node.capabilities()
+    assert CountingNode.probes == 2

@@ -88,6 +88,7 @@ class Node:
     _probing: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
     _seen: tuple[int, float, ChainHead] | None = field(default=None, repr=False)
     _reprobed_at: float = field(default=-math.inf, repr=False)
+    _verified_at: int = field(default=0, repr=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.rpc, RpcClient):
@@ -137,20 +138,32 @@ class Node:
         return self._capabilities is not None
 
     async def capabilities(self) -> Capabilities:
-        """The node's optional features, probed on first use and kept for the process.
+        """The node's optional features, probed on first use and kept; probed again
+        after the node came back from an outage (another node may answer at its URL)
+        and after :meth:`reprobe`.
 
-        Raises the transport errors of the probe; then nothing is kept and the next
+        Raises the transport errors of the probe; then nothing new is kept and the next
         call probes again.
         """
-        if self._capabilities is not None:
+        if self._capabilities is not None and not self._reconnected():
             return self._capabilities
         async with self._probing:
-            if self._capabilities is None:
+            if self._capabilities is None or self._reconnected():
+                self._verified_at = self._verified()
                 caps = await probe_capabilities(self.rpc)
                 lacks = ", ".join(caps.missing()) or "-"
                 log.info("chain %s node lacks: %s; %s", self.id, lacks, caps.limits())
                 self._capabilities = caps
             return self._capabilities
+
+    def _verified(self) -> int:
+        identity = getattr(self.rpc, "identity", None)
+        return int(getattr(identity, "verified", 0))
+
+    def _reconnected(self) -> bool:
+        """The node came back after an outage (it showed its chain id again since the
+        probe): it may be another node behind the same URL, so probe it again."""
+        return self._verified() > max(self._verified_at, 1)
 
     def learn_simulate_cap(self, blocks: int) -> None:
         """The node refused a simulation as too long (-38026 "too many blocks", or a

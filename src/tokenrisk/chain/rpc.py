@@ -634,6 +634,9 @@ class ChainIdentity:
         self.recheck = recheck
         self.served: int | None = None
         self._known = expected is None
+        self.verified = 0
+        """How often the node showed its chain id after it was unknown (start, each
+        outage): a Node probes its capabilities again when this moved."""
         self._refused_at = 0.0
         self._lock = asyncio.Lock()
 
@@ -669,6 +672,8 @@ class ChainIdentity:
         self.served = served
         wrong = self.mismatch
         if wrong is None:
+            if not self._known:
+                self.verified += 1
             self._known = True
             return None
         if self._known or time.monotonic() - self._refused_at >= self.recheck:
