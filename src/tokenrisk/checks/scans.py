@@ -16,6 +16,7 @@ from tokenrisk.errors import MethodUnsupported
 from tokenrisk.findings import OwnerPowers
 from tokenrisk.model import AirdropSummary, HolderStats, Pool
 from tokenrisk.simulate.powers import scan
+from tokenrisk.simulate.powers import unchecked as unchecked  # what a scan left unchecked
 
 
 async def airdrop(
