@@ -63,3 +63,30 @@ async def test_an_mcp_client_lists_and_calls_the_tools(
     holders = json.loads(_text(results["top_holders"]))
     assert 0 < len(holders["holders"]) <= 5
     assert bad.is_error and "400: address must be" in _text(bad)
+
+
+async def test_the_http_mount_serves_the_same_tools(
+    server_url: str, catalogue: list[dict[str, Any]]
+) -> None:
+    """``tokenrisk serve`` also serves the tools over streamable HTTP at ``/mcp``; a tool
+    call is an API request from the MCP caller (its errors come back as tool errors)."""
+    from mcp.client.streamable_http import streamable_http_client
+
+    entry = next(t for t in catalogue if t["pools"])
+    async with streamable_http_client(f"{server_url}/mcp") as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            listed = {t.name for t in (await session.list_tools()).tools}
+            pairs = await session.call_tool(
+                "get_pairs", {"address": entry["address"], "chain_id": CHAIN}
+            )
+            missing = await session.call_tool(
+                "top_holders",
+                {"address": "0x00000000000000000000000000000000000000aa", "chain_id": CHAIN},
+            )
+    assert listed == TOOLS
+    assert not pairs.is_error, _text(pairs)
+    assert pairs.structured_content is not None  # the SDK's structured output of a list
+    got = pairs.structured_content["result"]
+    assert {p["Pair"]["Address"] for p in got} == {p["address"].lower() for p in entry["pools"]}
+    assert missing.is_error and "404:" in _text(missing)

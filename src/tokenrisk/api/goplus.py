@@ -229,7 +229,9 @@ def _trade(analysis: Analysis | None, sim: SimulationReport | None) -> dict[str,
         "buy_tax": _tax(True, sim.buy_tax),
         "sell_tax": _tax(sim.sell_ok, sim.sell_tax),
         "cannot_sell_all": _flag(not sim.sell_ok or limited),
-        "trading_cooldown": _flag(sim.one_sell_per_block) if sim.transfer_ok else None,
+        # a cooldown seen is "1"; not seeing one proves nothing (a timed cooldown may
+        # not show in one simulated journey), so it is never "0"
+        "trading_cooldown": ONE if sim.one_sell_per_block else None,
         "is_anti_whale": _flag(sim.max_buy is not None or sim.max_sell is not None),
     }
 

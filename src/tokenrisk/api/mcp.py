@@ -4,13 +4,14 @@ the official ``mcp`` Python SDK (``MCPServer``).
 Four tools, each with a JSON schema the SDK derives from the typed signature:
 ``check_token`` (IsHoneypot), ``get_pairs`` (GetPairs), ``top_holders`` (TopHolders) and
 ``contract_verification`` (GetContractVerification).  Every tool call is one request to
-tokenrisk's own HTTP API (in process, through the ASGI app, or over HTTP), sent with the
-configured API key: so the tools have exactly the API's auth, tier limits, rate limits,
-results cache, deadline and error bodies.  A refused or failed call becomes a tool error
-whose text is the API's ``"<status>: <error>"`` (never a node's text or an RPC URL).
+tokenrisk's own HTTP API, in process through the ASGI app, with the caller's API key: so
+the tools have exactly the API's auth, tier limits, rate limits, results cache, deadline
+and error bodies.  A refused or failed call becomes a tool error whose text is the API's
+``"<status>: <error>"`` (never a node's text or an RPC URL).
 
-``tokenrisk mcp`` serves it on stdio (:func:`serve_stdio`); docs/mcp.md shows how an
-agent is configured.
+``tokenrisk mcp`` serves it on stdio (:func:`serve_stdio`); ``tokenrisk serve`` also
+serves it over streamable HTTP at ``/mcp`` (:func:`mount_http`).  docs/mcp.md shows how
+an agent is configured.
 """
 
 from __future__ import annotations
@@ -20,12 +21,16 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 import httpx
-from fastapi import FastAPI
-from mcp.server.mcpserver import MCPServer
+from fastapi import FastAPI, Request
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import Field
 
 KEY_HEADER = "X-API-KEY"
+LOCAL_CLIENT = ("127.0.0.1", 0)
+"""The client address of the stdio server's in-process calls (its rate-limit bucket
+when it has no key)."""
 
 Address = Annotated[str, Field(description="Token address: 0x + 40 hex digits.")]
 ChainId = Annotated[
@@ -35,20 +40,53 @@ Limit = Annotated[int | None, Field(description="Most rows to return (the tier b
 
 
 class Api:
-    """Calls tokenrisk's HTTP API with one key; answers its JSON or raises ToolError."""
+    """Calls tokenrisk's HTTP API in process (the ASGI app, no socket); answers its JSON
+    or raises ToolError.
 
-    def __init__(self, client: httpx.AsyncClient, key: str | None) -> None:
-        self.client = client
-        self.headers = {KEY_HEADER: key} if key else {}
+    ``key`` set (stdio): every call sends it.  ``key`` None (the HTTP mount): each call
+    sends the key of the MCP request that made it (``X-API-KEY``, ``Authorization``
+    with or without ``Bearer``, or ``apiKey``) and comes from that request's client
+    address, so the API's gate sees the real caller.
+    """
 
-    async def get(self, path: str, **params: Any) -> Any:
+    def __init__(self, app: FastAPI, key: str | None = None) -> None:
+        self.app = app
+        self.key = key
+
+    async def get(self, ctx: Context | None, path: str, **params: Any) -> Any:
+        key, client = self._caller(ctx)
         query = {k: str(v) for k, v in params.items() if v is not None}
-        reply = await self.client.get(path, params=query, headers=self.headers)
+        headers = {KEY_HEADER: key} if key else {}
+        transport = httpx.ASGITransport(app=self.app, client=client)
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://tokenrisk.local", timeout=None
+        ) as http:
+            reply = await http.get(path, params=query, headers=headers)
         body = _json(reply)
         if reply.status_code != 200:
             error = body.get("error", "failed") if isinstance(body, dict) else "failed"
             raise ToolError(f"{reply.status_code}: {error}")
         return body
+
+    def _caller(self, ctx: Context | None) -> tuple[str | None, tuple[str, int]]:
+        if self.key is not None or ctx is None:
+            return self.key, LOCAL_CLIENT
+        try:
+            request = ctx.request_context.request
+        except ValueError:
+            request = None
+        if not isinstance(request, Request):
+            return None, LOCAL_CLIENT
+        client = (request.client.host, request.client.port) if request.client else LOCAL_CLIENT
+        return request_key(request), client
+
+
+def request_key(request: Request) -> str | None:
+    """The API key an MCP HTTP request carries, as the API's gate would read it."""
+    auth = request.headers.get("authorization", "").strip()
+    if auth.lower().startswith("bearer "):
+        auth = auth[7:].strip()
+    return request.headers.get("x-api-key") or auth or request.query_params.get("apiKey")
 
 
 def _json(reply: httpx.Response) -> Any:
@@ -71,16 +109,20 @@ def build_server(api: Api) -> MCPServer:
         description="Can this token be sold after buying it, and at what cost? "
         "The IsHoneypot answer: verdict, taxes, limits, flags, owner powers."
     )
-    async def check_token(address: Address, chain_id: ChainId = None) -> dict[str, Any]:
-        result: dict[str, Any] = await api.get("/v2/IsHoneypot", address=address, chainID=chain_id)
+    async def check_token(
+        address: Address, ctx: Context, chain_id: ChainId = None
+    ) -> dict[str, Any]:
+        result: dict[str, Any] = await api.get(
+            ctx, "/v2/IsHoneypot", address=address, chainID=chain_id
+        )
         return result
 
     @server.tool(description="The token's pairs/pools by USD liquidity (GetPairs).")
     async def get_pairs(
-        address: Address, chain_id: ChainId = None, limit: Limit = None
+        address: Address, ctx: Context, chain_id: ChainId = None, limit: Limit = None
     ) -> list[dict[str, Any]]:
         result: list[dict[str, Any]] = await api.get(
-            "/v2/GetPairs", address=address, chainID=chain_id, limit=limit
+            ctx, "/v2/GetPairs", address=address, chainID=chain_id, limit=limit
         )
         return result
 
@@ -88,10 +130,11 @@ def build_server(api: Api) -> MCPServer:
     async def top_holders(
         address: Address,
         chain_id: Annotated[int, Field(description="Chain id (required here).")],
+        ctx: Context,
         limit: Limit = None,
     ) -> dict[str, Any]:
         result: dict[str, Any] = await api.get(
-            "/v1/TopHolders", address=address, chainID=chain_id, limit=limit
+            ctx, "/v1/TopHolders", address=address, chainID=chain_id, limit=limit
         )
         return result
 
@@ -99,28 +142,46 @@ def build_server(api: Api) -> MCPServer:
         description="Is the contract, and everything its buy and sell call, "
         "open source? (GetContractVerification)"
     )
-    async def contract_verification(address: Address, chain_id: ChainId = None) -> dict[str, Any]:
+    async def contract_verification(
+        address: Address, ctx: Context, chain_id: ChainId = None
+    ) -> dict[str, Any]:
         result: dict[str, Any] = await api.get(
-            "/v2/GetContractVerification", address=address, chainID=chain_id
+            ctx, "/v2/GetContractVerification", address=address, chainID=chain_id
         )
         return result
 
     return server
 
 
-@asynccontextmanager
-async def in_process(app: FastAPI, key: str | None) -> AsyncIterator[Api]:
-    """An :class:`Api` that calls ``app`` in this process (its lifespan started here:
-    the service opens on entry and closes on exit)."""
-    transport = httpx.ASGITransport(app=app)
-    async with app.router.lifespan_context(app):
-        async with httpx.AsyncClient(
-            transport=transport, base_url="http://tokenrisk.local", timeout=None
-        ) as client:
-            yield Api(client, key)
-
-
 async def serve_stdio(app: FastAPI, key: str | None) -> None:
-    """Serve the tools on stdin/stdout until the client closes them."""
-    async with in_process(app, key) as api:
-        await build_server(api).run_stdio_async()
+    """Serve the tools on stdin/stdout until the client closes them; the app's lifespan
+    runs here (the service opens on start and closes at the end)."""
+    async with app.router.lifespan_context(app):
+        await build_server(Api(app, key)).run_stdio_async()
+
+
+MOUNT_PATH = "/mcp"
+
+
+def mount_http(app: FastAPI) -> None:
+    """Serve the tools over streamable HTTP at ``/mcp`` inside ``app`` (stateless, JSON
+    answers).  Listing the tools needs no key (like ``/docs``); every tool call is one
+    API request with the caller's key and address (see :class:`Api`).  The SDK's
+    DNS-rebinding guard is off: the tools can do nothing the public API cannot."""
+    server = build_server(Api(app))
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    http = server.streamable_http_app(
+        streamable_http_path=MOUNT_PATH,
+        stateless_http=True,
+        json_response=True,
+        transport_security=security,
+    )
+    app.router.routes.extend(http.routes)
+    inner = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def with_sessions(scope: Any) -> AsyncIterator[Any]:
+        async with inner(scope) as state, server.session_manager.run():
+            yield state
+
+    app.router.lifespan_context = with_sessions
