@@ -90,3 +90,25 @@ async def test_the_http_mount_serves_the_same_tools(
     got = pairs.structured_content["result"]
     assert {p["Pair"]["Address"] for p in got} == {p["address"].lower() for p in entry["pools"]}
     assert missing.is_error and "404:" in _text(missing)
+
+
+async def test_the_tools_are_behind_the_api_keys(
+    catalogue: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    """With keys required, a tool call without the key is the API's 401; with it, it runs."""
+    entry = next(t for t in catalogue if t["pools"])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOKENRISK_")}
+    env |= {"TOKENRISK_DATA_DIR": str(tmp_path), "TOKENRISK_API_KEYS": "agent-key"}
+    command = str(Path(sys.executable).with_name("tokenrisk"))
+    answers = []
+    for args in (["mcp"], ["mcp", "--key", "agent-key"]):
+        params = StdioServerParameters(command=command, args=args, env=env)
+        with (tmp_path / "mcp.log").open("a") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    call = {"address": entry["address"], "chain_id": CHAIN}
+                    answers.append(await session.call_tool("get_pairs", call))
+    keyless, keyed = answers
+    assert keyless.is_error and "401:" in _text(keyless)
+    assert not keyed.is_error, _text(keyed)

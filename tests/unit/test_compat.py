@@ -196,3 +196,43 @@ def test_selfdestruct_is_an_instruction_not_push_data() -> None:
     assert not has_selfdestruct("0x60ff00")  # PUSH1 0xff, STOP
     assert not has_selfdestruct("0x7f" + "ff" * 32)  # PUSH32 of 0xff bytes
     assert has_selfdestruct("0x7f" + "ff" * 32 + "ff")
+
+
+# THE GOPLUS ROUTE'S GATE AND ERRORS (no node: the checks are never reached)
+
+
+async def test_goplus_route_keys_limits_and_codes() -> None:
+    import httpx
+
+    from tokenrisk.api.app import create_app
+    from tokenrisk.chain.node import Node, Nodes
+    from tokenrisk.checks.deps import HolderIndex
+    from tokenrisk.config import Settings
+    from tokenrisk.store.engine import create_store
+
+    class Service:
+        store = create_store("sqlite://")
+        processes: list[Any] = []
+        nodes = Nodes({1: Node(CHAIN, None)})  # type: ignore[arg-type]
+        index = HolderIndex(store)
+
+    settings = Settings(devnet=False, api_keys=frozenset({"k1"}), rate_limit_per_minute=3)
+    app = create_app(settings, Service())  # type: ignore[arg-type]
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    path = "/api/v1/token_security/{}"
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
+        refused = await http.get(path.format(1), params={"contract_addresses": TOKEN_ADDRESS})
+        assert refused.status_code == 401 and refused.json()["code"] == 4010
+        assert refused.json()["result"] is None
+        bearer = {"Authorization": "Bearer k1"}  # GoPlus's header, as its SDKs send it
+        chain = await http.get(
+            path.format(56), params={"contract_addresses": TOKEN_ADDRESS}, headers=bearer
+        )
+        assert (chain.status_code, chain.json()["code"]) == (200, goplus.CHAIN_NOT_SUPPORTED)
+        bad = await http.get(path.format(1), params={"contract_addresses": "0x12"}, headers=bearer)
+        assert (bad.status_code, bad.json()["code"]) == (200, goplus.ADDRESS_FORMAT_ERROR)
+        empty = await http.get(path.format(1), params={"contract_addresses": ""}, headers=bearer)
+        assert (empty.status_code, empty.json()["code"]) == (200, goplus.PARAM_ERROR)
+        limited = await http.get(path.format(1), params={"contract_addresses": ""}, headers=bearer)
+        assert limited.status_code == 429 and limited.json()["code"] == 4029  # 3 a minute
+        assert "Retry-After" in limited.headers
