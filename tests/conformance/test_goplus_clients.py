@@ -243,6 +243,9 @@ def test_errors_use_goplus_codes(server_url: str, catalogue: list[dict[str, Any]
             params={"contract_addresses": "0x00000000000000000000000000000000000000aa"},
         )
         assert nothing.json() == {"code": 1, "message": "OK", "result": {}}
+    two = [catalogue[0]["address"], catalogue[1]["address"]]
+    both = python_sdk(server_url, two)  # several tokens in one request, as GoPlus allows
+    assert both.code == 1 and set(both.result) == {a.lower() for a in two}
     python = python_sdk(server_url, ["0x1234"])
     assert python.code == 2004 and python.result is None
     (node,) = node_sdk(server_url, [[token]], chain="999999")

@@ -236,3 +236,16 @@ async def test_goplus_route_keys_limits_and_codes() -> None:
         limited = await http.get(path.format(1), params={"contract_addresses": ""}, headers=bearer)
         assert limited.status_code == 429 and limited.json()["code"] == 4029  # 3 a minute
         assert "Retry-After" in limited.headers
+        doc = (await http.get("/openapi.json")).json()  # no key, no rate limit
+    gp = doc["paths"]["/api/v1/token_security/{chain_id}"]["get"]
+    assert gp["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].endswith(
+        "/TokenSecurityResponse"
+    )
+    assert {p["name"] for p in gp["parameters"]} >= {"chain_id", "contract_addresses"}
+    v1 = doc["paths"]["/v1/IsHoneypot"]["get"]
+    assert v1["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].endswith(
+        "/LegacyHoneypotResponse"
+    )
+    assert {"MaxBuy", "BuyGas", "PairAddress"} <= set(
+        doc["components"]["schemas"]["LegacyHoneypotResponse"]["properties"]
+    )

@@ -16,7 +16,7 @@ import asyncio
 import json
 from typing import Any
 
-from fastapi import FastAPI, Query, Request
+from fastapi import FastAPI, Header, Query, Request
 from fastapi.responses import JSONResponse
 
 from tokenrisk.api import goplus
@@ -51,6 +51,11 @@ def add_goplus_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
         chain_id: str,
         contract_addresses: str | None = Query(
             None, description=f"Token addresses, comma separated (1 to {MAX_ADDRESSES})."
+        ),
+        authorization: str | None = Header(
+            None,
+            description="API key as GoPlus's SDKs send it (`Bearer` optional); "
+            "X-API-KEY and apiKey are accepted too.",
         ),
     ) -> JSONResponse:
         try:
