@@ -249,3 +249,35 @@ async def test_goplus_route_keys_limits_and_codes() -> None:
     assert {"MaxBuy", "BuyGas", "PairAddress"} <= set(
         doc["components"]["schemas"]["LegacyHoneypotResponse"]["properties"]
     )
+
+
+async def test_mcp_mount_serves_each_lifespan_and_leaves_logging_alone() -> None:
+    """``/mcp`` answers 503 outside a lifespan and the tools in each of two lifespans
+    (a session manager runs once); building the server adds no root log handler."""
+    import logging
+
+    import httpx
+    from fastapi import FastAPI
+
+    from tokenrisk.api.mcp import Api, build_server
+    from tokenrisk.api.mcp_http import mount_http
+
+    root = logging.getLogger()
+    kept, root.handlers = root.handlers, []  # as in `tokenrisk serve`: no root handler
+    try:
+        build_server(Api(FastAPI(), "key"))
+        assert root.handlers == []  # MCPServer's basicConfig did nothing
+    finally:
+        root.handlers = kept
+    app = FastAPI()
+    mount_http(app)
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    headers = {"Accept": "application/json, text/event-stream"}
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
+        assert (await http.post("/mcp", json=listing, headers=headers)).status_code == 503
+        for _ in range(2):
+            async with app.router.lifespan_context(app):
+                reply = await http.post("/mcp", json=listing, headers=headers)
+                tools = {t["name"] for t in reply.json()["result"]["tools"]}
+                assert tools == {"check_token", "get_pairs", "top_holders", "contract_verification"}

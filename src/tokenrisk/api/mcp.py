@@ -10,21 +10,21 @@ and error bodies.  A refused or failed call becomes a tool error whose text is t
 ``"<status>: <error>"`` (never a node's text or an RPC URL).
 
 ``tokenrisk mcp`` serves it on stdio (:func:`serve_stdio`); ``tokenrisk serve`` also
-serves it over streamable HTTP at ``/mcp`` (:func:`mount_http`).  docs/mcp.md shows how
+serves it over streamable HTTP at ``/mcp`` (:mod:`.mcp_http`).  docs/mcp.md shows how
 an agent is configured.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any
 
 import httpx
 from fastapi import FastAPI, Request
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import Field
 
 KEY_HEADER = "X-API-KEY"
@@ -96,14 +96,30 @@ def _json(reply: httpx.Response) -> Any:
         return None
 
 
+@contextmanager
+def logging_untouched() -> Iterator[None]:
+    """``MCPServer()`` calls ``logging.basicConfig`` (a rich handler on the root logger at
+    INFO), which would print every library's INFO lines, httpx's request URLs among
+    them, next to tokenrisk's own logs; a placeholder root handler meanwhile makes that
+    call a no-op."""
+    root = logging.getLogger()
+    placeholder = logging.NullHandler()
+    root.addHandler(placeholder)
+    try:
+        yield
+    finally:
+        root.removeHandler(placeholder)
+
+
 def build_server(api: Api) -> MCPServer:
     """The MCP server with the four tools, each one API request through ``api``."""
-    server: MCPServer = MCPServer(
-        name="tokenrisk",
-        instructions="Token risk (honeypot) checks simulated inside an Ethereum node: "
-        "check_token before buying a token; the other tools give its pairs, its largest "
-        "holders and whether its code is open source.",
-    )
+    with logging_untouched():
+        server: MCPServer = MCPServer(
+            name="tokenrisk",
+            instructions="Token risk (honeypot) checks simulated inside an Ethereum node: "
+            "check_token before buying a token; the other tools give its pairs, its largest "
+            "holders and whether its code is open source.",
+        )
 
     @server.tool(
         description="Can this token be sold after buying it, and at what cost? "
@@ -158,30 +174,3 @@ async def serve_stdio(app: FastAPI, key: str | None) -> None:
     runs here (the service opens on start and closes at the end)."""
     async with app.router.lifespan_context(app):
         await build_server(Api(app, key)).run_stdio_async()
-
-
-MOUNT_PATH = "/mcp"
-
-
-def mount_http(app: FastAPI) -> None:
-    """Serve the tools over streamable HTTP at ``/mcp`` inside ``app`` (stateless, JSON
-    answers).  Listing the tools needs no key (like ``/docs``); every tool call is one
-    API request with the caller's key and address (see :class:`Api`).  The SDK's
-    DNS-rebinding guard is off: the tools can do nothing the public API cannot."""
-    server = build_server(Api(app))
-    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    http = server.streamable_http_app(
-        streamable_http_path=MOUNT_PATH,
-        stateless_http=True,
-        json_response=True,
-        transport_security=security,
-    )
-    app.router.routes.extend(http.routes)
-    inner = app.router.lifespan_context
-
-    @asynccontextmanager
-    async def with_sessions(scope: Any) -> AsyncIterator[Any]:
-        async with inner(scope) as state, server.session_manager.run():
-            yield state
-
-    app.router.lifespan_context = with_sessions
