@@ -243,6 +243,11 @@ def test_errors_use_goplus_codes(server_url: str, catalogue: list[dict[str, Any]
             params={"contract_addresses": "0x00000000000000000000000000000000000000aa"},
         )
         assert nothing.json() == {"code": 1, "message": "OK", "result": {}}
+        pair = next(t for t in catalogue if t["pools"])["pools"][0]["address"]
+        router = "0x7a250d5630B4cF539739dF2C5dAcb4c659F2488D"
+        for not_a_token in (pair, router):  # an entry would describe another address
+            reply = http.get(PATH.format(chain=CHAIN), params={"contract_addresses": not_a_token})
+            assert reply.json() == {"code": 1, "message": "OK", "result": {}}, reply.text
     two = [catalogue[0]["address"], catalogue[1]["address"]]
     both = python_sdk(server_url, two)  # several tokens in one request, as GoPlus allows
     assert both.code == 1 and set(both.result) == {a.lower() for a in two}

@@ -14,7 +14,7 @@ from tokenrisk.checks.honeypot import is_honeypot
 from tokenrisk.checks.indexing import holders_counted
 from tokenrisk.checks.pairs import get_pairs
 from tokenrisk.checks.results import HoneypotResult, TopHoldersResult
-from tokenrisk.errors import NoPairsFound
+from tokenrisk.errors import NoPairsFound, NotAToken
 
 HOLDERS_SHOWN = 10
 """GoPlus lists the top 10 holders (and LP holders)."""
@@ -26,8 +26,10 @@ async def gather(
 ) -> Facts:
     """The facts of ``token`` (checksummed) on ``chain_id``.
 
-    Raises what the checks raise (UnknownChain, NotFoundError for no contract, node
-    errors), except NoPairsFound: a token without a pool still has its own facts.
+    Raises what the checks raise (UnknownChain, NotFoundError for no contract, NotAToken,
+    node errors), except NoPairsFound: a token without a pool still has its own facts.
+    A pair or pool address (which IsHoneypot resolves to its token) is NotAToken here:
+    the entry would describe another address than its key.
     """
     node = deps.nodes.node(chain_id)
     checked, pairs, top, (creator, code) = await asyncio.gather(
@@ -38,6 +40,8 @@ async def gather(
     )
     result = checked if isinstance(checked, HoneypotResult) else None
     info = checked.analysis.token if isinstance(checked, HoneypotResult) else checked.token
+    if info.address.lower() != token.lower():  # IsHoneypot resolves a pair to its token
+        raise NotAToken("a pair or pool address, not a token")
     owner = _owner(result)
     pool = result.analysis.pool if result else None
     lp_pool = pool.address if pool is not None and pool.version == "V2" else None

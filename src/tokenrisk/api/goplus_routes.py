@@ -7,7 +7,8 @@ The key is GoPlus's ``Authorization`` header (``Bearer`` optional) or tokenrisk'
 limit, as in the batch.  Input errors answer HTTP 200 with GoPlus's codes, as GoPlus
 does (2004 a bad address, 2018 a chain not configured, 5006 a bad or missing parameter);
 refusals and failures keep their HTTP status (401, 429, 503, 504, ...) with the envelope
-(``code`` 4010/4029/5000).  An address with no contract is left out of ``result``.
+(``code`` 4010/4029/5000).  An address with no contract, or a contract that is not a
+token (a pair, a router), is left out of ``result``.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from tokenrisk.checks.deps import Options
 from tokenrisk.errors import (
     AuthError,
     InputError,
+    NotAToken,
     NotFoundError,
     RateLimited,
     TokenRiskError,
@@ -87,7 +89,8 @@ async def _answer(
 
 
 async def _entry(runner: Runner, chain_id: int, token: str, options: Options) -> Any:
-    """One token's entry (cached per chain head like IsHoneypot); None: no contract."""
+    """One token's entry (cached per chain head like IsHoneypot); None: no contract, or
+    not a token (a router, a pair: GoPlus answers such addresses with nothing)."""
 
     async def work() -> Any:
         service = runner.service
@@ -96,7 +99,7 @@ async def _entry(runner: Runner, chain_id: int, token: str, options: Options) ->
 
     try:
         body = await runner.cached("GoPlusTokenSecurity", chain_id, (token, options), work)
-    except NotFoundError:
+    except (NotFoundError, NotAToken):
         return None
     return json.loads(bytes(body.body))
 
