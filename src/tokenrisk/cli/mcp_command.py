@@ -9,7 +9,6 @@ everything else goes to stderr.
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 
 import typer
@@ -21,7 +20,9 @@ from tokenrisk.config import load_settings
 def mcp(
     config: Path | None = ConfigOpt,
     key: str | None = typer.Option(
-        None, help="API key the tools send (default: TOKENRISK_MCP_KEY; none when unset)"
+        None,
+        envvar="TOKENRISK_MCP_KEY",
+        help="API key the tools send (none when unset)",
     ),
 ) -> None:
     """Serve the MCP tools check_token, get_pairs, top_holders and contract_verification
@@ -33,4 +34,4 @@ def mcp(
         settings = load_settings(config)
         ready(settings, None)
     app = create_app(settings)
-    asyncio.run(serve_stdio(app, key or os.environ.get("TOKENRISK_MCP_KEY") or None))
+    asyncio.run(serve_stdio(app, key or None))
