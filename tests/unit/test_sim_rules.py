@@ -135,6 +135,18 @@ def test_a_gas_burner_still_gets_enough_gas_to_sell_in_the_journey() -> None:
     assert len(sells_gas) == 2 and min(sells_gas) >= 5_000_000  # the 4.3M burner sells
 
 
+@pytest.mark.parametrize("weth_slot", [False, True])
+def test_a_gas_burner_still_gets_enough_gas_to_sell_in_an_owner_power_trial(
+    weth_slot: bool,
+) -> None:
+    sim = simulator(weth_slot=weth_slot)
+    trial = powers.Trial(powers.Function("0x12345678", (), False), "0x" + "ee" * 20, (), "0x1234")
+    plan = powers._story_plan(sim, Targets("0x" + "aa" * 20, PAIR), story(), trial)
+    sent = plan.params()[0]["blockStateCalls"]
+    swaps = [int(c["gas"], 16) for b in sent for c in b["calls"] if c["data"][:10] == "0x5c11d795"]
+    assert min(swaps) >= 4_300_000  # GasHeavySellToken needs ~4.3M
+
+
 def test_allot_fits_every_limit() -> None:
     heavy = [[True, False, False]] * 40
     gas = allot(heavy, 10_000_000, 30_000_000, RPC_GAS_CAP)

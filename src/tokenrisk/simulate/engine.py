@@ -497,7 +497,7 @@ class Simulator:
         s.block(offset, overrides)
         s.fund(buyer, self.funding.native(amount_in))
         for call in pre:
-            s.call(call, heavy=True)
+            s.call(call)  # wrapping the base token: a WETH deposit, not the token
         route = self.route
         s.call(approve(route.base, buyer, route.dex.router))
         s.call({"from": buyer, **route.quote(amount_in)}, "quote")
