@@ -258,3 +258,22 @@ async def test_a_sell_counted_in_blocks_is_one_eth_call_with_block_overrides() -
     assert TOKEN in later[2]  # the seller's tokens come from a balance-slot override
     for params in sent:
         assert call_violations(params, BASE) == []
+
+
+async def test_a_large_plan_with_gaps_is_matched_by_number_on_the_typed_path() -> None:
+    def reply(params: list[Any]) -> list[dict[str, Any]]:
+        out = gap_reply(params)
+        for block in out:  # each block answers its own number, to see who got which
+            for call in block["calls"]:
+                call["returnData"] = "0x" + f"{int(block['number'], 16):064x}"
+        return out
+
+    sim = simulator(node=FakeNode({"eth_simulateV1": reply}))
+    plan = sim.plan()
+    for k in range(12):  # offsets 1, 3, ..., 23: geth adds the 11 blocks between
+        plan.block(1 + 2 * k)
+        plan.call({"from": "0x" + "aa" * 20, "to": TOKEN, "data": "0x18160ddd"}, f"b{k}")
+    outcome = await sim.run_one(plan)
+    assert [outcome[f"b{k}"].uint for k in range(12)] == [
+        HEAD.number + 1 + 2 * k for k in range(12)
+    ]
