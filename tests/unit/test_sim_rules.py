@@ -277,3 +277,12 @@ async def test_a_large_plan_with_gaps_is_matched_by_number_on_the_typed_path() -
     assert [outcome[f"b{k}"].uint for k in range(12)] == [
         HEAD.number + 1 + 2 * k for k in range(12)
     ]
+
+
+async def test_a_block_count_test_that_cannot_run_says_why() -> None:
+    reverted = FakeNode({"eth_call": Fault(3, "execution reverted", "0x")})
+    found = await sells_ahead(simulator(node=reverted), SLOT, 1, [(50_400, 1)])
+    assert found == "a transfer to the pool fails even now"
+    refused = FakeNode({"eth_call": Fault(-32602, "too many arguments, want at most 3")})
+    found = await sells_ahead(simulator(node=refused), SLOT, 1, [(50_400, 1)])
+    assert found == "the node refused eth_call with block overrides"

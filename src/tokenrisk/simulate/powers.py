@@ -360,7 +360,9 @@ async def _counted(sim: Simulator, amount: int) -> tuple[list[str | None], tuple
         return none, (f"{NOT_CHECKED}{_BY_BLOCKS}: the token's balance slot was not found",)
     ahead = [(seconds // 12, seconds) for _, seconds in FUTURE]
     found = await sells_ahead(sim, slot, max(1, amount), ahead)
-    return (none if found is None else found), ()
+    if isinstance(found, str):
+        return none, (f"{NOT_CHECKED}{_BY_BLOCKS}: {found}",)
+    return found, ()
 
 
 async def _amounts(sim: Simulator, targets: Targets, owner_getter: bool) -> Story | None:
