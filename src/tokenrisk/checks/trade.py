@@ -12,6 +12,7 @@ from dataclasses import replace
 from tokenrisk import metrics
 from tokenrisk.chain import dex
 from tokenrisk.checks.prepare import Prepared
+from tokenrisk.checks.reserves import token_side_short
 from tokenrisk.errors import MethodUnsupported
 from tokenrisk.model import SimulationReport
 from tokenrisk.simulate.journey import simulate
@@ -44,6 +45,8 @@ async def _run_once(ready: Prepared, simulations: asyncio.Semaphore) -> Simulati
             token_slot.exception()  # retrieved: when the journey failed, it was not awaited
     if ready.simulated:
         report = replace(report, via_liquidity_simulation=True)
+    if report.failure_step == "buy" and not ready.simulated and ready.sim is not None:
+        report = _short(report, await _token_side(ready))
     if report.failure_step == "sell" and slot is not None and not ready.simulated:
         caps = await ready.node.capabilities()
         reserve = dex.token_reserve(ready.route.pool)
@@ -75,6 +78,22 @@ async def _journey(
                 return SimulationReport(success=False, error=error), False
             amount = sim.settings.buy_amount(dex.base_reserve(pool))
             return await probe_simulate(sim.rpc, ready.route, ready.funding, amount), False
+
+
+async def _token_side(ready: Prepared) -> str | None:
+    assert ready.sim is not None
+    rpc, route = ready.node.rpc, ready.route
+    return await token_side_short(rpc, route.pool, route.token, ready.sim.base.tag)
+
+
+def _short(report: SimulationReport, why: str | None) -> SimulationReport:
+    """A failed buy explained by the pool's token side being short of its reserve: the
+    reason names it and the note says that holders' sells decide the answer."""
+    if why is None:
+        return report
+    reason = f"{report.failure_reason}; {why}" if report.failure_reason else why
+    note = f"buys fail because {why}; the holders' sells decide whether the token can be sold"
+    return replace(report, failure_reason=reason, notes=(*report.notes, note))
 
 
 def _explained(report: SimulationReport, detail: str | None) -> SimulationReport:

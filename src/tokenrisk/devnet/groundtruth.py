@@ -4,7 +4,10 @@ After the history, inside an ``evm_snapshot`` that is reverted before the state 
 dumped (so the dump is exactly the state a check sees), a fresh EOA per token makes the
 journey a check simulates, as real mined transactions on the token's V2 WETH pair: buy
 for 0.5% of the pair's WETH, send 10% of the tokens to a second fresh wallet a minute
-later, sell the rest five minutes after the buy.  Router02's quote read just before each
+later, sell the rest five minutes after the buy; then the receiver sells half of what it
+received (a partial sell: a token that takes more from the seller's balance than the
+amount sold shows only when something is left to take).  When the buy fails, an existing
+holder sells instead (can anybody get out?).  Router02's quote read just before each
 trade, the receipts' Transfer logs and the wallets' balances give both figures of each
 leg, with the definitions of :mod:`tokenrisk.simulate.accounting` applied to what the
 chain really did.  The manifest records them per token as ``groundTruth``; tests hold
@@ -18,7 +21,7 @@ from typing import Any
 
 from tokenrisk.devnet.chain import Chain, Outcome, Tx
 from tokenrisk.devnet.deployment import Deployed, Devnet
-from tokenrisk.devnet.history import actor_address
+from tokenrisk.devnet.history import actor_address, holder_address
 from tokenrisk.devnet.swaps import (
     approve_calldata,
     balance,
@@ -41,7 +44,8 @@ from tokenrisk.simulate.accounting import (
 
 BUY_BPS = 50  # buy size: 0.5% of the pair's WETH, as a check's default buy
 TRANSFER_BPS = 1_000  # share of the bought tokens sent wallet-to-wallet
-SECONDS = (12, 72, 300)  # buy, transfer, sell: seconds after the last history block
+SECONDS = (12, 72, 300, 312)  # buy, transfer, sell, partial sell: after the last block
+HOLDERS_TRIED = 5  # history buyers tried, in order, for a holder's sell after a failed buy
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,7 @@ class _Journey:
     buyer: str
     receiver: str
     start: int
+    holders: tuple[str, ...] = ()  # history buyers, for a holder's sell
 
 
 async def measure_tokens(devnet: Devnet) -> dict[str, dict[str, Any]]:
@@ -82,7 +87,8 @@ def _journey(token: Deployed, start: int) -> _Journey | None:
         return None
     tid = token.spec.id
     buyer, receiver = (actor_address(tid, "groundtruth", n) for n in (0, 1))
-    return _Journey(token.address, pool.address, buyer, receiver, start)
+    holders = tuple(holder_address(tid, n) for n in range(HOLDERS_TRIED))
+    return _Journey(token.address, pool.address, buyer, receiver, start, holders)
 
 
 async def _measure(chain: Chain, j: _Journey) -> dict[str, Any]:
@@ -101,7 +107,7 @@ async def _measure(chain: Chain, j: _Journey) -> dict[str, Any]:
         ),
     )
     if not buy.ok:
-        return {"buyOk": False, "reason": buy.reason}
+        return {"buyOk": False, "reason": buy.reason} | await _holder_sell(chain, j)
     bought = await balance(chain, j.token, j.buyer)
     truth = {"buyOk": True} | _figures(
         "buy", buy_tax(BuyFacts(j.token, j.buyer, quote, bought, _logs(buy)))
@@ -119,27 +125,54 @@ async def _measure(chain: Chain, j: _Journey) -> dict[str, Any]:
             "transfer",
             transfer_tax(TransferFacts(j.token, j.buyer, j.receiver, sent, received, _logs(moved))),
         )
-    # SELL
-    return truth | await _sell(chain, j)
+    # SELL (the whole balance), then the receiver's partial sell
+    truth |= await _sell(chain, j, j.buyer, "sell", SECONDS[2])
+    if moved.ok:
+        await _approve(chain, j, j.receiver, j.start + SECONDS[2] + 1)
+        truth |= await _sell(chain, j, j.receiver, "partialSell", SECONDS[3], half=True)
+    return truth
 
 
-async def _sell(chain: Chain, j: _Journey) -> dict[str, Any]:
-    amount = await balance(chain, j.token, j.buyer)
+async def _sell(
+    chain: Chain, j: _Journey, seller: str, leg: str, at: int, half: bool = False
+) -> dict[str, Any]:
+    """``seller`` sells its balance (``half``: half of it) ``at`` seconds after the start."""
+    held = await balance(chain, j.token, seller)
+    amount = held // 2 if half else held
     quote = await v2_quote(chain, amount, [j.token, WETH])
-    weth_before = await balance(chain, WETH, j.buyer)
+    weth_before = await balance(chain, WETH, seller)
     tx = Tx(
-        j.buyer,
+        seller,
         V2_ROUTER,
-        v2_swap_tokens([j.token, WETH], amount, j.buyer),
-        label="ground truth: sell",
+        v2_swap_tokens([j.token, WETH], amount, seller),
+        label=f"ground truth: {leg}",
     )
-    sell = await _send_at(chain, j.start + SECONDS[2], tx)
+    sell = await _send_at(chain, j.start + at, tx)
     if not sell.ok:
-        return {"sellOk": False, "reason": sell.reason}
-    left = await balance(chain, j.token, j.buyer)
-    received = await balance(chain, WETH, j.buyer) - weth_before
-    facts = SellFacts(j.token, j.buyer, j.pair, amount, amount - left, quote, received, _logs(sell))
-    return {"sellOk": True} | _figures("sell", sell_tax(facts))
+        return {f"{leg}Ok": False, f"{leg}Reason" if half else "reason": sell.reason}
+    spent = held - await balance(chain, j.token, seller)
+    received = await balance(chain, WETH, seller) - weth_before
+    facts = SellFacts(j.token, seller, j.pair, amount, spent, quote, received, _logs(sell))
+    extra = {f"{leg}ExtraTaken": str(max(0, spent - amount))} if half else {}
+    return {f"{leg}Ok": True} | extra | _figures(leg, sell_tax(facts))
+
+
+async def _holder_sell(chain: Chain, j: _Journey) -> dict[str, Any]:
+    """After a failed buy: the first history buyer still holding sells its whole balance."""
+    for holder in j.holders:
+        held = await balance(chain, j.token, holder)
+        if held == 0:
+            continue
+        await _approve(chain, j, holder, j.start + SECONDS[1])
+        tx = Tx(
+            holder,
+            V2_ROUTER,
+            v2_swap_tokens([j.token, WETH], held, holder),
+            label="ground truth: holder sell",
+        )
+        sell = await _send_at(chain, j.start + SECONDS[2], tx)
+        return {"holderSellOk": sell.ok, "holderSellReason": sell.reason}
+    return {}
 
 
 def _figures(leg: str, tax: LegTax) -> dict[str, Any]:
@@ -162,6 +195,13 @@ async def _fund(chain: Chain, j: _Journey, amount_in: int) -> None:
     for second, tx in enumerate([wrap, *approvals], start=1):
         await chain.cheat("evm_setNextBlockTimestamp", j.start + second)
         await chain.send(tx)
+
+
+async def _approve(chain: Chain, j: _Journey, wallet: str, timestamp: int) -> None:
+    """``wallet`` lets the router spend its tokens (and has ETH for gas)."""
+    await chain.set_balances({wallet: 10**18})
+    tx = Tx(wallet, j.token, approve_calldata(V2_ROUTER), label="ground truth: approve")
+    await _send_at(chain, timestamp, tx)
 
 
 async def _send_at(chain: Chain, timestamp: int, tx: Tx) -> Outcome:

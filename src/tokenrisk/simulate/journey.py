@@ -131,7 +131,7 @@ async def _after_buy(
     remaining = moved["sender_after_transfer"].uint or 0
     moved_tax = transfer_leg(moved, sim.route, sent) if transfer_ok and sent else LegTax(None, None)
     # SELL (and, at the same time, large sells for the max-sell limit)
-    (main, same, delayed), big_sells, counted = await asyncio.gather(
+    (main, same, delayed, half), big_sells, counted = await asyncio.gather(
         sim.run(_sell_plans(sim, buyer, receiver, bought.amount_in, sent, remaining, received)),
         _big_sells(sim, token_slot, token_reserve, remaining),
         _counted(sim, token_slot, remaining),
@@ -164,10 +164,15 @@ async def _after_buy(
             big_sells,
             moved,
             counted if isinstance(counted, str) else None,
+            half,
         )
     finally:
         if big_sells is not None and not big_sells.done():
             big_sells.cancel()  # the sell failed: the partial-sell search decided instead
+
+
+def _percent(value: float | None) -> str:
+    return "an unmeasured amount" if value is None else f"{value:.1f}%"
 
 
 def _round(value: float | None) -> float | None:
@@ -204,7 +209,9 @@ def _sell_plans(
     remaining: int,
     received: int,
 ) -> list[Plan]:
-    main, same, delayed = (_transfer_plan(sim, buyer, receiver, amount_in, sent) for _ in range(3))
+    main, same, delayed, partial = (
+        _transfer_plan(sim, buyer, receiver, amount_in, sent) for _ in range(4)
+    )
     main.block(3)
     sim.add_sell(main, buyer, remaining, "buyer")
     if received:
@@ -216,7 +223,11 @@ def _sell_plans(
     # reaches the future by time within the node's block cap (blocks: see _counted)
     delayed.block(3, seconds=sim.settings.delayed_seconds)
     sim.add_sell(delayed, buyer, remaining, "buyer")
-    return [main, same, delayed]
+    # half the balance: a token that takes more than the amount sold from what the
+    # seller keeps shows only when something is kept
+    partial.block(3)
+    sim.add_sell(partial, buyer, max(1, remaining // 2), "buyer")
+    return [main, same, delayed, partial]
 
 
 async def _judge_sells(
@@ -230,6 +241,7 @@ async def _judge_sells(
     big_sells: asyncio.Task[tuple[Limit | None, float | None]] | None,
     moved: Outcome,
     counted: str | None,
+    half: Outcome | CallReverted,
 ) -> SimulationReport:
     _, _, sent, remaining, received = wallets
     notes: list[str] = list(report.notes)
@@ -259,7 +271,8 @@ async def _judge_sells(
         report = replace(report, sell_gas=partial.outcome["buyer.sell"].gas)
         report = _with_sell(report, sell_leg(partial.outcome, sim.route, "buyer", partial.amount))
     else:
-        report = _with_sell(report, sell_leg(main, sim.route, "buyer", remaining))
+        whole = sell_leg(main, sim.route, "buyer", remaining)
+        report = _with_sell(report, _took_more(sim, whole, half, remaining, notes))
         if big_sells is not None:
             max_sell, fraction = await big_sells
     report = replace(report, sell_ok=True, max_sell=max_sell, max_sell_fraction=fraction)
@@ -287,6 +300,38 @@ async def _judge_sells(
         delayed_sell_reason=late,
         notes=tuple(dict.fromkeys([*notes, *report.notes])),
     )
+
+
+_EXTRA_PPM = 1_000
+"""A partial sell costs the seller more tokens than it sold from this much (0.1%) more:
+below it, rounding and reflections."""
+
+
+def _took_more(
+    sim: Simulator, whole: LegTax, partial: Outcome | CallReverted, remaining: int, notes: list[str]
+) -> LegTax:
+    """The sell's taxes: the whole-balance sell's, or, when a sell of half the balance
+    took more tokens from the seller than it sold (a burn or a second transfer from
+    what the seller keeps, which a whole-balance sell leaves no room for), that sell's:
+    a seller who keeps some tokens pays it."""
+    if isinstance(partial, CallReverted) or not partial["buyer.sell"].ok:
+        return whole
+    amount = max(1, remaining // 2)
+    before, after = partial["buyer.seller_before"].uint, partial["buyer.seller_after"].uint
+    if (
+        before is None
+        or after is None
+        or (before - after) * 1_000_000 <= amount * (1_000_000 + _EXTRA_PPM)
+    ):
+        return whole
+    extra = (before - after - amount) * 100 / amount
+    tax = sell_leg(partial, sim.route, "buyer", amount)
+    notes.append(
+        f"a sell of half the balance took {extra:.1f}% more tokens from the seller than it "
+        f"sold (burned or moved elsewhere); its tax is the sell tax. Selling the whole "
+        f"balance, with nothing left to take, cost {_percent(whole.effective)}"
+    )
+    return tax
 
 
 _BY_BLOCKS = "delayed sell by block count"
