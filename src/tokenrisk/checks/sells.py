@@ -177,4 +177,7 @@ def _holder_result(
     if isinstance(outcome, CallReverted) or not outcome[f"{tag}.sell"].ok:
         return HolderSell(address, ok=False)
     tax, gas = sell_leg(outcome, sim.route, tag, amount), outcome[f"{tag}.sell"].gas
-    return HolderSell(address, ok=True, tax=tax.effective, gas=gas, tax_token_unit=tax.token_unit)
+    # the effective tax, else the token-unit one; neither: unmeasured (left out of the
+    # averages, never counted as 0)
+    judged = tax.effective if tax.effective is not None else tax.token_unit
+    return HolderSell(address, ok=True, tax=judged, gas=gas, tax_token_unit=tax.token_unit)

@@ -16,10 +16,11 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, replace
 
 from tokenrisk.errors import CallReverted
-from tokenrisk.model import Limit, SimulationReport
+from tokenrisk.model import Limit, SimulationReport, Unmeasured
 from tokenrisk.simulate.accounting import LegTax, explain
 from tokenrisk.simulate.calls import BalanceSlot, approve, balance_of, fresh_address
 from tokenrisk.simulate.engine import (
+    CallResult,
     Outcome,
     Plan,
     Simulator,
@@ -152,6 +153,9 @@ async def _after_buy(
         # a later sell matters only when selling works now
         unchecked=counted if isinstance(counted, tuple) and main["buyer.sell"].ok else (),
     )
+    report = _unmeasured(report, "buy", buy, bought.outcome.get("quote"))
+    if transfer_ok:
+        report = _unmeasured(report, "transfer", moved_tax, None, sent_nothing=not sent)
     try:
         return await _judge_sells(
             sim,
@@ -184,13 +188,63 @@ def _explained(*legs: tuple[str, LegTax]) -> tuple[str, ...]:
     return tuple(text for leg, tax in legs if (text := explain(leg, tax)) is not None)
 
 
-def _with_sell(report: SimulationReport, tax: LegTax) -> SimulationReport:
-    return replace(
+def _with_sell(report: SimulationReport, tax: LegTax, sold: Outcome) -> SimulationReport:
+    report = replace(
         report,
         sell_tax=_round(tax.effective),
         sell_tax_token_unit=_round(tax.token_unit),
         notes=report.notes + _explained(("Sell", tax)),
     )
+    return _unmeasured(report, "sell", tax, sold.get("buyer.quote"))
+
+
+def _unmeasured(
+    report: SimulationReport,
+    leg: str,
+    tax: LegTax,
+    quote: CallResult | None,
+    sent_nothing: bool = False,
+) -> SimulationReport:
+    """Record why a figure of ``leg`` (whose step went through) is missing; a missing
+    effective figure is also stated as unchecked, with the figure the leg falls back to."""
+    missing = _why_missing(leg, tax, quote, sent_nothing)
+    if not missing:
+        return report
+    unchecked = [
+        f"{leg} tax (effective): {u.why}"
+        + ("; the token-unit figure is reported" if tax.token_unit is not None else "")
+        for u in missing
+        if u.figure == "effective"
+    ]
+    return replace(
+        report,
+        unmeasured=(*report.unmeasured, *missing),
+        unchecked=tuple(dict.fromkeys([*report.unchecked, *unchecked])),
+    )
+
+
+def _why_missing(
+    leg: str, tax: LegTax, quote: CallResult | None, sent_nothing: bool
+) -> tuple[Unmeasured, ...]:
+    """The figures of one leg that are None, each with the reason."""
+    if sent_nothing:
+        why = "nothing was sent (the share of the bought amount rounds to zero)"
+        return (Unmeasured(leg, "effective", why), Unmeasured(leg, "tokenUnit", why))
+    no_quote = None
+    if quote is not None and not quote.ok:
+        no_quote = f"no quote for the amount ({quote.reason or 'the quote reverted'})"
+    elif quote is not None:
+        no_quote = "the router's quote for the amount could not be read"
+    out: list[Unmeasured] = []
+    if tax.effective is None:
+        why = no_quote or "a balance read around the trade failed"
+        out.append(Unmeasured(leg, "effective", why))
+    if tax.token_unit is None:
+        why = "the token logged no Transfer event in the trade"
+        if leg == "buy" and no_quote and tax.effective is None:
+            why = no_quote  # the buy's token-unit figure is measured against the quote too
+        out.append(Unmeasured(leg, "tokenUnit", why))
+    return tuple(out)
 
 
 def _transfer_plan(sim: Simulator, buyer: str, receiver: str, amount_in: int, sent: int) -> Plan:
@@ -269,10 +323,11 @@ async def _judge_sells(
             f"at most {fraction * 100:.2f}% of it can be sold"
         )
         report = replace(report, sell_gas=partial.outcome["buyer.sell"].gas)
-        report = _with_sell(report, sell_leg(partial.outcome, sim.route, "buyer", partial.amount))
+        tax = sell_leg(partial.outcome, sim.route, "buyer", partial.amount)
+        report = _with_sell(report, tax, partial.outcome)
     else:
         whole = sell_leg(main, sim.route, "buyer", remaining)
-        report = _with_sell(report, _took_more(sim, whole, half, remaining, notes))
+        report = _with_sell(report, *_took_more(sim, (whole, main), half, remaining, notes))
         if big_sells is not None:
             max_sell, fraction = await big_sells
     report = replace(report, sell_ok=True, max_sell=max_sell, max_sell_fraction=fraction)
@@ -308,14 +363,19 @@ below it, rounding and reflections."""
 
 
 def _took_more(
-    sim: Simulator, whole: LegTax, partial: Outcome | CallReverted, remaining: int, notes: list[str]
-) -> LegTax:
+    sim: Simulator,
+    sold: tuple[LegTax, Outcome],
+    partial: Outcome | CallReverted,
+    remaining: int,
+    notes: list[str],
+) -> tuple[LegTax, Outcome]:
     """The sell's taxes: the whole-balance sell's, or, when a sell of half the balance
     took more tokens from the seller than it sold (a burn or a second transfer from
     what the seller keeps, which a whole-balance sell leaves no room for), that sell's:
-    a seller who keeps some tokens pays it."""
+    a seller who keeps some tokens pays it.  Returns the taxes and the sell's outcome."""
+    whole = sold[0]
     if isinstance(partial, CallReverted) or not partial["buyer.sell"].ok:
-        return whole
+        return sold
     amount = max(1, remaining // 2)
     before, after = partial["buyer.seller_before"].uint, partial["buyer.seller_after"].uint
     if (
@@ -323,7 +383,7 @@ def _took_more(
         or after is None
         or (before - after) * 1_000_000 <= amount * (1_000_000 + _EXTRA_PPM)
     ):
-        return whole
+        return sold
     extra = (before - after - amount) * 100 / amount
     tax = sell_leg(partial, sim.route, "buyer", amount)
     notes.append(
@@ -331,7 +391,7 @@ def _took_more(
         f"sold (burned or moved elsewhere); its tax is the sell tax. Selling the whole "
         f"balance, with nothing left to take, cost {_percent(whole.effective)}"
     )
-    return tax
+    return tax, partial
 
 
 _BY_BLOCKS = "delayed sell by block count"
