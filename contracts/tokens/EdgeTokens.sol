@@ -52,3 +52,28 @@ contract SellBurnToken is ScenarioToken {
         emit Transfer(account, address(0), amount);
     }
 }
+
+/// @title NoContractBuyerToken
+/// @notice Anti-bot rule of many launches: a buy may only pay out to an address without
+/// code, so bots buying through their own contracts are refused; a 5% buy fee goes to the
+/// owner. People buy normally (the router pays the buyer directly), but a quoter that
+/// simulates the swap into itself (Uniswap's QuoterV2, a contract) cannot quote a buy:
+/// the buy's effective tax has no quote to compare with, only the pool's own transfers.
+contract NoContractBuyerToken is ScenarioToken {
+    uint256 public constant BUY_FEE_BPS = 500;
+
+    constructor(string memory name_, string memory symbol_, uint8 decimals_, uint256 supply_)
+        ScenarioToken(name_, symbol_, decimals_, supply_)
+    {}
+
+    function _update(address from, address to, uint256 amount) internal override {
+        if (_ruled(from, to) && _isBuy(from)) {
+            require(to.code.length == 0, "Contracts cannot buy");
+            uint256 fee = (amount * BUY_FEE_BPS) / 10_000;
+            _move(from, owner, fee);
+            _move(from, to, amount - fee);
+            return;
+        }
+        _move(from, to, amount);
+    }
+}

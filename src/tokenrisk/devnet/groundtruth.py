@@ -2,7 +2,8 @@
 
 After the history, inside an ``evm_snapshot`` that is reverted before the state is
 dumped (so the dump is exactly the state a check sees), a fresh EOA per token makes the
-journey a check simulates, as real mined transactions on the token's V2 WETH pair: buy
+journey a check simulates, as real mined transactions on the token's WETH pool (its V2
+pair, else its V3 pool, through Router02 or SwapRouter): buy
 for 0.5% of the pair's WETH, send 10% of the tokens to a second fresh wallet a minute
 later, sell the rest five minutes after the buy; then the receiver sells half of what it
 received (a partial sell: a token that takes more from the seller's balance than the
@@ -23,14 +24,17 @@ from tokenrisk.devnet.chain import Chain, Outcome, Tx
 from tokenrisk.devnet.deployment import Deployed, Devnet
 from tokenrisk.devnet.history import actor_address, holder_address
 from tokenrisk.devnet.swaps import (
+    Route,
     approve_calldata,
     balance,
     transfer_calldata,
     v2_quote,
     v2_swap_tokens,
+    v3_exact_input,
+    v3_quote,
 )
 from tokenrisk.devnet.trading import sell_pool
-from tokenrisk.devnet.uniswap import V2_ROUTER, WETH
+from tokenrisk.devnet.uniswap import WETH
 from tokenrisk.simulate.accounting import (
     BuyFacts,
     LegTax,
@@ -56,10 +60,25 @@ class _Journey:
     receiver: str
     start: int
     holders: tuple[str, ...] = ()  # history buyers, for a holder's sell
+    route: Route = Route("v2", WETH)
+
+    def swap(self, amount: int, recipient: str, selling: bool) -> str:
+        """Calldata of a swap paid and paid out in WETH (router already approved)."""
+        path = [self.token, WETH] if selling else [WETH, self.token]
+        if self.route.dex == "v2":
+            return v2_swap_tokens(path, amount, recipient)
+        return v3_exact_input(path[0], path[1], self.route.fee or 3000, recipient, amount)
+
+    async def quote(self, chain: Chain, amount: int, selling: bool) -> int | None:
+        """The router's (V2) or QuoterV2's (V3) quote; None when it cannot quote."""
+        path = [self.token, WETH] if selling else [WETH, self.token]
+        if self.route.dex == "v2":
+            return await v2_quote(chain, amount, path)
+        return await v3_quote(chain, amount, path[0], path[1], self.route.fee or 3000)
 
 
 async def measure_tokens(devnet: Devnet) -> dict[str, dict[str, Any]]:
-    """``groundTruth`` per token id with a V2 WETH pair; the chain is left as it was.
+    """``groundTruth`` per token id with a WETH pool; the chain is left as it was.
 
     Each token is measured from the same post-history state (a snapshot reverted after
     each), so one token's trades never move another's clock or pools.
@@ -83,26 +102,26 @@ def _journey(token: Deployed, start: int) -> _Journey | None:
     if not token.pools:
         return None
     pool = sell_pool(token)
-    if pool.spec.dex != "v2" or pool.base_address != WETH:
+    if pool.spec.dex not in ("v2", "v3") or pool.base_address != WETH:
         return None
     tid = token.spec.id
     buyer, receiver = (actor_address(tid, "groundtruth", n) for n in (0, 1))
     holders = tuple(holder_address(tid, n) for n in range(HOLDERS_TRIED))
-    return _Journey(token.address, pool.address, buyer, receiver, start, holders)
+    return _Journey(token.address, pool.address, buyer, receiver, start, holders, pool.route)
 
 
 async def _measure(chain: Chain, j: _Journey) -> dict[str, Any]:
     amount_in = await balance(chain, WETH, j.pair) * BUY_BPS // 10_000
     await _fund(chain, j, amount_in)
     # BUY
-    quote = await v2_quote(chain, amount_in, [WETH, j.token])
+    quote = await j.quote(chain, amount_in, selling=False)
     buy = await _send_at(
         chain,
         j.start + SECONDS[0],
         Tx(
             j.buyer,
-            V2_ROUTER,
-            v2_swap_tokens([WETH, j.token], amount_in, j.buyer),
+            j.route.router,
+            j.swap(amount_in, j.buyer, selling=False),
             label="ground truth: buy",
         ),
     )
@@ -110,7 +129,7 @@ async def _measure(chain: Chain, j: _Journey) -> dict[str, Any]:
         return {"buyOk": False, "reason": buy.reason} | await _holder_sell(chain, j)
     bought = await balance(chain, j.token, j.buyer)
     truth = {"buyOk": True} | _figures(
-        "buy", buy_tax(BuyFacts(j.token, j.buyer, quote, bought, _logs(buy)))
+        "buy", buy_tax(BuyFacts(j.token, j.buyer, quote, bought, _logs(buy), j.pair))
     )
     # TRANSFER
     sent = bought * TRANSFER_BPS // 10_000
@@ -139,13 +158,10 @@ async def _sell(
     """``seller`` sells its balance (``half``: half of it) ``at`` seconds after the start."""
     held = await balance(chain, j.token, seller)
     amount = held // 2 if half else held
-    quote = await v2_quote(chain, amount, [j.token, WETH])
+    quote = await j.quote(chain, amount, selling=True)
     weth_before = await balance(chain, WETH, seller)
     tx = Tx(
-        seller,
-        V2_ROUTER,
-        v2_swap_tokens([j.token, WETH], amount, seller),
-        label=f"ground truth: {leg}",
+        seller, j.route.router, j.swap(amount, seller, selling=True), label=f"ground truth: {leg}"
     )
     sell = await _send_at(chain, j.start + at, tx)
     if not sell.ok:
@@ -166,8 +182,8 @@ async def _holder_sell(chain: Chain, j: _Journey) -> dict[str, Any]:
         await _approve(chain, j, holder, j.start + SECONDS[1])
         tx = Tx(
             holder,
-            V2_ROUTER,
-            v2_swap_tokens([j.token, WETH], held, holder),
+            j.route.router,
+            j.swap(held, holder, selling=True),
             label="ground truth: holder sell",
         )
         sell = await _send_at(chain, j.start + SECONDS[2], tx)
@@ -189,7 +205,7 @@ async def _fund(chain: Chain, j: _Journey, amount_in: int) -> None:
     await chain.set_balances({j.buyer: amount_in + 10**18})
     wrap = Tx(j.buyer, WETH, "0xd0e30db0", amount_in, label="ground truth: wrap")
     approvals = [
-        Tx(j.buyer, token, approve_calldata(V2_ROUTER), label="ground truth: approve")
+        Tx(j.buyer, token, approve_calldata(j.route.router), label="ground truth: approve")
         for token in (WETH, j.token)
     ]
     for second, tx in enumerate([wrap, *approvals], start=1):
@@ -200,7 +216,7 @@ async def _fund(chain: Chain, j: _Journey, amount_in: int) -> None:
 async def _approve(chain: Chain, j: _Journey, wallet: str, timestamp: int) -> None:
     """``wallet`` lets the router spend its tokens (and has ETH for gas)."""
     await chain.set_balances({wallet: 10**18})
-    tx = Tx(wallet, j.token, approve_calldata(V2_ROUTER), label="ground truth: approve")
+    tx = Tx(wallet, j.token, approve_calldata(j.route.router), label="ground truth: approve")
     await _send_at(chain, timestamp, tx)
 
 

@@ -179,21 +179,30 @@ def lost_value(quote: int | None, amount: int, sent: int) -> int | None:
 
 @dataclass(frozen=True)
 class BuyFacts:
-    """What one simulated buy showed: the quote in tokens, the buyer's balance growth."""
+    """What one simulated buy showed: the quote in tokens, the buyer's balance growth;
+    ``pool``: the pool bought from (None: unknown)."""
 
     token: str
     buyer: str
     quote: int | None
     balance_gain: int | None
     logs: tuple[Log, ...]
+    pool: str | None = None
 
 
 def buy_tax(facts: BuyFacts) -> LegTax:
+    """Both buy figures.  Without a quote (a router or quoter that cannot quote the
+    amount) the token-unit figure compares the tokens that arrived with the tokens the
+    pool logged sending out in the buy, what the AMM paid; the effective figure stays
+    unmeasured (None), never a guess."""
     events = transfers(facts.logs, facts.token)
     arrived = moved(events, None, facts.buyer) if events else None
+    expected = facts.quote
+    if expected is None and facts.pool and events:
+        expected = moved(events, facts.pool, None) or None
     return LegTax(
         effective=shortfall(facts.quote, facts.balance_gain),
-        token_unit=shortfall(facts.quote, arrived),
+        token_unit=shortfall(expected, arrived),
     )
 
 

@@ -635,6 +635,7 @@ def buy_leg(outcome: Outcome, route: Route) -> LegTax:
         quote=_quoted(outcome, "quote", route.v3),
         balance_gain=_uint(outcome, "bought"),
         logs=buy.logs,
+        pool=route.pool.address,
     )
     return buy_tax(facts)
 
