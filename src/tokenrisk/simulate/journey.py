@@ -4,7 +4,7 @@ Composes :mod:`tokenrisk.simulate.engine` plans into one :class:`SimulationRepor
 
 1. BUY at the default size; if it fails, smaller sizes (a max-buy limit) before giving up.
 2. TRANSFER 10% of the bought amount to a second fresh wallet.
-3. SELL variants in one batch (main, same block, delayed).
+3. SELL variants in one batch (main, same block, delayed, half the balance).
 4. LIMITS: larger buys (max buy); partial sells when the whole balance cannot be sold,
    or larger sells by a wallet given tokens through a balance override (max sell).
 """
