@@ -62,7 +62,6 @@ async def test_catalogue_verdicts_on_hardhat(
     response = await hardhat_client.get(
         "/v2/IsHoneypot", params={"address": entry["address"], "chainID": 31337}
     )
-    print("BODY", json.dumps(response.json().get("taxDetails")), json.dumps(response.json().get("simulationResult")))
     assert response.status_code < 500, response.text
     if not entry["pools"]:
         assert response.status_code == 404, response.text

@@ -11,7 +11,6 @@ Shared by IsHoneypot and GetContractVerification; every run is counted in the me
 from __future__ import annotations
 
 import asyncio
-import copy
 from dataclasses import replace
 
 from tokenrisk import metrics
@@ -21,7 +20,7 @@ from tokenrisk.errors import MethodUnsupported, RpcError
 from tokenrisk.model import SimulationReport
 from tokenrisk.simulate.journey import simulate
 from tokenrisk.simulate.probe import explain_sell_failure, probe_simulate
-from tokenrisk.simulate.runner import NOTE, EmulatedSimulate
+from tokenrisk.simulate.runner import NOTE, emulated
 
 
 async def run_journey(ready: Prepared, simulations: asyncio.Semaphore) -> SimulationReport:
@@ -88,11 +87,21 @@ async def _journey(
             return await probe_simulate(sim.rpc, ready.route, ready.funding, amount), False
 
 
+async def emulating(ready: Prepared) -> Prepared:
+    """``ready`` with its simulator emulated over ``eth_call`` when the node lacks
+    ``eth_simulateV1`` (for the holder sells and the owner-power scan); otherwise, or for
+    a pool that exists only in a liquidity simulation, ``ready`` itself."""
+    if ready.sim is None or ready.simulated or ready.emulated:
+        return ready
+    if (await ready.node.capabilities()).simulate_v1:
+        return ready
+    return replace(ready, sim=emulated(ready.sim), emulated=True)
+
+
 async def _emulated(ready: Prepared) -> SimulationReport:
     """The whole journey with every simulation run through the runner contract."""
     assert ready.sim is not None and ready.token_slot is not None
-    sim = copy.copy(ready.sim)
-    sim.rpc = EmulatedSimulate(ready.sim.rpc)
+    sim = emulated(ready.sim)
     pool = ready.route.pool
     report = await simulate(sim, dex.base_reserve(pool), dex.token_reserve(pool), ready.token_slot)
     return replace(report, notes=(NOTE, *report.notes))

@@ -22,6 +22,7 @@ taxes are measured from balances only.  Every other method goes to the wrapped c
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Sequence
 from functools import lru_cache
@@ -31,6 +32,7 @@ from typing import Any
 from tokenrisk.chain.abi import decode, encode_call, to_bytes
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.errors import AbiDecodeError, CallReverted, MalformedResponse, RpcError
+from tokenrisk.simulate.engine import Simulator
 
 RUNNER_FILE = Path(__file__).parents[1] / "data" / "runner.json"
 _RUN = "run((address,address,uint256,uint256,bytes)[])"
@@ -43,9 +45,17 @@ Hardhat's node applies to ``eth_call`` too; below geth's default RPC gas cap (50
 NOTE = (
     "node lacks eth_simulateV1: simulated with eth_call and a runner contract placed at "
     "each wallet's address (the wallets have code while it runs; every step in the "
-    "node's latest block, so cooldowns, one-sell-per-block rules and time bombs were "
-    "not checked; no logs, so taxes from balances only)"
+    "node's latest block, so cooldowns, one-sell-per-block rules, time bombs and "
+    "future sells were not checked; no logs, so taxes from balances only)"
 )
+
+
+def emulated(sim: Simulator) -> Simulator:
+    """A copy of ``sim`` whose simulations run through the runner (same route, head,
+    funding and settings), for a node without ``eth_simulateV1``."""
+    twin = copy.copy(sim)
+    twin.rpc = EmulatedSimulate(sim.rpc)
+    return twin
 
 
 @lru_cache(maxsize=1)
