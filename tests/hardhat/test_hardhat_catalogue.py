@@ -24,12 +24,8 @@ TAX_TOLERANCE = 0.5
 FALLBACK_WORDS = "eth_simulateV1"
 
 DIFFERS = {
-    "sell-cooldown": "one block: the sell comes in the buy's block, the 60 s cooldown fails it",
-    "one-sell-per-block": "one block: the second-sell-in-the-same-block rule cannot be told apart",
     "time-bomb": "no block overrides on Hardhat's eth_call: the delayed sell is not reached",
     "latent-slow-fuse": "no block overrides on Hardhat's eth_call: future sells are not reached",
-    "origin-trap": "holder sells of a group share the first holder as tx.origin",
-    "proxy-unverified": "Hardhat's debug_traceCall ignores state overrides: no call tree",
 }
 """Tokens whose answer on Hardhat's node differs from anvil's, and why (the fallback's
 stated limits; xfail(strict): a fix makes the test fail until the entry is removed)."""

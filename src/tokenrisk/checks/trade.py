@@ -20,7 +20,7 @@ from tokenrisk.errors import MethodUnsupported, RpcError
 from tokenrisk.model import SimulationReport
 from tokenrisk.simulate.journey import simulate
 from tokenrisk.simulate.probe import explain_sell_failure, probe_simulate
-from tokenrisk.simulate.runner import NOTE, emulated
+from tokenrisk.simulate.runner import NOTE, emulated, one_block
 
 
 async def run_journey(ready: Prepared, simulations: asyncio.Semaphore) -> SimulationReport:
@@ -99,12 +99,17 @@ async def emulating(ready: Prepared) -> Prepared:
 
 
 async def _emulated(ready: Prepared) -> SimulationReport:
-    """The whole journey with every simulation run through the runner contract."""
+    """The whole journey with every simulation run through the runner contract, then
+    what one block hides checked apart (:func:`~tokenrisk.simulate.runner.one_block`)."""
     assert ready.sim is not None and ready.token_slot is not None
     sim = emulated(ready.sim)
     pool = ready.route.pool
     report = await simulate(sim, dex.base_reserve(pool), dex.token_reserve(pool), ready.token_slot)
-    return replace(report, notes=(NOTE, *report.notes))
+    report = replace(report, notes=(NOTE, *report.notes))
+    slot = await ready.token_slot
+    if not report.buy_ok or slot is None:
+        return report
+    return await one_block(sim, slot, max(1, dex.token_reserve(pool) // 1_000), report)
 
 
 def _explained(report: SimulationReport, detail: str | None) -> SimulationReport:

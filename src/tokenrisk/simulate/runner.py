@@ -15,9 +15,10 @@ the max-buy and max-sell searches) runs unchanged on such a node:
 
 What this cannot show, stated by :data:`NOTE` in the response: the senders have code
 while the call runs; every step runs in one block, the node's latest (block numbers and
-times do not advance, so cooldowns, one-sell-per-block rules and time bombs are not
-seen); gas is measured from inside (plus the intrinsic 21,000); no logs are returned, so
-taxes are measured from balances only.  Every other method goes to the wrapped client.
+times do not advance, so time bombs and future sells are not seen; cooldowns and
+one-sell-per-block rules are told apart by :func:`one_block`); gas is measured from
+inside (plus the intrinsic 21,000); no logs are returned, so taxes are measured from
+balances only.  Every other method goes to the wrapped client.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -32,7 +34,10 @@ from typing import Any
 from tokenrisk.chain.abi import decode, encode_call, to_bytes
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.errors import AbiDecodeError, CallReverted, MalformedResponse, RpcError
-from tokenrisk.simulate.engine import Simulator
+from tokenrisk.model import SimulationReport
+from tokenrisk.simulate.accounting import LegTax
+from tokenrisk.simulate.calls import BalanceSlot, fresh_address
+from tokenrisk.simulate.engine import Simulator, sell_leg
 
 RUNNER_FILE = Path(__file__).parents[1] / "data" / "runner.json"
 _RUN = "run((address,address,uint256,uint256,bytes)[])"
@@ -45,8 +50,8 @@ Hardhat's node applies to ``eth_call`` too; below geth's default RPC gas cap (50
 NOTE = (
     "node lacks eth_simulateV1: simulated with eth_call and a runner contract placed at "
     "each wallet's address (the wallets have code while it runs; every step in the "
-    "node's latest block, so cooldowns, one-sell-per-block rules, time bombs and "
-    "future sells were not checked; no logs, so taxes from balances only)"
+    "node's latest block, so time bombs and future sells were not checked; no logs, so "
+    "taxes from balances only)"
 )
 
 
@@ -64,6 +69,108 @@ def runner_code() -> str:
         return str(json.load(handle)["deployedBytecode"])
 
 
+async def one_block(
+    sim: Simulator, slot: BalanceSlot, amount: int, report: SimulationReport
+) -> SimulationReport:
+    """What an emulated journey (every step in one block) cannot tell, checked apart
+    with wallets holding ``amount`` tokens through a balance override:
+
+    - the buyer could not sell in its buy's block, but such a wallet can
+      (:func:`held_sell`): a cooldown or same-block rule, which a later block would
+      pass and this node cannot simulate; the report takes that sell's figures, and says
+      so;
+    - the buyer sold: does a second sell in the same block fail
+      (:func:`second_sell`)?  The receiver's sell, in the buyer's block here, is no
+      evidence on its own.
+    """
+    if report.sell_ok:
+        reason = await second_sell(sim, slot, amount)
+        if reason is None:
+            return report
+        receiver = "the receiver of a wallet transfer could not sell"
+        notes = [n for n in report.notes if not n.startswith(receiver)]
+        notes.append(f"a second sell in the same block fails: {reason}")
+        return replace(report, one_sell_per_block=True, notes=tuple(notes))
+    if report.failure_step != "sell":
+        return report
+    held = await held_sell(sim, slot, amount)
+    if not held.ok:
+        return report
+    note = (
+        f"the buyer's sell in the block of its buy failed ({report.failure_reason}); a "
+        "wallet holding the token without buying in this block sold: a cooldown or "
+        "same-block rule that this node cannot simulate past (no later block), taken "
+        "as sellable"
+    )
+    return replace(
+        report,
+        sell_ok=True,
+        failure_step=None,
+        failure_reason=None,
+        sell_tax=_rounded(held.tax.effective),
+        sell_tax_token_unit=_rounded(held.tax.token_unit),
+        sell_gas=held.gas,
+        notes=(*report.notes, note),
+    )
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
+
+
+@dataclass(frozen=True)
+class HeldSell:
+    """The outcome of :func:`held_sell`: did it sell, its gas, its taxes."""
+
+    ok: bool
+    gas: int | None
+    tax: LegTax
+
+
+async def held_sell(sim: Simulator, slot: BalanceSlot, amount: int) -> HeldSell:
+    """A sell by a fresh wallet that holds ``amount`` tokens (a balance override)
+    without having bought them in this block.
+
+    In one block the journey's buyer sells in its own buy's block, which a cooldown or a
+    same-block rule refuses; this sell tells such a rule from a token nobody can sell.
+    """
+    plan = sim.plan()
+    seller, token = fresh_address(), sim.route.token
+    overrides = {
+        seller: {"balance": hex(10**30)},
+        token: {"stateDiff": slot.override(seller, amount)},
+    }
+    plan.block(3, overrides)
+    sim.add_sell(plan, seller, amount, "held")
+    outcome = await sim.run_one(plan)
+    sell = outcome["held.sell"]
+    return HeldSell(sell.ok, sell.gas, sell_leg(outcome, sim.route, "held", amount))
+
+
+async def second_sell(sim: Simulator, slot: BalanceSlot, amount: int) -> str | None:
+    """Why a second sell in one block fails when the first passes, else None.
+
+    Two fresh wallets holding ``amount`` tokens each sell one after the other in one
+    block: the journey's own plans cannot show a one-sell-per-block rule when every step
+    is in one block (the receiver's later sell meets it too).
+    """
+    plan = sim.plan()
+    first, second, token = fresh_address(), fresh_address(), sim.route.token
+    diff = {**slot.override(first, amount), **slot.override(second, amount)}
+    overrides = {
+        first: {"balance": hex(10**30)},
+        second: {"balance": hex(10**30)},
+        token: {"stateDiff": diff},
+    }
+    plan.block(3, overrides)
+    sim.add_sell(plan, first, amount, "first")
+    sim.add_sell(plan, second, amount, "second")
+    outcome = await sim.run_one(plan)
+    if outcome["first.sell"].ok and not outcome["second.sell"].ok:
+        return outcome["second.sell"].reason or "execution reverted"
+    return None
+
+
 def merged_overrides(blocks: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Every block's state overrides in one object (a later block's value wins)."""
     merged: dict[str, dict[str, Any]] = {}
@@ -78,28 +185,71 @@ def merged_overrides(blocks: Sequence[dict[str, Any]]) -> dict[str, dict[str, An
     return merged
 
 
-def runner_request(params: Sequence[Any]) -> tuple[dict[str, Any], dict[str, Any], list[int]]:
-    """(call, overrides, calls per block) running a simulation's calls in one eth_call.
+@dataclass(frozen=True)
+class Emulation:
+    """A simulation as ``eth_call`` runs: ``runs`` pairs each request with the blocks
+    whose calls it answers, in order."""
+
+    runs: list[tuple[tuple[str, list[Any]], list[int]]]
+    per_block: list[int]
+
+    @property
+    def requests(self) -> list[tuple[str, list[Any]]]:
+        return [request for request, _ in self.runs]
+
+    def reply(self, answers: Sequence[Any]) -> list[dict[str, Any]]:
+        """The runs' answers in ``eth_simulateV1``'s shape (one entry per block).
+
+        Raises MalformedResponse for an answer that is not the runner's.
+        """
+        blocks: list[dict[str, Any]] = [{"calls": []} for _ in self.per_block]
+        for (_, indices), answer in zip(self.runs, answers, strict=True):
+            flat = _decoded(answer)
+            if len(flat) != sum(self.per_block[i] for i in indices):
+                raise MalformedResponse("runner returned fewer calls than were sent")
+            for i in indices:
+                blocks[i]["calls"], flat = flat[: self.per_block[i]], flat[self.per_block[i] :]
+        return blocks
+
+
+def emulation(params: Sequence[Any]) -> Emulation:
+    """The ``eth_call`` runs of one simulation.
+
+    One run of every call, from the first sender (who is ``tx.origin``) -- unless every
+    block holds the calls of one sender only and no sender comes back in a later block
+    (the holders' sells): then each block is a run of its own from its sender, against
+    the same state, so every holder sells as ``tx.origin``, as a person would.
 
     Raises MalformedResponse for a simulation that has no call with a sender.
     """
     blocks: list[dict[str, Any]] = list(params[0].get("blockStateCalls") or [])
-    calls = [call for block in blocks for call in block.get("calls") or []]
-    senders = list(dict.fromkeys(str(c["from"]).lower() for c in calls if c.get("from")))
+    per_block = [len(block.get("calls") or []) for block in blocks]
+    owners = [_senders(block.get("calls") or []) for block in blocks]
+    senders = list(dict.fromkeys(s for owner in owners for s in owner))
     if not senders:
         raise MalformedResponse("nothing to simulate")
+    alone = all(len(owner) == 1 for owner in owners) and len(senders) == len(blocks) > 1
+    groups = [[i] for i in range(len(blocks))] if alone else [list(range(len(blocks)))]
+    return Emulation([_run([blocks[i] for i in g], g) for g in groups], per_block)
+
+
+def _senders(calls: Sequence[dict[str, Any]]) -> list[str]:
+    return list(dict.fromkeys(str(c["from"]).lower() for c in calls if c.get("from")))
+
+
+def _run(
+    blocks: list[dict[str, Any]], indices: list[int]
+) -> tuple[tuple[str, list[Any]], list[int]]:
+    calls = [call for block in blocks for call in block.get("calls") or []]
+    senders = _senders(calls)
+    origin = senders[0] if senders else "0x" + "00" * 19 + "01"
     overrides = merged_overrides(blocks)
     code = runner_code()
-    for sender in senders:
+    for sender in senders or [origin]:
         overrides.setdefault(sender, {})["code"] = code
-    steps = [_step(call, senders[0]) for call in calls]
-    call = {
-        "from": senders[0],
-        "to": senders[0],
-        "data": encode_call(_RUN, [steps]),
-        "gas": hex(_CALL_GAS),
-    }
-    return call, overrides, [len(block.get("calls") or []) for block in blocks]
+    steps = [_step(call, origin) for call in calls]
+    call = {"from": origin, "to": origin, "data": encode_call(_RUN, [steps]), "gas": hex(_CALL_GAS)}
+    return ("eth_call", [call, "latest", overrides]), indices
 
 
 def _step(call: dict[str, Any], default_sender: str) -> tuple[str, str, int, int, bytes]:
@@ -112,20 +262,14 @@ def _step(call: dict[str, Any], default_sender: str) -> tuple[str, str, int, int
     )
 
 
-def simulate_reply(data: Any, per_block: list[int]) -> list[dict[str, Any]]:
-    """The runner's answer in ``eth_simulateV1``'s shape (one entry per block)."""
+def _decoded(data: Any) -> list[dict[str, Any]]:
+    if isinstance(data, RpcError):
+        raise data
     try:
         (results,) = decode(_RESULTS, str(data))
     except AbiDecodeError as exc:
         raise MalformedResponse("runner returned undecodable data") from exc
-    flat = [_call_result(ok, gas, out) for ok, gas, out in results]
-    if len(flat) != sum(per_block):
-        raise MalformedResponse("runner returned fewer calls than were sent")
-    blocks: list[dict[str, Any]] = []
-    for count in per_block:
-        blocks.append({"calls": flat[:count]})
-        flat = flat[count:]
-    return blocks
+    return [_call_result(ok, gas, out) for ok, gas, out in results]
 
 
 def _call_result(ok: bool, gas: int, out: bytes) -> dict[str, Any]:
@@ -173,22 +317,24 @@ class EmulatedSimulate(RpcClient):
         if not any(method == "eth_simulateV1" for method, _ in calls):
             return await self._inner.batch(calls, tolerate=tolerate)
         sent: list[tuple[str, Sequence[Any]]] = []
-        shapes: list[list[int] | None] = []
+        plans: list[tuple[int, Emulation | None]] = []
         for method, params in calls:
-            if method == "eth_simulateV1":
-                call, overrides, per_block = runner_request(list(params))
-                sent.append(("eth_call", [call, "latest", overrides]))
-                shapes.append(per_block)
-            else:
-                sent.append((method, params))
-                shapes.append(None)
+            plan = emulation(list(params)) if method == "eth_simulateV1" else None
+            plans.append((len(sent), plan))
+            sent.extend(plan.requests if plan else [(method, params)])
         replies = await self._inner.batch(sent, tolerate=tolerate)
-        return [
-            r if shape is None or isinstance(r, RpcError) else simulate_reply(r, shape)
-            for r, shape in zip(replies, shapes, strict=True)
-        ]
+        out: list[Any] = []
+        for first, plan in plans:
+            if plan is None:
+                out.append(replies[first])
+                continue
+            answers = replies[first : first + len(plan.runs)]
+            failed = next((a for a in answers if isinstance(a, RpcError)), None)
+            out.append(failed if failed is not None else plan.reply(answers))
+        return out
 
     async def _simulate(self, params: list[Any]) -> list[dict[str, Any]]:
-        call, overrides, per_block = runner_request(params)
-        data = await self._inner.call("eth_call", [call, "latest", overrides])
-        return simulate_reply(data, per_block)
+        plan = emulation(params)
+        if len(plan.runs) == 1:
+            return plan.reply([await self._inner.call(*plan.requests[0])])
+        return plan.reply(await self._inner.batch(plan.requests, tolerate=CallReverted))
