@@ -93,16 +93,17 @@ async def emulating(ready: Prepared) -> Prepared:
     a pool that exists only in a liquidity simulation, ``ready`` itself."""
     if ready.sim is None or ready.simulated or ready.emulated:
         return ready
-    if (await ready.node.capabilities()).simulate_v1:
+    caps = await ready.node.capabilities()
+    if caps.simulate_v1:
         return ready
-    return replace(ready, sim=emulated(ready.sim), emulated=True)
+    return replace(ready, sim=emulated(ready.sim, caps.call_block_overrides), emulated=True)
 
 
 async def _emulated(ready: Prepared) -> SimulationReport:
     """The whole journey with every simulation run through the runner contract, then
     what one block hides checked apart (:func:`~tokenrisk.simulate.runner.one_block`)."""
     assert ready.sim is not None and ready.token_slot is not None
-    sim = emulated(ready.sim)
+    sim = emulated(ready.sim, (await ready.node.capabilities()).call_block_overrides)
     pool = ready.route.pool
     report = await simulate(sim, dex.base_reserve(pool), dex.token_reserve(pool), ready.token_slot)
     report = replace(report, notes=(NOTE, *report.notes))

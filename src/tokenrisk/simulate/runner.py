@@ -55,11 +55,12 @@ NOTE = (
 )
 
 
-def emulated(sim: Simulator) -> Simulator:
+def emulated(sim: Simulator, block_overrides: bool = True) -> Simulator:
     """A copy of ``sim`` whose simulations run through the runner (same route, head,
-    funding and settings), for a node without ``eth_simulateV1``."""
+    funding and settings), for a node without ``eth_simulateV1``; ``block_overrides``:
+    the node may honour ``eth_call``'s block overrides (tried, dropped when refused)."""
     twin = copy.copy(sim)
-    twin.rpc = EmulatedSimulate(sim.rpc)
+    twin.rpc = EmulatedSimulate(sim.rpc, block_overrides)
     return twin
 
 
@@ -212,8 +213,12 @@ class Emulation:
         return blocks
 
 
-def emulation(params: Sequence[Any]) -> Emulation:
+def emulation(params: Sequence[Any], block_overrides: bool = False) -> Emulation:
     """The ``eth_call`` runs of one simulation.
+
+    With ``block_overrides`` each run carries its last block's overrides (number, time)
+    as ``eth_call``'s 4th parameter: every step runs in that block, so a sell planned
+    days or thousands of blocks ahead meets what the token does then.
 
     One run of every call, from the first sender (who is ``tx.origin``) -- unless every
     block holds the calls of one sender only and no sender comes back in a later block
@@ -230,7 +235,8 @@ def emulation(params: Sequence[Any]) -> Emulation:
         raise MalformedResponse("nothing to simulate")
     alone = all(len(owner) == 1 for owner in owners) and len(senders) == len(blocks) > 1
     groups = [[i] for i in range(len(blocks))] if alone else [list(range(len(blocks)))]
-    return Emulation([_run([blocks[i] for i in g], g) for g in groups], per_block)
+    runs = [_run([blocks[i] for i in g], g, block_overrides) for g in groups]
+    return Emulation(runs, per_block)
 
 
 def _senders(calls: Sequence[dict[str, Any]]) -> list[str]:
@@ -238,7 +244,7 @@ def _senders(calls: Sequence[dict[str, Any]]) -> list[str]:
 
 
 def _run(
-    blocks: list[dict[str, Any]], indices: list[int]
+    blocks: list[dict[str, Any]], indices: list[int], block_overrides: bool
 ) -> tuple[tuple[str, list[Any]], list[int]]:
     calls = [call for block in blocks for call in block.get("calls") or []]
     senders = _senders(calls)
@@ -249,7 +255,11 @@ def _run(
         overrides.setdefault(sender, {})["code"] = code
     steps = [_step(call, origin) for call in calls]
     call = {"from": origin, "to": origin, "data": encode_call(_RUN, [steps]), "gas": hex(_CALL_GAS)}
-    return ("eth_call", [call, "latest", overrides]), indices
+    params: list[Any] = [call, "latest", overrides]
+    last = blocks[-1].get("blockOverrides") if blocks else None
+    if block_overrides and last:
+        params.append({k: v for k, v in last.items() if k in ("number", "time")})
+    return ("eth_call", params), indices
 
 
 def _step(call: dict[str, Any], default_sender: str) -> tuple[str, str, int, int, bytes]:
@@ -291,9 +301,11 @@ class EmulatedSimulate(RpcClient):
     (the wrapped client belongs to its Node).
     """
 
-    def __init__(self, inner: RpcClient) -> None:
+    def __init__(self, inner: RpcClient, block_overrides: bool = True) -> None:
         self.__dict__.update(inner.__dict__)
         self._inner = inner
+        self.block_overrides = block_overrides
+        """Send block overrides; turned off for good when the node refuses them."""
 
     async def aclose(self) -> None:
         return None
@@ -316,10 +328,22 @@ class EmulatedSimulate(RpcClient):
     ) -> list[Any]:
         if not any(method == "eth_simulateV1" for method, _ in calls):
             return await self._inner.batch(calls, tolerate=tolerate)
+        if self.block_overrides:
+            try:
+                return await self._batch(calls, tolerate, True)
+            except RpcError as exc:
+                if not _refused(exc):
+                    raise
+                self.block_overrides = False
+        return await self._batch(calls, tolerate, False)
+
+    async def _batch(
+        self, calls: Sequence[tuple[str, Sequence[Any]]], tolerate: type[RpcError], blocks: bool
+    ) -> list[Any]:
         sent: list[tuple[str, Sequence[Any]]] = []
         plans: list[tuple[int, Emulation | None]] = []
         for method, params in calls:
-            plan = emulation(list(params)) if method == "eth_simulateV1" else None
+            plan = emulation(list(params), blocks) if method == "eth_simulateV1" else None
             plans.append((len(sent), plan))
             sent.extend(plan.requests if plan else [(method, params)])
         replies = await self._inner.batch(sent, tolerate=tolerate)
@@ -330,11 +354,21 @@ class EmulatedSimulate(RpcClient):
                 continue
             answers = replies[first : first + len(plan.runs)]
             failed = next((a for a in answers if isinstance(a, RpcError)), None)
+            if failed is not None and blocks and _refused(failed):
+                raise failed  # the block overrides, not the token: try again without
             out.append(failed if failed is not None else plan.reply(answers))
         return out
 
-    async def _simulate(self, params: list[Any]) -> list[dict[str, Any]]:
-        plan = emulation(params)
-        if len(plan.runs) == 1:
-            return plan.reply([await self._inner.call(*plan.requests[0])])
-        return plan.reply(await self._inner.batch(plan.requests, tolerate=CallReverted))
+    async def _simulate(self, params: list[Any]) -> Any:
+        (reply,) = await self.batch([("eth_simulateV1", params)], tolerate=CallReverted)
+        if isinstance(reply, RpcError):
+            raise reply
+        return reply
+
+
+_INVALID_PARAMS = -32602
+
+
+def _refused(exc: RpcError) -> bool:
+    """The node refused the call's shape (a 4th parameter), not the simulated calls."""
+    return not isinstance(exc, CallReverted) and exc.code == _INVALID_PARAMS
