@@ -100,3 +100,15 @@ async def test_catalogue_verdicts_on_hardhat(
         assert int(body["holderAnalysis"]["siphoned"]) > 0, body.get("holderAnalysis")
     explanation = json.dumps(body.get("taxDetails", {}))
     assert FALLBACK_WORDS in explanation, body.get("taxDetails")
+
+
+@pytest.mark.parametrize("token_id", sorted(DIFFERS))
+async def test_what_differs_is_stated(
+    hardhat_client: httpx.AsyncClient, hardhat_devnet: HardhatDevnet, token_id: str
+) -> None:
+    """Where the answer differs from anvil's, the response says what was not checked."""
+    entry = _entry(hardhat_devnet, token_id)
+    response = await hardhat_client.get("/v2/IsHoneypot", params={"address": entry["address"]})
+    assert response.status_code == 200, response.text
+    explanation = response.json()["taxDetails"]["explanation"]
+    assert any("time bombs" in note and "not checked" in note for note in explanation)

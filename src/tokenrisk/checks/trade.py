@@ -20,7 +20,7 @@ from tokenrisk.errors import MethodUnsupported, RpcError
 from tokenrisk.model import SimulationReport
 from tokenrisk.simulate.journey import simulate
 from tokenrisk.simulate.probe import explain_sell_failure, probe_simulate
-from tokenrisk.simulate.runner import NOTE, emulated, one_block
+from tokenrisk.simulate.runner import emulated, notes_of, one_block
 
 
 async def run_journey(ready: Prepared, simulations: asyncio.Semaphore) -> SimulationReport:
@@ -106,7 +106,7 @@ async def _emulated(ready: Prepared) -> SimulationReport:
     sim = emulated(ready.sim, (await ready.node.capabilities()).call_block_overrides)
     pool = ready.route.pool
     report = await simulate(sim, dex.base_reserve(pool), dex.token_reserve(pool), ready.token_slot)
-    report = replace(report, notes=(NOTE, *report.notes))
+    report = replace(report, notes=(*notes_of(sim), *report.notes))
     slot = await ready.token_slot
     if not report.buy_ok or slot is None:
         return report

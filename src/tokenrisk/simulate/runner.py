@@ -13,7 +13,7 @@ the max-buy and max-sell searches) runs unchanged on such a node:
 - every block's state overrides are merged and applied up front, and the calls run in
   order in one call.
 
-What this cannot show, stated by :data:`NOTE` in the response: the senders have code
+What this cannot show, stated by :func:`notes_of` in the response: the senders have code
 while the call runs; every step runs in one block, the node's latest (block numbers and
 times do not advance, so time bombs and future sells are not seen; cooldowns and
 one-sell-per-block rules are told apart by :func:`one_block`); gas is measured from
@@ -49,10 +49,20 @@ Hardhat's node applies to ``eth_call`` too; below geth's default RPC gas cap (50
 
 NOTE = (
     "node lacks eth_simulateV1: simulated with eth_call and a runner contract placed at "
-    "each wallet's address (the wallets have code while it runs; every step in the "
-    "node's latest block, so time bombs and future sells were not checked; no logs, so "
-    "taxes from balances only)"
+    "each wallet's address (the wallets have code while it runs; every step of a "
+    "simulation in one block; no logs, so taxes from balances only)"
 )
+NO_BLOCKS = (
+    "the node refuses eth_call block overrides: every simulation ran in its latest "
+    "block, so delayed and future sells (time bombs) were not checked"
+)
+
+
+def notes_of(sim: Simulator) -> tuple[str, ...]:
+    """What an emulated simulator's results could not show, for the response."""
+    rpc = sim.rpc
+    blocks = isinstance(rpc, EmulatedSimulate) and rpc.block_overrides
+    return (NOTE,) if blocks else (NOTE, NO_BLOCKS)
 
 
 def emulated(sim: Simulator, block_overrides: bool = True) -> Simulator:
