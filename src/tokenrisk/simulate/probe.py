@@ -6,9 +6,10 @@ fresh address by a state override.  Two uses:
 
 - :func:`trace_journey`: ``debug_traceCall`` with the callTracer over one probe call gives
   the call tree of a buy *and* a sell at once (a trace covers one call only);
-- :func:`probe_simulate`: the fallback for nodes without ``eth_simulateV1``.  The probe is
-  a contract, trades in a single block and measures gas from inside, so its report
-  carries a note saying so and has no limits or delayed-sell checks.
+- :func:`probe_simulate`: the last resort for a node without ``eth_simulateV1`` that
+  refuses even the runner (:mod:`tokenrisk.simulate.runner`).  The probe is a contract,
+  trades in a single block and measures gas from inside, so its report carries a note
+  saying so and has no limits or delayed-sell checks.
 """
 
 from __future__ import annotations

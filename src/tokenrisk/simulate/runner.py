@@ -8,17 +8,20 @@ the max-buy and max-sell searches) runs unchanged on such a node:
 
 - the runner contract (``contracts/probe/TokenRiskRunner.sol``, compiled into
   ``data/runner.json``) is placed by a state override at every sender's address, and
-  the ``eth_call`` goes from the first sender to itself: each call reaches the token
-  from its sender's own address, and the first sender is ``tx.origin``;
+  the ``eth_call`` goes from a sender to itself: each call reaches the token from its
+  sender's own address, and that sender is ``tx.origin``;
 - every block's state overrides are merged and applied up front, and the calls run in
-  order in one call.
+  order in one call (:func:`emulation`: blocks of one sender each, the holders' sells,
+  run one call per block, so each holder is its own ``tx.origin``);
+- where the node honours them, the last block's overrides (number, time) go with the
+  call, so a delayed or future sell meets what the token does then.
 
 What this cannot show, stated by :func:`notes_of` in the response: the senders have code
-while the call runs; every step runs in one block, the node's latest (block numbers and
-times do not advance, so time bombs and future sells are not seen; cooldowns and
-one-sell-per-block rules are told apart by :func:`one_block`); gas is measured from
-inside (plus the intrinsic 21,000); no logs are returned, so taxes are measured from
-balances only.  Every other method goes to the wrapped client.
+while the call runs; every step of a call runs in one block (cooldowns and
+one-sell-per-block rules are told apart by :func:`one_block`; without block overrides,
+time bombs are not reached); gas is measured from inside (plus the intrinsic 21,000); no
+logs are returned, so taxes are measured from balances only.  Every other method goes
+to the wrapped client.
 """
 
 from __future__ import annotations
@@ -110,8 +113,7 @@ async def one_block(
     note = (
         f"the buyer's sell in the block of its buy failed ({report.failure_reason}); a "
         "wallet holding the token without buying in this block sold: a cooldown or "
-        "same-block rule that this node cannot simulate past (no later block), taken "
-        "as sellable"
+        "same-block rule that a simulation in one block cannot pass, taken as sellable"
     )
     return replace(
         report,
