@@ -10,65 +10,17 @@ into a temporary build directory, which the service reads as it reads anvil's.
 
 from __future__ import annotations
 
-import asyncio
-import sys
-import time
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
-from hardhatnode import HardhatNode, start_hardhat
+from hardhatnode import HardhatDevnet, build_on_hardhat, start_hardhat
 
 from tokenrisk.api.app import create_app
 from tokenrisk.config import Settings
 from tokenrisk.devnet import layout
-from tokenrisk.devnet import manifest as mf
 from tokenrisk.devnet.build import GENESIS_TIMESTAMP
-from tokenrisk.devnet.catalogue import load_catalogue
-from tokenrisk.devnet.solc import compile_contracts, load_artifacts
-from tokenrisk.devnet.steps import build_on
 from tokenrisk.service import Service, connect_devnet
-
-
-@dataclass
-class HardhatDevnet:
-    """The devnet on Hardhat's node: ``url``, ``manifest``, the ``build_dir`` holding
-    ``manifest.json``/``sources.json``, and ``build_seconds`` (the replayed build)."""
-
-    node: HardhatNode
-    manifest: dict[str, Any]
-    build_dir: Path
-    build_seconds: float
-
-    @property
-    def url(self) -> str:
-        return self.node.url
-
-
-def _say(started: float) -> Any:
-    def say(message: str) -> None:
-        print(f"[hardhat devnet {time.monotonic() - started:5.1f}s] {message}", file=sys.stderr)
-
-    return say
-
-
-def build_on_hardhat(node: HardhatNode, build_dir: Path) -> tuple[dict[str, Any], float]:
-    """Replay the devnet build on ``node``; returns the manifest and the build's seconds."""
-    root = layout.sources_root()
-    artifacts = load_artifacts(compile_contracts(root, layout.devnet_dir(root) / "solc"))
-    catalogue = load_catalogue()
-    started = time.monotonic()
-    manifest, sources, _ = asyncio.run(
-        build_on(node.url, root, artifacts, catalogue, _say(started), dump=False)
-    )
-    seconds = time.monotonic() - started
-    build_dir.mkdir(parents=True, exist_ok=True)
-    mf.write_json(build_dir / layout.SOURCES_FILE, sources)
-    mf.write_json(build_dir / layout.MANIFEST_FILE, manifest)
-    return manifest, seconds
 
 
 @pytest.fixture(scope="session")

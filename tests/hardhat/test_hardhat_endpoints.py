@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import HardhatDevnet
+from hardhatnode import HardhatDevnet
 
 pytestmark = pytest.mark.integration
 
