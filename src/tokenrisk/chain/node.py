@@ -11,17 +11,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
 from tokenrisk.caching import MemoryCache
-from tokenrisk.chain.capabilities import Capabilities, probe_capabilities
+from tokenrisk.chain.capabilities import SIMULATE_SPANS, Capabilities, probe_capabilities
 from tokenrisk.chain.dex import Creation
 from tokenrisk.chain.head import ChainHead, read_head
 from tokenrisk.chain.registry import Chain
 from tokenrisk.chain.rpc import RpcClient
-from tokenrisk.errors import UnknownChain
+from tokenrisk.errors import (
+    ChainMismatch,
+    MethodUnsupported,
+    RpcError,
+    TokenRiskError,
+    UnknownChain,
+)
 
 log = logging.getLogger("tokenrisk")
 
@@ -31,8 +39,23 @@ full-history ``eth_getLogs`` or, on a node that caps log ranges, a search over h
 (:mod:`~tokenrisk.chain.created`); it is used again only while its block is unchanged."""
 
 
+REPROBE_INTERVAL = 30.0
+"""Seconds between two re-probes of one node's capabilities (:meth:`Node.reprobe`)."""
+
+
 def _creations() -> MemoryCache[str, Creation]:
     return MemoryCache(CREATIONS_KEPT)
+
+
+class Fork(Protocol):
+    """A fork node's view (fork mode: :class:`tokenrisk.devnet.node.ForkState`)."""
+
+    @property
+    def block(self) -> int | None:
+        """The upstream block the current fork was made at."""
+
+    def age(self) -> float:
+        """Seconds since that fork was made."""
 
 
 Scanned = tuple[int, str, tuple[Creation, ...]]
@@ -59,9 +82,17 @@ class Node:
     rpc: RpcClient
     created: MemoryCache[str, Creation] = field(default_factory=_creations, repr=False)
     scanned: MemoryCache[str, Scanned] = field(default_factory=_scanned, repr=False)
+    fork: Fork | None = field(default=None, repr=False)
+    """Fork mode: the local fork this chain's node is (its block goes into answers)."""
     _capabilities: Capabilities | None = field(default=None, repr=False)
     _probing: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
     _seen: tuple[int, float, ChainHead] | None = field(default=None, repr=False)
+    _reprobed_at: float = field(default=-math.inf, repr=False)
+    _verified_at: int = field(default=0, repr=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.rpc, RpcClient):
+            self.rpc.watcher = self.observe  # the Node last built on a client learns
 
     @property
     def id(self) -> int:
@@ -95,27 +126,110 @@ class Node:
         return head
 
     @property
+    def fork_block(self) -> int | None:
+        """Fork mode: the upstream block the node's current fork was made at; None for
+        a node that is not a fork.  Checks run at the fork's head, so this is the block
+        an answer describes."""
+        return self.fork.block if self.fork is not None else None
+
+    @property
     def probed(self) -> bool:
         """True once the node's capabilities are known (probed and kept)."""
         return self._capabilities is not None
 
     async def capabilities(self) -> Capabilities:
-        """The node's optional features, probed on first use and kept for the process.
+        """The node's optional features, probed on first use and kept; probed again
+        after the node came back from an outage (another node may answer at its URL)
+        and after :meth:`reprobe`.
 
-        Raises the transport errors of the probe; then nothing is kept and the next
+        Raises the transport errors of the probe; then nothing new is kept and the next
         call probes again.
         """
-        if self._capabilities is not None:
+        if self._capabilities is not None and not self._reconnected():
             return self._capabilities
         async with self._probing:
-            if self._capabilities is None:
+            if self._capabilities is None or self._reconnected():
+                self._verified_at = self._verified()
                 caps = await probe_capabilities(self.rpc)
-                log.info("chain %s node lacks: %s", self.id, ", ".join(caps.missing()) or "-")
+                lacks = ", ".join(caps.missing()) or "-"
+                log.info("chain %s node lacks: %s; %s", self.id, lacks, caps.limits())
                 self._capabilities = caps
             return self._capabilities
 
+    def _verified(self) -> int:
+        identity = getattr(self.rpc, "identity", None)
+        return int(getattr(identity, "verified", 0))
+
+    def _reconnected(self) -> bool:
+        """The node came back after an outage (it showed its chain id again since the
+        probe): it may be another node behind the same URL, so probe it again."""
+        return self._verified() > max(self._verified_at, 1)
+
+    def learn_simulate_cap(self, blocks: int) -> None:
+        """The node refused a simulation as too long (-38026 "too many blocks", or a
+        provider's lower cap): plan at most ``blocks`` blocks past the base from now on.
+        Only ever lowers the probed cap; a later re-probe measures it again."""
+        caps = self._capabilities
+        if caps is not None and 0 < blocks < caps.simulate_max_blocks:
+            self._capabilities = replace(caps, simulate_max_blocks=blocks)
+            log.info("chain %s: simulations of at most %d blocks", self.id, blocks)
+
+    def reprobe(self) -> bool:
+        """Forget the probed capabilities, so the next :meth:`capabilities` probes again
+        (a node answered against what was probed: a method probed present is now "not
+        found", the node was replaced behind its URL).  At most once per
+        :data:`REPROBE_INTERVAL` seconds, so a flapping node is not probed per request.
+        True when the capabilities were forgotten."""
+        now = time.monotonic()
+        if self._capabilities is None or now - self._reprobed_at < REPROBE_INTERVAL:
+            return False
+        self._reprobed_at = now
+        self._capabilities = None
+        log.info("chain %s: capabilities contradicted by the node; probing again", self.id)
+        return True
+
+    def learn(self, error: BaseException, span: int | None = None) -> None:
+        """Take in what a node error says about its limits: a simulation refused as too
+        long (``span``: the blocks it ended past its base) lowers the simulate cap to the
+        next smaller probed span; a method now unsupported forgets the probe."""
+        if not isinstance(error, RpcError):
+            return
+        if span is not None and (error.code == -38026 or "too many blocks" in error.message):
+            self.learn_simulate_cap(next((s for s in SIMULATE_SPANS if s < span), 1))
+        elif isinstance(error, MethodUnsupported):
+            self.reprobe()
+
+    def observe(self, method: str, params: Sequence[Any], error: RpcError) -> None:
+        """The client's watcher: every node error but reverts passes here.  A
+        simulation refused as too long lowers the cap (its span read from the request);
+        a probed method now "not found" makes the next use probe again."""
+        if method == "eth_simulateV1" and (
+            error.code == -38026 or "too many blocks" in error.message
+        ):
+            self.learn(error, span=simulated_span(params))
+        elif isinstance(error, MethodUnsupported) and method in PROBED_METHODS:
+            self.learn(error)
+
     async def aclose(self) -> None:
         await self.rpc.aclose()
+
+
+PROBED_METHODS = frozenset({"eth_simulateV1", "debug_traceCall", "eth_createAccessList"})
+"""Methods whose presence the probe decides; "method not found" for one contradicts it."""
+
+
+def simulated_span(params: Sequence[Any]) -> int | None:
+    """How many blocks an ``eth_simulateV1`` request ends past its base: the last
+    block's number minus the base's, when both are numbers, else the count of blocks."""
+    try:
+        blocks = params[0]["blockStateCalls"]
+        last = (blocks[-1].get("blockOverrides") or {}).get("number")
+        base = params[1] if len(params) > 1 else None
+        if isinstance(last, str) and isinstance(base, str) and base.startswith("0x"):
+            return int(last, 16) - int(base, 16)
+        return len(blocks)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+        return None
 
 
 class Nodes(Mapping[int, Node]):
@@ -143,6 +257,22 @@ class Nodes(Mapping[int, Node]):
     def select(self, chain_id: int | None) -> list[Node]:
         """The requested chain, or every configured chain when ``chain_id`` is None."""
         return [self.node(chain_id)] if chain_id is not None else list(self._nodes.values())
+
+    async def verify_chains(self) -> None:
+        """Ask every node for its chain id (concurrently).  Raises ChainMismatch for a
+        node serving another chain than configured; a node that cannot be reached now
+        is checked when it first answers (its client does that before any request)."""
+        nodes = list(self._nodes.values())
+        results = await asyncio.gather(
+            *(node.rpc.verify_chain() for node in nodes), return_exceptions=True
+        )
+        for node, result in zip(nodes, results, strict=True):
+            if isinstance(result, ChainMismatch):
+                raise result
+            if isinstance(result, TokenRiskError):
+                log.warning("chain %s: node not verified at start (%s)", node.id, result.public)
+            elif isinstance(result, BaseException):
+                raise result
 
     async def aclose(self) -> None:
         for node in self._nodes.values():

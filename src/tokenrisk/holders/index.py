@@ -66,6 +66,9 @@ class IndexSettings:
     dense_logs: int = 5_000  # a window this full is not grown
     reorg_depth: int = 12  # blocks always re-read after a detected reorg
     start_block: int | None = None  # skip the deployment-block search
+    state_floor: int = 0
+    """The oldest block whose state the node keeps (probed: ``Capabilities.state_floor``):
+    the deployment-block search reads no state below it."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.min_window <= self.window <= self.max_window:
@@ -282,15 +285,19 @@ async def head_block(rpc: JsonRpc) -> int:
     return (await read_head(rpc)).number
 
 
-async def find_start_block(rpc: JsonRpc, token: str, head: int, fanout: int = 16) -> int:
+async def find_start_block(
+    rpc: JsonRpc, token: str, head: int, fanout: int = 16, floor: int = 0
+) -> int:
     """First block at which ``token`` has code (:func:`tokenrisk.chain.history.creation_block`).
 
-    Returns 0 when the node has no state for old blocks (non-archive).  Raises
-    NotFoundError when ``token`` has no code at ``head``.
+    Returns 0 when the node has no state for old blocks (non-archive): ``eth_getLogs``,
+    which full nodes serve over all of history, then reads from genesis.  ``floor``:
+    the oldest block whose state the node keeps, when known (the search asks nothing
+    below it).  Raises NotFoundError when ``token`` has no code at ``head``.
     """
     if not await has_code(rpc, token, [head]) == [True]:
         raise NotFoundError("no contract code at the token address")
-    found = await creation_block(rpc, token, head, fanout)
+    found = await creation_block(rpc, token, head, fanout, floor)
     return 0 if found is None else found
 
 
@@ -529,7 +536,7 @@ async def _start_block(
         return settings.start_block
     if chain_id in DEVNET_CHAIN_IDS:
         return 0
-    return await find_start_block(rpc, token, head)
+    return await find_start_block(rpc, token, head, floor=settings.state_floor)
 
 
 async def _heal_reorg(

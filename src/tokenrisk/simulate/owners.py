@@ -45,20 +45,23 @@ class Facts:
     getters: tuple[tuple[str, str], ...]  # (address, how found)
 
 
-async def read_facts(rpc: RpcClient, token: str, storage_slots: int) -> Facts:
-    """The token's code, proxy slots, owner getters and first ``storage_slots`` words."""
+async def read_facts(
+    rpc: RpcClient, token: str, storage_slots: int, block: str = "latest"
+) -> Facts:
+    """The token's code, proxy slots, owner getters and first ``storage_slots`` words, at
+    ``block`` (the scan passes the head its simulations are pinned to)."""
     slots = [hex(i) for i in range(storage_slots)]
     calls: list[tuple[str, Sequence[Any]]] = [
-        ("eth_getCode", [token, "latest"]),
-        ("eth_getStorageAt", [token, IMPLEMENTATION_SLOT, "latest"]),
-        ("eth_getStorageAt", [token, ADMIN_SLOT, "latest"]),
+        ("eth_getCode", [token, block]),
+        ("eth_getStorageAt", [token, IMPLEMENTATION_SLOT, block]),
+        ("eth_getStorageAt", [token, ADMIN_SLOT, block]),
     ]
-    calls += [("eth_getStorageAt", [token, s, "latest"]) for s in slots]
+    calls += [("eth_getStorageAt", [token, s, block]) for s in slots]
     getters = [*OWNER_GETTERS, ROLE_ADMIN]
     for g in getters:
         args = [b"\0" * 32, 0] if g == ROLE_ADMIN else []
         call = {"to": token, "data": encode_call(g, args), "gas": hex(GETTER_GAS)}
-        calls.append(("eth_call", [call, "latest"]))
+        calls.append(("eth_call", [call, block]))
     replies = await rpc.batch(calls)
     code, impl_word, admin_word = replies[0], replies[1], replies[2]
     if isinstance(code, RpcError):
@@ -81,7 +84,7 @@ async def read_facts(rpc: RpcClient, token: str, storage_slots: int) -> Facts:
         if address:
             found.append((address, f"storage slot {i}"))
     impl = word_address(impl_word)
-    impl_code = str(await rpc.call("eth_getCode", [impl, "latest"])) if impl else None
+    impl_code = str(await rpc.call("eth_getCode", [impl, block])) if impl else None
     return Facts(str(code), impl, impl_code, admin, owner, tuple(found))
 
 
@@ -104,38 +107,49 @@ def word_address(word: Any, strict: bool = True) -> str | None:
 
 
 async def deployer(
-    rpc: RpcClient, chain_id: int, token: str, known: MemoryCache[tuple[int, str], str | None]
+    rpc: RpcClient,
+    chain_id: int,
+    token: str,
+    known: MemoryCache[tuple[int, str], str | None],
+    *,
+    otterscan: bool = True,
+    state_floor: int = 0,
 ) -> str | None:
     """The account that created the token, or None when the node cannot tell.
 
-    Asks ``ots_getContractCreator`` (Otterscan API: anvil, erigon, reth) first; otherwise
-    searches ``eth_getCode`` over history for the creation block (archive nodes)
-    and reads that block's receipts.  Contracts made by a factory have no EOA creator
-    in a receipt, so they give None on the second path.
+    Asks ``ots_getContractCreator`` (Otterscan API: anvil, erigon, reth) when the node
+    serves it (``otterscan``, as probed: a node without it is never asked); otherwise
+    searches ``eth_getCode`` over the history the node keeps (from block
+    ``state_floor``: :meth:`~tokenrisk.chain.capabilities.Capabilities.state_floor`) for
+    the creation block and reads that block's receipts.  Contracts made by a factory
+    have no EOA creator in a receipt, and a token older than a full node's kept states
+    has no creation block found: both give None (unknown, never an error).
     """
     key = (chain_id, token)
     found, creator = known.get(key)
     if not found:
-        creator = await _creator(rpc, token)
+        creator = await _creator(rpc, token, otterscan, state_floor)
         known.put(key, creator)
     return creator
 
 
-async def _creator(rpc: RpcClient, token: str) -> str | None:
-    try:
-        found = await rpc.call("ots_getContractCreator", [token])
-        creator = found.get("creator") if isinstance(found, dict) else None
-        return checksum(str(creator)) if creator else None
-    except RpcError:
+async def _creator(rpc: RpcClient, token: str, otterscan: bool, floor: int) -> str | None:
+    if otterscan:
         try:
-            return await _find_deployer(rpc, token)
+            found = await rpc.call("ots_getContractCreator", [token])
+            creator = found.get("creator") if isinstance(found, dict) else None
+            return checksum(str(creator)) if creator else None
         except RpcError:
-            return None
+            pass  # the history search below may still tell
+    try:
+        return await _find_deployer(rpc, token, floor)
+    except RpcError:
+        return None
 
 
-async def _find_deployer(rpc: RpcClient, token: str) -> str | None:
+async def _find_deployer(rpc: RpcClient, token: str, floor: int) -> str | None:
     head = int(await rpc.call("eth_blockNumber", []), 16)
-    block = await creation_block(rpc, token, head)
+    block = await creation_block(rpc, token, head, floor=floor)
     if block is None:
         return None
     receipts = await rpc.call("eth_getBlockReceipts", [hex(block)])

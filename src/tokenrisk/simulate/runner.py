@@ -247,7 +247,8 @@ def emulation(params: Sequence[Any], block_overrides: bool = False) -> Emulation
         raise MalformedResponse("nothing to simulate")
     alone = all(len(owner) == 1 for owner in owners) and len(senders) == len(blocks) > 1
     groups = [[i] for i in range(len(blocks))] if alone else [list(range(len(blocks)))]
-    runs = [_run([blocks[i] for i in g], g, block_overrides) for g in groups]
+    tag = str(params[1]) if len(params) > 1 else "latest"
+    runs = [_run([blocks[i] for i in g], g, tag, block_overrides) for g in groups]
     return Emulation(runs, per_block)
 
 
@@ -255,9 +256,21 @@ def _senders(calls: Sequence[dict[str, Any]]) -> list[str]:
     return list(dict.fromkeys(str(c["from"]).lower() for c in calls if c.get("from")))
 
 
+_BLOCK_FIELDS = ("number", "time", "baseFeePerGas", "feeRecipient")
+"""The block overrides an eth_call takes (geth's); the block gas limit stays the node's."""
+_STEP_OVERHEAD = 20_000
+"""Gas the runner spends around each step (decoding, copying the results)."""
+
+
 def _run(
-    blocks: list[dict[str, Any]], indices: list[int], block_overrides: bool
+    blocks: list[dict[str, Any]], indices: list[int], tag: str, block_overrides: bool
 ) -> tuple[tuple[str, list[Any]], list[int]]:
+    """One eth_call running ``blocks``' calls at the simulation's base block ``tag``.
+
+    Priced as the calls are (``gasPrice``, at or above the base fee): the call's gas is
+    what its steps may use, and the origin is given that gas's cost on top of the
+    balance the simulation gave it, so inside the run it holds what was planned.
+    """
     calls = [call for block in blocks for call in block.get("calls") or []]
     senders = _senders(calls)
     origin = senders[0] if senders else "0x" + "00" * 19 + "01"
@@ -266,11 +279,17 @@ def _run(
     for sender in senders or [origin]:
         overrides.setdefault(sender, {})["code"] = code
     steps = [_step(call, origin) for call in calls]
-    call = {"from": origin, "to": origin, "data": encode_call(_RUN, [steps]), "gas": hex(_CALL_GAS)}
-    params: list[Any] = [call, "latest", overrides]
+    gas = min(_CALL_GAS, _INTRINSIC + sum(s[3] + _STEP_OVERHEAD for s in steps) + 100_000)
+    call = {"from": origin, "to": origin, "data": encode_call(_RUN, [steps]), "gas": hex(gas)}
+    gas_price = max((int(str(c["gasPrice"]), 16) for c in calls if c.get("gasPrice")), default=0)
+    if gas_price:
+        call["gasPrice"] = hex(gas_price)
+        held = int(str(overrides[origin].get("balance") or "0x0"), 16)
+        overrides[origin]["balance"] = hex(held + gas * gas_price)
+    params: list[Any] = [call, tag, overrides]
     last = blocks[-1].get("blockOverrides") if blocks else None
     if block_overrides and last:
-        params.append({k: v for k, v in last.items() if k in ("number", "time")})
+        params.append({k: v for k, v in last.items() if k in _BLOCK_FIELDS})
     return ("eth_call", params), indices
 
 
