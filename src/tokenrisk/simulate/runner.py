@@ -328,8 +328,9 @@ def _call_result(ok: bool, gas: int, out: bytes) -> dict[str, Any]:
 class EmulatedSimulate(RpcClient):
     """An RpcClient whose ``eth_simulateV1`` runs through the runner (module docstring).
 
-    It shares the wrapped client's transport and settings; closing it closes nothing
-    (the wrapped client belongs to its Node).
+    It shares the wrapped client's transport and settings and sends everything through
+    it (what the client learns about the node stays with the node's client); closing it
+    closes nothing (the wrapped client belongs to its Node).
     """
 
     def __init__(self, inner: RpcClient, block_overrides: bool = True) -> None:
@@ -340,6 +341,12 @@ class EmulatedSimulate(RpcClient):
 
     async def aclose(self) -> None:
         return None
+
+    def learn_batch_limit(self, refused: int, named: int | None = None) -> int:
+        return self._inner.learn_batch_limit(refused, named)
+
+    async def verify_chain(self) -> None:
+        await self._inner.verify_chain()
 
     async def call(self, method: str, params: Sequence[Any] = ()) -> Any:
         if method == "eth_simulateV1":
