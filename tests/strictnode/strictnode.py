@@ -68,6 +68,7 @@ class StrictNode:
         self._own = devnet is None
         self.devnet = devnet
         self.refusals: Counter[tuple[str, int]] = Counter()
+        self.last_refusal = ""
         self.requests = 0
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
@@ -187,12 +188,14 @@ class StrictNode:
         params = list(message.get("params") or [])
         if not self.profile.serves(method):
             self.refusals[(method, -32601)] += 1
+            self.last_refusal = f"{method}: -32601"
             return _error(ident, -32601, f"the method {method} does not exist/is not available")
         handler = self._handlers().get(method, self._read)
         try:
             result = await handler(method, params)
         except RuleError as exc:
             self.refusals[(method, exc.code)] += 1
+            self.last_refusal = f"{method}: {exc.code} {exc.message}"
             return _error(ident, exc.code, exc.message)
         except UpstreamError as exc:
             return {"jsonrpc": "2.0", "id": ident, "error": exc.error}
