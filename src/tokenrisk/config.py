@@ -67,6 +67,18 @@ class ChainNode(_Section):
         default=None, repr=False, description="upstream URL that a local anvil forks (fork mode)"
     )
     fork_block: int | None = Field(default=None, ge=0, description="block to pin the fork to")
+    fork_max_age: float = Field(
+        default=36.0,
+        ge=0,
+        description="seconds an unpinned fork serves before it forks again at the upstream "
+        "head (3 Ethereum blocks); 0 = never",
+    )
+    max_batch: int | None = Field(
+        default=None,
+        ge=1,
+        description="most requests per JSON-RPC batch the node accepts (providers: 10-100); "
+        "unset: learnt from the node's first refusal",
+    )
 
     @_model_validator(mode="after")
     def _has_url(self) -> ChainNode:

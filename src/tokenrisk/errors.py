@@ -19,13 +19,16 @@
     │   ├── RpcError                    JSON-RPC error object (unknown method, internal error, ...)
     │   │   ├── CallReverted            the EVM ran the call and it failed: an answer about
     │   │   │                           the contract, the only error a check may read as data
-    │   │   └── MethodUnsupported       the node does not implement a method we need
+    │   │   ├── MethodUnsupported       the node does not implement a method we need
+    │   │   ├── StateUnavailable        the node no longer keeps that block's state (full node)
+    │   │   └── BatchTooLarge           the node refused a JSON-RPC batch as too large
     │   ├── MalformedResponse           not JSON-RPC at all (garbage, bad gzip, wrong shape)
     │   │   ├── ReplyTooLarge               more bytes than the reply size cap
     │   │   └── ReplyTooDeep                JSON nested deeper than the depth cap
     │   └── ProviderKeyRejected         a verification provider refused the configured key
     ├── NodeUnavailable             503: the node cannot be reached
     │   ├── NodeThrottled               the node or provider refuses: too many requests
+    │   ├── ChainMismatch               the node serves another chain than configured
     │   └── ProviderRateLimited         a verification provider says "too many requests"
     ├── StoreError                  503: the database cannot be read or written
     │   ├── StoreConflict               another writer moved an index cursor first (retry)
@@ -165,6 +168,27 @@ class MethodUnsupported(RpcError):
     stable = "the node does not support a method this check needs"
 
 
+class StateUnavailable(RpcError):
+    """The node has no state for the block read: a full (non-archive) node keeps only
+    its most recent states (geth: 128) and answers older reads with "missing trie node"
+    or "historical state ... is not available".  A limit of the node, not a failure:
+    callers say what could not be read (docs/chains.md)."""
+
+    stable = "the node does not keep the state of that block (not an archive node)"
+
+
+class BatchTooLarge(RpcError):
+    """The node (or the provider in front of it) refused a whole JSON-RPC batch as too
+    large; ``limit`` is the size it named, when it named one.  Nothing of the batch
+    ran, so the client sends it again split (:mod:`tokenrisk.chain.rpc`)."""
+
+    stable = "the node refused a batch of requests as too large"
+
+    def __init__(self, message: str, code: int = 0, data: Any = None, limit: int | None = None):
+        super().__init__(message, code, data)
+        self.limit = limit
+
+
 class MalformedResponse(UpstreamError):
     stable = "the node sent a malformed reply"
 
@@ -190,6 +214,25 @@ class NodeUnavailable(TokenRiskError):
 
 class NodeThrottled(NodeUnavailable):
     stable = "the node is refusing requests (rate limited); try again later"
+
+
+class ChainMismatch(NodeUnavailable):
+    """The node answers ``eth_chainId`` with another chain than the one it is configured
+    for: no answer for ``expected`` may come from it (503 naming the chain, never the
+    URL).  Checked at start and again whenever the node was unreachable.  The message
+    is our own words (two chain ids), so it is also the public text."""
+
+    def __init__(self, expected: int, served: int) -> None:
+        super().__init__(
+            f"the node configured for chain {expected} serves chain {served}; "
+            f"chain {expected} is unavailable until its node serves chain {expected}"
+        )
+        self.expected = expected
+        self.served = served
+
+    @property
+    def public(self) -> str:
+        return self.message
 
 
 class ProviderRateLimited(NodeUnavailable):

@@ -127,6 +127,8 @@ class SimulationReport:
     delayed_sell_reason: str | None = None
     via_liquidity_simulation: bool = False
     notes: tuple[str, ...] = ()
+    # what the node's limits left unchecked, one sentence each ("<check>: <why>")
+    unchecked: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -202,6 +204,8 @@ class Analysis:
     whitelisted: bool = False  # operator-configured well-known token (very_low risk)
     owner_powers: OwnerPowers | None = None  # None: the scan was off or had nothing to try
     trace_unavailable: bool = False  # the node has no debug_traceCall: no call tree checked
+    # what the node's limits left unchecked, one "<check>: <why>" sentence each
+    unchecked: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

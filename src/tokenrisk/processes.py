@@ -11,15 +11,20 @@ from typing import Any
 from tokenrisk.config import ChainNode, Settings
 from tokenrisk.devnet.instance import start_devnet
 from tokenrisk.devnet.layout import SOURCES_FILE, devnet_dir, read_manifest
-from tokenrisk.devnet.node import AnvilNode, fork_from, start_anvil
+from tokenrisk.devnet.node import AnvilNode, ForkState, fork_from, start_anvil
 from tokenrisk.errors import DevnetBuildError
 
 
 def start_fork(node: ChainNode, data_dir: Path) -> AnvilNode:
-    """A local anvil forking ``node.fork_url``; the URL never appears on its command line."""
+    """A local anvil forking ``node.fork_url``; the URL never appears on its command line.
+
+    Raises ChainMismatch when the upstream serves another chain than ``node.id``.  An
+    unpinned fork follows the chain: the supervisor forks it again at the upstream head
+    once it is ``fork_max_age`` seconds old (:func:`tokenrisk.devnet.node.refork`)."""
     args = ["--chain-id", str(node.chain_id)]
     anvil = start_anvil(args, log_path=data_dir / f"fork-{node.chain_id}.log")
     url, block = node.fork_url or "", node.fork_block
+    anvil.fork = ForkState(url, block, node.fork_max_age, node.chain_id)
     anvil.after_start = lambda restarted: fork_from(restarted, url, block)
     anvil.after_start(anvil)
     anvil.chain_id = node.chain_id

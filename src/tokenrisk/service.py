@@ -89,6 +89,19 @@ def connect_devnet(
     return Service(settings, Nodes({chain.id: Node(entry, client)}), verifier, store, [], sem)
 
 
+async def start_service(settings: Settings) -> Service:
+    """:func:`open_service` (in a thread), then every node's chain id checked: a node
+    serving another chain stops the start with ChainMismatch (after closing what was
+    opened), naming both chains and never the URL."""
+    service = await asyncio.to_thread(open_service, settings)
+    try:
+        await service.nodes.verify_chains()
+    except BaseException:
+        await service.close()
+        raise
+    return service
+
+
 def open_service(settings: Settings) -> Service:
     """Start nodes and clients for every configured chain (blocking: call before serving)."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -98,13 +111,14 @@ def open_service(settings: Settings) -> Service:
     local_paths: dict[int, list[Path]] = {}
     for node_cfg in settings.nodes:
         chain = wiring.registry_entry(registry, node_cfg)
-        url = node_cfg.rpc_url
+        url, fork = node_cfg.rpc_url, None
         if node_cfg.fork_url:
-            fork = processes.start_fork(node_cfg, settings.data_dir)
-            started.append(fork)
-            url = fork.url
+            anvil = processes.start_fork(node_cfg, settings.data_dir)
+            started.append(anvil)
+            url, fork = anvil.url, anvil.fork
         label = f"chain {chain.id} node"
-        nodes[chain.id] = Node(chain, wiring.client(settings, url or "", chain.id, label))
+        rpc = wiring.client(settings, url or "", chain.id, label, node_cfg.max_batch)
+        nodes[chain.id] = Node(chain, rpc, fork=fork)
     if settings.devnet:
         url, manifest, build_dir = processes.devnet_node(settings, started)
         chain = devnet_chain(manifest)
@@ -121,4 +135,4 @@ def open_service(settings: Settings) -> Service:
 def _whitelisted(nodes: dict[int, Node], settings: Settings) -> Nodes:
     """The Nodes with the operator's ``[whitelist]`` added to their registry entries."""
     chains = wiring.whitelisted({i: n.chain for i, n in nodes.items()}, settings)
-    return Nodes({i: Node(chains[i], n.rpc) for i, n in nodes.items()})
+    return Nodes({i: Node(chains[i], n.rpc, fork=n.fork) for i, n in nodes.items()})

@@ -69,11 +69,12 @@ def whitelisted(chains: dict[int, Chain], settings: Settings) -> dict[int, Chain
     return out
 
 
-def rpc_settings(settings: Settings) -> RpcSettings:
+def rpc_settings(settings: Settings, max_batch: int | None = None) -> RpcSettings:
     return RpcSettings(
         timeout=settings.rpc_timeout,
         max_reply_bytes=settings.rpc_max_reply_bytes,
         max_depth=settings.rpc_max_depth,
+        max_batch=max_batch,
     )
 
 
@@ -85,10 +86,19 @@ def registry_entry(registry: dict[int, Chain], node: ChainNode) -> Chain:
     return chain
 
 
-def client(settings: Settings, url: str, chain_id: int, label: str) -> RpcClient:
+def client(
+    settings: Settings, url: str, chain_id: int, label: str, max_batch: int | None = None
+) -> RpcClient:
     """The node client of one chain (concurrent identical reads coalesced); ``label``
-    names the node in errors, never its URL."""
-    return CoalescingRpc(url, rpc_settings(settings), label=label, chain_id=chain_id)
+    names the node in errors, never its URL.  The client checks that the node serves
+    ``chain_id`` before its first request and after every outage (ChainMismatch)."""
+    return CoalescingRpc(
+        url,
+        rpc_settings(settings, max_batch),
+        label=label,
+        chain_id=chain_id,
+        expect_chain_id=chain_id,
+    )
 
 
 def verification_settings(

@@ -85,3 +85,24 @@ async def test_no_code_at_head_is_none_and_throttling_raises() -> None:
 )
 def test_range_refusals_are_told_from_failures(error: RpcError, refused: bool) -> None:
     assert range_refused(error) is refused
+
+
+@pytest.mark.parametrize(
+    ("created", "expected"), [(999_950, 999_950), (999_873, 999_873), (10, None), (999_000, None)]
+)
+async def test_a_known_floor_keeps_the_search_within_kept_state(
+    created: int, expected: int | None
+) -> None:
+    """A full node (state of the last 128 blocks): given its floor, no read below it,
+    and far fewer round trips than a search over all of history."""
+    fake, floor = node(created, oldest_state=999_872), 999_872
+    rpc = fake.client()
+    try:
+        assert await creation_block(rpc, CONTRACT, 1_000_000, floor=floor) == expected
+        blind = node(created, oldest_state=999_872)
+        blind_rpc = blind.client()
+        assert await creation_block(blind_rpc, CONTRACT, 1_000_000) == expected
+        await blind_rpc.aclose()
+        assert fake.requests < blind.requests
+    finally:
+        await rpc.aclose()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
@@ -20,7 +20,7 @@ from tokenrisk.chain.head import read_head
 from tokenrisk.chain.node import Node
 from tokenrisk.chain.registry import Chain
 from tokenrisk.chain.rpc import RpcClient
-from tokenrisk.errors import DeadlineExceeded, TokenRiskError
+from tokenrisk.errors import ChainMismatch, DeadlineExceeded, TokenRiskError
 
 if TYPE_CHECKING:
     from tokenrisk.devnet.supervisor import NodeWatch
@@ -47,6 +47,19 @@ class ChainHealth(WireModel):
     )
     localNodeRestarts: int | None = Field(
         default=None, description="How often that local node was restarted."
+    )
+    nodeChainId: int | None = Field(
+        default=None,
+        description="The chain id the node reports, when it is not the configured one "
+        "(the chain then answers 503 until its node serves it).",
+    )
+    forkBlock: int | None = Field(
+        default=None,
+        description="Fork mode: the upstream block the local fork was made at (it forks "
+        "again at the upstream head when older than the configured fork_max_age).",
+    )
+    forkAgeSeconds: float | None = Field(
+        default=None, description="Fork mode: seconds since that fork was made."
     )
 
 
@@ -87,7 +100,20 @@ async def chain_health(
 
 
 def _down(chain: Chain, exc: TokenRiskError) -> ChainHealth:
-    return ChainHealth(chainId=chain.id, name=chain.name, reachable=False, error=exc.public)
+    served = exc.served if isinstance(exc, ChainMismatch) else None
+    return ChainHealth(
+        chainId=chain.id, name=chain.name, reachable=False, error=exc.public, nodeChainId=served
+    )
+
+
+def _local(watch: NodeWatch) -> dict[str, Any]:
+    """The health fields of a node this service runs (state, restarts, fork)."""
+    fields: dict[str, Any] = {"localNode": watch.state, "localNodeRestarts": watch.restarts}
+    fork = watch.node.fork
+    if fork is not None and fork.block is not None:
+        fields["forkBlock"] = fork.block
+        fields["forkAgeSeconds"] = round(fork.age(), 1)
+    return fields
 
 
 async def check_health(
@@ -103,11 +129,7 @@ async def check_health(
     )
     watches = local or {}
     lines = [
-        line.model_copy(
-            update={"localNode": watches[i].state, "localNodeRestarts": watches[i].restarts}
-        )
-        if i in watches
-        else line
+        line.model_copy(update=_local(watches[i])) if i in watches else line
         for i, line in zip(ids, lines, strict=True)
     ]
     status = "ok" if all(line.reachable for line in lines) else "degraded"

@@ -3,7 +3,6 @@ local nodes, connect the index job queue; and undo it all on the way out."""
 
 from __future__ import annotations
 
-import asyncio
 import gc
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -14,7 +13,7 @@ from tokenrisk.api.runner import Runner
 from tokenrisk.config import Settings
 from tokenrisk.devnet.supervisor import NodeSupervisor
 from tokenrisk.jobs import open_queue
-from tokenrisk.service import Service, open_service
+from tokenrisk.service import Service, start_service
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 
@@ -48,7 +47,7 @@ def lifespan_of(settings: Settings, runner: Runner, given: Service | None) -> Li
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        svc = given if given is not None else await asyncio.to_thread(open_service, settings)
+        svc = given if given is not None else await start_service(settings)
         tune_collector()
         runner.opened = svc
         runner.supervisor = NodeSupervisor(svc.processes)

@@ -396,6 +396,11 @@ class IsHoneypotResponse(WireModel):
     ownerPowers: OwnerPowersInfo | None = Field(
         default=None, description="Our extension: owner powers found by trial."
     )
+    unchecked: list[str] | None = Field(
+        default=None,
+        description="Extension: what the node's limits left unchecked, one "
+        '"<check>: <why>" sentence each; absent when everything was checked.',
+    )
 
 
 # OTHER ENDPOINTS
@@ -562,6 +567,7 @@ def honeypot_response(analysis: Analysis, verdict: Verdict, chain: Chain) -> IsH
         pairAddress=pool.address if pool else None,
         journey=journey(analysis.simulation),
         ownerPowers=owner_powers(analysis.owner_powers) if analysis.owner_powers else None,
+        unchecked=list(analysis.unchecked) or None,
     )
 
 
@@ -767,11 +773,13 @@ def contract_code(code: CodeReport) -> ContractCode:
 def engine_notes(analysis: Analysis) -> list[str]:
     """Every note the engine wrote for this analysis, once each, in order: the journey's
     (also when it could not buy, e.g. the probe fallback's), the owner-power scan's, then
-    that the call tree was not checked (a node without debug_traceCall: a partial check)."""
+    that the call tree was not checked (a node without debug_traceCall: a partial check),
+    then what else the node's limits left unchecked (``unchecked``, as "not checked: ...")."""
     journey = analysis.simulation.notes if analysis.simulation else ()
     powers = analysis.owner_powers.notes if analysis.owner_powers else ()
     untraced = (TRACE_UNAVAILABLE,) if analysis.trace_unavailable else ()
-    return list(dict.fromkeys([*journey, *powers, *untraced]))
+    limits = tuple(f"not checked: {u}" for u in analysis.unchecked)
+    return list(dict.fromkeys([*journey, *powers, *untraced, *limits]))
 
 
 def tax_details(

@@ -187,13 +187,15 @@ class CoalescingRpc(RpcClient):
         return futures
 
     def _flush(self, turns_left: int) -> None:
-        """Send what the last loop turns queued, ``max_batch`` calls per request."""
+        """Send what the last loop turns queued, ``max_batch`` calls per request (fewer
+        when the node accepts fewer: ``batch_limit``)."""
         if turns_left > 0:
             asyncio.get_running_loop().call_soon(self._flush, turns_left - 1)
             return
         self._flushing = False
         pending, self._pending = self._pending, []
-        for chunk in _chunks(pending, self.max_batch, self.max_heavy):
+        most = min(self.max_batch, self.batch_limit or self.max_batch)
+        for chunk in _chunks(pending, most, self.max_heavy):
             task = asyncio.ensure_future(self._send(chunk))
             self._sending.add(task)  # a strong reference until it is done
             task.add_done_callback(self._sending.discard)

@@ -145,8 +145,9 @@ async def pool_creation(node: Node, pool: Pool) -> dex.Creation | None:
         if dex.current(known, await dex.block_stamps(node.rpc, [known.block])):
             return known
         node.created.forget(key)  # a reorg or a revert: search again
-    head = await node.head()
-    block = await creation_block(node.rpc, pool.address, head.number)
+    head, caps = await asyncio.gather(node.head(), node.capabilities())
+    floor = caps.state_floor()
+    block = await creation_block(node.rpc, pool.address, head.number, floor=floor)
     found = await _event_in(node, pool, block) if block is not None else None
     if found is not None:
         node.created.put(key, found)

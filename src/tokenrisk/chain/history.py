@@ -5,7 +5,9 @@ at its deployment block, the owner-power scan reads the deployer from that block
 receipts, and pool discovery finds a pool's creation event there when the node refuses
 the full-range ``eth_getLogs`` (:mod:`tokenrisk.chain.created`).  All three need an
 archive node (``eth_getCode`` at any old block); a node without that history answers
-the search with an RPC error, which the search reports as "cannot tell" (None).
+the search with an RPC error (StateUnavailable), which the search reports as "cannot
+tell" (None); given the node's archive depth (:mod:`tokenrisk.chain.capabilities`) it
+searches only the blocks whose state the node keeps.
 """
 
 from __future__ import annotations
@@ -36,8 +38,10 @@ async def has_code(rpc: JsonRpc, address: str, blocks: Sequence[int]) -> list[bo
     return [isinstance(r, str) and len(r) > 2 for r in replies]
 
 
-async def creation_block(rpc: JsonRpc, address: str, head: int, fanout: int = 16) -> int | None:
-    """The block in which ``address`` got its code (searched below ``head``).
+async def creation_block(
+    rpc: JsonRpc, address: str, head: int, fanout: int = 16, floor: int = 0
+) -> int | None:
+    """The block in which ``address`` got its code (searched in ``floor..head``).
 
     A k-ary search, ``fanout`` ``eth_getCode`` probes per batch (about log_fanout(head)
     round trips: 6 on Ethereum mainnet), then one batch that proves the answer: code at
@@ -46,8 +50,14 @@ async def creation_block(rpc: JsonRpc, address: str, head: int, fanout: int = 16
     a node that keeps recent history still finds recent contracts; None when the node
     cannot prove the answer (the contract is older than its history, or has no code at
     ``head``).  Transport failures (node down, throttled, garbage, timeout) raise.
+
+    ``floor``: the oldest block the node kept state for when probed
+    (:meth:`~tokenrisk.chain.capabilities.Capabilities.state_floor`); the search never
+    asks below it (a full node would answer each such read with
+    StateUnavailable), and a contract with code already at ``floor`` is older than the
+    node's history: None.
     """
-    lo, hi = 0, head  # the first block with code *seen* is in lo..hi
+    lo, hi = max(0, min(floor, head)), head  # the first block with code *seen* is in lo..hi
     while lo < hi:
         step = max(1, (hi - lo) // fanout)
         probes = list(range(lo, hi, step))[:fanout]

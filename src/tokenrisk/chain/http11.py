@@ -19,6 +19,10 @@ keeps every guard the service relies on:
 
 Connections are pooled (at most ``max_connections``) and reused while the node keeps
 them open; a reused connection the node closed while idle is replaced once, silently.
+A ``greeting`` (set by the JSON-RPC client: an ``eth_chainId`` request and the check
+of its reply) is sent first on every new connection, so no request ever goes over a
+connection to a node that has not shown who it is, however the connection was
+replaced (docs/chains.md).
 ``http`` and ``https`` (system trust store, SNI) URLs; credentials in the URL are sent
 as HTTP basic authentication.
 """
@@ -29,6 +33,7 @@ import asyncio
 import base64
 import ssl
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
@@ -38,6 +43,10 @@ from tokenrisk.errors import (
     NodeUnavailable,
     ReplyTooLarge,
 )
+
+Greeting = tuple[bytes, Callable[[int, bytes], None]]
+"""A request body sent first on every new connection, and the check of its (status,
+body) reply, which raises to refuse the connection."""
 
 HEADER_LIMIT = 64 * 1024
 """Longest status line plus headers accepted (a node never needs more)."""
@@ -107,6 +116,7 @@ class Http11:
         self.max_reply_bytes = max_reply_bytes
         self._slots = asyncio.Semaphore(max_connections)
         self._idle: list[_Connection] = []
+        self.greeting: Greeting | None = None
         self._ssl = ssl.create_default_context() if self.target.tls else None
         fixed = {"Host": self.target.host_header, "Accept-Encoding": "gzip, deflate"}
         if self.target.authorization:
@@ -127,7 +137,7 @@ class Http11:
             raise DeadlineExceeded(f"{self.label} did not answer in time") from None
 
     async def _post(self, body: bytes) -> tuple[int, bytes]:
-        request = self._head + b"%d\r\n\r\n" % len(body) + body
+        request = self._head_for(body)
         for _ in range(2):
             connection = await self._connection()
             try:
@@ -162,7 +172,30 @@ class Http11:
             )
         except (OSError, ssl.SSLError) as exc:
             raise NodeUnavailable(f"{self.label} is unreachable") from exc
-        return _Connection(reader, writer)
+        connection = _Connection(reader, writer)
+        if self.greeting is not None:
+            await self._greet(connection, self.greeting)
+        return connection
+
+    async def _greet(self, connection: _Connection, greeting: Greeting) -> None:
+        """Send the greeting on a new connection; its check raises to refuse the node
+        (the connection is then closed).  A node that closes the connection after each
+        reply cannot be greeted usefully: greetings stop (the client's error-driven
+        checks remain)."""
+        body, check = greeting
+        try:
+            status, reply, keep = await self._exchange(connection, self._head_for(body))
+            check(status, reply)
+        except BaseException:
+            connection.close()
+            raise
+        if not keep:
+            self.greeting = None
+            connection.close()
+            raise NodeUnavailable(f"{self.label} closed the connection")
+
+    def _head_for(self, body: bytes) -> bytes:
+        return self._head + b"%d\r\n\r\n" % len(body) + body
 
     async def _exchange(self, connection: _Connection, request: bytes) -> tuple[int, bytes, bool]:
         try:

@@ -11,17 +11,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from tokenrisk.caching import MemoryCache
-from tokenrisk.chain.capabilities import Capabilities, probe_capabilities
+from tokenrisk.chain.capabilities import SIMULATE_SPANS, Capabilities, probe_capabilities
 from tokenrisk.chain.dex import Creation
 from tokenrisk.chain.head import ChainHead, read_head
 from tokenrisk.chain.registry import Chain
 from tokenrisk.chain.rpc import RpcClient
-from tokenrisk.errors import UnknownChain
+from tokenrisk.errors import (
+    ChainMismatch,
+    MethodUnsupported,
+    RpcError,
+    TokenRiskError,
+    UnknownChain,
+)
 
 log = logging.getLogger("tokenrisk")
 
@@ -31,8 +39,23 @@ full-history ``eth_getLogs`` or, on a node that caps log ranges, a search over h
 (:mod:`~tokenrisk.chain.created`); it is used again only while its block is unchanged."""
 
 
+REPROBE_INTERVAL = 30.0
+"""Seconds between two re-probes of one node's capabilities (:meth:`Node.reprobe`)."""
+
+
 def _creations() -> MemoryCache[str, Creation]:
     return MemoryCache(CREATIONS_KEPT)
+
+
+class Fork(Protocol):
+    """A fork node's view (fork mode: :class:`tokenrisk.devnet.node.ForkState`)."""
+
+    @property
+    def block(self) -> int | None:
+        """The upstream block the current fork was made at."""
+
+    def age(self) -> float:
+        """Seconds since that fork was made."""
 
 
 Scanned = tuple[int, str, tuple[Creation, ...]]
@@ -59,9 +82,12 @@ class Node:
     rpc: RpcClient
     created: MemoryCache[str, Creation] = field(default_factory=_creations, repr=False)
     scanned: MemoryCache[str, Scanned] = field(default_factory=_scanned, repr=False)
+    fork: Fork | None = field(default=None, repr=False)
+    """Fork mode: the local fork this chain's node is (its block goes into answers)."""
     _capabilities: Capabilities | None = field(default=None, repr=False)
     _probing: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
     _seen: tuple[int, float, ChainHead] | None = field(default=None, repr=False)
+    _reprobed_at: float = field(default=-math.inf, repr=False)
 
     @property
     def id(self) -> int:
@@ -95,6 +121,13 @@ class Node:
         return head
 
     @property
+    def fork_block(self) -> int | None:
+        """Fork mode: the upstream block the node's current fork was made at; None for
+        a node that is not a fork.  Checks run at the fork's head, so this is the block
+        an answer describes."""
+        return self.fork.block if self.fork is not None else None
+
+    @property
     def probed(self) -> bool:
         """True once the node's capabilities are known (probed and kept)."""
         return self._capabilities is not None
@@ -110,9 +143,44 @@ class Node:
         async with self._probing:
             if self._capabilities is None:
                 caps = await probe_capabilities(self.rpc)
-                log.info("chain %s node lacks: %s", self.id, ", ".join(caps.missing()) or "-")
+                lacks = ", ".join(caps.missing()) or "-"
+                log.info("chain %s node lacks: %s; %s", self.id, lacks, caps.limits())
                 self._capabilities = caps
             return self._capabilities
+
+    def learn_simulate_cap(self, blocks: int) -> None:
+        """The node refused a simulation as too long (-38026 "too many blocks", or a
+        provider's lower cap): plan at most ``blocks`` blocks past the base from now on.
+        Only ever lowers the probed cap; a later re-probe measures it again."""
+        caps = self._capabilities
+        if caps is not None and 0 < blocks < caps.simulate_max_blocks:
+            self._capabilities = replace(caps, simulate_max_blocks=blocks)
+            log.info("chain %s: simulations of at most %d blocks", self.id, blocks)
+
+    def reprobe(self) -> bool:
+        """Forget the probed capabilities, so the next :meth:`capabilities` probes again
+        (a node answered against what was probed: a method probed present is now "not
+        found", the node was replaced behind its URL).  At most once per
+        :data:`REPROBE_INTERVAL` seconds, so a flapping node is not probed per request.
+        True when the capabilities were forgotten."""
+        now = time.monotonic()
+        if self._capabilities is None or now - self._reprobed_at < REPROBE_INTERVAL:
+            return False
+        self._reprobed_at = now
+        self._capabilities = None
+        log.info("chain %s: capabilities contradicted by the node; probing again", self.id)
+        return True
+
+    def learn(self, error: BaseException, span: int | None = None) -> None:
+        """Take in what a node error says about its limits: a simulation refused as too
+        long (``span``: the blocks it ended past its base) lowers the simulate cap to the
+        next smaller probed span; a method now unsupported forgets the probe."""
+        if not isinstance(error, RpcError):
+            return
+        if span is not None and (error.code == -38026 or "too many blocks" in error.message):
+            self.learn_simulate_cap(next((s for s in SIMULATE_SPANS if s < span), 1))
+        elif isinstance(error, MethodUnsupported):
+            self.reprobe()
 
     async def aclose(self) -> None:
         await self.rpc.aclose()
@@ -143,6 +211,22 @@ class Nodes(Mapping[int, Node]):
     def select(self, chain_id: int | None) -> list[Node]:
         """The requested chain, or every configured chain when ``chain_id`` is None."""
         return [self.node(chain_id)] if chain_id is not None else list(self._nodes.values())
+
+    async def verify_chains(self) -> None:
+        """Ask every node for its chain id (concurrently).  Raises ChainMismatch for a
+        node serving another chain than configured; a node that cannot be reached now
+        is checked when it first answers (its client does that before any request)."""
+        nodes = list(self._nodes.values())
+        results = await asyncio.gather(
+            *(node.rpc.verify_chain() for node in nodes), return_exceptions=True
+        )
+        for node, result in zip(nodes, results, strict=True):
+            if isinstance(result, ChainMismatch):
+                raise result
+            if isinstance(result, TokenRiskError):
+                log.warning("chain %s: node not verified at start (%s)", node.id, result.public)
+            elif isinstance(result, BaseException):
+                raise result
 
     async def aclose(self) -> None:
         for node in self._nodes.values():

@@ -14,7 +14,7 @@ import logging
 import re
 import time
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Generic, TypeVar
@@ -26,7 +26,9 @@ import orjson
 from tokenrisk import metrics
 from tokenrisk.chain.http11 import Http11, Target
 from tokenrisk.errors import (
+    BatchTooLarge,
     CallReverted,
+    ChainMismatch,
     DeadlineExceeded,
     MalformedResponse,
     MethodUnsupported,
@@ -35,6 +37,7 @@ from tokenrisk.errors import (
     ReplyTooDeep,
     ReplyTooLarge,
     RpcError,
+    StateUnavailable,
     TokenRiskError,
     UpstreamError,
 )
@@ -55,6 +58,8 @@ RETRYABLE = frozenset(
     }
 )
 """Methods that read state only and so may be sent again after a connection failure."""
+
+log = logging.getLogger("tokenrisk")
 
 # httpx logs every request URL at INFO; node URLs often embed provider keys, so its
 # logger never goes below WARNING, whatever the operator's root logging level.
@@ -82,6 +87,37 @@ _THROTTLE_TEXT = (
     "capacity exceeded",
     "throughput",
 )
+_STATE_TEXT = (
+    "missing trie node",  # geth (hash scheme), erigon, nethermind
+    "historical state",  # geth (path scheme): "historical state ... is not available"
+    "state is not available",
+    "state not available",
+    "state unavailable",  # besu: "world state unavailable"
+    "is pruned",  # reth: "state at block ... is pruned"
+    "state histories",
+)
+"""A node's words for "no state kept for that block" (see StateUnavailable)."""
+_BATCH_TEXT = (
+    "batch too large",  # geth
+    "batch size",  # providers: "batch size too large", "batch size exceeds ..."
+    "batch limit",
+    "batch request limit",
+    "batch is too",
+    "maximum batch",
+    "max batch",
+    "too many requests in batch",
+)
+_LIMIT_NUMBER = re.compile(r"(?:limit|max(?:imum)?|exceeds?|most|than)\D{0,24}?(\d{1,6})", re.I)
+
+
+def batch_refusal(message: str, code: int = 0, data: Any = None) -> BatchTooLarge | None:
+    """A BatchTooLarge when ``message`` is a node's "batch too large" (with the limit it
+    names, if any), else None."""
+    if not _has(message, _BATCH_TEXT):
+        return None
+    named = _LIMIT_NUMBER.search(message)
+    limit = int(named.group(1)) if named and int(named.group(1)) > 0 else None
+    return BatchTooLarge(message, code, data, limit)
 
 
 @dataclass(frozen=True)
@@ -98,6 +134,9 @@ class RpcSettings:
     max_connections: int = 32
     max_reply_bytes: int = 32 * 1024 * 1024
     max_depth: int = 256
+    max_batch: int | None = None
+    """Most requests in one JSON-RPC batch (a provider's cap); None: no cap until a
+    node refuses a batch, which then teaches the client one."""
 
 
 def _has(message: str, texts: Sequence[str]) -> bool:
@@ -120,6 +159,11 @@ def error_from_object(error: Any) -> TokenRiskError:
     data = error.get("data")
     if code in _UNSUPPORTED_CODES or _has(message, _UNSUPPORTED_TEXT):
         return MethodUnsupported(message, code, data)
+    refused = batch_refusal(message, code, data)
+    if refused is not None:
+        return refused
+    if _has(message, _STATE_TEXT):
+        return StateUnavailable(message, code, data)
     if _has(message, _THROTTLE_TEXT):
         return NodeThrottled(f"node refused a request (JSON-RPC code {code})")
     if code in _REVERT_CODES or _has(message, _REVERT_TEXT):
@@ -287,13 +331,19 @@ class RpcClient:
         *,
         transport: httpx.AsyncBaseTransport | None = None,
         chain_id: int | None = None,
+        expect_chain_id: int | None = None,
     ) -> None:
         self.settings = settings or RpcSettings()
         self.label = label
+        self.batch_limit = self.settings.max_batch
+        """Most requests per JSON-RPC batch, configured or learnt from a refusal."""
+        self.identity = ChainIdentity(expect_chain_id)
         self._metrics_chain = "none" if chain_id is None else str(chain_id)
         self._url = url
         self._ids = itertools.count(1)
         self._lean = _lean_client(url, label, self.settings) if transport is None else None
+        if self._lean is not None and expect_chain_id is not None:
+            self._lean.greeting = (_CHAIN_ID_REQUEST, self._greeted)
         self._http: httpx.AsyncClient | None = None
         if self._lean is None:
             limits = httpx.Limits(max_connections=self.settings.max_connections)
@@ -356,6 +406,41 @@ class RpcClient:
         """
         if not calls:
             return []
+        out = await self._batch_parts(calls)
+        for reply in out:
+            if isinstance(reply, RpcError) and not isinstance(reply, tolerate):
+                raise reply
+        return out
+
+    async def _batch_parts(self, calls: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
+        """Every reply (per-call errors as instances), the calls cut into batches of at
+        most ``batch_limit``, sent concurrently; a batch the node refuses as too large
+        teaches a lower limit and is sent again, split.  The refused batch did not run
+        (the node answered it with one error), so nothing is done twice."""
+        limit = self.batch_limit or len(calls)
+        if len(calls) <= limit:
+            try:
+                return await self._batch_once(calls)
+            except BatchTooLarge as exc:
+                if len(calls) <= 1:
+                    raise
+                self.learn_batch_limit(len(calls), exc.limit)
+                return await self._batch_parts(calls)
+        parts = [calls[i : i + limit] for i in range(0, len(calls), limit)]
+        replies = await asyncio.gather(*(self._batch_parts(part) for part in parts))
+        return [reply for part in replies for reply in part]
+
+    def learn_batch_limit(self, refused: int, named: int | None = None) -> int:
+        """Lower ``batch_limit`` after the node refused a batch of ``refused`` requests:
+        to the size it ``named`` when that is smaller, else to half.  Returns the limit."""
+        limit = named if named is not None and 0 < named < refused else max(1, refused // 2)
+        if self.batch_limit is None or limit < self.batch_limit:
+            self.batch_limit = limit
+            log.info("%s: batches of at most %d requests", self.label, limit)
+        return self.batch_limit
+
+    async def _batch_once(self, calls: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
+        """One JSON-RPC batch on the wire; per-call errors come back as instances."""
         first = next(self._ids)
         ids = [first + i for i in range(len(calls))]
         for _ in calls[1:]:
@@ -370,27 +455,57 @@ class RpcClient:
             if isinstance(replies, dict) and replies.get("error") is not None:
                 raise error_from_object(replies["error"])
             raise MalformedResponse("node answered a batch with a non-list")
+        _raise_batch_refusal(replies, len(calls))
         by_id = {r.get("id"): r for r in replies if isinstance(r, dict)}
         out: list[Any] = []
         for i, (method, _) in zip(ids, calls, strict=True):
             try:
                 out.append(_checked(method, _result_of(by_id.get(i))))
             except RpcError as exc:
-                if not isinstance(exc, tolerate):
-                    raise
                 out.append(exc)
         return out
 
     async def _post(self, payload: Any, retry: bool, typed: TypedDecoder | None = None) -> Any:
         attempts = 1 + (self.settings.retries if retry else 0)
         for attempt in range(attempts):
+            await self.identity.ensure(self._read_chain_id)
             try:
                 return await self._post_once(payload, typed)
-            except NodeUnavailable:
+            except ChainMismatch:
+                raise
+            except NodeUnavailable as exc:
+                if not isinstance(exc, NodeThrottled):
+                    self.identity.lost()  # whoever answers next must show its chain id
                 if attempt + 1 >= attempts:
                     raise
                 await asyncio.sleep(self.settings.backoff * (2**attempt))
         raise AssertionError("unreachable")
+
+    def _greeted(self, status: int, body: bytes) -> None:
+        """The check of a new connection's ``eth_chainId`` (:mod:`~tokenrisk.chain.http11`
+        greets every new connection with it): ChainMismatch refuses the node."""
+        _check_status(self.label, status)
+        reply = decode_reply(body, self.settings.max_depth)
+        served = int(_checked("eth_chainId", _result_of(reply)), 16)
+        wrong = self.identity.saw(served)
+        if wrong is not None:
+            raise wrong
+
+    async def verify_chain(self) -> None:
+        """Ask the node for its chain id now (start-up); raises ChainMismatch, or the
+        transport errors when it cannot be reached."""
+        self.identity.lost()
+        await self.identity.ensure(self._read_chain_id)
+
+    async def _read_chain_id(self) -> int:
+        payload = {"jsonrpc": "2.0", "id": next(self._ids), "method": "eth_chainId", "params": []}
+        try:
+            reply = _checked("eth_chainId", _result_of(await self._post_once(payload)))
+        except NodeUnavailable as exc:
+            if not isinstance(exc, NodeThrottled):
+                self.identity.lost()
+            raise
+        return int(reply, 16)
 
     async def _post_once(self, payload: Any, typed: TypedDecoder | None = None) -> Any:
         started = time.perf_counter()
@@ -411,6 +526,8 @@ class RpcClient:
             _check_status(self.label, status)
         else:
             status, body = await self._exchange_httpx(request)
+        if isinstance(payload, list) and status >= 400:
+            _raise_refused_batch(status, body)
         if typed is not None and not too_deep(body, self.settings.max_depth):
             fitted = _fit(typed, body)
             if fitted is not None:
@@ -455,6 +572,91 @@ class RpcClient:
 
 
 JSON_HEADERS = {"Content-Type": "application/json"}
+_CHAIN_ID_REQUEST = b'{"jsonrpc":"2.0","id":0,"method":"eth_chainId","params":[]}'
+
+
+def _raise_refused_batch(status: int, body: bytes) -> None:
+    """An HTTP error answering a batch that says "too large" (413, or a 400 whose body
+    names the batch) raises BatchTooLarge; other statuses are left to the caller."""
+    text = body[:2000].decode("utf-8", "replace")
+    refused = batch_refusal(text) if status in (400, 413) else None
+    if refused is not None:
+        raise refused
+    if status == 413:
+        raise BatchTooLarge("the node answered HTTP 413 to a batch")
+
+
+def _raise_batch_refusal(replies: list[Any], sent: int) -> None:
+    """geth answers a batch over its limit with ONE error ("batch too large") in a
+    one-element array; some providers fill every slot with that error.  Either way the
+    batch did not run: raise BatchTooLarge."""
+    refusals = [
+        refused
+        for reply in replies
+        if isinstance(reply, dict) and isinstance(error := reply.get("error"), dict)
+        if (refused := batch_refusal(str(error.get("message", "")))) is not None
+    ]
+    if refusals and (len(replies) < sent or len(refusals) == len(replies)):
+        raise refusals[0]
+
+
+class ChainIdentity:
+    """Whether the node has shown it serves the configured chain.
+
+    Unknown at first and again after the node was unreachable (it may have come back as
+    another node); then the next request asks ``eth_chainId`` first (one round trip,
+    shared by concurrent requests).  A node serving another chain makes every request
+    raise ChainMismatch; it is asked again at most every ``recheck`` seconds, so a
+    repaired node is served again without a restart.  ``expected`` None: no check.
+    """
+
+    def __init__(self, expected: int | None, recheck: float = 5.0) -> None:
+        self.expected = expected
+        self.recheck = recheck
+        self.served: int | None = None
+        self._known = expected is None
+        self._refused_at = 0.0
+        self._lock = asyncio.Lock()
+
+    def lost(self) -> None:
+        if self.expected is not None:
+            self._known = False
+
+    @property
+    def mismatch(self) -> ChainMismatch | None:
+        """The error every request gets while the node serves another chain."""
+        expected, served = self.expected, self.served
+        if expected is None or served is None or served == expected:
+            return None
+        return ChainMismatch(expected, served)
+
+    async def ensure(self, read: Callable[[], Awaitable[int]]) -> None:
+        """Returns when the node serves ``expected``; raises ChainMismatch or the
+        errors of ``read`` (an async function giving the node's chain id)."""
+        if self._known:
+            return
+        async with self._lock:
+            wrong = self.mismatch
+            if wrong is not None and time.monotonic() - self._refused_at < self.recheck:
+                raise wrong
+            if self._known:
+                return
+            wrong = self.saw(await read())
+            if wrong is not None:
+                raise wrong
+
+    def saw(self, served: int) -> ChainMismatch | None:
+        """The node reported ``served``: the error to refuse it with, or None."""
+        self.served = served
+        wrong = self.mismatch
+        if wrong is None:
+            self._known = True
+            return None
+        if self._known or time.monotonic() - self._refused_at >= self.recheck:
+            log.warning("%s", wrong.message)
+        self._known = False
+        self._refused_at = time.monotonic()
+        return wrong
 
 
 def _lean_client(url: str, label: str, settings: RpcSettings) -> Http11 | None:

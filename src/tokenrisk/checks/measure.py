@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from tokenrisk.checks.deps import HoneypotDeps, Options
 from tokenrisk.checks.prepare import Prepared
-from tokenrisk.checks.scans import airdrop, holder_sells, owner_powers
+from tokenrisk.checks.scans import airdrop, holder_sells, owner_powers, unchecked
 from tokenrisk.checks.tasks import finish
 from tokenrisk.checks.tokens import base_info, counted, created, token_info
 from tokenrisk.checks.trace import code_report
@@ -61,6 +61,7 @@ async def measure(
         if traced is not None:
             await finish(traced)
     made, dropped = launch
+    kept = powers if report.buy_ok and report.sell_ok else None
     return Analysis(
         token=replace(await counted(deps, node, token, info), airdrop=dropped),
         with_token=with_token,
@@ -69,8 +70,9 @@ async def measure(
         code=code,
         holders=holders,
         whitelisted=token in node.chain.whitelist,
-        owner_powers=powers if report.buy_ok and report.sell_ok else None,
+        owner_powers=kept,
         trace_unavailable=untraced,
+        unchecked=tuple(dict.fromkeys([*report.unchecked, *unchecked(kept)])),
     )
 
 

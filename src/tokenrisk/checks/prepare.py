@@ -9,6 +9,7 @@ journey need not wait for it.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tokenrisk.chain import dex
@@ -17,7 +18,7 @@ from tokenrisk.checks.deps import Trading
 from tokenrisk.checks.tasks import given
 from tokenrisk.model import Pool, SimulationReport
 from tokenrisk.simulate.calls import BalanceSlot, Route, find_balance_slot
-from tokenrisk.simulate.engine import Funding, Head, SimSettings, Simulator
+from tokenrisk.simulate.engine import Funding, Head, NodeLimits, SimSettings, Simulator
 from tokenrisk.simulate.liquidity import SimulatedPool
 
 
@@ -49,9 +50,30 @@ class Prepared:
 
 
 async def head_of(node: Node) -> Head:
-    """The head block the simulations start after."""
+    """The head block the simulations start after (and are pinned to), with its base
+    fee, gas limit and fee recipient: simulated blocks keep them."""
     head = await node.head()
-    return Head(head.number, head.timestamp)
+    return Head(head.number, head.timestamp, head.base_fee, head.gas_limit, head.miner)
+
+
+async def limits_of(node: Node) -> NodeLimits:
+    """What the node allows a simulation, from its probed capabilities."""
+    caps = await node.capabilities()
+    return NodeLimits(
+        max_blocks=caps.simulate_max_blocks, block_overrides=caps.call_block_overrides
+    )
+
+
+def _learner(node: Node) -> Callable[[int], None]:
+    """Keeps a smaller block cap the node taught (see ``Simulator.run``) on the Node, so
+    later checks plan within it from the start."""
+
+    def learned(cap: int) -> None:
+        lower = getattr(node, "lower_simulate_cap", None)
+        if callable(lower):
+            lower(cap)
+
+    return learned
 
 
 def _failed(
@@ -88,10 +110,15 @@ async def prepare(
             node, route, funding, "cannot fund a simulated buyer with the base token", made
         )
     prelude = simulated.prelude if simulated else []
-    sim = Simulator(node.rpc, route, at, funding, SimSettings(), prelude)
+    base = simulated.base if simulated else at
+    limits = await limits_of(node)
+    sim = Simulator(
+        node.rpc, route, at, funding, SimSettings(), prelude, base, limits, _learner(node)
+    )
     if dex.base_reserve(pool) == 0 or dex.token_reserve(pool) == 0:
         return _failed(node, route, funding, "insufficient liquidity: the pool is empty", made)
     slot = asyncio.create_task(find_balance_slot(node.rpc, token, cache=trading.slots))
+    sim.token_slot = slot
     return Prepared(node, route, funding, sim, slot, None, made)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Set
+from dataclasses import replace
 
 from tokenrisk.checks.deps import HoneypotDeps, Options, owner_powers_enabled
 from tokenrisk.checks.holder_sells import analyse_holders
@@ -15,6 +16,7 @@ from tokenrisk.errors import MethodUnsupported
 from tokenrisk.findings import OwnerPowers
 from tokenrisk.model import AirdropSummary, HolderStats, Pool
 from tokenrisk.simulate.powers import scan
+from tokenrisk.simulate.powers import unchecked as unchecked  # what a scan left unchecked
 
 
 async def airdrop(
@@ -59,6 +61,9 @@ async def owner_powers(deps: HoneypotDeps, ready: Prepared, options: Options) ->
     powers = deps.powers
     if not (powers.enabled and owner_powers_enabled(options)) or ready.simulated:
         return None
-    if ready.sim is None or not (await ready.node.capabilities()).simulate_v1:
+    caps = await ready.node.capabilities()
+    if ready.sim is None or not caps.simulate_v1:
         return None
-    return await scan(ready.sim, ready.node.id, powers.cache, powers.bounds)
+    # the deployer is looked up only as the node can tell it (Otterscan, kept state)
+    bounds = replace(powers.bounds, otterscan=caps.otterscan, state_floor=caps.state_floor())
+    return await scan(ready.sim, ready.node.id, powers.cache, bounds)

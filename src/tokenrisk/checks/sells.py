@@ -15,9 +15,16 @@ from __future__ import annotations
 
 import asyncio
 
-from tokenrisk.errors import CallReverted
+from tokenrisk.errors import CallReverted, RpcError
 from tokenrisk.holders.stats import HolderSell
-from tokenrisk.simulate.engine import Outcome, Plan, Simulator, block_time, sell_leg
+from tokenrisk.simulate.engine import (
+    Outcome,
+    Plan,
+    Simulator,
+    block_time,
+    sell_leg,
+    too_many_blocks,
+)
 
 V2_MAX_RESERVE = 2**112 - 1
 """A Uniswap V2 pair stores reserves as uint112: a sell that would lift the pair's token
@@ -27,10 +34,12 @@ _IN_FLIGHT = 4
 """Groups (or batches of lone sells) sent at once: each group is a request of its own
 with a typed reply (``chain.coalesce.LARGE_SIMULATION``), so the node runs them on all its
 cores."""
-GROUP = 50
-"""Holder sells in one simulation (one block each).  Fewer, larger simulations cost the
-node less per holder (each simulation sets up its own state) and this process fewer
-replies to handle; 50 measured best against 10, 25 and 100 (docs/performance.md)."""
+GROUP = 12
+"""Most holder sells in one simulation (one block each; fewer when the node's block cap is
+smaller, :attr:`Simulator.room`).  Larger groups cost the node less per holder, but the
+whole request must stay within the node's RPC gas cap (geth: 50M, see
+:mod:`tokenrisk.simulate.gas`): 12 sells leave each ~3M gas and each read ~170k.  A sell
+that runs out of gas in its group is tried again alone with the full per-call gas."""
 
 
 def pool_sell_limit(sim: Simulator) -> int | None:
@@ -50,9 +59,23 @@ def capped(people: list[tuple[str, int]], limit: int | None) -> list[tuple[str, 
 async def sell_all(sim: Simulator, people: list[tuple[str, int]]) -> list[HolderSell]:
     """Each of ``people`` sells ``amount`` (results in the order of ``people``): in
     groups first, then alone for whoever failed in a group (module docstring).  No
-    result is marked siphoned: the caller knows who was."""
+    result is marked siphoned: the caller knows who was.
+
+    A node that refuses a group's span (a block cap below the one probed) has taught the
+    simulator its cap: the groups are made again, once, within it.
+    """
+    try:
+        return await _sell_all(sim, people)
+    except RpcError as exc:
+        if not too_many_blocks(exc):
+            raise
+        return await _sell_all(sim, people)
+
+
+async def _sell_all(sim: Simulator, people: list[tuple[str, int]]) -> list[HolderSell]:
     order = sorted(range(len(people)), key=lambda i: -people[i][1])
-    groups = [order[i : i + GROUP] for i in range(0, len(order), GROUP)]
+    size = max(1, min(GROUP, sim.room))
+    groups = [order[i : i + size] for i in range(0, len(order), size)]
     in_flight = asyncio.Semaphore(_IN_FLIGHT)
     results: list[HolderSell | None] = [None] * len(people)
 
@@ -83,7 +106,8 @@ def _group_plan(sim: Simulator, group: list[tuple[str, int]]) -> Plan:
     """One block per holder, a second apart (as close to "now" as blocks allow)."""
     plan = sim.plan()
     for k, (holder, amount) in enumerate(group):
-        plan.block(1 + k, {holder: {"balance": hex(10**30)}}, seconds=block_time(1) + k)
+        plan.block(1 + k, seconds=block_time(1) + k)
+        plan.fund(holder, fresh=False)  # a real holder: its own nonce
         sim.add_sell(plan, holder, amount, f"h{k}", pool=False)
     return plan
 
@@ -107,7 +131,8 @@ async def _sell_chunk(sim: Simulator, chunk: list[tuple[str, int]]) -> list[Hold
 
 def _sell_plan(sim: Simulator, holder: str, amount: int) -> Plan:
     plan = sim.plan()
-    plan.block(1, {holder: {"balance": hex(10**30)}})
+    plan.block(1)
+    plan.fund(holder, fresh=False)
     sim.add_sell(plan, holder, amount, "holder", pool=False)
     return plan
 

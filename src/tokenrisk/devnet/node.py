@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 
 from tokenrisk.devnet import layout
-from tokenrisk.errors import NodeUnavailable
+from tokenrisk.errors import ChainMismatch, NodeUnavailable
 
 ANVIL_RELATIVE = Path("@foundry-rs/anvil-linux-amd64/bin/anvil")
 """The pinned anvil binary, relative to the npm tools (:func:`layout.node_modules`)."""
@@ -58,6 +58,37 @@ def _die_with_parent() -> None:
 
 
 @dataclass
+class ForkState:
+    """Where a fork node forks from and when it last did.
+
+    ``pinned``: the operator's fork block (such a fork never moves); else the fork
+    follows the chain: once ``max_age`` seconds old it forks again at the upstream head
+    (:func:`refork`; 0 = never).  ``block`` is the upstream block of the current fork.
+    ``chain_id``: what the upstream must serve (checked at every fork).
+    """
+
+    url: str = field(repr=False)
+    pinned: int | None = None
+    max_age: float = 36.0
+    chain_id: int | None = None
+    block: int | None = None
+    made_at: float = 0.0
+    next_try: float = 0.0
+
+    def age(self) -> float:
+        """Seconds since the current fork was made."""
+        return time.monotonic() - self.made_at
+
+    def due(self) -> bool:
+        """The fork follows the chain and is older than ``max_age`` (and no failed
+        attempt asks to wait)."""
+        if self.pinned is not None or self.max_age <= 0 or self.block is None:
+            return False
+        now = time.monotonic()
+        return now - self.made_at >= self.max_age and now >= self.next_try
+
+
+@dataclass
 class AnvilNode:
     """A running anvil child process.  Use as a context manager or call ``stop()``."""
 
@@ -68,6 +99,8 @@ class AnvilNode:
     chain_id: int | None = None
     after_start: Callable[[AnvilNode], None] | None = field(default=None, repr=False)
     """Run after every (re)start, e.g. :func:`fork_from` for a fork node."""
+    fork: ForkState | None = None
+    """A fork node's upstream and current fork (None: not a fork)."""
     _stopped: bool = field(default=False, repr=False)
 
     @property
@@ -153,27 +186,83 @@ def _spawn(args: list[str], log_path: Path | None) -> subprocess.Popen[bytes]:
             log.close()  # the child keeps its own descriptor of the log file
 
 
-def fork_from(node: AnvilNode, fork_url: str, block: int | None, timeout: float = 60.0) -> None:
-    """Turn a running (empty) anvil into a fork of ``fork_url`` through ``anvil_reset``.
+def fork_from(
+    node: AnvilNode,
+    fork_url: str,
+    block: int | None,
+    timeout: float = 60.0,
+    *,
+    stop_on_failure: bool = True,
+) -> None:
+    """Turn a running anvil into a fork of ``fork_url`` through ``anvil_reset``.
 
     Passing ``--fork-url`` would put the provider URL, and the key in it, on anvil's
     command line, where every local user can read it (``ps``, /proc/PID/cmdline), and
     anvil reads the fork URL from no environment variable or file.  The reset call
-    goes over loopback HTTP and keeps the URL inside the two processes.  Raises
-    NodeUnavailable (with a message that never quotes the URL or anvil's answer).
+    goes over loopback HTTP and keeps the URL inside the two processes.  Before it, the
+    upstream's ``eth_chainId`` is checked against ``node.fork.chain_id`` (anvil itself
+    reports the configured id, whatever it forks).  Raises NodeUnavailable or
+    ChainMismatch (with a message that never quotes the URL or anvil's answer);
+    ``stop_on_failure`` then stops the node (at start: it is of no use).  Records the
+    fork's block and time in ``node.fork``.
     """
-    forking: dict[str, Any] = {"jsonRpcUrl": fork_url}
-    if block is not None:
-        forking["blockNumber"] = block
-    payload = {"jsonrpc": "2.0", "id": 1, "method": "anvil_reset", "params": [{"forking": forking}]}
+    try:
+        _check_upstream_chain(node, fork_url, timeout)
+        forking: dict[str, Any] = {"jsonRpcUrl": fork_url}
+        if block is not None:
+            forking["blockNumber"] = block
+        _local_call(node, "anvil_reset", [{"forking": forking}], timeout)
+        number = _local_call(node, "eth_blockNumber", [], timeout)
+    except NodeUnavailable:
+        if stop_on_failure:
+            node.stop()
+        raise
+    if node.fork is not None:
+        node.fork.block = int(str(number), 16)
+        node.fork.made_at = time.monotonic()
+
+
+def refork(node: AnvilNode) -> None:
+    """Fork again at the upstream's head (a fork that follows the chain, see
+    :class:`ForkState`).  The node keeps serving its current fork when this fails
+    (NodeUnavailable/ChainMismatch raised); the next attempt waits ``max_age``.
+
+    Cost: anvil drops its cached upstream state, so the next checks fetch the
+    accounts and slots they read from the upstream again (docs/operations.md)."""
+    fork = node.fork
+    if fork is None:
+        return
+    try:
+        fork_from(node, fork.url, fork.pinned, stop_on_failure=False)
+    except NodeUnavailable:
+        fork.next_try = time.monotonic() + max(fork.max_age, 1.0)
+        raise
+
+
+def _check_upstream_chain(node: AnvilNode, url: str, timeout: float) -> None:
+    expected = node.fork.chain_id if node.fork is not None else None
+    if expected is None:
+        return
+    payload = {"jsonrpc": "2.0", "id": 1, "method": "eth_chainId", "params": []}
+    try:
+        served = int(str(httpx.post(url, json=payload, timeout=timeout).json()["result"]), 16)
+    except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
+        raise NodeUnavailable("the upstream node to fork did not report its chain id") from exc
+    if served != expected:
+        raise ChainMismatch(expected, served)
+
+
+def _local_call(node: AnvilNode, method: str, params: list[Any], timeout: float) -> Any:
+    """One request to the local anvil; NodeUnavailable for any failure (its text is
+    never quoted: for anvil_reset it may contain the upstream URL)."""
+    payload = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
     try:
         reply = httpx.post(node.url, json=payload, timeout=timeout).json()
     except (httpx.HTTPError, ValueError) as exc:
-        node.stop()
-        raise NodeUnavailable("the local fork node did not answer anvil_reset") from exc
-    if not isinstance(reply, dict) or reply.get("error") is not None:
-        node.stop()
-        raise NodeUnavailable("the local fork node could not reach the upstream node to fork")
+        raise NodeUnavailable(f"the local fork node did not answer {method}") from exc
+    if not isinstance(reply, dict) or reply.get("error") is not None or "result" not in reply:
+        raise NodeUnavailable("the local fork node could not fork the upstream node")
+    return reply["result"]
 
 
 def _wait_ready(node: AnvilNode, timeout: float, stop_on_failure: bool = True) -> None:

@@ -2,7 +2,9 @@
 
 A node that dies (crash, OOM killer, a stray ``kill``) is noticed within
 ``interval`` seconds, reaped (so it never lingers as a zombie) and started again with
-the same command: the devnet reloads its state file, a fork node forks again.  While
+the same command: the devnet reloads its state file, a fork node forks again.  A fork node
+that follows the chain (no pinned block) is also forked again at the upstream head
+whenever its fork is older than its ``fork_max_age``.  While
 it is down, requests answer 503 (the RPC client's NodeUnavailable); the service is not
 restarted.  Restarts back off exponentially up to ``max_backoff`` seconds while the
 node keeps failing to come up.  ``/health`` shows each node's state and restart count.
@@ -15,7 +17,7 @@ import contextlib
 import logging
 from dataclasses import dataclass
 
-from tokenrisk.devnet.node import AnvilNode
+from tokenrisk.devnet.node import AnvilNode, refork
 from tokenrisk.errors import NodeUnavailable
 
 log = logging.getLogger("tokenrisk.supervisor")
@@ -28,6 +30,7 @@ class NodeWatch:
     node: AnvilNode
     state: str = "running"  # running | restarting | down
     restarts: int = 0
+    reforks: int = 0
     last_exit_code: int | None = None
 
 
@@ -60,9 +63,30 @@ class NodeSupervisor:
     async def _run(self) -> None:
         while True:
             for watch in self.watches:
-                if not watch.node.stopped and not watch.node.alive:
+                node = watch.node
+                if not node.stopped and not node.alive:
                     await self._revive(watch)
+                elif not node.stopped and node.fork is not None and node.fork.due():
+                    await self._refork(watch)
             await asyncio.sleep(self.interval)
+
+    async def _refork(self, watch: NodeWatch) -> None:
+        """Fork again at the upstream head (the fork follows the chain); on failure the
+        node keeps serving its current fork and says so in the log."""
+        fork = watch.node.fork
+        assert fork is not None
+        try:
+            await asyncio.to_thread(refork, watch.node)
+        except NodeUnavailable as exc:
+            log.warning(
+                "local fork of chain %s not renewed (%s); serving the fork of block %s",
+                watch.node.chain_id,
+                exc.public,
+                fork.block,
+            )
+            return
+        watch.reforks += 1
+        log.info("local fork of chain %s now at block %s", watch.node.chain_id, fork.block)
 
     async def _revive(self, watch: NodeWatch) -> None:
         """Restart one dead node, retrying with backoff until it answers."""

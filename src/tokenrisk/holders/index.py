@@ -282,15 +282,19 @@ async def head_block(rpc: JsonRpc) -> int:
     return (await read_head(rpc)).number
 
 
-async def find_start_block(rpc: JsonRpc, token: str, head: int, fanout: int = 16) -> int:
+async def find_start_block(
+    rpc: JsonRpc, token: str, head: int, fanout: int = 16, floor: int = 0
+) -> int:
     """First block at which ``token`` has code (:func:`tokenrisk.chain.history.creation_block`).
 
-    Returns 0 when the node has no state for old blocks (non-archive).  Raises
-    NotFoundError when ``token`` has no code at ``head``.
+    Returns 0 when the node has no state for old blocks (non-archive): ``eth_getLogs``,
+    which full nodes serve over all of history, then reads from genesis.  ``floor``:
+    the oldest block whose state the node keeps, when known (the search asks nothing
+    below it).  Raises NotFoundError when ``token`` has no code at ``head``.
     """
     if not await has_code(rpc, token, [head]) == [True]:
         raise NotFoundError("no contract code at the token address")
-    found = await creation_block(rpc, token, head, fanout)
+    found = await creation_block(rpc, token, head, fanout, floor)
     return 0 if found is None else found
 
 

@@ -23,8 +23,8 @@ independent simulations; see :mod:`tokenrisk.simulate.limits`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import msgspec
@@ -33,7 +33,7 @@ from tokenrisk.chain.abi import decode_revert
 from tokenrisk.chain.coalesce import LARGE_SIMULATION
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.chain.tokens import decode_uint
-from tokenrisk.errors import CallReverted, MalformedResponse
+from tokenrisk.errors import CallReverted, MalformedResponse, RpcError
 from tokenrisk.simulate.accounting import (
     BuyFacts,
     LegTax,
@@ -55,6 +55,12 @@ from tokenrisk.simulate.calls import (
     transfer,
 )
 
+# re-exported: checks build the limits, the other simulations price their calls alike
+from tokenrisk.simulate.gas import NodeLimits as NodeLimits
+from tokenrisk.simulate.gas import allot, nonce
+from tokenrisk.simulate.gas import funds as funds
+from tokenrisk.simulate.gas import price as price
+
 BLOCK_SECONDS = 12
 # Seconds after the head at which each block of the journey happens: a person buys, sends
 # some tokens a minute later and sells a few minutes after buying.  Blocks past the end
@@ -69,7 +75,7 @@ class SimSettings:
     gas_limit: int = 10_000_000  # per simulated call: a gas burner ends here
     buy_bps: int = 50  # buy size: 0.5% of the pool's base-token reserve
     transfer_bps: int = 1_000  # share of the bought amount sent wallet-to-wallet
-    delayed_blocks: int = 50_400  # ~7 days of 12 s blocks
+    delayed_blocks: int = 50_400  # ~7 days of 12 s blocks (checked by eth_call, see journey)
     delayed_seconds: int = 7 * 86_400
 
     def buy_amount(self, base_reserve: int) -> int:
@@ -79,8 +85,26 @@ class SimSettings:
 
 @dataclass(frozen=True)
 class Head:
+    """A block simulations build on: the head that was read (or a prelude's last block).
+
+    ``base_fee``, ``gas_limit`` and ``miner`` are the read head's: simulated blocks keep
+    the chain's gas limit, and charge its base fee to the same fee recipient.
+    """
+
     number: int
     timestamp: int
+    base_fee: int = 0
+    gas_limit: int = 30_000_000
+    miner: str = "0x" + "0" * 40
+
+    @property
+    def tag(self) -> str:
+        """The block parameter pinning a request to this block (never "latest")."""
+        return hex(self.number)
+
+    def after(self, blocks: int, seconds: int) -> Head:
+        """The block ``blocks`` later and ``seconds`` later (same fees and gas limit)."""
+        return replace(self, number=self.number + blocks, timestamp=self.timestamp + seconds)
 
 
 @dataclass(frozen=True)
@@ -104,12 +128,16 @@ class Funding:
     slot: BalanceSlot | None  # None: wrap native coin with ``deposit()``
 
     def apply(self, wallet: str, amount: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        overrides: dict[str, Any] = {wallet: {"balance": hex(10**30)}}
+        """(state overrides, calls to make first) giving ``wallet`` ``amount`` of the base
+        token; the native coin it needs is :meth:`native` (the plan funds it)."""
         if self.slot is not None:
-            overrides[self.base] = {"stateDiff": self.slot.override(wallet, amount)}
-            return overrides, []
+            return {self.base: {"stateDiff": self.slot.override(wallet, amount)}}, []
         deposit = {"from": wallet, "to": self.base, "data": "0xd0e30db0", "value": hex(amount)}
-        return overrides, [deposit]
+        return {}, [deposit]
+
+    def native(self, amount: int) -> int:
+        """Native coin spent to get ``amount`` of the base token (wrapping it, or none)."""
+        return amount if self.slot is None else 0
 
 
 def block_time(offset: int) -> int:
@@ -155,6 +183,7 @@ class SimCall(msgspec.Struct):
 
 
 class SimBlock(msgspec.Struct):
+    number: str | None = None
     calls: list[SimCall] = []
 
 
@@ -180,7 +209,15 @@ def parse_typed_call(call: SimCall) -> CallResult:
 
 @dataclass
 class Plan:
-    """Blocks of one simulation; ``mark`` names calls so results are found by name."""
+    """Blocks of one simulation; ``mark`` names calls so results are found by name.
+
+    The rules every node enforces hold by construction (NODES.md): the request is pinned
+    to ``base`` (the head that was read, never "latest"); block ``offset`` is numbered
+    ``head.number + offset`` (``head``: the base, or a prelude's last block) and its time
+    is above every earlier block's; each block keeps the chain's gas limit and carries
+    the base's base fee and fee recipient; gas and wallet funding are filled in when the
+    plan is sent (:mod:`tokenrisk.simulate.gas`).
+    """
 
     head: Head
     gas_limit: int
@@ -188,42 +225,121 @@ class Plan:
     blocks: list[dict[str, Any]] = field(default_factory=list)
     marks: dict[str, tuple[int, int]] = field(default_factory=dict)
     actors: dict[str, str] = field(default_factory=dict)  # role ("buyer", a sell tag) -> address
+    base: Head | None = None  # the pinned base block; None: ``head`` itself
+    limits: NodeLimits = field(default_factory=NodeLimits)
+    heavy: list[list[bool]] = field(default_factory=list)  # per call: a trade, not a read
+    wallets: list[tuple[int, str, int, bool]] = field(default_factory=list)
+
+    @property
+    def pinned(self) -> Head:
+        """The base block the node simulates on."""
+        return self.base or self.head
+
+    @property
+    def span(self) -> int:
+        """How far past the base the last block is (a node allows ``limits.max_blocks``)."""
+        numbers = [_number_of(b) for b in self.prelude + self.blocks]
+        return max((n for n in numbers if n is not None), default=self.pinned.number) - (
+            self.pinned.number
+        )
 
     def block(
-        self,
-        offset: int,
-        overrides: dict[str, Any] | None = None,
-        number: int | None = None,
-        seconds: int | None = None,
+        self, offset: int, overrides: dict[str, Any] | None = None, seconds: int | None = None
     ) -> None:
+        """Start block ``offset`` (1 = the first after ``head``), ``seconds`` after the
+        head (default :func:`block_time`)."""
         time = self.head.timestamp + (seconds if seconds is not None else block_time(offset))
+        base = self.pinned
         block: dict[str, Any] = {
             "blockOverrides": {
-                "number": hex(number if number is not None else self.head.number + offset),
+                "number": hex(self.head.number + offset),
                 "time": hex(time),
-                "gasLimit": hex(max(30_000_000, self.gas_limit * 12)),
+                "baseFeePerGas": hex(base.base_fee),
+                "feeRecipient": base.miner,
             },
             "calls": [],
         }
         if overrides:
             block["stateOverrides"] = overrides
         self.blocks.append(block)
+        self.heavy.append([])
 
-    def call(self, call: dict[str, Any], mark: str | None = None) -> None:
+    def fund(self, wallet: str, value: int = 0, fresh: bool = True) -> None:
+        """Give ``wallet`` native coin for ``value`` and its calls' gas from this block on;
+        a ``fresh`` wallet also gets a used wallet's small nonce."""
+        self.wallets.append((len(self.blocks) - 1, wallet, value, fresh))
+
+    def call(self, call: dict[str, Any], mark: str | None = None, heavy: bool = False) -> None:
+        """Add ``call`` to the current block; ``heavy``: a trade (gets the larger gas)."""
         calls = self.blocks[-1]["calls"]
-        calls.append({**call, "gas": hex(self.gas_limit)})
+        calls.append(call)
+        self.heavy[-1].append(heavy)
         if mark:
             self.marks[mark] = (len(self.blocks) - 1, len(calls) - 1)
 
     def params(self) -> list[Any]:
+        spent = sum(int(c.get("gas", "0x0"), 16) for b in self.prelude for c in b["calls"])
+        base = self.pinned
+        gas = allot(self.heavy, self.gas_limit, base.gas_limit, self.limits.request_gas, spent)
+        gas_price = price(base.base_fee)
+        blocks = [
+            {
+                **block,
+                "calls": [
+                    {**c, "gas": hex(g), "gasPrice": hex(gas_price)}
+                    for c, g in zip(block["calls"], gas[b], strict=True)
+                ],
+            }
+            for b, block in enumerate(self.blocks)
+        ]
+        for b, wallet, value, fresh in self._funded():
+            used = [
+                g
+                for k in range(b, len(blocks))
+                for c, g in zip(blocks[k]["calls"], gas[k], strict=True)
+                if str(c.get("from", "")).lower() == wallet.lower()
+            ]
+            account = {"balance": hex(funds(used, gas_price, value))}
+            if fresh:
+                account["nonce"] = hex(nonce())
+            overrides = dict(blocks[b].get("stateOverrides") or {})
+            overrides[wallet] = {**overrides.get(wallet, {}), **account}
+            blocks[b] = {**blocks[b], "stateOverrides": overrides}
         return [
             {
-                "blockStateCalls": self.prelude + self.blocks,
+                "blockStateCalls": self.prelude + blocks,
                 "validation": False,
                 "traceTransfers": False,
             },
-            "latest",
+            base.tag,
         ]
+
+    def _funded(self) -> list[tuple[int, str, int, bool]]:
+        """The wallets to fund: those :meth:`fund` named, and every other sender from the
+        first block it sends in (a fresh wallet: a nonce too)."""
+        named = {w.lower() for _, w, _, _ in self.wallets}
+        out = list(self.wallets)
+        for b, block in enumerate(self.blocks):
+            for call in block["calls"]:
+                sender = str(call.get("from", ""))
+                if sender and sender.lower() not in named:
+                    named.add(sender.lower())
+                    out.append((b, sender, 0, True))
+        return out
+
+
+def _number_of(block: Any) -> int | None:
+    """A block's number: a plan block's override, or a reply block's ``number``."""
+    if isinstance(block, SimBlock):
+        raw: Any = block.number
+    elif isinstance(block, dict):
+        raw = (block.get("blockOverrides") or {}).get("number", block.get("number"))
+    else:
+        raw = None
+    try:
+        return int(raw, 16) if isinstance(raw, str) else None
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -238,15 +354,32 @@ class Outcome:
         return self.results.get(mark)
 
 
+def _own_blocks(plan: Plan, reply: Any) -> list[Any]:
+    """The reply's blocks for the plan's own blocks.
+
+    Matched by number: geth fills a gap between two numbers with empty blocks and
+    returns them too.  A node that numbers blocks otherwise but returns exactly one
+    block per block sent (anvil without gaps) is matched by position.
+    """
+    if not isinstance(reply, list):
+        raise MalformedResponse("eth_simulateV1 returned an unexpected shape")
+    wanted = [_number_of(b) for b in plan.blocks]
+    by_number = {n: block for block in reply if (n := _number_of(block)) is not None}
+    if all(n is not None and n in by_number for n in wanted):
+        return [by_number[n] for n in wanted if n is not None]
+    skip = len(plan.prelude)
+    if len(reply) == skip + len(plan.blocks):
+        return reply[skip:]
+    raise MalformedResponse("eth_simulateV1 returned an unexpected shape")
+
+
 def _outcome(plan: Plan, reply: Any) -> Outcome:
     """The marked calls of a reply, plain JSON or typed (:data:`SIMULATION`)."""
-    skip = len(plan.prelude)
-    if not isinstance(reply, list) or len(reply) != skip + len(plan.blocks):
-        raise MalformedResponse("eth_simulateV1 returned an unexpected shape")
+    own = _own_blocks(plan, reply)
     out: dict[str, CallResult] = {}
     try:
         for mark, (b, c) in plan.marks.items():
-            block = reply[skip + b]
+            block = own[b]
             if isinstance(block, SimBlock):
                 out[mark] = parse_typed_call(block.calls[c])
             else:
@@ -256,8 +389,13 @@ def _outcome(plan: Plan, reply: Any) -> Outcome:
     return Outcome(out, dict(plan.actors))
 
 
+def too_many_blocks(exc: RpcError) -> bool:
+    """The node refused a simulation's span (geth ``-38026 too many blocks``)."""
+    return exc.code == -38026 or "too many blocks" in exc.message.lower()
+
+
 class Simulator:
-    """Runs plans for one route on one node at one head block."""
+    """Runs plans for one route on one node, pinned to one head block."""
 
     def __init__(
         self,
@@ -267,25 +405,59 @@ class Simulator:
         funding: Funding,
         settings: SimSettings,
         prelude: Sequence[dict[str, Any]] = (),
+        base: Head | None = None,
+        limits: NodeLimits | None = None,
+        learned: Callable[[int], None] | None = None,
     ) -> None:
         """``prelude``: blocks every plan starts with (e.g. a simulated pool); ``head`` is
-        then the last prelude block, so the plan's own blocks follow it."""
+        then the last prelude block, so the plan's own blocks follow it, and ``base`` the
+        head that was read (the block every request is pinned to).  ``limits``: the
+        node's; ``learned`` is told a smaller block cap the node taught (see :meth:`run`)."""
         self.prelude = list(prelude)
         self.rpc = rpc
         self.route = route
         self.head = head
+        self.base = base or head
         self.funding = funding
         self.settings = settings
+        self.limits = limits or NodeLimits()
+        self.learned = learned
+        self.token_slot: asyncio.Future[BalanceSlot | None] | None = None
+        """The checked token's balance slot, possibly still being found (set by the caller)."""
 
     def plan(self) -> Plan:
-        return Plan(self.head, self.settings.gas_limit, prelude=list(self.prelude))
+        return Plan(
+            self.head,
+            self.settings.gas_limit,
+            prelude=list(self.prelude),
+            base=self.base,
+            limits=self.limits,
+        )
+
+    @property
+    def room(self) -> int:
+        """How many blocks a plan may add after the prelude within the node's cap."""
+        return max(1, self.limits.max_blocks - (self.head.number - self.base.number))
 
     async def run(self, plans: Sequence[Plan]) -> list[Outcome | CallReverted]:
         """Send independent simulations as one batch.
 
         A simulation the EVM failed as a whole is returned as its CallReverted; any
-        other node error raises (it says nothing about the token).
+        other node error raises (it says nothing about the token).  A refused span
+        (:func:`too_many_blocks`) first lowers ``limits.max_blocks`` for every later
+        plan (and tells ``learned``): the caller may plan again within it.
         """
+        try:
+            return await self._run(plans)
+        except RpcError as exc:
+            if isinstance(exc, CallReverted) or not too_many_blocks(exc):
+                raise
+            cap = self.limits.lower(max(plan.span for plan in plans), exc.message)
+            if self.learned is not None:
+                self.learned(cap)
+            raise
+
+    async def _run(self, plans: Sequence[Plan]) -> list[Outcome | CallReverted]:
         large = [i for i, plan in enumerate(plans) if len(plan.blocks) >= LARGE_SIMULATION]
         small = [i for i in range(len(plans)) if i not in set(large)]
         replies: list[Any] = [None] * len(plans)
@@ -323,13 +495,14 @@ class Simulator:
         overrides, pre = self.funding.apply(buyer, amount_in)
         s.actors["buyer"] = buyer
         s.block(offset, overrides)
+        s.fund(buyer, self.funding.native(amount_in))
         for call in pre:
-            s.call(call)
+            s.call(call, heavy=True)
         route = self.route
         s.call(approve(route.base, buyer, route.dex.router))
         s.call({"from": buyer, **route.quote(amount_in)}, "quote")
         s.call(balance_of(route.base, buyer, buyer), "base_before")
-        s.call(route.swap(buyer, amount_in), "buy")
+        s.call(route.swap(buyer, amount_in), "buy", heavy=True)
         s.call(balance_of(route.token, buyer, buyer), "bought")
 
     def add_transfer(
@@ -337,7 +510,7 @@ class Simulator:
     ) -> None:
         s.block(offset)
         s.actors |= {"sender": sender, "receiver": receiver}
-        s.call(transfer(self.route.token, sender, receiver, amount), "transfer")
+        s.call(transfer(self.route.token, sender, receiver, amount), "transfer", heavy=True)
         s.call(balance_of(self.route.token, sender, sender), "sender_after_transfer")
         s.call(balance_of(self.route.token, receiver, receiver), "received")
 
@@ -354,7 +527,7 @@ class Simulator:
             s.call(balance_of(route.token, pair, seller), f"{tag}.pool_before")
         s.call(balance_of(route.base, seller, seller), f"{tag}.base_before")
         s.call({"from": seller, **route.quote(amount, selling=True)}, f"{tag}.quote")
-        s.call(route.swap(seller, amount, selling=True), f"{tag}.sell")
+        s.call(route.swap(seller, amount, selling=True), f"{tag}.sell", heavy=True)
         if pool:
             s.call(balance_of(route.token, pair, seller), f"{tag}.pool_after")
         s.call(balance_of(route.token, seller, seller), f"{tag}.seller_after")
@@ -372,6 +545,67 @@ class Simulator:
         s.block(3)
         self.add_sell(s, buyer, sell_amount, "buyer")
         return s
+
+
+# SELLS FAR AHEAD BY BLOCK COUNT
+#
+# A simulation may end at most ``max_blocks`` (256, or 16 on some providers) past its
+# base, so the delayed sell (7 days) and the owner-power future sells (1 h to 30 days)
+# reach the future by *timestamp* inside that span.  A token that counts *blocks* (sells
+# close N blocks after launch) would not see those blocks, so each horizon is also tried
+# as one ``eth_call`` whose 4th parameter sets the block number and time that far ahead
+# (geth's block overrides): a fresh wallet holding the tokens (a balance-slot override)
+# transfers them to the pool, which is what the token sees of a sell.  A first call one
+# block ahead is the control: only a transfer that works now and fails later counts.
+
+NOW = (1, 12)
+"""The control horizon: the next block, 12 s later."""
+
+
+def _overrides(sim: Simulator, blocks: int, seconds: int) -> dict[str, str]:
+    base = sim.base
+    return {
+        "number": hex(base.number + blocks),
+        "time": hex(base.timestamp + seconds),
+        "baseFeePerGas": hex(base.base_fee),
+        "feeRecipient": base.miner,
+    }
+
+
+def _failure(reply: object) -> str | None:
+    """None when the transfer went through; else why not."""
+    if isinstance(reply, CallReverted):
+        return reply.message or "execution reverted"
+    if isinstance(reply, str) and len(reply) == 66 and decode_uint(reply) == 0:
+        return "the transfer returned false"
+    return None
+
+
+async def sells_ahead(
+    sim: Simulator, slot: BalanceSlot, amount: int, ahead: Sequence[tuple[int, int]]
+) -> list[str | None] | None:
+    """For each (blocks, seconds) of ``ahead``: None if a sell that far ahead goes
+    through, else the reason it fails.  None as a whole when the control (:data:`NOW`)
+    already fails (the test says nothing then).  Raises the RPC client's errors."""
+    seller, token = fresh_address(), sim.route.token
+    base = sim.base
+    gas = min(sim.settings.gas_limit, base.gas_limit, sim.limits.request_gas)
+    gas_price = price(base.base_fee)
+    call = {
+        **transfer(token, seller, sim.route.pool.address, amount),
+        "gas": hex(gas),
+        "gasPrice": hex(gas_price),
+    }
+    state = {
+        seller: {"balance": hex(funds([gas], gas_price)), "nonce": hex(nonce())},
+        token: {"stateDiff": slot.override(seller, amount)},
+    }
+    requests = [
+        ("eth_call", [call, base.tag, state, _overrides(sim, blocks, seconds)])
+        for blocks, seconds in (NOW, *ahead)
+    ]
+    control, *later = [_failure(r) for r in await sim.rpc.batch(requests)]
+    return None if control is not None else later
 
 
 # ACCOUNTING: outcomes -> accounting facts

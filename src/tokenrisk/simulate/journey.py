@@ -19,7 +19,15 @@ from tokenrisk.errors import CallReverted
 from tokenrisk.model import Limit, SimulationReport
 from tokenrisk.simulate.accounting import LegTax, explain
 from tokenrisk.simulate.calls import BalanceSlot, approve, balance_of, fresh_address
-from tokenrisk.simulate.engine import Outcome, Plan, Simulator, buy_leg, sell_leg, transfer_leg
+from tokenrisk.simulate.engine import (
+    Outcome,
+    Plan,
+    Simulator,
+    buy_leg,
+    sell_leg,
+    sells_ahead,
+    transfer_leg,
+)
 from tokenrisk.simulate.limits import (
     Accept,
     Found,
@@ -123,9 +131,10 @@ async def _after_buy(
     remaining = moved["sender_after_transfer"].uint or 0
     moved_tax = transfer_leg(moved, sim.route, sent) if transfer_ok and sent else LegTax(None, None)
     # SELL (and, at the same time, large sells for the max-sell limit)
-    (main, same, delayed), big_sells = await asyncio.gather(
+    (main, same, delayed), big_sells, counted = await asyncio.gather(
         sim.run(_sell_plans(sim, buyer, receiver, bought.amount_in, sent, remaining, received)),
         _big_sells(sim, token_slot, token_reserve, remaining),
+        _counted(sim, token_slot, remaining),
     )
     if isinstance(main, CallReverted):
         raise main
@@ -140,6 +149,7 @@ async def _after_buy(
         notes=_explained(("Buy", buy), ("Wallet transfer", moved_tax)),
         buy_gas=bought.outcome["buy"].gas,
         max_buy=max_buy,
+        unchecked=counted if isinstance(counted, tuple) else (),
     )
     try:
         return await _judge_sells(
@@ -152,6 +162,7 @@ async def _after_buy(
             delayed,
             big_sells,
             moved,
+            counted if isinstance(counted, str) else None,
         )
     finally:
         if big_sells is not None and not big_sells.done():
@@ -201,8 +212,8 @@ def _sell_plans(
         same.block(3)
         sim.add_sell(same, buyer, remaining, "buyer")
         sim.add_sell(same, receiver, received, "receiver")
-    s = sim.settings
-    delayed.block(3, number=sim.head.number + s.delayed_blocks, seconds=s.delayed_seconds)
+    # reaches the future by time within the node's block cap (blocks: see _counted)
+    delayed.block(3, seconds=sim.settings.delayed_seconds)
     sim.add_sell(delayed, buyer, remaining, "buyer")
     return [main, same, delayed]
 
@@ -217,6 +228,7 @@ async def _judge_sells(
     delayed: Outcome | CallReverted,
     big_sells: asyncio.Task[tuple[Limit | None, float | None]] | None,
     moved: Outcome,
+    counted: str | None,
 ) -> SimulationReport:
     _, _, sent, remaining, received = wallets
     notes: list[str] = list(report.notes)
@@ -263,18 +275,40 @@ async def _judge_sells(
     )
     if one_per_block and not isinstance(same, CallReverted):
         notes.append(f"a second sell in the same block fails: {same['receiver.sell'].reason}")
-    delayed_failed = (
-        not isinstance(delayed, CallReverted) and not delayed["buyer.sell"].ok and sell.ok
-    )
+    timed = None
+    if not isinstance(delayed, CallReverted) and not delayed["buyer.sell"].ok and sell.ok:
+        timed = delayed["buyer.sell"].reason or "the sell failed"
+    late = timed or (counted if sell.ok else None)
     return replace(
         report,
         one_sell_per_block=one_per_block,
-        delayed_sell_failed=delayed_failed,
-        delayed_sell_reason=delayed["buyer.sell"].reason
-        if delayed_failed and not isinstance(delayed, CallReverted)
-        else None,
+        delayed_sell_failed=late is not None,
+        delayed_sell_reason=late,
         notes=tuple(dict.fromkeys([*notes, *report.notes])),
     )
+
+
+_BY_BLOCKS = "delayed sell by block count"
+
+
+async def _counted(
+    sim: Simulator, token_slot: asyncio.Future[BalanceSlot | None], amount: int
+) -> str | tuple[str, ...] | None:
+    """The delayed sell by block count (:func:`.engine.sells_ahead`): why a sell ``delayed_blocks``
+    later fails (a str), None when it goes through, or what left it unchecked (a tuple
+    of one sentence for ``SimulationReport.unchecked``)."""
+    if not sim.limits.block_overrides:
+        return (f"{_BY_BLOCKS}: the node ignores eth_call block overrides",)
+    if sim.prelude:
+        return (f"{_BY_BLOCKS}: the pool exists only inside the simulation",)
+    slot = await token_slot
+    if slot is None or amount == 0:
+        return (f"{_BY_BLOCKS}: the token's balance slot was not found",)
+    s = sim.settings
+    found = await sells_ahead(sim, slot, amount, [(s.delayed_blocks, s.delayed_seconds)])
+    if found is None:
+        return None  # a direct transfer to the pool fails even now: nothing to compare
+    return found[0]
 
 
 # -- limits -----------------------------------------------------------------------------
@@ -358,9 +392,7 @@ async def _max_sell(
         p = sim.plan()
         seller = fresh_address()
         token = sim.route.token
-        p.block(
-            3, {seller: {"balance": hex(10**30)}, token: {"stateDiff": slot.override(seller, size)}}
-        )
+        p.block(3, {token: {"stateDiff": slot.override(seller, size)}})
         p.call(approve(token, seller, sim.route.dex.router))
         p.call(balance_of(token, seller, seller))
         sim.add_sell(p, seller, size, "big")

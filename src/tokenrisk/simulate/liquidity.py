@@ -20,11 +20,12 @@ from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.errors import LiquidityError, MalformedResponse
 from tokenrisk.model import Pool
 from tokenrisk.simulate.calls import DEADLINE, BalanceSlot, approve, balance_of
-from tokenrisk.simulate.engine import Head, parse_call
+from tokenrisk.simulate.engine import Head, funds, parse_call, price
 
 SIMULATED_NATIVE = 10  # whole units of the wrapped native token put in the pool
 TOKEN_SHARE = 2  # the provider puts 1/TOKEN_SHARE of its balance in the pool
-_GAS = hex(10_000_000)
+_ADD_GAS = 5_000_000  # addLiquidity (a new pair's creation is ~2.5M)
+_CALL_GAS = 500_000  # approvals and reads
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class SimulatedPool:
     prelude: list[dict[str, Any]]
     head: Head  # the prelude block: simulations continue after it
     provider: str  # the holder whose tokens went into the pool
+    base: Head  # the head that was read: every simulation is pinned to it
 
 
 def _v2(chain: Chain) -> Dex:
@@ -52,8 +54,10 @@ def _prelude(
     head: Head,
 ) -> dict[str, Any]:
     token_amount, base_amount = amounts
+    gas_price = price(head.base_fee)
     overrides = {
-        provider: {"balance": hex(10**30)},
+        # a real holder: its own nonce, and what its four calls cost
+        provider: {"balance": hex(funds([_ADD_GAS, *[_CALL_GAS] * 3], gas_price))},
         weth: {"stateDiff": slot.override(provider, base_amount)},
     }
     add = encode_call(
@@ -61,29 +65,35 @@ def _prelude(
         [token, weth, token_amount, base_amount, 0, 0, provider, DEADLINE],
     )
     calls = [
-        approve(token, provider, dex.router),
-        approve(weth, provider, dex.router),
-        {"from": provider, "to": dex.router, "data": add},
-        {
-            "from": provider,
-            "to": dex.factory,
-            "data": encode_call("getPair(address,address)", [token, weth]),
-        },
+        (approve(token, provider, dex.router), _CALL_GAS),
+        (approve(weth, provider, dex.router), _CALL_GAS),
+        ({"from": provider, "to": dex.router, "data": add}, _ADD_GAS),
+        (
+            {
+                "from": provider,
+                "to": dex.factory,
+                "data": encode_call("getPair(address,address)", [token, weth]),
+            },
+            _CALL_GAS,
+        ),
     ]
     return {
         "blockOverrides": {
             "number": hex(head.number + 1),
             "time": hex(head.timestamp + 12),
-            "gasLimit": hex(100_000_000),
+            "baseFeePerGas": hex(head.base_fee),
+            "feeRecipient": head.miner,
         },
         "stateOverrides": overrides,
-        "calls": [{**c, "gas": _GAS} for c in calls],
+        "calls": [{**c, "gas": hex(g), "gasPrice": hex(gas_price)} for c, g in calls],
     }
 
 
-async def _run(rpc: RpcClient, blocks: list[dict[str, Any]]) -> list[Any]:
+async def _run(rpc: RpcClient, blocks: list[dict[str, Any]], base: Head) -> list[Any]:
+    """``blocks`` simulated on ``base`` (pinned: a block landing meanwhile changes
+    nothing); one reply block per block sent (the prelude has no gaps)."""
     reply = await rpc.call(
-        "eth_simulateV1", [{"blockStateCalls": blocks, "validation": False}, "latest"]
+        "eth_simulateV1", [{"blockStateCalls": blocks, "validation": False}, base.tag]
     )
     if not isinstance(reply, list) or len(reply) != len(blocks):
         raise MalformedResponse("eth_simulateV1 returned an unexpected shape")
@@ -109,22 +119,25 @@ async def simulate_pool(
     base_amount = SIMULATED_NATIVE * 10**weth.decimals
     amounts = (provider[1] // TOKEN_SHARE, base_amount)
     prelude = _prelude(dex, token, weth.address, provider[0], amounts, slot, head)
-    calls = (await _run(rpc, [prelude]))[0]["calls"]
+    calls = (await _run(rpc, [prelude], head))[0]["calls"]
     added = parse_call(calls[2])
     if not added.ok:
         raise LiquidityError(f"adding simulated liquidity failed: {added.reason}")
     pair = word_address(to_bytes(calls[3]["returnData"])[:32])
-    reserves = await _reserves(rpc, prelude, token, weth.address, pair)
-    price = await native_usd_price(rpc, chain)
-    pool = _pool(chain, dex, token, pair, reserves, price)
-    return SimulatedPool(pool, [prelude], Head(head.number + 1, head.timestamp + 12), provider[0])
+    reserves = await _reserves(rpc, prelude, token, weth.address, pair, head)
+    usd = await native_usd_price(rpc, chain)
+    pool = _pool(chain, dex, token, pair, reserves, usd)
+    return SimulatedPool(pool, [prelude], head.after(1, 12), provider[0], head)
 
 
 async def _reserves(
-    rpc: RpcClient, prelude: dict[str, Any], token: str, weth: str, pair: str
+    rpc: RpcClient, prelude: dict[str, Any], token: str, weth: str, pair: str, head: Head
 ) -> tuple[int, int]:
-    probe = {"calls": [balance_of(token, pair, pair), balance_of(weth, pair, pair)]}
-    calls = (await _run(rpc, [prelude, probe]))[1]["calls"]
+    provider = prelude["calls"][0]["from"]  # funded for these reads too (its extra)
+    reads = [balance_of(token, pair, provider), balance_of(weth, pair, provider)]
+    gas_price = prelude["calls"][0]["gasPrice"]
+    probe = {"calls": [{**c, "gas": hex(_CALL_GAS), "gasPrice": gas_price} for c in reads]}
+    calls = (await _run(rpc, [prelude, probe], head))[1]["calls"]
     token_res, weth_res = (parse_call(c).uint or 0 for c in calls)
     return token_res, weth_res
 

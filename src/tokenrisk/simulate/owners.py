@@ -104,38 +104,49 @@ def word_address(word: Any, strict: bool = True) -> str | None:
 
 
 async def deployer(
-    rpc: RpcClient, chain_id: int, token: str, known: MemoryCache[tuple[int, str], str | None]
+    rpc: RpcClient,
+    chain_id: int,
+    token: str,
+    known: MemoryCache[tuple[int, str], str | None],
+    *,
+    otterscan: bool = True,
+    state_floor: int = 0,
 ) -> str | None:
     """The account that created the token, or None when the node cannot tell.
 
-    Asks ``ots_getContractCreator`` (Otterscan API: anvil, erigon, reth) first; otherwise
-    searches ``eth_getCode`` over history for the creation block (archive nodes)
-    and reads that block's receipts.  Contracts made by a factory have no EOA creator
-    in a receipt, so they give None on the second path.
+    Asks ``ots_getContractCreator`` (Otterscan API: anvil, erigon, reth) when the node
+    serves it (``otterscan``, as probed: a node without it is never asked); otherwise
+    searches ``eth_getCode`` over the history the node keeps (from block
+    ``state_floor``: :meth:`~tokenrisk.chain.capabilities.Capabilities.state_floor`) for
+    the creation block and reads that block's receipts.  Contracts made by a factory
+    have no EOA creator in a receipt, and a token older than a full node's kept states
+    has no creation block found: both give None (unknown, never an error).
     """
     key = (chain_id, token)
     found, creator = known.get(key)
     if not found:
-        creator = await _creator(rpc, token)
+        creator = await _creator(rpc, token, otterscan, state_floor)
         known.put(key, creator)
     return creator
 
 
-async def _creator(rpc: RpcClient, token: str) -> str | None:
-    try:
-        found = await rpc.call("ots_getContractCreator", [token])
-        creator = found.get("creator") if isinstance(found, dict) else None
-        return checksum(str(creator)) if creator else None
-    except RpcError:
+async def _creator(rpc: RpcClient, token: str, otterscan: bool, floor: int) -> str | None:
+    if otterscan:
         try:
-            return await _find_deployer(rpc, token)
+            found = await rpc.call("ots_getContractCreator", [token])
+            creator = found.get("creator") if isinstance(found, dict) else None
+            return checksum(str(creator)) if creator else None
         except RpcError:
-            return None
+            pass  # the history search below may still tell
+    try:
+        return await _find_deployer(rpc, token, floor)
+    except RpcError:
+        return None
 
 
-async def _find_deployer(rpc: RpcClient, token: str) -> str | None:
+async def _find_deployer(rpc: RpcClient, token: str, floor: int) -> str | None:
     head = int(await rpc.call("eth_blockNumber", []), 16)
-    block = await creation_block(rpc, token, head)
+    block = await creation_block(rpc, token, head, floor=floor)
     if block is None:
         return None
     receipts = await rpc.call("eth_getBlockReceipts", [hex(block)])

@@ -34,7 +34,7 @@ from typing import Any
 import evmole
 from eth_utils.crypto import keccak
 
-from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, encode_args, encode_call
+from tokenrisk.chain.abi import ZERO_ADDRESS, encode_args, encode_call
 from tokenrisk.errors import RpcError, TokenRiskError
 from tokenrisk.findings import (
     FINDINGS,
@@ -46,7 +46,7 @@ from tokenrisk.findings import (
 from tokenrisk.simulate import owners
 from tokenrisk.simulate.calls import approve, balance_of, fresh_address, transfer
 from tokenrisk.simulate.effects import Effect, classify, comparable
-from tokenrisk.simulate.engine import Outcome, Plan, Simulator
+from tokenrisk.simulate.engine import Outcome, Plan, Simulator, funds, price, sells_ahead
 from tokenrisk.simulate.hostile import Targets, argument_sets, render, split_types
 from tokenrisk.simulate.owners import DEAD, Facts, PowerCache
 
@@ -79,6 +79,11 @@ class ScanBounds:
     max_trials: int = 60
     storage_slots: int = 16
     deadline: float = 3.0
+    otterscan: bool = True
+    """The node serves ``ots_*`` (probed): the deployer is asked of it, else searched."""
+    state_floor: int = 0
+    """The oldest block whose state the node kept when probed (0: all): the deployer
+    search stays above it."""
 
 
 @dataclass(frozen=True)
@@ -147,7 +152,14 @@ async def _scan(
     known = cache.facts_at(at)
     if known is None:
         facts = await owners.read_facts(rpc, token, bounds.storage_slots)
-        deployer = await owners.deployer(rpc, chain_id, token, cache.deployers)
+        deployer = await owners.deployer(
+            rpc,
+            chain_id,
+            token,
+            cache.deployers,
+            otterscan=bounds.otterscan,
+            state_floor=bounds.state_floor,
+        )
         known = (facts, await owners.callers(rpc, facts, deployer, sim))
         cache.put_facts(at, known)
     facts, callers = known
@@ -223,15 +235,22 @@ async def _screen(
             candidates += [Trial(function, c, args, data) for c in callers]
     if not candidates:
         return [], False
-    overrides = {c: {"balance": hex(10**24)} for c in callers}
-    token = sim.route.token
+    gas_price = price(sim.base.base_fee)
+    overrides = {c: {"balance": hex(funds([_SCREEN_GAS], gas_price))} for c in callers}
+    token, tag = sim.route.token, sim.base.tag
     replies = await sim.rpc.batch(
         [
             (
                 "eth_call",
                 [
-                    {"from": t.caller, "to": token, "data": t.data, "gas": hex(3_000_000)},
-                    "latest",
+                    {
+                        "from": t.caller,
+                        "to": token,
+                        "data": t.data,
+                        "gas": hex(_SCREEN_GAS),
+                        "gasPrice": hex(gas_price),
+                    },
+                    tag,
                     overrides,
                 ],
             )
@@ -278,6 +297,9 @@ class Story:
     a_sent: int
     b_sell: int
     owner_getter: bool
+    other: str  # B, a second buyer
+    receiver: str  # who A sends tokens to
+    late: str  # C, who buys after the sells
 
 
 async def _try_all(
@@ -289,11 +311,13 @@ async def _try_all(
     plans = [_story_plan(sim, targets, story, None)]
     plans += [_future_plan(sim, targets, story, seconds) for _, seconds in FUTURE]
     plans += [_story_plan(sim, targets, story, t) for t in trials]
-    outcomes = await sim.run(plans)
+    outcomes, (counted, unchecked) = await asyncio.gather(
+        sim.run(plans), _counted(sim, story.a_sell)
+    )
     base = outcomes[0]
     if isinstance(base, RpcError) or not comparable(base):
         return OwnerPowers(scanned=False, error="the baseline buy and sell did not go through")
-    future = _future(outcomes[1 : 1 + len(FUTURE)])
+    future = _future(outcomes[1 : 1 + len(FUTURE)], counted)
     findings = _findings(base, trials, outcomes[1 + len(FUTURE) :], sim.route.v3)
     findings += _future_findings(future)
     renounced = facts.owner is not None and facts.owner.lower() in (ZERO_ADDRESS, DEAD)
@@ -306,26 +330,65 @@ async def _try_all(
         simulations=len(plans) + 1,
         findings=tuple(_ordered(findings)),
         future=future,
+        notes=unchecked,
     )
+
+
+_BY_BLOCKS = "future sells by block count"
+NOT_CHECKED = "not checked: "
+"""How a note of the scan that names what it left unchecked begins (see :func:`unchecked`)."""
+
+
+def unchecked(result: OwnerPowers | None) -> tuple[str, ...]:
+    """What the scan left unchecked, ``"<check>: <why>"`` each (from its notes)."""
+    notes = result.notes if result is not None else ()
+    return tuple(n.removeprefix(NOT_CHECKED) for n in notes if n.startswith(NOT_CHECKED))
+
+
+async def _counted(sim: Simulator, amount: int) -> tuple[list[str | None], tuple[str, ...]]:
+    """The future sells by block count (:func:`.engine.sells_ahead`): a failure reason (or None) per
+    :data:`FUTURE` horizon, and what left them unchecked (a note)."""
+    none: list[str | None] = [None] * len(FUTURE)
+    if not sim.limits.block_overrides:
+        return none, (f"{NOT_CHECKED}{_BY_BLOCKS}: the node ignores eth_call block overrides",)
+    slot = None
+    if sim.token_slot is not None:
+        await asyncio.wait([sim.token_slot])  # the journey may cancel it: then no slot
+        if not sim.token_slot.cancelled() and sim.token_slot.exception() is None:
+            slot = sim.token_slot.result()
+    if slot is None:
+        return none, (f"{NOT_CHECKED}{_BY_BLOCKS}: the token's balance slot was not found",)
+    ahead = [(seconds // 12, seconds) for _, seconds in FUTURE]
+    found = await sells_ahead(sim, slot, max(1, amount), ahead)
+    return (none if found is None else found), ()
 
 
 async def _amounts(sim: Simulator, targets: Targets, owner_getter: bool) -> Story | None:
     """Round one: A and B buy, to learn the amounts the real batch must use."""
     plan = sim.plan()
     a_in = sim.settings.buy_amount(_base_reserve(sim))
-    _buy_block(sim, plan, [(targets.buyer, a_in, "a"), (_OTHER, a_in // 2, "b")], 1)
+    other = fresh_address()
+    _buy_block(sim, plan, [(targets.buyer, a_in, "a"), (other, a_in // 2, "b")], 1)
     outcome = await sim.run_one(plan)
     a, b = outcome["a.bought"].uint or 0, outcome["b.bought"].uint or 0
     if not (outcome["a.buy"].ok and outcome["b.buy"].ok and a and b):
         return None
     sent = a // 10
     # 99%, not 100%: some honest tokens refuse a sell of the whole balance
-    return Story(a_in, a_in // 2, (a - sent) * 99 // 100, sent, b * 99 // 100, owner_getter)
+    return Story(
+        a_in,
+        a_in // 2,
+        (a - sent) * 99 // 100,
+        sent,
+        b * 99 // 100,
+        owner_getter,
+        other=other,
+        receiver=fresh_address(),
+        late=fresh_address(),
+    )
 
 
-_OTHER = checksum("0x" + keccak(text="tokenrisk/powers/other-wallet")[12:].hex())
-_RECEIVER = checksum("0x" + keccak(text="tokenrisk/powers/receiver")[12:].hex())
-_LATE = checksum("0x" + keccak(text="tokenrisk/powers/late-buyer")[12:].hex())
+_SCREEN_GAS = 3_000_000
 
 
 def _base_reserve(sim: Simulator) -> int:
@@ -338,21 +401,23 @@ def _buy_block(
 ) -> None:
     """One block in which each (wallet, amount in, tag) is funded and buys."""
     overrides: dict[str, Any] = {}
-    calls: list[tuple[dict[str, Any], str | None]] = []
+    calls: list[tuple[dict[str, Any], str | None, bool]] = []
     route = sim.route
     for wallet, amount, tag in buys:
         extra, pre = sim.funding.apply(wallet, amount)
         _merge(overrides, extra)
-        calls += [(c, None) for c in pre]
+        calls += [(c, None, True) for c in pre]
         calls += [
-            (approve(route.base, wallet, route.dex.router), None),
-            ({"from": wallet, **route.quote(amount)}, f"{tag}.quote"),
-            (route.swap(wallet, amount), f"{tag}.buy"),
-            (balance_of(route.token, wallet, wallet), f"{tag}.bought"),
+            (approve(route.base, wallet, route.dex.router), None, False),
+            ({"from": wallet, **route.quote(amount)}, f"{tag}.quote", False),
+            (route.swap(wallet, amount), f"{tag}.buy", True),
+            (balance_of(route.token, wallet, wallet), f"{tag}.bought", False),
         ]
     plan.block(offset, overrides)
-    for call, mark in calls:
-        plan.call(call, mark)
+    for wallet, amount, _ in buys:
+        plan.fund(wallet, sim.funding.native(amount))
+    for call, mark, heavy in calls:
+        plan.call(call, mark, heavy=heavy)
 
 
 def _merge(into: dict[str, Any], extra: dict[str, Any]) -> None:
@@ -368,51 +433,59 @@ def _merge(into: dict[str, Any], extra: dict[str, Any]) -> None:
 def _story_plan(sim: Simulator, targets: Targets, story: Story, trial: Trial | None) -> Plan:
     """The trial story (module docstring of :mod:`.effects`); the baseline has no call."""
     p, token, route = sim.plan(), sim.route.token, sim.route
-    _buy_block(sim, p, [(targets.buyer, story.a_in, "a"), (_OTHER, story.b_in, "b")], 1)
+    _buy_block(sim, p, [(targets.buyer, story.a_in, "a"), (story.other, story.b_in, "b")], 1)
     p.call({"from": targets.buyer, "to": token, "data": "0x18160ddd"}, "supply0")
     p.call(balance_of(token, targets.pair, targets.buyer), "pool0")
     caller = trial.caller if trial else targets.buyer
-    p.block(2, {caller: {"balance": hex(10**24)}} if trial else None)
+    p.block(2)
     if trial is not None:
-        p.call({"from": trial.caller, "to": token, "data": trial.data}, "call")
+        p.fund(trial.caller, fresh=False)  # a real account: its own nonce
+        p.call({"from": trial.caller, "to": token, "data": trial.data}, "call", heavy=True)
     p.call({"from": caller, "to": token, "data": "0x18160ddd"}, "supply1")
     p.call(balance_of(token, targets.buyer, caller), "a.held")
     p.call(balance_of(token, targets.pair, caller), "pool1")
     if story.owner_getter:
         p.call({"from": caller, "to": token, "data": encode_call("owner()")}, "owner1")
     p.block(3)
-    p.call(transfer(token, targets.buyer, _RECEIVER, story.a_sent), "a.transfer")
+    p.call(transfer(token, targets.buyer, story.receiver, story.a_sent), "a.transfer", heavy=True)
     sim.add_sell(p, targets.buyer, story.a_sell, "a")
     sim.add_sell(p, targets.buyer, max(1, story.a_sell // 1000), "a_small")
     p.block(4)
-    sim.add_sell(p, _OTHER, story.b_sell, "b")
-    extra, pre = sim.funding.apply(_LATE, story.b_in)
+    sim.add_sell(p, story.other, story.b_sell, "b")
+    late = story.late
+    extra, pre = sim.funding.apply(late, story.b_in)
     _merge(p.blocks[-1].setdefault("stateOverrides", {}), extra)
+    p.fund(late, sim.funding.native(story.b_in))
     for call in pre:
-        p.call(call)
-    p.call(approve(route.base, _LATE, route.dex.router))
-    p.call({"from": _LATE, **route.quote(story.b_in)}, "c.quote")
-    p.call(route.swap(_LATE, story.b_in), "c.buy")
-    p.call(balance_of(token, _LATE, _LATE), "c.bought")
+        p.call(call, heavy=True)
+    p.call(approve(route.base, late, route.dex.router))
+    p.call({"from": late, **route.quote(story.b_in)}, "c.quote")
+    p.call(route.swap(late, story.b_in), "c.buy", heavy=True)
+    p.call(balance_of(token, late, late), "c.bought")
     return p
 
 
 def _future_plan(sim: Simulator, targets: Targets, story: Story, seconds: int) -> Plan:
     p = sim.plan()
     _buy_block(sim, p, [(targets.buyer, story.a_in, "a")], 1)
-    p.block(3, number=sim.head.number + seconds // 12, seconds=seconds)
+    p.block(3, seconds=seconds)  # by time, within the node's block cap
     sim.add_sell(p, targets.buyer, story.a_sell, "a")
     return p
 
 
-def _future(outcomes: Sequence[Outcome | RpcError]) -> tuple[FutureSell, ...]:
+def _future(
+    outcomes: Sequence[Outcome | RpcError], counted: Sequence[str | None]
+) -> tuple[FutureSell, ...]:
+    """Each horizon's sell: failed when it failed by time (the simulation) or by block
+    count (``counted``, from :func:`.engine.sells_ahead`)."""
     out: list[FutureSell] = []
-    for (label, seconds), o in zip(FUTURE, outcomes, strict=True):
+    for (label, seconds), o, by_blocks in zip(FUTURE, outcomes, counted, strict=True):
         if isinstance(o, RpcError):
             continue
         sell = o.get("a.sell")
         if sell is not None:
-            out.append(FutureSell(label, seconds, sell.ok, sell.reason))
+            reason = sell.reason if not sell.ok else by_blocks
+            out.append(FutureSell(label, seconds, reason is None, reason))
     return tuple(out)
 
 
