@@ -4,7 +4,7 @@ as the node software of a :class:`~nodeprofiles.Profile` would.
 anvil accepts almost anything; production nodes do not.  :class:`StrictNode` refuses the
 methods the profile's node does not serve, answers state older than its archive depth
 with ``missing trie node``, caps ``eth_getLogs`` ranges and batch sizes, runs
-``eth_simulateV1`` under geth's rules (:mod:`simrules`) and, for a moving-head
+``eth_simulateV1`` under geth's rules (:mod:`gethsim`) and, for a moving-head
 profile, mines a block every ``mine_every`` seconds.  Everything else is forwarded.
 
 It runs its event loop in a thread of its own, so synchronous tests and any event loop
@@ -22,8 +22,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
-from nodeprofiles import Profile
-from simrules import (
+from gethsim import (
     Base,
     RuleError,
     anvil_validation,
@@ -34,6 +33,7 @@ from simrules import (
     shape_reply,
     used_gas,
 )
+from nodeprofiles import Profile
 
 from tokenrisk.devnet.instance import RunningDevnet, start_devnet
 

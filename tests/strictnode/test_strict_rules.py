@@ -1,6 +1,6 @@
 """The strict node's own rules, tested so the test bed is itself tested.
 
-The first part runs :mod:`simrules` alone on cases shaped like ethereum/execution-apis'
+The first part runs :mod:`gethsim` alone on cases shaped like ethereum/execution-apis'
 ``tests/eth_simulateV1`` (block order -38020, timestamps -38021, too many blocks -38026,
 gap filling, block gas -38015, the RPC gas cap); the second sends real requests to strict
 nodes in front of anvil and checks what comes back, including what anvil alone would
@@ -15,8 +15,8 @@ from typing import Any
 
 import httpx
 import pytest
+from gethsim import Base, RuleError, gas_limits, plan_gas, revert_reason, sanitize
 from nodeprofiles import ARCHIVE, GETH_FULL, MOVING_HEAD, PROVIDER, Profile
-from simrules import Base, RuleError, gas_limits, plan_gas, revert_reason, sanitize
 from strictnode import StrictNode
 
 BASE = Base(number=100, time=1_000, gas_limit=30_000_000)
