@@ -8,6 +8,7 @@ head) never touches the shared session ``devnet``.  The devnet is built first (t
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -29,3 +30,5 @@ def strict_nodes(devnet: Any) -> Iterator[Callable[[Profile], StrictNode]]:
     yield get
     for node in nodes.values():
         node.stop()
+        if os.environ.get("STRICTNODE_REPORT"):  # what each profile refused, for reports
+            print(f"\n{node.profile.name}: {node.requests} requests, refused {dict(node.refusals)}")

@@ -69,11 +69,12 @@ def _entry(node: StrictNode, entry_id: str) -> dict[str, Any]:
 
 def _stated_limits(body: dict[str, Any]) -> list[str]:
     """What the response says a node's limits left unchecked (notes and flag texts)."""
+    stated = [str(u) for u in body.get("unchecked", [])]  # the answer's own list
     notes = list(body.get("taxDetails", {}).get("explanation", []))
     flags = [
         f"{f.get('flag')}: {f.get('description', '')}" for f in body["summary"].get("flags", [])
     ]
-    return [text for text in notes + flags if STATED_LIMIT.search(str(text))]
+    return stated + [text for text in notes + flags if STATED_LIMIT.search(str(text))]
 
 
 def _within(value: float | None, bounds: list[float] | None, name: str) -> None:
