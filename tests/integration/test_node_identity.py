@@ -191,3 +191,28 @@ async def test_a_fork_mode_node_knows_its_fork_block(
         assert node.fork_block == await _head(upstream.url) == (await node.head()).number
     finally:
         await service.close()
+
+
+async def test_a_fork_mode_answer_names_its_fork_block(
+    upstream: RunningDevnet, tmp_path: Path
+) -> None:
+    chain_id = int(upstream.manifest.get("chainId", 31337))
+    settings = Settings(
+        devnet=False,
+        data_dir=tmp_path,
+        deadline=60.0,
+        nodes=(ChainNode(id=chain_id, fork_url=upstream.url),),
+        chains=(devnet_entry(upstream.manifest),),
+        verification={"local_paths": {chain_id: [upstream.sources_path]}},
+    )
+    service = await start_service(settings)
+    transport = httpx.ASGITransport(app=create_app(settings, service))
+    token = next(t["address"] for t in upstream.manifest["tokens"] if t["id"] == "plain")
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+            params = {"address": token, "chainID": chain_id}
+            reply = await http.get("/v2/IsHoneypot", params=params, timeout=120)
+        assert reply.status_code == 200, reply.text
+        assert reply.json()["chain"]["forkBlock"] == await _head(upstream.url)
+    finally:
+        await service.close()

@@ -16,7 +16,7 @@ import pytest
 from simrules import Base, call_violations, simulate_violations
 
 from tokenrisk.api.app import create_app
-from tokenrisk.config import Settings
+from tokenrisk.config import OwnerPowersConfig, Settings
 from tokenrisk.service import Service, connect_devnet
 
 pytestmark = pytest.mark.integration
@@ -75,7 +75,13 @@ def _watch(rpc: Any) -> None:
 
 @pytest.fixture(scope="module")
 async def client(devnet: Any, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Any]:
-    settings = Settings(devnet=False, data_dir=tmp_path_factory.mktemp("rules"), deadline=60.0)
+    settings = Settings(  # no reuse of answers: each test sees what the node did for it
+        devnet=False,
+        data_dir=tmp_path_factory.mktemp("rules"),
+        deadline=60.0,
+        cache_ttl=0.0,
+        owner_powers=OwnerPowersConfig(cache_ttl=0.0),
+    )
     svc: Service = connect_devnet(
         settings, devnet.url, devnet.manifest, Path(devnet.manifest_path).parent
     )

@@ -267,6 +267,11 @@ class ChainInfo(WireModel):
     name: str = Field(description="Chain name.")
     shortName: str = Field(description="Short chain name, lower case (eth, bsc, base).")
     currency: str = Field(description="Native currency symbol.")
+    forkBlock: int | None = Field(
+        default=None,
+        description="Fork mode only (tokenrisk's addition): the upstream block the local "
+        "fork the check ran on was made at; the fork follows the chain (docs/chains.md).",
+    )
 
 
 class PairRef(WireModel):
@@ -517,7 +522,11 @@ def dump_all(models: Iterable[BaseModel]) -> list[dict[str, Any]]:
 
 def honeypot_body(result: results.HoneypotResult) -> IsHoneypotResponse:
     """IsHoneypot's body for a check's result."""
-    return honeypot_response(result.analysis, result.verdict, result.chain)
+    body = honeypot_response(result.analysis, result.verdict, result.chain)
+    if result.fork_block is None:
+        return body
+    chain = body.chain.model_copy(update={"forkBlock": result.fork_block})
+    return body.model_copy(update={"chain": chain})
 
 
 def pairs_body(rows: Iterable[results.PairRow]) -> list[PairItem]:

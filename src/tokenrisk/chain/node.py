@@ -13,9 +13,9 @@ import asyncio
 import logging
 import math
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 from tokenrisk.caching import MemoryCache
 from tokenrisk.chain.capabilities import SIMULATE_SPANS, Capabilities, probe_capabilities
@@ -88,6 +88,11 @@ class Node:
     _probing: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
     _seen: tuple[int, float, ChainHead] | None = field(default=None, repr=False)
     _reprobed_at: float = field(default=-math.inf, repr=False)
+    _verified_at: int = field(default=0, repr=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.rpc, RpcClient):
+            self.rpc.watcher = self.observe  # the Node last built on a client learns
 
     @property
     def id(self) -> int:
@@ -133,20 +138,32 @@ class Node:
         return self._capabilities is not None
 
     async def capabilities(self) -> Capabilities:
-        """The node's optional features, probed on first use and kept for the process.
+        """The node's optional features, probed on first use and kept; probed again
+        after the node came back from an outage (another node may answer at its URL)
+        and after :meth:`reprobe`.
 
-        Raises the transport errors of the probe; then nothing is kept and the next
+        Raises the transport errors of the probe; then nothing new is kept and the next
         call probes again.
         """
-        if self._capabilities is not None:
+        if self._capabilities is not None and not self._reconnected():
             return self._capabilities
         async with self._probing:
-            if self._capabilities is None:
+            if self._capabilities is None or self._reconnected():
+                self._verified_at = self._verified()
                 caps = await probe_capabilities(self.rpc)
                 lacks = ", ".join(caps.missing()) or "-"
                 log.info("chain %s node lacks: %s; %s", self.id, lacks, caps.limits())
                 self._capabilities = caps
             return self._capabilities
+
+    def _verified(self) -> int:
+        identity = getattr(self.rpc, "identity", None)
+        return int(getattr(identity, "verified", 0))
+
+    def _reconnected(self) -> bool:
+        """The node came back after an outage (it showed its chain id again since the
+        probe): it may be another node behind the same URL, so probe it again."""
+        return self._verified() > max(self._verified_at, 1)
 
     def learn_simulate_cap(self, blocks: int) -> None:
         """The node refused a simulation as too long (-38026 "too many blocks", or a
@@ -182,8 +199,37 @@ class Node:
         elif isinstance(error, MethodUnsupported):
             self.reprobe()
 
+    def observe(self, method: str, params: Sequence[Any], error: RpcError) -> None:
+        """The client's watcher: every node error but reverts passes here.  A
+        simulation refused as too long lowers the cap (its span read from the request);
+        a probed method now "not found" makes the next use probe again."""
+        if method == "eth_simulateV1" and (
+            error.code == -38026 or "too many blocks" in error.message
+        ):
+            self.learn(error, span=simulated_span(params))
+        elif isinstance(error, MethodUnsupported) and method in PROBED_METHODS:
+            self.learn(error)
+
     async def aclose(self) -> None:
         await self.rpc.aclose()
+
+
+PROBED_METHODS = frozenset({"eth_simulateV1", "debug_traceCall", "eth_createAccessList"})
+"""Methods whose presence the probe decides; "method not found" for one contradicts it."""
+
+
+def simulated_span(params: Sequence[Any]) -> int | None:
+    """How many blocks an ``eth_simulateV1`` request ends past its base: the last
+    block's number minus the base's, when both are numbers, else the count of blocks."""
+    try:
+        blocks = params[0]["blockStateCalls"]
+        last = (blocks[-1].get("blockOverrides") or {}).get("number")
+        base = params[1] if len(params) > 1 else None
+        if isinstance(last, str) and isinstance(base, str) and base.startswith("0x"):
+            return int(last, 16) - int(base, 16)
+        return len(blocks)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+        return None
 
 
 class Nodes(Mapping[int, Node]):

@@ -312,6 +312,9 @@ def _fit(decoder: TypedDecoder, body: bytes) -> _Typed | None:
     return _Typed(reply.result)
 
 
+Watcher = Callable[[str, Sequence[Any], RpcError], None]
+
+
 class RpcClient:
     """A JSON-RPC 2.0 client for one node.
 
@@ -338,6 +341,9 @@ class RpcClient:
         self.batch_limit = self.settings.max_batch
         """Most requests per JSON-RPC batch, configured or learnt from a refusal."""
         self.identity = ChainIdentity(expect_chain_id)
+        self.watcher: Watcher | None = None
+        """Shown every node error but reverts (method, params, error): the chain's
+        :class:`~tokenrisk.chain.node.Node` learns the node's limits from them."""
         self._metrics_chain = "none" if chain_id is None else str(chain_id)
         self._url = url
         self._ids = itertools.count(1)
@@ -368,7 +374,19 @@ class RpcClient:
         """
         payload = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
         reply = await self._post(payload, retry=method in RETRYABLE)
-        return _checked(method, _result_of(reply))
+        return self._result(method, params, reply)
+
+    def _result(self, method: str, params: Sequence[Any], reply: Any) -> Any:
+        """The checked result of one reply; a node error is shown to ``watcher`` first."""
+        try:
+            return _checked(method, _result_of(reply))
+        except RpcError as exc:
+            self._tell(method, params, exc)
+            raise
+
+    def _tell(self, method: str, params: Sequence[Any], error: RpcError) -> None:
+        if self.watcher is not None and not isinstance(error, CallReverted):
+            self.watcher(method, params, error)
 
     async def call_typed(self, method: str, params: Sequence[Any], result_type: Any) -> Any:
         """:meth:`call`, with the ``result`` decoded straight into ``result_type`` (msgspec
@@ -388,7 +406,7 @@ class RpcClient:
         reply = await self._post(payload, retry=method in RETRYABLE, typed=decoder)
         if isinstance(reply, _Typed):
             return reply.result
-        return _checked(method, _result_of(reply))
+        return self._result(method, params, reply)
 
     async def batch(
         self,
@@ -458,10 +476,11 @@ class RpcClient:
         _raise_batch_refusal(replies, len(calls))
         by_id = {r.get("id"): r for r in replies if isinstance(r, dict)}
         out: list[Any] = []
-        for i, (method, _) in zip(ids, calls, strict=True):
+        for i, (method, params) in zip(ids, calls, strict=True):
             try:
                 out.append(_checked(method, _result_of(by_id.get(i))))
             except RpcError as exc:
+                self._tell(method, params, exc)
                 out.append(exc)
         return out
 
@@ -615,6 +634,9 @@ class ChainIdentity:
         self.recheck = recheck
         self.served: int | None = None
         self._known = expected is None
+        self.verified = 0
+        """How often the node showed its chain id after it was unknown (start, each
+        outage): a Node probes its capabilities again when this moved."""
         self._refused_at = 0.0
         self._lock = asyncio.Lock()
 
@@ -650,6 +672,8 @@ class ChainIdentity:
         self.served = served
         wrong = self.mismatch
         if wrong is None:
+            if not self._known:
+                self.verified += 1
             self._known = True
             return None
         if self._known or time.monotonic() - self._refused_at >= self.recheck:

@@ -43,7 +43,8 @@ async def is_honeypot(
     target, head = await _target_and_head(deps, token, chain_id)
     pool = pick_pool(target, pair_address, token, router_address)
     analysis = await analyse(deps, target, pool, head, liquidity, options)
-    return HoneypotResult(analysis, risk.assess(analysis), target.chain)
+    verdict = risk.assess(analysis)
+    return HoneypotResult(analysis, verdict, target.chain, target.node.fork_block)
 
 
 async def _target_and_head(

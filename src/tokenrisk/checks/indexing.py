@@ -12,7 +12,13 @@ from tokenrisk import metrics
 from tokenrisk.chain.node import Node
 from tokenrisk.checks.deps import HolderIndex
 from tokenrisk.errors import StoreConflict
-from tokenrisk.holders.index import DEVNET_CHAIN_IDS, head_block, holder_count, index_token
+from tokenrisk.holders.index import (
+    DEVNET_CHAIN_IDS,
+    IndexSettings,
+    head_block,
+    holder_count,
+    index_token,
+)
 
 
 async def refresh_index(index: HolderIndex, node: Node, token: str) -> None:
@@ -33,7 +39,8 @@ async def refresh_index(index: HolderIndex, node: Node, token: str) -> None:
     async with lock:
         for attempt in range(3):
             try:
-                stats = await index_token(node.rpc, index.store, chain_id, token)
+                settings = IndexSettings(state_floor=(await node.capabilities()).state_floor())
+                stats = await index_token(node.rpc, index.store, chain_id, token, settings=settings)
                 metrics.index_refreshed(chain_id, stats.blocks)
                 return
             except StoreConflict:

@@ -67,13 +67,7 @@ async def limits_of(node: Node) -> NodeLimits:
 def _learner(node: Node) -> Callable[[int], None]:
     """Keeps a smaller block cap the node taught (see ``Simulator.run``) on the Node, so
     later checks plan within it from the start."""
-
-    def learned(cap: int) -> None:
-        lower = getattr(node, "lower_simulate_cap", None)
-        if callable(lower):
-            lower(cap)
-
-    return learned
+    return node.learn_simulate_cap
 
 
 def _failed(
@@ -117,7 +111,9 @@ async def prepare(
     )
     if dex.base_reserve(pool) == 0 or dex.token_reserve(pool) == 0:
         return _failed(node, route, funding, "insufficient liquidity: the pool is empty", made)
-    slot = asyncio.create_task(find_balance_slot(node.rpc, token, cache=trading.slots))
+    slot = asyncio.create_task(
+        find_balance_slot(node.rpc, token, sim.base.tag, cache=trading.slots)
+    )
     sim.token_slot = slot
     return Prepared(node, route, funding, sim, slot, None, made)
 

@@ -19,6 +19,8 @@ class HoneypotResult:
     analysis: Analysis
     verdict: Verdict
     chain: Chain
+    fork_block: int | None = None
+    """Fork mode: the upstream block the local fork was made at (``chain.forkBlock``)."""
 
 
 @dataclass(frozen=True)

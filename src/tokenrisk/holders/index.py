@@ -66,6 +66,9 @@ class IndexSettings:
     dense_logs: int = 5_000  # a window this full is not grown
     reorg_depth: int = 12  # blocks always re-read after a detected reorg
     start_block: int | None = None  # skip the deployment-block search
+    state_floor: int = 0
+    """The oldest block whose state the node keeps (probed: ``Capabilities.state_floor``):
+    the deployment-block search reads no state below it."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.min_window <= self.window <= self.max_window:
@@ -533,7 +536,7 @@ async def _start_block(
         return settings.start_block
     if chain_id in DEVNET_CHAIN_IDS:
         return 0
-    return await find_start_block(rpc, token, head)
+    return await find_start_block(rpc, token, head, floor=settings.state_floor)
 
 
 async def _heal_reorg(

@@ -45,20 +45,23 @@ class Facts:
     getters: tuple[tuple[str, str], ...]  # (address, how found)
 
 
-async def read_facts(rpc: RpcClient, token: str, storage_slots: int) -> Facts:
-    """The token's code, proxy slots, owner getters and first ``storage_slots`` words."""
+async def read_facts(
+    rpc: RpcClient, token: str, storage_slots: int, block: str = "latest"
+) -> Facts:
+    """The token's code, proxy slots, owner getters and first ``storage_slots`` words, at
+    ``block`` (the scan passes the head its simulations are pinned to)."""
     slots = [hex(i) for i in range(storage_slots)]
     calls: list[tuple[str, Sequence[Any]]] = [
-        ("eth_getCode", [token, "latest"]),
-        ("eth_getStorageAt", [token, IMPLEMENTATION_SLOT, "latest"]),
-        ("eth_getStorageAt", [token, ADMIN_SLOT, "latest"]),
+        ("eth_getCode", [token, block]),
+        ("eth_getStorageAt", [token, IMPLEMENTATION_SLOT, block]),
+        ("eth_getStorageAt", [token, ADMIN_SLOT, block]),
     ]
-    calls += [("eth_getStorageAt", [token, s, "latest"]) for s in slots]
+    calls += [("eth_getStorageAt", [token, s, block]) for s in slots]
     getters = [*OWNER_GETTERS, ROLE_ADMIN]
     for g in getters:
         args = [b"\0" * 32, 0] if g == ROLE_ADMIN else []
         call = {"to": token, "data": encode_call(g, args), "gas": hex(GETTER_GAS)}
-        calls.append(("eth_call", [call, "latest"]))
+        calls.append(("eth_call", [call, block]))
     replies = await rpc.batch(calls)
     code, impl_word, admin_word = replies[0], replies[1], replies[2]
     if isinstance(code, RpcError):
@@ -81,7 +84,7 @@ async def read_facts(rpc: RpcClient, token: str, storage_slots: int) -> Facts:
         if address:
             found.append((address, f"storage slot {i}"))
     impl = word_address(impl_word)
-    impl_code = str(await rpc.call("eth_getCode", [impl, "latest"])) if impl else None
+    impl_code = str(await rpc.call("eth_getCode", [impl, block])) if impl else None
     return Facts(str(code), impl, impl_code, admin, owner, tuple(found))
 
 

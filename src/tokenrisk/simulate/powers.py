@@ -151,7 +151,7 @@ async def _scan(
     at = (chain_id, token.lower(), sim.route.pool.address, sim.head.number, sim.head.timestamp)
     known = cache.facts_at(at)
     if known is None:
-        facts = await owners.read_facts(rpc, token, bounds.storage_slots)
+        facts = await owners.read_facts(rpc, token, bounds.storage_slots, sim.base.tag)
         deployer = await owners.deployer(
             rpc,
             chain_id,
