@@ -10,7 +10,8 @@ A profile is data only; :mod:`strictnode` reads it.  The numbers come from:
   node``), and no ``ots_``/``trace_``/``anvil_``/``hardhat_``/``evm_`` namespaces;
 - erigon and reth: archive state, ``ots_*``, ``debug_*`` and ``trace_*``;
 - hosted providers' documentation: no ``debug_*``/``trace_*``/``ots_*``, ``eth_getLogs``
-  capped at 10,000 blocks, batches capped at 100, ``eth_simulateV1`` capped at 16 blocks.
+  capped at 10,000 blocks, batches capped at 100, ``eth_simulateV1`` capped at 16 blocks,
+  and load-balanced backends a block or two apart.
 """
 
 from __future__ import annotations
@@ -34,7 +35,10 @@ class Profile:
     ``batch_limit`` the most requests in one batch and ``batch_style`` how a larger one is
     refused (``"geth"``: a one-element array with ``-32600 "batch too large"``;
     ``"provider"``: HTTP 200 with one error object for the whole batch); ``mine_every``
-    seconds between blocks the node mines on its own (None: the head stays).
+    seconds between blocks the node mines on its own (None: the head stays); ``lag``
+    how many blocks the second of two load-balanced backends trails the first (every
+    other HTTP request is answered by it: its ``latest`` is older and it knows no newer
+    block).
     """
 
     name: str
@@ -45,6 +49,7 @@ class Profile:
     batch_limit: int | None = None
     batch_style: str = "geth"
     mine_every: float | None = None
+    lag: int = 0
     gas_cap: int = GETH_GAS_CAP
 
     def serves(self, method: str) -> bool:
@@ -82,4 +87,19 @@ MOVING_HEAD = Profile(
     mine_every=0.25,
 )
 
+LOAD_BALANCED = Profile(
+    name="provider-load-balanced",
+    refused=("debug_", "trace_", "ots_", *DEV_NAMESPACES),
+    simulate_cap=16,
+    logs_range=10_000,
+    batch_limit=100,
+    batch_style="provider",
+    mine_every=0.25,
+    lag=1,
+)
+
 PROFILES = (GETH_FULL, ARCHIVE, PROVIDER, MOVING_HEAD)
+"""The profiles the whole catalogue runs through in ``make test``."""
+LAGGING = (LOAD_BALANCED,)
+"""Profiles the catalogue runs through only with ``STRICTNODE_LAG=1``: the service does not
+survive a lagging backend yet (docs/strict-node.md, "Findings")."""

@@ -15,6 +15,7 @@ can show a rule was met.  Use as ``with StrictNode(profile) as node: ... node.ur
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import threading
 from collections import Counter
@@ -50,6 +51,8 @@ STATE_ARG = {
 }
 """Methods that read state at a block, and the position of their block parameter."""
 HEAD_TAGS = ("latest", "pending", "safe", "finalized")
+BEHIND: contextvars.ContextVar[int] = contextvars.ContextVar("behind", default=0)
+"""How many blocks the backend answering the current HTTP request lags the head."""
 
 
 class UpstreamError(Exception):
@@ -77,6 +80,7 @@ class StrictNode:
         self._miner: asyncio.Task[None] | None = None
         self._writers: set[asyncio.StreamWriter] = set()
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._http_requests = 0
         self._flushes: set[asyncio.Future[None]] = set()
         self._stopping = False
 
@@ -120,6 +124,9 @@ class StrictNode:
     async def _stop(self) -> None:
         if self._miner is not None:
             self._miner.cancel()
+        for flush in list(self._flushes):
+            flush.cancel()
+        await asyncio.gather(*self._flushes, return_exceptions=True)
         if self._server is not None:
             self._server.close()
         for writer in list(self._writers):
@@ -159,7 +166,13 @@ class StrictNode:
             writer.close()
 
     async def answer(self, body: bytes) -> tuple[int, bytes]:
-        """The HTTP status and body the profile's node answers ``body`` with."""
+        """The HTTP status and body the profile's node answers ``body`` with.
+
+        With a ``lag``, every other HTTP request is answered by a backend that many
+        blocks behind, as a load balancer in front of two nodes would.
+        """
+        self._http_requests += 1
+        BEHIND.set(self.profile.lag if self._http_requests % 2 == 0 else 0)
         try:
             message = json.loads(body)
         except ValueError:
@@ -204,19 +217,39 @@ class StrictNode:
         return {"jsonrpc": "2.0", "id": ident, "result": result}
 
     def _handlers(self) -> dict[str, Callable[[str, list[Any]], Awaitable[Any]]]:
-        return {"eth_simulateV1": self._simulate, "eth_getLogs": self._get_logs}
+        return {
+            "eth_simulateV1": self._simulate,
+            "eth_getLogs": self._get_logs,
+            "eth_blockNumber": self._block_number,
+            "eth_getBlockByNumber": self._block_by_number,
+        }
+
+    async def _block_number(self, method: str, params: list[Any]) -> Any:
+        return hex(await self.head())
+
+    async def _block_by_number(self, method: str, params: list[Any]) -> Any:
+        """A lagging backend knows no block above its head (null, as geth answers)."""
+        tag = params[0] if params else "latest"
+        number = await self.head() if tag in HEAD_TAGS else await self._number_of(tag)
+        if number > await self.head():
+            return None
+        return await self._upstream(method, [hex(number), *params[1:]])
 
     async def _read(self, method: str, params: list[Any]) -> Any:
         """Any other method: state reads must be within the archive depth."""
         position = STATE_ARG.get(method)
-        if position is not None and len(params) > position and params[position] not in HEAD_TAGS:
-            await self._readable(params[position])
+        if position is not None and len(params) > position:
+            if params[position] not in HEAD_TAGS:
+                await self._readable(params[position])
+            elif BEHIND.get():  # the lagging backend's "latest"
+                params = [*params[:position], hex(await self.head()), *params[position + 1 :]]
         return await self._upstream(method, params)
 
     # STATE AND BLOCKS
 
     async def head(self) -> int:
-        return int(await self._upstream("eth_blockNumber", []), 16)
+        """The head of the backend answering this request."""
+        return int(await self._upstream("eth_blockNumber", []), 16) - BEHIND.get()
 
     async def _number_of(self, tag: Any) -> int:
         """The block number a block parameter names now (tags resolve to the head)."""
@@ -258,6 +291,11 @@ class StrictNode:
             high = await self._number_of(query.get("toBlock", "latest"))
             if high - low + 1 > cap:
                 raise RuleError(-32005, f"eth_getLogs is limited to a {cap:,} block range")
+        if BEHIND.get() and "blockHash" not in query:  # the lagging backend's "latest"
+            head = hex(await self.head())
+            query = {**query, "toBlock": _lagged(query.get("toBlock", "latest"), head)}
+            query["fromBlock"] = _lagged(query.get("fromBlock", "latest"), head)
+            params = [query, *params[1:]]
         return await self._upstream(method, params)
 
     # SIMULATE
@@ -328,8 +366,13 @@ class StrictNode:
             for future in batch.values():
                 if not future.done():
                     future.set_exception(exc)
+                    future.add_done_callback(lambda f: f.exception())  # retrieved: no log noise
         finally:
             self._flushes.discard(asyncio.current_task())  # type: ignore[arg-type]
+
+
+def _lagged(tag: Any, head: str) -> Any:
+    return head if tag in HEAD_TAGS else tag
 
 
 def _error(ident: Any, code: int, message: str) -> dict[str, Any]:

@@ -13,6 +13,7 @@ The catalogue is only the expectation; the service never sees it.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
-from nodeprofiles import PROFILES, Profile
+from nodeprofiles import LAGGING, PROFILES, Profile
 from strictnode import StrictNode
 
 from tokenrisk.api.app import create_app
@@ -44,7 +45,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("entry_id", [t["id"] for t in tokens])
 
 
-@pytest.fixture(scope="session", params=PROFILES, ids=lambda p: p.name)
+RUN_THROUGH = PROFILES + (LAGGING if os.environ.get("STRICTNODE_LAG") else ())
+
+
+@pytest.fixture(scope="session", params=RUN_THROUGH, ids=lambda p: p.name)
 async def strict(
     request: pytest.FixtureRequest,
     strict_nodes: Callable[[Profile], StrictNode],

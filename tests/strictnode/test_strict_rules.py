@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 from gethsim import Base, RuleError, gas_limits, plan_gas, revert_reason, sanitize
-from nodeprofiles import ARCHIVE, GETH_FULL, MOVING_HEAD, PROVIDER, Profile
+from nodeprofiles import ARCHIVE, GETH_FULL, LOAD_BALANCED, MOVING_HEAD, PROVIDER, Profile
 from strictnode import StrictNode
 
 BASE = Base(number=100, time=1_000, gas_limit=30_000_000)
@@ -296,3 +296,18 @@ def test_the_moving_head_moves(strict_nodes: Callable[[Profile], StrictNode]) ->
         if int(_rpc(node.url, "eth_blockNumber", [])["result"], 16) > first:
             return
     pytest.fail("the moving-head node mined no block in 4 s")
+
+
+def test_load_balanced_backends_answer_a_block_apart(
+    strict_nodes: Callable[[Profile], StrictNode],
+) -> None:
+    node = strict_nodes(LOAD_BALANCED)
+    for _ in range(40):  # bounded: wait until the chain has moved past its loaded head
+        heads = [int(_rpc(node.url, "eth_blockNumber", [])["result"], 16) for _ in range(2)]
+        blocks = [
+            _rpc(node.url, "eth_getBlockByNumber", [hex(max(heads)), False]) for _ in range(2)
+        ]
+        if abs(heads[0] - heads[1]) == 1 and None in [b["result"] for b in blocks]:
+            return  # one backend is a block behind, and does not know the newer block yet
+        time.sleep(0.05)
+    pytest.fail(f"no lag seen: heads {heads}")
