@@ -19,6 +19,8 @@ from gethsim import Base, RuleError, gas_limits, plan_gas, revert_reason, saniti
 from nodeprofiles import ARCHIVE, GETH_FULL, LOAD_BALANCED, MOVING_HEAD, PROVIDER, Profile
 from strictnode import StrictNode
 
+pytestmark = pytest.mark.integration
+
 BASE = Base(number=100, time=1_000, gas_limit=30_000_000)
 SENDER = "0xc000000000000000000000000000000000000000"
 TARGET = "0xc200000000000000000000000000000000000000"
