@@ -50,6 +50,9 @@ STATE_ARG = {
     "debug_traceCall": 1,
 }
 """Methods that read state at a block, and the position of their block parameter."""
+GAS_CAPPED = ("eth_call", "debug_traceCall", "eth_createAccessList")
+"""Calls geth runs with the RPC gas cap as their gas when none is given, and caps at it
+(``TransactionArgs.CallDefaults``); anvil gives them the block gas limit, or any gas."""
 HEAD_TAGS = ("latest", "pending", "safe", "finalized")
 BEHIND: contextvars.ContextVar[int] = contextvars.ContextVar("behind", default=0)
 """How many blocks the backend answering the current HTTP request lags the head."""
@@ -243,7 +246,14 @@ class StrictNode:
                 await self._readable(params[position])
             elif BEHIND.get():  # the lagging backend's "latest"
                 params = [*params[:position], hex(await self.head()), *params[position + 1 :]]
+        if method in GAS_CAPPED and params and isinstance(params[0], dict):
+            params = [{**params[0], "gas": hex(self._capped_gas(params[0]))}, *params[1:]]
         return await self._upstream(method, params)
+
+    def _capped_gas(self, call: dict[str, Any]) -> int:
+        cap = self.profile.gas_cap
+        declared = call.get("gas")
+        return cap if declared is None else min(int(declared, 16), cap)
 
     # STATE AND BLOCKS
 

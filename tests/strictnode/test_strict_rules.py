@@ -26,7 +26,7 @@ SENDER = "0xc000000000000000000000000000000000000000"
 TARGET = "0xc200000000000000000000000000000000000000"
 BURNER = "0x5b600056"  # JUMPDEST PUSH1 0 JUMP: burns whatever gas it gets
 RETURNS_BASEFEE = "0x4860005260206000f3"  # BASEFEE, return it
-RETURNS_NUMBER_AND_TIME = "0x4360005242602052604060" + "00f3"  # NUMBER, TIMESTAMP
+RETURNS_GAS_LEFT = "0x5a60005260206000f3"  # GAS, return it
 
 
 def _call(**extra: Any) -> dict[str, Any]:
@@ -313,3 +313,14 @@ def test_load_balanced_backends_answer_a_block_apart(
             return  # one backend is a block behind, and does not know the newer block yet
         time.sleep(0.05)
     pytest.fail(f"no lag seen: heads {heads}")
+
+
+def test_calls_run_with_the_rpc_gas_cap(geth: StrictNode) -> None:
+    """geth gives an eth_call without gas the 50M cap, and caps more (anvil: 30M, or any)."""
+    code = {TARGET: {"code": RETURNS_GAS_LEFT}}
+    left = [
+        int(_rpc(geth.url, "eth_call", [_call(**gas), "latest", code])["result"], 16)
+        for gas in ({}, {"gas": hex(60_000_000)}, {"gas": hex(100_000)})
+    ]
+    assert [round(g, -6) for g in left[:2]] == [50_000_000, 50_000_000]
+    assert left[2] < 100_000
