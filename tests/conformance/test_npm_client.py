@@ -4,6 +4,10 @@ It calls ``/v1/IsHoneypot`` and ``/v1/GetContractVerification`` with ``pair``, `
 and ``chainID``, and ``/v1/GetPairs`` (its base URLs are public properties: the only
 change).  Every catalogue token goes through all three in ONE node process; a token
 without pairs must reach the client as the live API's 404, which axios raises.
+
+Every answer is checked against the types the client itself declares: its installed
+``dist/index.d.ts`` (each method's ``Promise<T>``) and ``dist/types/*.d.ts`` are read at
+test time (:mod:`dts`), so every declared field must be present with its declared type.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import dts
 import pytest
 
 pytestmark = pytest.mark.integration
@@ -26,6 +31,22 @@ ROUTERS = {  # the canonical mainnet routers, where the devnet places them
 SCRIPT = Path(__file__).with_name("npm_client.js")
 CLIENT = Path("node_modules/@normalizex/honeypot-is/package.json")
 NO_CONTRACT = "0x00000000000000000000000000000000000000aa"
+DIST = Path("node_modules/@normalizex/honeypot-is/dist")
+
+
+@pytest.fixture(scope="module")
+def declared() -> dts.Declarations:
+    """The client's own declarations: its methods' promised types and the named types."""
+    files = [DIST / "index.d.ts", *sorted((DIST / "types").glob("*.d.ts"))]
+    found = dts.read(*(f.read_text() for f in files))
+    assert set(found.methods) == {"honeypotScan", "getPairs", "getContractVerification"}
+    return found
+
+
+def conforms(declared: dts.Declarations, method: str, data: Any) -> None:
+    """Every field the client declares for ``method``'s answer, with its declared type."""
+    wrong = dts.problems(data, declared.methods[method], declared)
+    assert not wrong, wrong
 
 
 def run_client(base_url: str, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -76,7 +97,10 @@ def _ids(catalogue_path: str = "src/tokenrisk/devnet/catalogue.json") -> list[st
 
 @pytest.mark.parametrize("entry_id", _ids())
 def test_honeypot_scan(
-    outcomes: dict[tuple[str, str], Any], catalogue: list[dict[str, Any]], entry_id: str
+    outcomes: dict[tuple[str, str], Any],
+    catalogue: list[dict[str, Any]],
+    declared: dts.Declarations,
+    entry_id: str,
 ) -> None:
     entry = next(t for t in catalogue if t["id"] == entry_id)
     result = outcomes[(entry_id, "honeypotScan")]
@@ -86,21 +110,28 @@ def test_honeypot_scan(
         return
     assert result["ok"], result
     body = result["data"]
-    assert body["token"]["address"] == entry["address"]
-    assert body["pairAddress"] == entry["pools"][0]["address"]  # the pair it asked for
-    assert isinstance(body["token"]["totalHolders"], int) and body["token"]["totalHolders"] > 0
-    assert isinstance(body["withToken"]["totalHolders"], int)
-    assert body["chain"]["id"] == str(CHAIN)
+    conforms(declared, "honeypotScan", body)
+    assert body["Token"]["Address"] == entry["address"]
+    assert body["PairAddress"] == entry["pools"][0]["address"].lower()  # the pair it asked for
+    assert body["Pair"]["Pair"]["Address"] == body["PairAddress"]
+    assert body["Chain"]["ID"] == CHAIN
+    expected = entry["expected"]
+    if expected.get("isHoneypot") is not None and body["Error"] is None:
+        assert body["IsHoneypot"] is expected["isHoneypot"], body
 
 
 @pytest.mark.parametrize("entry_id", _ids())
 def test_get_pairs(
-    outcomes: dict[tuple[str, str], Any], catalogue: list[dict[str, Any]], entry_id: str
+    outcomes: dict[tuple[str, str], Any],
+    catalogue: list[dict[str, Any]],
+    declared: dts.Declarations,
+    entry_id: str,
 ) -> None:
     entry = next(t for t in catalogue if t["id"] == entry_id)
     result = outcomes[(entry_id, "getPairs")]
     assert result["ok"], result
     pairs = result["data"]
+    conforms(declared, "getPairs", pairs)
     assert isinstance(pairs, list)
     assert sorted(p["Pair"]["Address"] for p in pairs) == sorted(
         p["address"].lower() for p in entry["pools"]
@@ -111,14 +142,21 @@ def test_get_pairs(
 
 
 @pytest.mark.parametrize("entry_id", _ids())
-def test_get_contract_verification(outcomes: dict[tuple[str, str], Any], entry_id: str) -> None:
+def test_get_contract_verification(
+    outcomes: dict[tuple[str, str], Any],
+    catalogue: list[dict[str, Any]],
+    declared: dts.Declarations,
+    entry_id: str,
+) -> None:
+    entry = next(t for t in catalogue if t["id"] == entry_id)
     result = outcomes[(entry_id, "getContractVerification")]
     assert result["ok"], result
     body = result["data"]
-    assert body["isContract"] is True
-    if body["fullCheckPerformed"]:
-        assert isinstance(body["summary"]["hasProxyCalls"], bool)
-        assert all(isinstance(v, bool) for v in body["contractsOpenSource"].values())
+    conforms(declared, "getContractVerification", body)
+    if body["FullCheckPerformed"]:
+        assert entry["address"].lower() in {a.lower() for a in body["Contracts"]}, body
+    else:  # no buy and sell to trace (no pool, or a sell that reverts): nothing claimed
+        assert body["Contracts"] == {} and body["HasProxyCalls"] is False, body
 
 
 def test_errors_reach_the_client_as_the_live_api_sends_them(

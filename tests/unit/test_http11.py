@@ -21,6 +21,7 @@ import pytest
 from tokenrisk.chain.http11 import Http11, Target
 from tokenrisk.chain.rpc import RpcClient, RpcSettings
 from tokenrisk.errors import (
+    ChainMismatch,
     DeadlineExceeded,
     MalformedResponse,
     NodeThrottled,
@@ -317,3 +318,65 @@ async def test_pool_is_bounded(node: Callable[..., Awaitable[RawNode]]) -> None:
         await lean.aclose()
     assert all(status == 200 and body == RESULT for status, body in replies)
     assert raw.connections == 3
+
+
+# GREETING: every new connection shows the node's chain id first
+
+
+def chain_node(chain: list[int], close: bool = False) -> Answer:
+    """Answers eth_chainId with ``chain[0]`` (changeable), anything else with 0x2a;
+    ``close``: HTTP/1.0-style, the connection closes after each reply."""
+
+    async def answer(r: asyncio.StreamReader, writer: asyncio.StreamWriter, body: bytes) -> None:
+        method = json.loads(body)["method"]
+        result = hex(chain[0]) if method == "eth_chainId" else "0x2a"
+        payload = json.dumps({"jsonrpc": "2.0", "id": 0, "result": result}).encode()
+        headers = "Connection: close\r\n" if close else ""
+        await reply(payload, headers=headers)(r, writer, body)
+        if close:
+            writer.close()
+
+    return answer
+
+
+def expecting(url: str, chain_id: int) -> RpcClient:
+    return RpcClient(url, RpcSettings(retries=0), "test node", expect_chain_id=chain_id)
+
+
+def methods(raw: RawNode) -> list[str]:
+    return [json.loads(r.split(b"\r\n\r\n", 1)[1])["method"] for r in raw.requests]
+
+
+async def test_each_new_connection_is_greeted_and_a_new_node_refused(
+    node: Callable[..., Awaitable[RawNode]],
+) -> None:
+    chain = [1]
+    raw = await node(chain_node(chain))
+    rpc = expecting(raw.url, 1)
+    try:
+        assert await rpc.call("eth_blockNumber") == "0x2a"
+        assert methods(raw)[0] == "eth_chainId"  # the greeting, before anything else
+        assert await rpc.call("eth_blockNumber") == "0x2a"
+        assert raw.connections == 1
+        assert rpc._lean is not None
+        for idle in rpc._lean._idle:  # the node's connections drop; it comes back as chain 5
+            idle.writer.close()
+        chain[0] = 5
+        with pytest.raises(ChainMismatch):
+            await rpc.call("eth_sendRawTransaction", ["0x"])  # never sent to chain 5's node
+        assert "eth_sendRawTransaction" not in methods(raw)
+    finally:
+        await rpc.aclose()
+
+
+async def test_a_node_closing_every_connection_is_not_greeted_again(
+    node: Callable[..., Awaitable[RawNode]],
+) -> None:
+    raw = await node(chain_node([1], close=True))
+    rpc = expecting(raw.url, 1)
+    try:
+        assert [await rpc.call("eth_sendRawTransaction", ["0x"]) for _ in range(2)] == ["0x2a"] * 2
+    finally:
+        await rpc.aclose()
+    assert methods(raw).count("eth_sendRawTransaction") == 2
+    assert methods(raw).count("eth_chainId") <= 3  # the first check, then no more greetings

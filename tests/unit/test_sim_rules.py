@@ -135,6 +135,18 @@ def test_a_gas_burner_still_gets_enough_gas_to_sell_in_the_journey() -> None:
     assert len(sells_gas) == 2 and min(sells_gas) >= 5_000_000  # the 4.3M burner sells
 
 
+@pytest.mark.parametrize("weth_slot", [False, True])
+def test_a_gas_burner_still_gets_enough_gas_to_sell_in_an_owner_power_trial(
+    weth_slot: bool,
+) -> None:
+    sim = simulator(weth_slot=weth_slot)
+    trial = powers.Trial(powers.Function("0x12345678", (), False), "0x" + "ee" * 20, (), "0x1234")
+    plan = powers._story_plan(sim, Targets("0x" + "aa" * 20, PAIR), story(), trial)
+    sent = plan.params()[0]["blockStateCalls"]
+    swaps = [int(c["gas"], 16) for b in sent for c in b["calls"] if c["data"][:10] == "0x5c11d795"]
+    assert min(swaps) >= 4_300_000  # GasHeavySellToken needs ~4.3M
+
+
 def test_allot_fits_every_limit() -> None:
     heavy = [[True, False, False]] * 40
     gas = allot(heavy, 10_000_000, 30_000_000, RPC_GAS_CAP)
@@ -246,3 +258,31 @@ async def test_a_sell_counted_in_blocks_is_one_eth_call_with_block_overrides() -
     assert TOKEN in later[2]  # the seller's tokens come from a balance-slot override
     for params in sent:
         assert call_violations(params, BASE) == []
+
+
+async def test_a_large_plan_with_gaps_is_matched_by_number_on_the_typed_path() -> None:
+    def reply(params: list[Any]) -> list[dict[str, Any]]:
+        out = gap_reply(params)
+        for block in out:  # each block answers its own number, to see who got which
+            for call in block["calls"]:
+                call["returnData"] = "0x" + f"{int(block['number'], 16):064x}"
+        return out
+
+    sim = simulator(node=FakeNode({"eth_simulateV1": reply}))
+    plan = sim.plan()
+    for k in range(12):  # offsets 1, 3, ..., 23: geth adds the 11 blocks between
+        plan.block(1 + 2 * k)
+        plan.call({"from": "0x" + "aa" * 20, "to": TOKEN, "data": "0x18160ddd"}, f"b{k}")
+    outcome = await sim.run_one(plan)
+    assert [outcome[f"b{k}"].uint for k in range(12)] == [
+        HEAD.number + 1 + 2 * k for k in range(12)
+    ]
+
+
+async def test_a_block_count_test_that_cannot_run_says_why() -> None:
+    reverted = FakeNode({"eth_call": Fault(3, "execution reverted", "0x")})
+    found = await sells_ahead(simulator(node=reverted), SLOT, 1, [(50_400, 1)])
+    assert found == "a transfer to the pool fails even now"
+    refused = FakeNode({"eth_call": Fault(-32602, "too many arguments, want at most 3")})
+    found = await sells_ahead(simulator(node=refused), SLOT, 1, [(50_400, 1)])
+    assert found == "the node refused eth_call with block overrides"

@@ -15,7 +15,9 @@ tier.  IsHoneypot, GetPairs and TopHolders answers are cached per chain head (se
 need no key and are not rate limited; the page's own API calls do.
 
 Compatibility with clients of the live API (docs/api.md "Compatibility"): the v1 paths
-``/v1/IsHoneypot`` and ``/v1/GetContractVerification`` answer like their v2 forms;
+``/v1/IsHoneypot`` and ``/v1/GetContractVerification`` run their v2 checks and answer
+the legacy v1 shapes older clients read (:mod:`.legacy`); GoPlus's ``token_security``
+and the MCP tools at ``/mcp`` are served too (:mod:`.compat`);
 ``router`` and ``pair`` are accepted on both; HEAD is answered wherever GET is, and CORS
 (permissive unless ``cors_origins`` says otherwise) lets browser pages on other origins
 call the API (see :mod:`tokenrisk.api.middleware`).

@@ -7,6 +7,7 @@ Each handler picks, from the running service, the one bundle its check is handed
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from fastapi.responses import Response
@@ -22,6 +23,17 @@ from tokenrisk.checks.verification import contract_verification
 
 SKIPPED_HEADER = "X-Skipped-Chains"
 
+Render = Callable[[Any], Any]
+"""A check's typed result (``checks.results``) -> its JSON-ready body in one shape."""
+
+
+def v2_honeypot(result: Any) -> Any:
+    return wire.dump(wire.honeypot_body(result))
+
+
+def v2_verification(result: Any) -> Any:
+    return wire.dump(wire.verification_body(result))
+
 
 async def honeypot_answer(
     runner: Runner,
@@ -31,40 +43,49 @@ async def honeypot_answer(
     router: str | None,
     mode: str,
     options: Options,
+    shape: tuple[str, Render] = ("IsHoneypot", v2_honeypot),
 ) -> tuple[JSONBytes, set[int]]:
     """IsHoneypot's JSON and the chains skipped because their node was down (the GET
-    route and the batch share the cache key, so they share answers)."""
+    route and the batch share the cache key, so they share answers).  ``shape``: the
+    cache's name for the body and its renderer (v2 unless the legacy v1 route asks)."""
+    endpoint, render = shape
 
     async def work() -> Any:
         deps = runner.service.honeypot
-        result = await is_honeypot(deps, token, chain_id, pair, mode, options, router)
-        return wire.dump(wire.honeypot_body(result))
+        return render(await is_honeypot(deps, token, chain_id, pair, mode, options, router))
 
     with skipped_chains() as skipped:
-        body = await runner.cached(
-            "IsHoneypot", chain_id, (token, pair, router, mode, options), work
-        )
+        body = await runner.cached(endpoint, chain_id, (token, pair, router, mode, options), work)
     return body, skipped
 
 
 async def verification(
-    runner: Runner, root: str, chain_id: int | None, pair: str | None, router: str | None
+    runner: Runner,
+    root: str,
+    chain_id: int | None,
+    pair: str | None,
+    router: str | None,
+    render: Render = v2_verification,
 ) -> Response:
     """GetContractVerification, never cached."""
     with skipped_chains() as skipped:
         body = await runner.fresh(
-            chain_id, lambda: verification_json(runner, root, chain_id, pair, router)
+            chain_id, lambda: verification_json(runner, root, chain_id, pair, router, render)
         )
     return searched(body, skipped)
 
 
 async def verification_json(
-    runner: Runner, root: str, chain_id: int | None, pair: str | None, router: str | None
+    runner: Runner,
+    root: str,
+    chain_id: int | None,
+    pair: str | None,
+    router: str | None,
+    render: Render = v2_verification,
 ) -> Any:
     """GetContractVerification's JSON body."""
     deps = runner.service.verification
-    result = await contract_verification(deps, root, chain_id, pair, router)
-    return wire.dump(wire.verification_body(result))
+    return render(await contract_verification(deps, root, chain_id, pair, router))
 
 
 async def pairs_json(runner: Runner, token: str, chain_id: int | None, limit: int) -> Any:

@@ -1,5 +1,7 @@
 """Every check route: IsHoneypot and GetContractVerification (:mod:`.token_routes`),
-GetPairs and TopHolders (:mod:`.list_routes`), the IsHoneypot batch (:mod:`.batch`).
+GetPairs and TopHolders (:mod:`.list_routes`), the IsHoneypot batch (:mod:`.batch`), and
+the drop-ins for other ecosystems (:mod:`.compat`: the legacy v1 shapes, GoPlus's
+``token_security``, the MCP tools at ``/mcp``).
 
 Request order: key and rate limit (the gate), then parameters (400), then what the
 tier allows (the ``limit`` parameters), then the cached or fresh check under the
@@ -11,6 +13,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from tokenrisk.api.batch import add_batch_route
+from tokenrisk.api.compat import add_compat_routes
 from tokenrisk.api.failures import ERRORS
 from tokenrisk.api.gate import Gate
 from tokenrisk.api.list_routes import add_holders_route, add_pairs_routes
@@ -24,3 +27,4 @@ def add_check_routes(app: FastAPI, runner: Runner, gate: Gate) -> None:
     add_pairs_routes(app, runner, gate)
     add_holders_route(app, runner, gate)
     add_batch_route(app, runner, gate, ERRORS)
+    add_compat_routes(app, runner, gate)

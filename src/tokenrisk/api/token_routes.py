@@ -1,5 +1,7 @@
-"""The routes about one token: IsHoneypot and GetContractVerification, each at ``/v2/``
-and at the ``/v1/`` path older clients call (docs/api.md "Compatibility")."""
+"""The routes about one token: IsHoneypot and GetContractVerification at ``/v2/``.
+
+The ``/v1/`` paths older clients call answer the legacy v1 shapes from the same check
+(:mod:`.legacy_routes`; docs/api.md "Legacy v1 shapes")."""
 
 from __future__ import annotations
 
@@ -56,7 +58,7 @@ def add_honeypot_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
         return handlers.searched(body, skipped)
 
     summary = "Can this token be sold after buying it, and at what cost?"
-    add_v2_and_v1(app, "IsHoneypot", summary, wire.IsHoneypotResponse, [], is_honeypot)
+    add_v2(app, "IsHoneypot", summary, wire.IsHoneypotResponse, [], is_honeypot)
 
 
 def add_verification_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
@@ -74,10 +76,10 @@ def add_verification_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
     summary = "Is the contract and everything it calls open source? (never cached)"
     model = wire.ContractVerificationResponse
     guard = [Depends(gate)]
-    add_v2_and_v1(app, "GetContractVerification", summary, model, guard, contract_verification)
+    add_v2(app, "GetContractVerification", summary, model, guard, contract_verification)
 
 
-def add_v2_and_v1(
+def add_v2(
     app: FastAPI,
     name: str,
     summary: str,
@@ -85,16 +87,13 @@ def add_v2_and_v1(
     guard: list[Any],
     endpoint: Callable[..., Awaitable[Response]],
 ) -> None:
-    """Serve ``endpoint`` at ``/v2/<name>`` and at the ``/v1/<name>`` older clients call
-    (marked deprecated in the OpenAPI document, answered the same).  ``guard``: route
-    dependencies (the gate, unless the endpoint takes the caller as a parameter)."""
-    for path, legacy in ((f"/v2/{name}", False), (f"/v1/{name}", True)):
-        app.get(
-            path,
-            summary=summary + (f" (v1 alias of /v2/{name})" if legacy else ""),
-            response_model=model,
-            response_model_exclude_none=True,
-            responses=ERRORS,
-            dependencies=guard,
-            deprecated=legacy,
-        )(endpoint)
+    """Serve ``endpoint`` at ``/v2/<name>``.  ``guard``: route dependencies (the gate,
+    unless the endpoint takes the caller as a parameter)."""
+    app.get(
+        f"/v2/{name}",
+        summary=summary,
+        response_model=model,
+        response_model_exclude_none=True,
+        responses=ERRORS,
+        dependencies=guard,
+    )(endpoint)

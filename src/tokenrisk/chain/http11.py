@@ -173,15 +173,15 @@ class Http11:
         except (OSError, ssl.SSLError) as exc:
             raise NodeUnavailable(f"{self.label} is unreachable") from exc
         connection = _Connection(reader, writer)
-        if self.greeting is not None:
-            await self._greet(connection, self.greeting)
+        if self.greeting is not None and not await self._greet(connection, self.greeting):
+            return await self._connection()  # greetings stopped: a plain connection
         return connection
 
-    async def _greet(self, connection: _Connection, greeting: Greeting) -> None:
+    async def _greet(self, connection: _Connection, greeting: Greeting) -> bool:
         """Send the greeting on a new connection; its check raises to refuse the node
-        (the connection is then closed).  A node that closes the connection after each
-        reply cannot be greeted usefully: greetings stop (the client's error-driven
-        checks remain)."""
+        (the connection is then closed).  False when the node closed the connection
+        after its reply: such a node cannot be greeted usefully, so greetings stop (the
+        client's error-driven checks remain)."""
         body, check = greeting
         try:
             status, reply, keep = await self._exchange(connection, self._head_for(body))
@@ -192,7 +192,7 @@ class Http11:
         if not keep:
             self.greeting = None
             connection.close()
-            raise NodeUnavailable(f"{self.label} closed the connection")
+        return keep
 
     def _head_for(self, body: bytes) -> bytes:
         return self._head + b"%d\r\n\r\n" % len(body) + body

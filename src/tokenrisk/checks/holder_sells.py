@@ -37,7 +37,8 @@ async def analyse_holders(
     """
     token = sim.route.token
     # the snipers' reads share the largest holders' round trip, the siphon's the sells
-    holding = asyncio.ensure_future(holding_snipers(node, store, token, pools, skip))
+    at = sim.base.tag  # balances as of the block the sells are simulated on
+    holding = asyncio.ensure_future(holding_snipers(node, store, token, pools, skip, at))
     try:
         return await _analyse(node, store, limit, sim, pools, skip, holding)
     finally:
@@ -54,7 +55,7 @@ async def _analyse(
     holding: asyncio.Future[list[tuple[str, int]]],
 ) -> HolderStats | None:
     token = sim.route.token
-    found = await largest_holders(node, store, limit, token, pools)
+    found = await largest_holders(node, store, limit, token, pools, sim.base.tag)
     people = [p for p in found if p[0] not in skip]
     if not people:
         return None

@@ -17,11 +17,12 @@ async def simulated_pool(deps: HoneypotDeps, target: Target) -> SimulatedPool | 
     """A pool made inside the simulation, or the reason it could not be made.  Reads the
     holder index: the caller brings it up to date first."""
     node, token = target.node, target.token
-    providers = await largest_holders(node, deps.index.store, deps.holder_limit, token, [])
-    if not providers:
-        return "no holder of this token can provide liquidity"
     wrapped = node.chain.wrapped_native.address
     slot, head = await asyncio.gather(base_slot_of(node, deps.trading, wrapped), head_of(node))
+    store, limit = deps.index.store, deps.holder_limit
+    providers = await largest_holders(node, store, limit, token, [], head.tag)
+    if not providers:
+        return "no holder of this token can provide liquidity"
     try:
         return await simulate_pool(node.rpc, node.chain, token, providers[0], slot, head)
     except LiquidityError as exc:

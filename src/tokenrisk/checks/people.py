@@ -23,21 +23,22 @@ balance rank over the remaining candidates (see :func:`sample_by_balance`)."""
 
 
 async def largest_holders(
-    node: Node, store: Store, limit: int, token: str, pools: list[Pool]
+    node: Node, store: Store, limit: int, token: str, pools: list[Pool], block: str = "latest"
 ) -> list[tuple[str, int]]:
-    """The ``limit`` largest EOA holders with their balances read from the chain."""
+    """The ``limit`` largest EOA holders with their balances read from the chain at
+    ``block`` (the head the sells are simulated on: a newer block may have moved them)."""
     skip = _SKIP | {p.address.lower() for p in pools} | {token.lower()}
     rows = await top_holders(store, node.id, token, limit * 2)
     rows = sample_by_balance(rows, SAMPLE_MAX)
     addresses = [checksum(a) for a, _ in rows if a.lower() not in skip]
     if not addresses:
         return []
-    people = await _holding_people(node, token, addresses)
+    people = await _holding_people(node, token, addresses, block)
     return people[:limit]
 
 
 async def holding_snipers(
-    node: Node, store: Store, token: str, pools: list[Pool], skip: Set[str]
+    node: Node, store: Store, token: str, pools: list[Pool], skip: Set[str], block: str = "latest"
 ) -> list[tuple[str, int]]:
     """The snipers (``holders.launch``) that still hold a balance and are not contracts,
     leaving out ``skip`` and the token itself."""
@@ -46,13 +47,15 @@ async def holding_snipers(
     found = [checksum(a) for a in found if a not in left_out]
     if not found:
         return []
-    return await _holding_people(node, token, found)
+    return await _holding_people(node, token, found, block)
 
 
-async def _holding_people(node: Node, token: str, addresses: list[str]) -> list[tuple[str, int]]:
-    """``addresses`` that are not contracts and hold a balance, with it, in order."""
+async def _holding_people(
+    node: Node, token: str, addresses: list[str], block: str
+) -> list[tuple[str, int]]:
+    """``addresses`` that are not contracts and hold a balance at ``block``, with it."""
     flags, balances = await asyncio.gather(
-        is_contract(node.rpc, addresses), balances_of(node.rpc, token, addresses)
+        is_contract(node.rpc, addresses, block), balances_of(node.rpc, token, addresses, block)
     )
     return [(a, b) for a, c, b in zip(addresses, flags, balances, strict=True) if b and not c]
 

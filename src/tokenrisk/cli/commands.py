@@ -1,4 +1,4 @@
-"""CLI commands for people: serve, check, pairs, holders, verify.
+"""CLI commands for people: serve, check, pairs, holders, verify; and mcp, for agents.
 
 Each command opens the same service the API uses (the embedded devnet unless nodes are
 configured), runs its check and prints a readable report, or the API's JSON with
@@ -17,6 +17,7 @@ from rich.text import Text
 from tokenrisk.cli import report
 from tokenrisk.cli.check import check
 from tokenrisk.cli.lookups import holders, pairs, verify
+from tokenrisk.cli.mcp_command import mcp
 from tokenrisk.cli.serving import require_redis, run_worker, serve_api
 from tokenrisk.cli.session import ConfigOpt, errors, failures, ready
 from tokenrisk.config import load_settings
@@ -30,6 +31,7 @@ def register(app: typer.Typer) -> None:
     app.command()(pairs)
     app.command()(holders)
     app.command()(verify)
+    app.command()(mcp)
 
 
 def serve(

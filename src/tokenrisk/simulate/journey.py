@@ -149,7 +149,8 @@ async def _after_buy(
         notes=_explained(("Buy", buy), ("Wallet transfer", moved_tax)),
         buy_gas=bought.outcome["buy"].gas,
         max_buy=max_buy,
-        unchecked=counted if isinstance(counted, tuple) else (),
+        # a later sell matters only when selling works now
+        unchecked=counted if isinstance(counted, tuple) and main["buyer.sell"].ok else (),
     )
     try:
         return await _judge_sells(
@@ -306,8 +307,8 @@ async def _counted(
         return (f"{_BY_BLOCKS}: the token's balance slot was not found",)
     s = sim.settings
     found = await sells_ahead(sim, slot, amount, [(s.delayed_blocks, s.delayed_seconds)])
-    if found is None:
-        return None  # a direct transfer to the pool fails even now: nothing to compare
+    if isinstance(found, str):
+        return (f"{_BY_BLOCKS}: {found}",)
     return found[0]
 
 

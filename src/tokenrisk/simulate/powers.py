@@ -360,7 +360,9 @@ async def _counted(sim: Simulator, amount: int) -> tuple[list[str | None], tuple
         return none, (f"{NOT_CHECKED}{_BY_BLOCKS}: the token's balance slot was not found",)
     ahead = [(seconds // 12, seconds) for _, seconds in FUTURE]
     found = await sells_ahead(sim, slot, max(1, amount), ahead)
-    return (none if found is None else found), ()
+    if isinstance(found, str):
+        return none, (f"{NOT_CHECKED}{_BY_BLOCKS}: {found}",)
+    return found, ()
 
 
 async def _amounts(sim: Simulator, targets: Targets, owner_getter: bool) -> Story | None:
@@ -406,7 +408,7 @@ def _buy_block(
     for wallet, amount, tag in buys:
         extra, pre = sim.funding.apply(wallet, amount)
         _merge(overrides, extra)
-        calls += [(c, None, True) for c in pre]
+        calls += [(c, None, False) for c in pre]
         calls += [
             (approve(route.base, wallet, route.dex.router), None, False),
             ({"from": wallet, **route.quote(amount)}, f"{tag}.quote", False),
@@ -457,7 +459,7 @@ def _story_plan(sim: Simulator, targets: Targets, story: Story, trial: Trial | N
     _merge(p.blocks[-1].setdefault("stateOverrides", {}), extra)
     p.fund(late, sim.funding.native(story.b_in))
     for call in pre:
-        p.call(call, heavy=True)
+        p.call(call)
     p.call(approve(route.base, late, route.dex.router))
     p.call({"from": late, **route.quote(story.b_in)}, "c.quote")
     p.call(route.swap(late, story.b_in), "c.buy", heavy=True)

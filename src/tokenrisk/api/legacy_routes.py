@@ -1,0 +1,99 @@
+"""``/v1/IsHoneypot`` and ``/v1/GetContractVerification``: the legacy v1 shapes older
+clients read (:mod:`.legacy`), from the same checks, parameters, gate and errors as the
+``/v2/`` routes.  The v1 IsHoneypot answer is cached apart from v2's (another body)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Depends, FastAPI, Query
+from fastapi.responses import Response
+
+from tokenrisk.api import handlers, legacy
+from tokenrisk.api.access import Caller
+from tokenrisk.api.allowance import honeypot_options
+from tokenrisk.api.failures import ERRORS
+from tokenrisk.api.gate import Gate
+from tokenrisk.api.params import (
+    honeypot_liquidity,
+    optional_address,
+    parse_chain_id,
+    require_address,
+)
+from tokenrisk.api.runner import Runner
+
+PAIR_DOC = "Pair/pool to use (0x + 40 hex); the deepest when omitted."
+ROUTER_DOC = "Only pools traded through this router (0x + 40 hex); any when omitted."
+
+
+def v1_honeypot(result: Any) -> Any:
+    return legacy.dump(legacy.honeypot_body(result))
+
+
+def v1_verification(result: Any) -> Any:
+    return legacy.dump(legacy.verification_body(result))
+
+
+def add_legacy_routes(app: FastAPI, runner: Runner, gate: Gate) -> None:
+    add_legacy_honeypot(app, runner, gate)
+    add_legacy_verification(app, runner, gate)
+
+
+def add_legacy_honeypot(app: FastAPI, runner: Runner, gate: Gate) -> None:
+    caller_of = Depends(gate)  # the request's Caller, for its tier
+
+    @app.get(
+        "/v1/IsHoneypot",
+        summary="Legacy v1 shape of /v2/IsHoneypot (PascalCase, as older clients read it)",
+        response_model=legacy.LegacyHoneypotResponse,
+        responses=ERRORS,
+        deprecated=True,
+    )
+    async def is_honeypot_v1(
+        caller: Caller = caller_of,
+        address: str | None = Query(None, description="Token or pair/pool address (0x + 40 hex)."),
+        chainID: str | None = Query(None, description="Chain id; every chain when omitted."),  # noqa: N803
+        pair: str | None = Query(None, description=PAIR_DOC),
+        router: str | None = Query(None, description=ROUTER_DOC),
+        simulateLiquidity: str | None = Query(None, description="As in v2."),  # noqa: N803
+        forceSimulateLiquidity: str | None = Query(None, description="As in v2."),  # noqa: N803
+    ) -> Response:
+        token = require_address("address", address)
+        chain_id = parse_chain_id(chainID)
+        pair_address, router_address = optional_address(pair), optional_address(router)
+        mode = honeypot_liquidity(simulateLiquidity, forceSimulateLiquidity, chain_id)
+        options = honeypot_options(caller.tier, None)
+        body, skipped = await handlers.honeypot_answer(
+            runner,
+            token,
+            chain_id,
+            pair_address,
+            router_address,
+            mode,
+            options,
+            ("IsHoneypotV1", v1_honeypot),
+        )
+        return handlers.searched(body, skipped)
+
+
+def add_legacy_verification(app: FastAPI, runner: Runner, gate: Gate) -> None:
+    @app.get(
+        "/v1/GetContractVerification",
+        summary="Legacy v1 shape of /v2/GetContractVerification (never cached)",
+        response_model=legacy.LegacyVerificationResponse,
+        responses=ERRORS,
+        dependencies=[Depends(gate)],
+        deprecated=True,
+    )
+    async def contract_verification_v1(
+        address: str | None = Query(None, description="Root contract (0x + 40 hex)."),
+        chainID: str | None = Query(None, description="Chain id; every chain when omitted."),  # noqa: N803
+        pair: str | None = Query(None, description=PAIR_DOC),
+        router: str | None = Query(None, description=ROUTER_DOC),
+    ) -> Response:
+        root = require_address("address", address)
+        chain_id = parse_chain_id(chainID)
+        pair_address, router_address = optional_address(pair), optional_address(router)
+        return await handlers.verification(
+            runner, root, chain_id, pair_address, router_address, v1_verification
+        )
