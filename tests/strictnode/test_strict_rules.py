@@ -15,7 +15,15 @@ from typing import Any
 
 import httpx
 import pytest
-from gethsim import Base, RuleError, gas_limits, plan_gas, revert_reason, sanitize
+from gethsim import (
+    Base,
+    RuleError,
+    anvil_validation,
+    gas_limits,
+    plan_gas,
+    revert_reason,
+    sanitize,
+)
 from nodeprofiles import ARCHIVE, GETH_FULL, LOAD_BALANCED, MOVING_HEAD, PROVIDER, Profile
 from strictnode import StrictNode
 
@@ -127,6 +135,17 @@ def test_the_rpc_gas_cap_is_shared_by_the_whole_request() -> None:
     with pytest.raises(RuleError) as caught:
         plan_gas(blocks, [30_000_000] * 2, 70_000, used=[[70_000], [0]], sent=[[70_000], [0]])
     assert (caught.value.code, caught.value.message) == (-32603, "gas limit reached")
+
+
+def test_an_overridden_base_fee_is_run_with_validation_only_when_nothing_else_changes() -> None:
+    fee = {"blockOverrides": {"baseFeePerGas": "0x7"}}
+    assert anvil_validation([{**fee, "calls": [_call(gasPrice="0x9")]}], False) is True
+    assert anvil_validation([{**fee, "calls": [_call(gasPrice="0x6")]}], False) is False
+    assert (
+        anvil_validation([{**fee, "calls": [_call(gasPrice="0x9", nonce="0x3")]}], False) is False
+    )
+    assert anvil_validation([{"calls": [_call(gasPrice="0x9")]}], False) is False
+    assert anvil_validation([{"calls": [_call()]}], True) is True
 
 
 def test_revert_reasons_decode_only_error_strings() -> None:
