@@ -58,10 +58,10 @@ def _within(value: float | None, bounds: list[float] | None, name: str) -> None:
 
 def _comparable(value: Any) -> Any:
     """A manifest without what differs between two nodes by nature: transaction hashes
-    (the nodes price transactions differently), the head's wall-clock time, the hash of
-    the build's inputs."""
+    and the gas price a mined sell paid (each node's fee market prices transactions its
+    own way), the head's wall-clock time, the hash of the build's inputs."""
     if isinstance(value, dict):
-        skip = {"txHash", "headTimestamp", "inputHash"}
+        skip = {"txHash", "sellGasPrice", "headTimestamp", "inputHash"}
         return {k: _comparable(v) for k, v in value.items() if k not in skip}
     if isinstance(value, list):
         return [_comparable(v) for v in value]
