@@ -7,9 +7,9 @@ from typing import Any, cast
 from eth_abi import encode
 
 from tokenrisk.chain.rpc import RpcClient
-from tokenrisk.checks.reserves import token_side_short
 from tokenrisk.errors import CallReverted
 from tokenrisk.model import Pool
+from tokenrisk.simulate.reserves import token_side_short
 
 TOKEN = "0x" + "11" * 20
 WETH = "0x" + "c0" * 20

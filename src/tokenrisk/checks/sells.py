@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 
-from tokenrisk.checks.reserves import token_side_short
 from tokenrisk.errors import CallReverted, RpcError
 from tokenrisk.holders.stats import HolderSell
 from tokenrisk.simulate.engine import (
@@ -26,6 +25,7 @@ from tokenrisk.simulate.engine import (
     sell_leg,
     too_many_blocks,
 )
+from tokenrisk.simulate.reserves import token_side_short
 
 V2_MAX_RESERVE = 2**112 - 1
 """A Uniswap V2 pair stores reserves as uint112: a sell that would lift the pair's token

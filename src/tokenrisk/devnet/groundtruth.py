@@ -11,8 +11,10 @@ amount sold shows only when something is left to take).  When the buy fails, an 
 holder sells instead (can anybody get out?).  Router02's quote read just before each
 trade, the receipts' Transfer logs and the wallets' balances give both figures of each
 leg, with the definitions of :mod:`tokenrisk.simulate.accounting` applied to what the
-chain really did.  The manifest records them per token as ``groundTruth``; tests hold
-the service's simulated answers against them.  Nothing here is typed in.
+chain really did, with the gas price the mined sell paid (``sellGasPrice``: anvil prices
+it like a wallet would, at least the base fee).  The manifest records them per token as
+``groundTruth``; tests hold the service's simulated answers against them.  Nothing here
+is typed in.
 """
 
 from __future__ import annotations
@@ -164,13 +166,14 @@ async def _sell(
         seller, j.route.router, j.swap(amount, seller, selling=True), label=f"ground truth: {leg}"
     )
     sell = await _send_at(chain, j.start + at, tx)
+    price = {} if half else {"sellGasPrice": _gas_price(sell)}
     if not sell.ok:
-        return {f"{leg}Ok": False, f"{leg}Reason" if half else "reason": sell.reason}
+        return {f"{leg}Ok": False, f"{leg}Reason" if half else "reason": sell.reason} | price
     spent = held - await balance(chain, j.token, seller)
     received = await balance(chain, WETH, seller) - weth_before
     facts = SellFacts(j.token, seller, j.pair, amount, spent, quote, received, _logs(sell))
     extra = {f"{leg}ExtraTaken": str(max(0, spent - amount))} if half else {}
-    return {f"{leg}Ok": True} | extra | _figures(leg, sell_tax(facts))
+    return {f"{leg}Ok": True} | price | extra | _figures(leg, sell_tax(facts))
 
 
 async def _holder_sell(chain: Chain, j: _Journey) -> dict[str, Any]:
@@ -223,6 +226,12 @@ async def _approve(chain: Chain, j: _Journey, wallet: str, timestamp: int) -> No
 async def _send_at(chain: Chain, timestamp: int, tx: Tx) -> Outcome:
     await chain.cheat("evm_setNextBlockTimestamp", timestamp)
     return await chain.send(tx, allow_revert=True)
+
+
+def _gas_price(outcome: Outcome) -> int:
+    """What the mined sell paid per gas (wei): a real price, at least the block's base fee,
+    so a token that traps sellers by ``tx.gasprice`` shows it in the ground truth."""
+    return int(outcome.receipt.get("effectiveGasPrice", "0x0"), 16)
 
 
 def _logs(outcome: Outcome) -> tuple[Any, ...]:

@@ -37,6 +37,7 @@ from tokenrisk.simulate.limits import (
     largest_success,
     refine,
 )
+from tokenrisk.simulate.reserves import token_side_short
 
 _DOWN = (10, 100, 1_000, 10_000)  # divisors tried when the default buy fails
 _UP_BPS = (200, 500, 1_000, 2_500, 5_000)  # larger buys, in bps of the base reserve
@@ -92,18 +93,34 @@ async def simulate(
     else:
         smaller = await _smaller_buy(sim, amount)
         if smaller is None:
-            return SimulationReport(
+            failed = SimulationReport(
                 success=True,
                 failure_step="buy",
                 failure_reason=first["buy"].reason,
                 buy_gas=first["buy"].gas,
             )
+            return await _short(sim, failed)
         bought = smaller
         max_buy = _max_buy_between(sim, smaller, amount)
     report, limit = await asyncio.gather(
         _after_buy(sim, bought, token_reserve, slot, None), max_buy
     )
     return replace(report, max_buy=limit)
+
+
+async def _short(sim: Simulator, report: SimulationReport) -> SimulationReport:
+    """A failed buy explained by the pool's token side being short of its reserve
+    (:mod:`tokenrisk.simulate.reserves`): the reason names it, and a note says the
+    holders' sells decide.  A pool that exists only in a simulation is not read."""
+    if sim.prelude:
+        return report
+    route = sim.route
+    why = await token_side_short(sim.rpc, route.pool, route.token, sim.base.tag)
+    if why is None:
+        return report
+    reason = f"{report.failure_reason}; {why}" if report.failure_reason else why
+    note = f"buys fail because {why}; the holders' sells decide whether the token can be sold"
+    return replace(report, failure_reason=reason, notes=(*report.notes, note))
 
 
 def _slot_source(token_slot: BalanceSlot | None | SlotSource) -> asyncio.Future[BalanceSlot | None]:
