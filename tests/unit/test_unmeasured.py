@@ -174,6 +174,13 @@ def test_a_sell_without_transfer_logs_misses_only_its_token_unit_figure() -> Non
     )
 
 
+def test_a_trade_without_any_log_blames_the_node_not_the_token() -> None:
+    quote = CallResult(ok=True, data="0x" + "00" * 31 + "05", gas=30_000, reason=None)
+    swap = CallResult(ok=True, data="0x", gas=110_000, reason=None)
+    missing = _why_missing("sell", LegTax(3.0, None), quote, False, swap)
+    assert missing == (Unmeasured("sell", "tokenUnit", "the node returned no logs for the trade"),)
+
+
 def test_a_transfer_of_nothing_is_not_measured() -> None:
     missing = _why_missing("transfer", LegTax(None, None), None, sent_nothing=True)
     assert {u.figure for u in missing} == {"effective", "tokenUnit"}

@@ -170,9 +170,11 @@ async def _after_buy(
         # a later sell matters only when selling works now
         unchecked=counted if isinstance(counted, tuple) and main["buyer.sell"].ok else (),
     )
-    report = _unmeasured(report, "buy", buy, bought.outcome.get("quote"))
+    report = _unmeasured(report, "buy", buy, bought.outcome.get("quote"), bought.outcome["buy"])
     if transfer_ok:
-        report = _unmeasured(report, "transfer", moved_tax, None, sent_nothing=not sent)
+        report = _unmeasured(
+            report, "transfer", moved_tax, None, moved["transfer"], sent_nothing=not sent
+        )
     try:
         return await _judge_sells(
             sim,
@@ -212,7 +214,7 @@ def _with_sell(report: SimulationReport, tax: LegTax, sold: Outcome) -> Simulati
         sell_tax_token_unit=_round(tax.token_unit),
         notes=report.notes + _explained(("Sell", tax)),
     )
-    return _unmeasured(report, "sell", tax, sold.get("buyer.quote"))
+    return _unmeasured(report, "sell", tax, sold.get("buyer.quote"), sold.get("buyer.sell"))
 
 
 def _unmeasured(
@@ -220,11 +222,12 @@ def _unmeasured(
     leg: str,
     tax: LegTax,
     quote: CallResult | None,
+    trade: CallResult | None,
     sent_nothing: bool = False,
 ) -> SimulationReport:
     """Record why a figure of ``leg`` (whose step went through) is missing; a missing
     effective figure is also stated as unchecked, with the figure the leg falls back to."""
-    missing = _why_missing(leg, tax, quote, sent_nothing)
+    missing = _why_missing(leg, tax, quote, sent_nothing, trade)
     if not missing:
         return report
     unchecked = [
@@ -240,10 +243,23 @@ def _unmeasured(
     )
 
 
+_NO_LOGS = (
+    "the node returned no logs for the trade",
+    "no log at all was returned for the transfer (the token logged none, or the node "
+    "returns no logs)",
+)
+
+
 def _why_missing(
-    leg: str, tax: LegTax, quote: CallResult | None, sent_nothing: bool
+    leg: str,
+    tax: LegTax,
+    quote: CallResult | None,
+    sent_nothing: bool,
+    trade: CallResult | None = None,
 ) -> tuple[Unmeasured, ...]:
-    """The figures of one leg that are None, each with the reason."""
+    """The figures of one leg that are None, each with the reason.  A trade call that
+    returned no log at all (a swap always logs the pool's events) means the node gave
+    none (e.g. an ``eth_call`` emulation), not that the token logged nothing."""
     if sent_nothing:
         why = "nothing was sent (the share of the bought amount rounds to zero)"
         return (Unmeasured(leg, "effective", why), Unmeasured(leg, "tokenUnit", why))
@@ -258,6 +274,8 @@ def _why_missing(
         out.append(Unmeasured(leg, "effective", why))
     if tax.token_unit is None:
         why = "the token logged no Transfer event in the trade"
+        if trade is not None and not trade.logs:
+            why = _NO_LOGS[leg == "transfer"]
         if leg == "buy" and no_quote and tax.effective is None:
             why = no_quote  # the buy's token-unit figure is measured against the quote too
         out.append(Unmeasured(leg, "tokenUnit", why))
