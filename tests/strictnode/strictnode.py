@@ -109,6 +109,10 @@ class StrictNode:
     async def _start(self) -> None:
         self._http = httpx.AsyncClient(timeout=60.0)
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        for _ in range(self.profile.lag):
+            # anvil keeps no state for its loaded block once it mines past it (see "What the
+            # test bed cannot do"): mine past it first, so a lagging backend's head has state
+            await self._upstream("evm_mine", [])
         if self.profile.mine_every:
             self._miner = asyncio.create_task(self._mine(self.profile.mine_every))
 
