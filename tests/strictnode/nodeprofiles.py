@@ -98,8 +98,5 @@ LOAD_BALANCED = Profile(
     lag=1,
 )
 
-PROFILES = (GETH_FULL, ARCHIVE, PROVIDER, MOVING_HEAD)
+PROFILES = (GETH_FULL, ARCHIVE, PROVIDER, MOVING_HEAD, LOAD_BALANCED)
 """The profiles the whole catalogue runs through in ``make test``."""
-LAGGING = (LOAD_BALANCED,)
-"""Profiles the catalogue runs through only with ``STRICTNODE_LAG=1``: the service does not
-survive a lagging backend yet (docs/strict-node.md, "Findings")."""

@@ -305,12 +305,26 @@ class StrictNode:
             high = await self._number_of(query.get("toBlock", "latest"))
             if high - low + 1 > cap:
                 raise RuleError(-32005, f"eth_getLogs is limited to a {cap:,} block range")
+        if "blockHash" not in query:
+            await self._in_range(query)
         if BEHIND.get() and "blockHash" not in query:  # the lagging backend's "latest"
             head = hex(await self.head())
             query = {**query, "toBlock": _lagged(query.get("toBlock", "latest"), head)}
             query["fromBlock"] = _lagged(query.get("fromBlock", "latest"), head)
             params = [query, *params[1:]]
         return await self._upstream(method, params)
+
+    async def _in_range(self, query: dict[str, Any]) -> None:
+        """A range past this backend's head, or reversed once tags are resolved, is
+        refused as ethereum/execution-apis' ``tests/eth_getLogs/filter-error-*`` cases
+        show (geth's words)."""
+        head = await self.head()
+        low = await self._number_of(query.get("fromBlock", "latest"))
+        high = await self._number_of(query.get("toBlock", "latest"))
+        if query.get("toBlock", "latest") not in HEAD_TAGS and high > head:
+            raise RuleError(-32602, "block range extends beyond current head block")
+        if low > high:
+            raise RuleError(-32602, "invalid block range params")
 
     # SIMULATE
 

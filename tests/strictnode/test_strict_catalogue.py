@@ -1,9 +1,9 @@
 """The whole IsHoneypot catalogue and the owner-power scan through every strict profile.
 
 Each profile (geth full node, erigon/reth archive, a typical provider, a geth whose head
-moves every 250 ms) gets a service pointed at its strict node, and every catalogue token
-must get the verdict its catalogue entry expects, as on plain anvil
-(tests/integration/test_honeypot.py), with no 5xx.  Where a node's limit costs a step,
+moves every 250 ms, a load-balanced provider whose backends lag a block) gets a service
+pointed at its strict node, and every catalogue token must get the verdict its catalogue
+entry expects, as on plain anvil (tests/integration/test_honeypot.py), with no 5xx.  Where a node's limit costs a step,
 the answer may be partial only if it says so: then the risk band, flags, taxes and
 limits are not held to the catalogue, but the honeypot verdict always is.
 
@@ -13,7 +13,6 @@ The catalogue is only the expectation; the service never sees it.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any
 
 import httpx
 import pytest
-from nodeprofiles import LAGGING, PROFILES, Profile
+from nodeprofiles import PROFILES, Profile
 from strictnode import StrictNode
 
 from tokenrisk.api.app import create_app
@@ -45,10 +44,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("entry_id", [t["id"] for t in tokens])
 
 
-RUN_THROUGH = PROFILES + (LAGGING if os.environ.get("STRICTNODE_LAG") else ())
-
-
-@pytest.fixture(scope="session", params=RUN_THROUGH, ids=lambda p: p.name)
+@pytest.fixture(scope="session", params=PROFILES, ids=lambda p: p.name)
 async def strict(
     request: pytest.FixtureRequest,
     strict_nodes: Callable[[Profile], StrictNode],

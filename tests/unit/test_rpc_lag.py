@@ -242,6 +242,8 @@ def test_the_heads_seen_only_move_forward() -> None:
         ("eth_getCode", [TOKEN, {"blockHash": HEAD_HASH}], HEAD_HASH),
         ("eth_getLogs", [{"fromBlock": "0x1", "toBlock": "0x10"}], 16),
         ("eth_getLogs", [{"blockHash": HEAD_HASH}], HEAD_HASH),
+        ("eth_getLogs", [{"fromBlock": "0x10", "toBlock": "latest"}], 16),
+        ("eth_getLogs", [{"fromBlock": "earliest"}], None),
         ("eth_sendRawTransaction", ["0x10"], None),
         ("eth_call", [{}], None),
     ],

@@ -64,6 +64,8 @@ _MISSING_TEXT = (
     "unknown block",  # geth eth_getLogs by hash, reth
     "block not found",  # erigon, besu, reth
     "could not be found",  # nethermind: "Block ... could not be found"
+    "beyond current head",  # eth_getLogs to a block above the head (execution-apis tests)
+    "invalid block range",  # eth_getLogs from a block above the head to "latest"
 )
 _HEX_NUMBER = re.compile(r"0x[0-9a-fA-F]{1,16}")
 _HASH = re.compile(r"0x[0-9a-fA-F]{64}")
@@ -139,7 +141,8 @@ def block_of(method: str, params: Sequence[Any]) -> int | str | None:
     """The block a read names: a number, a hash, or None (a tag, or no block)."""
     if method == "eth_getLogs":
         query = params[0] if params and isinstance(params[0], dict) else {}
-        return _named(query.get("blockHash") or query.get("toBlock"))
+        named = [_named(query.get(key)) for key in ("blockHash", "toBlock", "fromBlock")]
+        return next((block for block in named if block is not None), None)
     position = BLOCK_PARAM.get(method)
     if position is None or len(params) <= position:
         return None
