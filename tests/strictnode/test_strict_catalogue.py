@@ -3,9 +3,10 @@
 Each profile (geth full node, erigon/reth archive, a typical provider, a geth whose head
 moves every 250 ms, a load-balanced provider whose backends lag a block) gets a service
 pointed at its strict node, and every catalogue token must get the verdict its catalogue
-entry expects, as on plain anvil (tests/integration/test_honeypot.py), with no 5xx.  Where a node's limit costs a step,
-the answer may be partial only if it says so: then the risk band, flags, taxes and
-limits are not held to the catalogue, but the honeypot verdict always is.
+entry expects, as on plain anvil (tests/integration/test_honeypot.py), with no 5xx.
+Where a node's limit costs a step, the answer may be partial only if it says so: then
+the risk band, flags, taxes and limits are not held to the catalogue, but the honeypot
+verdict always is.
 
 The catalogue is only the expectation; the service never sees it.
 """
