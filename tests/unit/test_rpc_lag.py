@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tokenrisk.chain.head import one_head_per_request, read_head
 from tokenrisk.chain.lag import Lag, block_of, waits
 from tokenrisk.chain.rpc import RpcClient, RpcSettings
 from tokenrisk.errors import CallReverted, NodeBehind, NodeUnavailable, RpcError
@@ -212,6 +213,19 @@ async def test_a_batch_behind_for_good_raises_node_behind_whatever_it_tolerates(
     with pytest.raises(NodeBehind):
         await rpc.batch([("eth_getCode", [TOKEN, hex(head)])], tolerate=RpcError)
     assert [m for _, m in provider.sent].count("eth_getCode") == 3
+    await rpc.aclose()
+
+
+async def test_one_request_reads_one_head_whichever_backend_answers_next() -> None:
+    """The lag never moves a request's head: it is read once per request (chain/head.py),
+    while reads outside a request see each backend's own."""
+    provider = Provider()
+    rpc = provider.client()
+    with one_head_per_request():
+        first, again = await read_head(rpc), await read_head(rpc)
+    assert first == again and first.number == HEAD
+    assert provider.requests == 1
+    assert (await read_head(rpc)).number == HEAD - 1  # the next request: the other backend
     await rpc.aclose()
 
 

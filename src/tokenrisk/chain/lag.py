@@ -133,6 +133,13 @@ class Lag:
             return False
         return self.highest - WINDOW < block <= self.highest + SLACK
 
+    def met(self, count: int = 1) -> bool:
+        """Count ``count`` "not yet" answers; True for the client's first (worth a log
+        line: the operator learns the node lags, once)."""
+        first = self.retried == 0
+        self.retried += count
+        return first
+
     def gave_up(self, method: str) -> NodeBehind:
         return NodeBehind(f"the node stayed behind a recent block ({method})")
 

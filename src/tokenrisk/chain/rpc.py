@@ -403,12 +403,18 @@ class RpcClient:
             except RpcError as exc:
                 if not self.lag.behind(method, params, exc):
                     raise
-                self.lag.retried += 1
+                self._lagged(1)
                 continue
             if not self.lag.behind(method, params, result):
                 return result
-            self.lag.retried += 1
+            self._lagged(1)
         raise self.lag.gave_up(method)
+
+    def _lagged(self, count: int) -> None:
+        if self.lag.met(count):
+            log.info(
+                "%s: a backend is behind a block the node reported; reads sent again", self.label
+            )
 
     def _result(self, method: str, params: Sequence[Any], reply: Any) -> Any:
         """The checked result of one reply; a node error is shown to ``watcher`` first."""
@@ -486,7 +492,7 @@ class RpcClient:
             stale = [i for i in stale if self.lag.behind(*calls[i], out[i])]
             if not stale:
                 return out
-            self.lag.retried += len(stale)
+            self._lagged(len(stale))
         raise self.lag.gave_up(calls[stale[0]][0])
 
     async def _batch_parts(self, calls: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
