@@ -109,7 +109,7 @@ class StrictNode:
     async def _start(self) -> None:
         self._http = httpx.AsyncClient(timeout=60.0)
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        for _ in range(self.profile.lag):
+        for _ in range(self.profile.lag + 1 if self.profile.lag else 0):
             # anvil keeps no state for its loaded block once it mines past it (see "What the
             # test bed cannot do"): mine past it first, so a lagging backend's head has state
             await self._upstream("evm_mine", [])
@@ -208,6 +208,8 @@ class StrictNode:
         self.requests += 1
         method, ident = message["method"], message.get("id")
         params = list(message.get("params") or [])
+        if self.profile.stuck:
+            BEHIND.set(0 if _head_read(method, params) else self.profile.lag)
         if not self.profile.serves(method):
             self.refusals[(method, -32601)] += 1
             self.last_refusal = f"{method}: -32601"
@@ -397,6 +399,12 @@ class StrictNode:
                     future.add_done_callback(lambda f: f.exception())  # retrieved: no log noise
         finally:
             self._flushes.discard(asyncio.current_task())  # type: ignore[arg-type]
+
+
+def _head_read(method: str, params: list[Any]) -> bool:
+    return method == "eth_blockNumber" or (
+        method == "eth_getBlockByNumber" and bool(params) and params[0] in HEAD_TAGS
+    )
 
 
 def _lagged(tag: Any, head: str) -> Any:

@@ -21,11 +21,12 @@ from typing import Any
 
 import httpx
 import pytest
-from nodeprofiles import PROFILES, Profile
+from nodeprofiles import PROFILES, STUCK_BACKENDS, Profile
 from strictnode import StrictNode
 
 from tokenrisk.api.app import create_app
 from tokenrisk.config import Settings
+from tokenrisk.errors import NodeBehind
 from tokenrisk.findings import FINDINGS
 from tokenrisk.service import connect_devnet
 
@@ -176,3 +177,25 @@ async def test_honest_owner_functions_stay_informational_through_each_profile(
         body = response.json()
         assert body["summary"]["risk"] == "low", (profile.name, token_id, body["summary"])
         assert {f["severity"] for f in body["ownerPowers"]["findings"]} <= {"info"}
+
+
+async def test_a_lag_that_never_ends_is_a_503_in_our_words(
+    strict_nodes: Callable[[Profile], StrictNode], tmp_path: Path
+) -> None:
+    """A provider whose state backends never reach the head it reports: every read at the
+    pinned head meets "header not found" however often it is sent (bounded), and the
+    check answers 503 NodeBehind, never a 502 with the node's text or a wrong 200."""
+    node = strict_nodes(STUCK_BACKENDS)
+    assert node.devnet is not None
+    settings = Settings(devnet=False, data_dir=tmp_path, deadline=60.0)
+    service = connect_devnet(settings, node.url, node.devnet.manifest, node.devnet.build_dir)
+    transport = httpx.ASGITransport(app=create_app(settings, service))
+    plain = _entry(node, "plain")["address"]
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://tokenrisk.test") as http:
+            response = await http.get("/v2/IsHoneypot", params={"address": plain})
+    finally:
+        await service.close()
+    assert response.status_code == 503, response.text
+    assert response.json()["error"] == NodeBehind.stable
+    assert node.refusals, "the stuck backend refused nothing: the test did not run its case"
