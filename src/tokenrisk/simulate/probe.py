@@ -6,9 +6,10 @@ fresh address by a state override.  Two uses:
 
 - :func:`trace_journey`: ``debug_traceCall`` with the callTracer over one probe call gives
   the call tree of a buy *and* a sell at once (a trace covers one call only);
-- :func:`probe_simulate`: the fallback for nodes without ``eth_simulateV1``.  The probe is
-  a contract, trades in a single block and measures gas from inside, so its report
-  carries a note saying so and has no limits or delayed-sell checks.
+- :func:`probe_simulate`: the last resort for a node without ``eth_simulateV1`` that
+  refuses even the runner (:mod:`tokenrisk.simulate.runner`).  The probe is a contract,
+  trades in a single block and measures gas from inside, so its report carries a note
+  saying so and has no limits or delayed-sell checks.
 """
 
 from __future__ import annotations
@@ -83,13 +84,39 @@ def _probe_request(
 async def trace_journey(
     rpc: RpcClient, route: Route, funding: Funding, amount_in: int
 ) -> dict[str, Any]:
-    """callTracer tree of a probe buy+transfer+sell (raises MethodUnsupported without debug_)."""
+    """callTracer tree of a probe buy+transfer+sell (raises MethodUnsupported without debug_).
+
+    A node may serve ``debug_traceCall`` but ignore its ``stateOverrides`` (Hardhat's
+    node does): the probe then has no code, and the tree no calls.  The token's own path
+    is traced instead, with nothing to override: the pool transferring a little of its
+    token balance to a fresh wallet (a buy's transfer), which still shows the contracts
+    the token calls and delegates to.
+    """
     call, overrides = _probe_request(route, funding, amount_in)
-    config = {"tracer": "callTracer", "stateOverrides": overrides, "timeout": "10s"}
+    tree = await _trace(rpc, call, overrides)
+    if tree.get("calls"):
+        return tree
+    return await _trace(rpc, _pool_transfer(route), None)
+
+
+async def _trace(
+    rpc: RpcClient, call: dict[str, Any], overrides: dict[str, Any] | None
+) -> dict[str, Any]:
+    config: dict[str, Any] = {"tracer": "callTracer", "timeout": "10s"}
+    if overrides:
+        config["stateOverrides"] = overrides
     tree = await rpc.call("debug_traceCall", [call, "latest", config])
     if not isinstance(tree, dict):
         raise MalformedResponse("debug_traceCall returned an unexpected shape")
     return tree
+
+
+def _pool_transfer(route: Route) -> dict[str, Any]:
+    """The pool sending a ten-thousandth of its token balance to a fresh wallet."""
+    pool = route.pool
+    reserve = pool.reserves1 if pool.token0.lower() == pool.base_token.lower() else pool.reserves0
+    data = encode_call("transfer(address,uint256)", [fresh_address(), max(1, reserve // 10_000)])
+    return {"from": pool.address, "to": route.token, "data": data, "gas": hex(_GAS)}
 
 
 def walk_calls(tree: dict[str, Any]) -> list[ContractCall]:
