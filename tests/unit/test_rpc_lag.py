@@ -158,6 +158,17 @@ async def test_reads_outside_the_recent_blocks_are_sent_once(tag: Any, why: str)
     await rpc.aclose()
 
 
+async def test_a_method_that_is_not_a_read_at_a_block_is_sent_once() -> None:
+    provider = Provider()
+    rpc = provider.client()
+    await _pinned(rpc)
+    provider.always_behind = True
+    with pytest.raises(RpcError):  # "header not found": its last parameter reads as block H
+        await rpc.call("eth_sendRawTransaction", [hex(HEAD)])
+    assert [m for _, m in provider.sent].count("eth_sendRawTransaction") == 1
+    await rpc.aclose()
+
+
 async def test_nothing_is_read_again_before_a_head_was_seen() -> None:
     provider = Provider(always_behind=True)
     rpc = provider.client()
