@@ -16,7 +16,7 @@ A profile is data only; :mod:`strictnode` reads it.  The numbers come from:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 GETH_GAS_CAP = 50_000_000
 """geth's default ``--rpc.gascap``: what one eth_call or one whole eth_simulateV1 may burn."""
@@ -38,7 +38,9 @@ class Profile:
     seconds between blocks the node mines on its own (None: the head stays); ``lag``
     how many blocks the second of two load-balanced backends trails the first (every
     other HTTP request is answered by it: its ``latest`` is older and it knows no newer
-    block).
+    block); ``stuck``: the trailing backend answers every request but the head reads
+    (``eth_blockNumber``, the ``latest`` block), as a provider whose state backends never
+    catch up with the head it reports.
     """
 
     name: str
@@ -50,6 +52,7 @@ class Profile:
     batch_style: str = "geth"
     mine_every: float | None = None
     lag: int = 0
+    stuck: bool = False
     gas_cap: int = GETH_GAS_CAP
 
     def serves(self, method: str) -> bool:
@@ -98,8 +101,10 @@ LOAD_BALANCED = Profile(
     lag=1,
 )
 
-PROFILES = (GETH_FULL, ARCHIVE, PROVIDER, MOVING_HEAD)
+STUCK_BACKENDS = replace(LOAD_BALANCED, name="provider-stuck-backends", stuck=True, mine_every=None)
+"""Not a catalogue profile: a lag that outlasts every retry (the service answers 503).
+Its head stays: on a moving chain a backend one block behind reaches the block a check
+pinned one block later, and the retries wait that long."""
+
+PROFILES = (GETH_FULL, ARCHIVE, PROVIDER, MOVING_HEAD, LOAD_BALANCED)
 """The profiles the whole catalogue runs through in ``make test``."""
-LAGGING = (LOAD_BALANCED,)
-"""Profiles the catalogue runs through only with ``STRICTNODE_LAG=1``: the service does not
-survive a lagging backend yet (docs/strict-node.md, "Findings")."""

@@ -334,6 +334,21 @@ def test_load_balanced_backends_answer_a_block_apart(
     pytest.fail(f"no lag seen: heads {heads}")
 
 
+def test_logs_past_the_head_are_refused_as_execution_apis_shows(geth: StrictNode) -> None:
+    """ethereum/execution-apis tests/eth_getLogs/filter-error-*: a numbered toBlock above
+    the head, and a range reversed once "latest" is resolved, are -32602."""
+    head = int(_rpc(geth.url, "eth_blockNumber", [])["result"], 16)
+    beyond = _rpc(geth.url, "eth_getLogs", [{"fromBlock": hex(head), "toBlock": hex(head + 2)}])
+    assert beyond["error"] == {
+        "code": -32602,
+        "message": "block range extends beyond current head block",
+    }
+    reversed_ = _rpc(geth.url, "eth_getLogs", [{"fromBlock": hex(head + 2), "toBlock": "latest"}])
+    assert reversed_["error"] == {"code": -32602, "message": "invalid block range params"}
+    at_head = {"fromBlock": hex(head), "toBlock": hex(head), "address": TARGET}
+    assert _rpc(geth.url, "eth_getLogs", [at_head])["result"] == []
+
+
 def test_calls_run_with_the_rpc_gas_cap(geth: StrictNode) -> None:
     """geth gives an eth_call without gas the 50M cap, and caps more (anvil: 30M, or any)."""
     code = {TARGET: {"code": RETURNS_GAS_LEFT}}

@@ -53,8 +53,9 @@ async def _run_once(ready: Prepared, simulations: asyncio.Semaphore) -> Simulati
         caps = await ready.node.capabilities()
         reserve = dex.token_reserve(ready.route.pool)
         amount = max(1, reserve // 1_000)
+        head = ready.sim.base if ready.sim is not None else None
         detail = await explain_sell_failure(
-            ready.node.rpc, ready.route, slot, amount, caps.trace_call
+            ready.node.rpc, ready.route, slot, amount, caps.trace_call, head
         )
         report = _explained(report, detail)
     return report
@@ -84,7 +85,9 @@ async def _journey(
             except RpcError:
                 pass  # the node refuses the runner too: one probe call is all that is left
             amount = sim.settings.buy_amount(dex.base_reserve(pool))
-            return await probe_simulate(sim.rpc, ready.route, ready.funding, amount), False
+            return await probe_simulate(
+                sim.rpc, ready.route, ready.funding, amount, sim.base
+            ), False
 
 
 async def emulating(ready: Prepared) -> Prepared:
