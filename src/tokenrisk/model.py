@@ -171,6 +171,9 @@ class HolderStats:
     # current holders that bought in the first blocks of trading (holders.launch)
     snipers_success: int = 0  # ... and can sell
     snipers_failed: int = 0  # ... and cannot sell
+    # successful sells whose tax was measured (None: not counted); 0 with successful
+    # sells means the averages above are not measurements and are never judged as 0
+    taxes_measured: int | None = None
 
 
 @dataclass(frozen=True)

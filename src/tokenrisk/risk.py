@@ -443,7 +443,7 @@ def _measured_taxes(
             if tax is None and unit is not None
         ]
     judged = _judged_holders(holders)
-    if judged is not None:
+    if judged is not None and judged.taxes_measured != 0:  # 0 measured: unknown, not 0 %
         text = f"Holders pay an average sell tax of {judged.average_tax:.1f}%"
         measured.append((judged.average_tax, text))
     return measured

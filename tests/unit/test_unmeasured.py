@@ -185,3 +185,14 @@ def test_a_transfer_of_nothing_is_not_measured() -> None:
     missing = _why_missing("transfer", LegTax(None, None), None, sent_nothing=True)
     assert {u.figure for u in missing} == {"effective", "tokenUnit"}
     assert all("rounds to zero" in u.why for u in missing)
+
+
+def test_holders_whose_taxes_were_not_measured_are_no_zero_tax() -> None:
+    unmeasured = HolderStats(12, 12, 0, 0, 0.0, 120_000.0, 0.0, 0, taxes_measured=0)
+    measured = replace(unmeasured, average_tax=60.0, highest_tax=60.0, taxes_measured=12)
+    report = sim()
+    assert risk.assess(Analysis(TOKEN, WETH, None, report, measured)).risk != "low"
+    quiet = risk.assess(Analysis(TOKEN, WETH, None, report, unmeasured))
+    assert not any("average sell tax" in f.description for f in quiet.flags)
+    holders_taxes = render(report, unmeasured)["taxDetails"]["holders"]
+    assert "averageEffective" not in holders_taxes and holders_taxes["notMeasured"]

@@ -252,7 +252,11 @@ class LegTaxes(WireModel):
 
 
 class HolderTaxes(WireModel):
-    averageEffective: Number = Field(description="Holders' average effective sell tax.")
+    averageEffective: Number | None = Field(
+        default=None,
+        description="Holders' average sell tax (effective, else token units); absent when "
+        "no holder's sell tax could be measured (notMeasured says so).",
+    )
     averageTokenUnit: Number | None = Field(
         default=None, description="Holders' average sell tax in token units."
     )
@@ -261,6 +265,9 @@ class HolderTaxes(WireModel):
     )
     poolLimitWei: str | None = Field(
         default=None, description="The largest sell the pool accepts (raw integer), if it applied."
+    )
+    notMeasured: str | None = Field(
+        default=None, description="Why the holders' sell taxes are absent, when they are."
     )
 
 
@@ -865,7 +872,19 @@ def leg_taxes(
     )
 
 
+HOLDER_TAXES_UNMEASURED = (
+    "no holder's sell tax could be measured (no quote and no Transfer log of the sells); "
+    "holderAnalysis' tax figures are not measurements"
+)
+
+
 def holder_taxes(stats: HolderStats) -> HolderTaxes:
+    if stats.taxes_measured == 0:
+        return HolderTaxes(
+            soldAtPoolLimit=stats.sold_at_pool_limit,
+            poolLimitWei=_integer_string(stats.pool_limit_wei),
+            notMeasured=HOLDER_TAXES_UNMEASURED,
+        )
     return HolderTaxes(
         averageEffective=round(stats.average_tax, 2),
         averageTokenUnit=_round(stats.average_tax_token_unit),
