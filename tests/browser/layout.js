@@ -7,6 +7,8 @@
   const shown = (e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== "hidden";
   const doc = document.documentElement;
   if (doc.scrollWidth > doc.clientWidth + 1) problems.push(`the page scrolls sideways: ${doc.scrollWidth}px wide in a ${doc.clientWidth}px window`);
+  const out = [];
+  const wide = [];
   for (const e of document.querySelectorAll("body *")) {
     if (e.closest("svg") && e.tagName.toLowerCase() !== "svg") continue;
     if (!shown(e)) continue;
@@ -18,12 +20,17 @@
       if (!["auto", "scroll", "hidden", "clip"].includes(ps.overflowX)) {
         const r = e.getBoundingClientRect(), p = parent.getBoundingClientRect();
         if (r.right > p.right + 1 || r.left < p.left - 1) {
+          out.push(e);
           problems.push(`${path(e)} sticks out of its container by ${Math.round(Math.max(r.right - p.right, p.left - r.left))}px`);
         }
       }
     }
     const inline = style.display === "inline";
-    if (!inline && e.clientWidth > 0 && style.overflowX === "visible" && e.scrollWidth > e.clientWidth + 1) {
+    if (!inline && e.clientWidth > 0 && style.overflowX === "visible" && e.scrollWidth > e.clientWidth + 1) wide.push(e);
+  }
+  // content wider than its box, said once: only where no element inside already sticks out
+  for (const e of wide) {
+    if (!out.some((o) => e.contains(o)) && !wide.some((w) => w !== e && e.contains(w))) {
       problems.push(`${path(e)}: its content is ${e.scrollWidth}px wide in ${e.clientWidth}px`);
     }
   }

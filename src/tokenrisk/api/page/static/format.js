@@ -58,6 +58,25 @@ export function scaled(raw, decimals) {
   return fraction ? `${whole}.${fraction}` : whole;
 }
 
+// A scaled amount for people: "382,974,309.16" -> "382,974,309"; beyond 15 digits,
+// "about 3.64 × 10^58"; small amounts keep up to 4 decimals
+export function compact(text) {
+  const [whole, fraction] = String(text).split(".");
+  const digits = whole.replace(/,/g, "");
+  if (/^\d{16,}$/.test(digits)) return `about ${digits[0]}.${digits.slice(1, 3)} × 10^${digits.length - 1}`;
+  if (!fraction || digits.length >= 4) return whole;
+  return `${whole}.${fraction.slice(0, 4)}`.replace(/\.?0+$/, "");
+}
+
+// long digit runs in a sentence (raw amounts) rounded so a person can read them
+export function readableNumbers(text) {
+  return String(text).replace(/\d{16,}/g, (digits) => compact(digits));
+}
+
+export function tokenAmount(raw, token) {
+  return `${compact(scaled(raw, token.decimals))} ${token.symbol}`;
+}
+
 const UNITS = [[86400 * 365, "year"], [86400, "day"], [3600, "hour"], [60, "minute"], [1, "second"]];
 
 // 3600 -> "1 hour", 604800 -> "7 days", 5400 -> "1.5 hours"

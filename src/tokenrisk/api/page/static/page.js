@@ -146,7 +146,7 @@ function renderHoneypot(body) {
   $("token-meta").replaceChildren(el("span", { id: "token-address", class: "mono" }, token.address),
     el("span", {}, ` on ${body.chain.name} (chain ${body.chain.id})${fork}`));
   renderVerdict(body, KINDS);
-  renderPowers(body.ownerPowers, KINDS);
+  renderPowers(body.ownerPowers, KINDS, body.token);
   renderJourney(body);
   renderCosts(body);
   renderCode(body);

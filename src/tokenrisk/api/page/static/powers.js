@@ -1,6 +1,6 @@
 // What the owner can still do: each finding as a card (meaning, who, how it was found,
 // and the evidence one click away), the buyer selling later, and who holds the powers.
-import { $, el, isNumber, duration, sentence, revertNode, addressNode } from "./format.js";
+import { $, el, isNumber, duration, sentence, revertNode, addressNode, tokenAmount, readableNumbers } from "./format.js";
 import { holderOf, holderKind } from "./verdict.js";
 
 const WHAT = {
@@ -10,6 +10,8 @@ const WHAT = {
   "buyer transfer": "The buyer sending to another wallet",
   "sell tax %": "Sell tax",
   "buy tax %": "Buy tax",
+  totalSupply: "Total supply",
+  "buyer balance": "The buyer's balance",
 };
 const LABEL_SECONDS = { h: 3600, d: 86400, w: 604800, m: 60 };
 
@@ -21,19 +23,20 @@ function whatText(what) {
   return sentence(text).replace(/\.$/, "");
 }
 
-function evidenceValue(what, value) {
+function evidenceValue(what, value, token) {
   const text = String(value);
   if (text === "ok") return el("span", { class: "good" }, "went through");
-  if (isNumber(text)) return /%/.test(what) ? `${Number(text)} %` : Number(text).toLocaleString("en-US");
+  if (/%/.test(what) && isNumber(text)) return `${Number(text)} %`;
+  if (/^\d+$/.test(text)) return /balance|supply/i.test(what) && token ? tokenAmount(text, token) : BigInt(text).toLocaleString("en-US");
   if (/revert|fail|error|out of gas/i.test(text)) return el("span", { class: "bad" }, "failed: ", revertNode(text));
   return el("code", { class: "revert" }, text);
 }
 
-function evidenceTable(finding) {
+function evidenceTable(finding, token) {
   const rows = (finding.evidence || []).map((e) => el("tr", {},
     el("th", { scope: "row" }, whatText(e.what)),
-    el("td", { "data-label": "Before" }, evidenceValue(e.what, e.before)),
-    el("td", { "data-label": "After" }, evidenceValue(e.what, e.after))));
+    el("td", { "data-label": "Before" }, evidenceValue(e.what, e.before, token)),
+    el("td", { "data-label": "After" }, evidenceValue(e.what, e.after, token))));
   return el("table", { class: "evidence" },
     el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "What was tried"),
       el("th", { scope: "col" }, finding.caller ? "Without the owner's call" : "Right after buying"),
@@ -56,7 +59,7 @@ function callLine(finding) {
   return el("p", { class: "call" }, "The call: ", el("code", {}, finding.function || finding.selector), " with ", args, ".");
 }
 
-function card(finding, kinds, powers, id) {
+function card(finding, kinds, powers, id, token) {
   const kind = kinds[finding.id] || {};
   const holder = holderOf(powers, finding.caller);
   const who = finding.caller
@@ -70,9 +73,9 @@ function card(finding, kinds, powers, id) {
     el("dl", { class: "finding-facts" },
       el("dt", {}, "Who can do it"), el("dd", {}, who),
       el("dt", {}, "How it was found"), el("dd", {}, howFound(finding)),
-      finding.detail ? el("dt", {}, "Measured") : null, finding.detail ? el("dd", {}, sentence(finding.detail)) : null),
+      finding.detail ? el("dt", {}, "Measured") : null, finding.detail ? el("dd", {}, sentence(readableNumbers(finding.detail))) : null),
     el("details", { class: "evidence-box" }, el("summary", {}, "Show evidence"),
-      callLine(finding), evidenceTable(finding)));
+      callLine(finding), evidenceTable(finding, token)));
 }
 
 const FOUND_BY = [
@@ -119,7 +122,7 @@ function summaryText(powers, count) {
   return tried + found + bounded;
 }
 
-export function renderPowers(powers, kinds) {
+export function renderPowers(powers, kinds, token) {
   $("powers-section").hidden = !powers;
   if (!powers) return;
   const findings = powers.findings || [];
@@ -128,7 +131,7 @@ export function renderPowers(powers, kinds) {
     let id = `finding-${f.id}`;
     for (let n = 2; used.has(id); n++) id = `finding-${f.id}-${n}`;
     used.add(id);
-    return card(f, kinds, powers, id);
+    return card(f, kinds, powers, id, token);
   });
   const count = findings.filter((f) => f.severity !== "info").length;
   $("powers-summary").textContent = summaryText(powers, count);

@@ -1,5 +1,5 @@
 // The journey, taxes and limits, contract code, pools and top holders, in plain words.
-import { $, el, percent, gas, usd, amount, scaled, isNumber, sentence, revertNode, addressNode, fillTable } from "./format.js";
+import { $, el, percent, gas, usd, amount, tokenAmount, compact, scaled, isNumber, sentence, revertNode, addressNode, fillTable } from "./format.js";
 
 const STEP_NAMES = { buy: "Buy", transfer: "Send to another wallet", sell: "Sell" };
 const OUTCOME_WORDS = { ok: "went through", failed: "failed", "not reached": "not tried: an earlier step failed" };
@@ -92,12 +92,6 @@ export function renderCode(body) {
   ]);
 }
 
-// "382,974,309.162496" -> "382,974,309"; small amounts keep up to 4 decimals
-function rounded(text) {
-  const [whole, fraction] = String(text).split(".");
-  if (!fraction || whole.replace(/,/g, "").length >= 4) return whole;
-  return `${whole}.${fraction.slice(0, 4)}`.replace(/\.?0+$/, "");
-}
 
 function feeText(item) {
   const fee = item.Fee ?? item.FeeTier ?? (item.Pair && item.Pair.Fee);
@@ -139,8 +133,9 @@ export async function loadHolders(api, honeypot, chainId) {
   try {
     const { body } = await api("/v1/TopHolders", { address: token.address, chainID: chainId });
     const supply = BigInt(body.totalSupply || "0");
+    $("holders-balance-head").textContent = `balance (${token.symbol})`;
     $("holders-status").textContent = body.holders.length
-      ? `Total supply ${scaled(body.totalSupply, token.decimals)} ${token.symbol}.` : "No holders found.";
+      ? `Total supply ${tokenAmount(body.totalSupply, token)}.` : "No holders found.";
     const shown = 10;
     body.holders.forEach((holder, i) => {
       const share = supply > 0n ? Number((BigInt(holder.balance) * 1000000n) / supply) / 10000 : null;
@@ -149,7 +144,7 @@ export async function loadHolders(api, honeypot, chainId) {
       tbody.append(el("tr", { hidden: i >= shown },
         el("td", {}, i + 1),
         el("td", {}, addressNode(holder.address), holder.isContract ? el("span", { class: "tag" }, "contract") : null),
-        el("td", { class: "num" }, `${rounded(scaled(holder.balance, token.decimals))} ${token.symbol}`),
+        el("td", { class: "num" }, compact(scaled(holder.balance, token.decimals))),
         el("td", { class: "share num" }, share === null ? "" : `${share.toFixed(2)} %`, el("span", { class: "share-track" }, bar))));
     });
     $("holders-more").hidden = body.holders.length <= shown;
