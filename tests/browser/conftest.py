@@ -72,6 +72,10 @@ def browser() -> Iterator[Browser]:
             launched.close()
 
 
+LOCAL = "http://127.0.0.1:"
+"""The live servers of the tests (several may run): anything else is from elsewhere."""
+
+
 @pytest.fixture
 def console() -> Console:
     return Console()
@@ -85,7 +89,7 @@ def page(browser: Browser, live: LiveServer, console: Console) -> Iterator[Page]
     outside: list[str] = []
 
     def guard(route: Route) -> None:
-        if route.request.url.startswith(live.url + "/"):
+        if route.request.url.startswith(LOCAL):
             route.continue_()
         else:
             outside.append(route.request.url)

@@ -35,7 +35,7 @@ export function holderKind(caller) {
   const threshold = caller.threshold;
   const owners = caller.owners ?? caller.signers;
   if (kind === "timelock" || (isNumber(delay) && kind !== "eoa")) {
-    return { label: isNumber(delay) ? `a timelock with a ${duration(delay)} delay` : "a timelock", contract: true, delay };
+    return { label: isNumber(delay) ? `a timelock: every call waits ${duration(delay)}` : "a timelock", contract: true, delay };
   }
   if (kind === "multisig" || isNumber(threshold)) {
     const count = Array.isArray(owners) ? owners.length : owners;
@@ -52,7 +52,7 @@ export function powerSentence(finding, kinds, powers) {
   const holder = holderKind(holderOf(powers, finding.caller));
   let when = "";
   if (finding.caller && holder.eoa) when = " at any time";
-  else if (finding.caller && isNumber(holder.delay)) when = ` after a ${duration(holder.delay)} delay`;
+  else if (finding.caller && isNumber(holder.delay)) when = ` after a wait of ${duration(holder.delay)}`;
   const text = /^owner can /i.test(title) ? `The owner can ${title.slice(10)}${when}` : title;
   return sentence(text);
 }
