@@ -3,7 +3,8 @@
 The page is one server-rendered HTML shell (the configured chains and the owner-power
 findings table filled in) and a little vanilla JavaScript that asks the service's own API,
 so what a person sees is exactly what the API answers; each finding's meaning and advice
-come from the one table in :mod:`tokenrisk.findings`, as the docs and the rubric do.  Every asset is served from the package: the page's own files from
+come from the one table in :mod:`tokenrisk.findings`, as the docs and the rubric do
+(docs/page.md).  Every asset is served from the package: the page's own files from
 ``static/``, Swagger UI and ReDoc from the pinned ``fastapi-offline`` package, so
 ``/docs`` and ``/redoc`` work without internet.  A Content-Security-Policy keeps the
 page from loading anything from elsewhere.
