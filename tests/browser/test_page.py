@@ -113,7 +113,7 @@ def test_an_owner_power_reads_as_a_sentence_with_its_evidence_one_click_away(
 
     expect(page.locator("#verdict")).to_have_attribute("data-kind", expected_kind(body))
     assert expected_kind(body) == "danger"
-    expect(page.locator("#verdict-now")).to_have_text("Sells work today.")
+    expect(page.locator("#verdict-now strong")).to_have_text("Sells work today.")
     owner = page.locator("#verdict-owner")
     expect(owner).to_contain_text("The owner can stop trading at any time.")
 

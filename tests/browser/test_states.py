@@ -237,7 +237,7 @@ def test_fields_the_api_is_growing_are_rendered_defensively(
     edit_answer(page, grown)
     open_token(page, live, 31337, token(devnet, "latent-pause")["address"])
     expect(page.locator("#verdict-owner")).to_contain_text(
-        "The owner can stop trading after a wait of 2 days."
+        "The owner can stop trading and mint new tokens after a wait of 2 days."
     )
     pause = page.locator('[data-finding="owner_can_pause_trading"]')
     expect(pause).to_contain_text("a timelock: every call waits 2 days")

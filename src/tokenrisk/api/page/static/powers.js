@@ -117,7 +117,7 @@ function summaryText(powers, count) {
     ? `Tried ${powers.functions} function${powers.functions === 1 ? "" : "s"} only a privileged caller can use` +
       (isNumber(powers.simulations) ? `, in ${powers.simulations} simulations` : "") + ". "
     : "";
-  const found = count ? `${count} of them can hurt a buyer.` : "None of them could hurt a buyer.";
+  const found = count ? `${count} power${count === 1 ? "" : "s"} found that can hurt a buyer.` : "None of them could hurt a buyer.";
   const bounded = powers.bounded ? " The scan stopped at its limits, so some functions were not tried." : "";
   return tried + found + bounded;
 }

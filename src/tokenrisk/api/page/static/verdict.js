@@ -46,15 +46,32 @@ export function holderKind(caller) {
   return { label: "a contract (it acts only through its own code)", contract: true };
 }
 
-// "Owner can stop trading" -> "The owner can stop trading at any time."
-export function powerSentence(finding, kinds, powers) {
+// A finding as words for the verdict: "Owner can stop trading" held by a single wallet ->
+// { verb: "stop trading", when: " at any time" }; a title not about the owner stays whole
+export function powerWords(finding, kinds, powers) {
   const title = finding.title || (kinds[finding.id] && kinds[finding.id].title) || finding.id;
   const holder = holderKind(holderOf(powers, finding.caller));
   let when = "";
   if (finding.caller && holder.eoa) when = " at any time";
   else if (finding.caller && isNumber(holder.delay)) when = ` after a wait of ${duration(holder.delay)}`;
-  const text = /^owner can /i.test(title) ? `The owner can ${title.slice(10)}${when}` : title;
-  return sentence(text);
+  const verb = /^owner can /i.test(title) ? title.slice(10) : "";
+  return { verb, when, text: verb ? `The owner can ${verb}${when}.` : sentence(title) };
+}
+
+// "The owner can block all sells and raise the sell tax at any time. It has 2 more powers, below."
+export function powersSentence(findings, kinds, powers) {
+  const seen = new Map();
+  for (const f of findings) {
+    const words = powerWords(f, kinds, powers);
+    if (!seen.has(words.text)) seen.set(words.text, words);
+  }
+  const items = [...seen.values()];
+  const [a, b] = items;
+  let text = a.text;
+  if (b && a.verb && b.verb && a.when === b.when) text = `The owner can ${a.verb} and ${b.verb}${a.when}.`;
+  else if (b) text = `${a.text} ${b.text}`;
+  const more = items.length - (b ? 2 : 1);
+  return more > 0 ? `${text} It has ${more} more power${more === 1 ? "" : "s"}, below.` : text;
 }
 
 function journeyStep(body, name) {
@@ -78,7 +95,7 @@ function nowSentence(body, kind) {
   const unmeasured = sim.sellTax === undefined || sim.sellTax === null ? " (the sell tax was not measured)" : "";
   const transfer = journeyStep(body, "transfer");
   const moved = transfer && transfer.outcome === "failed" ? " Sending it to another wallet fails." : "";
-  return [`Sells work today${tax}${unmeasured}.${moved}`, ""];
+  return [`Sells work today${tax}${unmeasured}.${moved}`, "A simulated buyer bought it, sent it to a second wallet and sold it."];
 }
 
 function ownerSentence(body, kind, kinds) {
@@ -89,9 +106,7 @@ function ownerSentence(body, kind, kinds) {
   }
   const bad = harmful(powers.findings);
   if (bad.length) {
-    const seen = [...new Set(bad.map((f) => powerSentence(f, kinds, powers)))];
-    const more = seen.length > 2 ? ` And ${seen.length - 2} more, below.` : "";
-    return seen.slice(0, 2).join(" ") + more;
+    return powersSentence(bad, kinds, powers);
   }
   if (powers.renounced) return "Ownership is renounced and no one else could use a privileged function.";
   const contracts = (powers.callers || []).filter((c) => c && c.isContract);
