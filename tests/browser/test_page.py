@@ -22,7 +22,7 @@ pytestmark = pytest.mark.integration
 
 def percent(value: float) -> str:
     """As the page writes a percentage: whole numbers bare, fractions to 2 decimals."""
-    return f"{int(value)} %" if float(value).is_integer() else f"{value:.2f} %"
+    return f"{int(value)}%" if float(value).is_integer() else f"{value:.2f}%"
 
 
 def journey_on_page(page: Page) -> list[dict[str, str]]:
@@ -87,7 +87,7 @@ def test_honeypot_token_with_its_revert_reason_and_chart(
         bar.get_attribute("data-label"): int(bar.get_attribute("data-count") or "-1")
         for bar in page.locator("#holders-chart svg rect.bar").all()
     }
-    expected = {f"{b['tax']} %": b["count"] for b in analysis["taxDistribution"]}
+    expected = {f"{b['tax']}%": b["count"] for b in analysis["taxDistribution"]}
     if int(analysis["failed"]):
         expected["failed"] = int(analysis["failed"])
     if int(analysis["siphoned"]):

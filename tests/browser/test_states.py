@@ -210,13 +210,15 @@ def test_a_node_without_traces_a_fork_and_a_skipped_chain(
 def test_fields_the_api_is_growing_are_rendered_defensively(
     page: Page, live: LiveServer, devnet: RunningDevnet
 ) -> None:
-    """A timelock and a multisig as holders of a power, static evidence, an unmeasured tax:
-    shown in words when the API sends them, never as a crash or a 0."""
+    """Fields other branches add (#24: caller kinds, confidence, the control that lowered a
+    severity; #31: a tax not measured), edited into a real answer: shown in words, never
+    as a crash or a 0."""
 
     def grown(body: dict[str, Any]) -> None:
         powers = body["ownerPowers"]
         owner = powers["findings"][0]["caller"]
         for caller in powers["callers"]:
+            caller.setdefault("kind", "eoa")
             if caller["address"] == owner:
                 caller.update(isContract=True, kind="timelock", delay=172800)
         powers["callers"].append(
@@ -226,13 +228,16 @@ def test_fields_the_api_is_growing_are_rendered_defensively(
                 "isContract": True,
                 "kind": "multisig",
                 "threshold": 2,
-                "owners": 3,
+                "signers": 3,
             }
         )
+        powers["findings"][0].update(control="timelock, delay 2 days", severity="medium")
         static = dict(powers["findings"][0], confidence="static", id="owner_can_mint")
         static["title"] = "Owner can mint new tokens"
         powers["findings"].append(static)
         del body["simulationResult"]["sellTax"]
+        body["taxDetails"]["sell"] = {"tokenUnit": 0, "notMeasured": {"effective": "no quote"}}
+        body["taxDetails"]["holders"] = {"soldAtPoolLimit": 0, "notMeasured": "no holder sold"}
 
     edit_answer(page, grown)
     open_token(page, live, 31337, token(devnet, "latent-pause")["address"])
@@ -241,11 +246,14 @@ def test_fields_the_api_is_growing_are_rendered_defensively(
     )
     pause = page.locator('[data-finding="owner_can_pause_trading"]')
     expect(pause).to_contain_text("a timelock: every call waits 2 days")
+    expect(pause).to_contain_text("rated lower for that: timelock, delay 2 days")
     expect(page.locator("#callers")).to_contain_text("a multisig needing 2 of 3 signatures")
+    expect(page.locator("#powers-scope")).not_to_contain_text("contract acts only through")
     expect(page.locator('[data-finding="owner_can_mint"]')).to_contain_text("static analysis")
-    expect(page.locator("#costs")).to_contain_text("Sell tax")
     sell_tax = page.locator("#costs tr", has_text="Sell tax").first
-    expect(sell_tax.locator("td")).to_have_text("not measured")
+    expect(sell_tax.locator("td")).to_have_text("not measured: against the quote: no quote")
+    holders = page.locator("#costs tr", has_text="real holders").first
+    expect(holders.locator("td")).to_have_text("not measured: no holder sold")
     expect(page.locator("#verdict-now")).to_contain_text("the sell tax was not measured")
 
 

@@ -18,7 +18,7 @@ export function renderHolderChart(analysis) {
     `${analysis.holders} of the largest holders were simulated selling as themselves: ${analysis.successful} could sell, ` +
     `${analysis.failed} could not${siphoned ? `, ${siphoned} had tokens taken` : ""}. ` +
     `Average sell tax ${percent(analysis.averageTax)}, highest ${percent(analysis.highestTax)}; average ${gas(analysis.averageGas)}.`;
-  const bars = (analysis.taxDistribution || []).map((b) => ({ label: `${b.tax} %`, count: Number(b.count), kind: "tax" }));
+  const bars = (analysis.taxDistribution || []).map((b) => ({ label: `${b.tax}%`, count: Number(b.count), kind: "tax" }));
   if (Number(analysis.failed)) bars.push({ label: "failed", count: Number(analysis.failed), kind: "failed" });
   if (siphoned) bars.push({ label: "taken", count: siphoned, kind: "siphoned" });
   $("holders-chart").append(barChart(bars));

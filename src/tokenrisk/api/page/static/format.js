@@ -32,7 +32,7 @@ export function isNumber(value) {
 export function percent(value) {
   if (!isNumber(value)) return "not measured";
   const n = Number(value);
-  return `${Number.isInteger(n) ? n : n.toFixed(2)} %`;
+  return `${Number.isInteger(n) ? n : n.toFixed(2)}%`;
 }
 
 export function gas(value) {

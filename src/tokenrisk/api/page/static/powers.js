@@ -1,7 +1,7 @@
 // What the owner can still do: each finding as a card (meaning, who, how it was found,
 // and the evidence one click away), the buyer selling later, and who holds the powers.
 import { $, el, isNumber, duration, sentence, revertNode, addressNode, tokenAmount, readableNumbers } from "./format.js";
-import { holderOf, holderKind } from "./verdict.js";
+import { holderOf, holderKind, contractsUntried } from "./verdict.js";
 
 const WHAT = {
   "buyer sell": "The buyer's sell",
@@ -26,7 +26,7 @@ function whatText(what) {
 function evidenceValue(what, value, token) {
   const text = String(value);
   if (text === "ok") return el("span", { class: "good" }, "went through");
-  if (/%/.test(what) && isNumber(text)) return `${Number(text)} %`;
+  if (/%/.test(what) && isNumber(text)) return `${Number(text)}%`;
   if (/^\d+$/.test(text)) return /balance|supply/i.test(what) && token ? tokenAmount(text, token) : BigInt(text).toLocaleString("en-US");
   if (/revert|fail|error|out of gas/i.test(text)) return el("span", { class: "bad" }, "failed: ", revertNode(text));
   return el("code", { class: "revert" }, text);
@@ -63,7 +63,8 @@ function card(finding, kinds, powers, id, token) {
   const kind = kinds[finding.id] || {};
   const holder = holderOf(powers, finding.caller);
   const who = finding.caller
-    ? [addressNode(finding.caller), `: ${holderKind(holder).label}`]
+    ? [addressNode(finding.caller), `: ${holderKind(holder).label}`,
+      finding.control ? el("span", { class: "muted" }, ` (rated lower for that: ${finding.control})`) : null]
     : ["Nobody: it happens by itself as time passes"];
   return el("article", { class: `finding severity-${finding.severity}`, id, "data-finding": finding.id },
     el("div", { class: "finding-head" }, el("span", { class: "chip" }, finding.severity),
@@ -138,5 +139,7 @@ export function renderPowers(powers, kinds, token) {
   $("findings").replaceChildren(...cards);
   renderFuture(powers);
   renderCallers(powers);
-  $("powers-scope").textContent = "Only arguments from a fixed list are tried, and an owner that is a contract acts only through its own code, so a power can be missed (docs/owner-powers.md, Limits).";
+  $("powers-scope").textContent = contractsUntried(powers)
+    ? "Only arguments from a fixed list are tried, and an owner that is a contract acts only through its own code, so a power can be missed (docs/owner-powers.md, Limits)."
+    : "Only arguments from a fixed list are tried, so a power can be missed (docs/owner-powers.md, Limits).";
 }

@@ -33,13 +33,22 @@ function taxText(body, leg, key) {
   if (outcome === "not reached") return "not measured: an earlier step failed";
   const sim = body.simulationResult || {};
   const details = (body.taxDetails || {})[leg] || {};
-  const note = ["unmeasured", "notMeasured", "note", "reason"].map((k) => details[k]).find((v) => typeof v === "string");
+  const note = notMeasured(details);
   if (!isNumber(sim[key])) return `not measured${note ? `: ${note}` : ""}`;
   let text = percent(sim[key]);
   if (isNumber(details.tokenUnit) && isNumber(details.effective) && Math.abs(details.effective - details.tokenUnit) >= 0.5) {
     text += ` of the value quoted (${percent(details.tokenUnit)} of the tokens)`;
   }
-  return note ? `${text} (${note})` : text;
+  return note ? `${text} (not measured ${note})` : text;
+}
+
+// taxDetails' "notMeasured": {effective|tokenUnit: why} for a leg, or a sentence
+function notMeasured(details) {
+  const missing = details.notMeasured ?? details.unmeasured;
+  if (typeof missing === "string") return missing;
+  if (!missing || typeof missing !== "object") return "";
+  const figure = { effective: "against the quote", tokenUnit: "in tokens" };
+  return Object.entries(missing).map(([what, why]) => `${figure[what] || what}: ${why}`).join("; ");
 }
 
 function gasText(body, leg, key) {
@@ -66,7 +75,10 @@ export function renderCosts(body) {
     ["Largest sell that works", body.simulationResult ? limitText(sim.maxSell, body) : "not measured"],
   ];
   const holders = (body.taxDetails || {}).holders;
-  if (holders && isNumber(holders.averageEffective)) rows.push(["Average sell tax of the real holders who could sell", percent(holders.averageEffective)]);
+  if (holders && (isNumber(holders.averageEffective) || holders.notMeasured)) {
+    rows.push(["Average sell tax of the real holders who could sell", isNumber(holders.averageEffective)
+      ? percent(holders.averageEffective) : `not measured: ${holders.notMeasured}`]);
+  }
   if (body.pair) {
     const p = body.pair;
     const liquidity = isNumber(p.liquidity) ? `${usd(p.liquidity)} liquidity` : `liquidity unknown${p.liquidityUnknown ? ` (${p.liquidityUnknown})` : ""}`;
@@ -96,7 +108,7 @@ export function renderCode(body) {
 function feeText(item) {
   const fee = item.Fee ?? item.FeeTier ?? (item.Pair && item.Pair.Fee);
   const hooks = item.Hooks ?? (item.Pair && item.Pair.Hooks);
-  const parts = [isNumber(fee) ? `${Number(fee) / 10000} %` : "not reported"];
+  const parts = [isNumber(fee) ? `${Number(fee) / 10000}%` : "not reported"];
   if (hooks && !/^0x0+$/.test(String(hooks))) parts.push(el("br"), "hook ", addressNode(String(hooks)));
   return parts;
 }
@@ -145,7 +157,7 @@ export async function loadHolders(api, honeypot, chainId) {
         el("td", {}, i + 1),
         el("td", {}, addressNode(holder.address), holder.isContract ? el("span", { class: "tag" }, "contract") : null),
         el("td", { class: "num" }, compact(scaled(holder.balance, token.decimals))),
-        el("td", { class: "share num" }, share === null ? "" : `${share.toFixed(2)} %`, el("span", { class: "share-track" }, bar))));
+        el("td", { class: "share num" }, share === null ? "" : `${share.toFixed(2)}%`, el("span", { class: "share-track" }, bar))));
     });
     $("holders-more").hidden = body.holders.length <= shown;
     $("holders-more").textContent = `Show all ${body.holders.length} holders`;

@@ -28,6 +28,13 @@ export function holderOf(powers, address) {
   return callers.find((c) => c && c.address && address && c.address.toLowerCase() === String(address).toLowerCase()) || null;
 }
 
+// An API that says what each caller is (kind) also tries contracts as senders; before
+// that, a contract caller was listed but never tried
+export function contractsUntried(powers) {
+  const callers = (powers && powers.callers) || [];
+  return callers.some((c) => c && c.isContract && c.kind === undefined);
+}
+
 export function holderKind(caller) {
   if (!caller) return { label: "not named", contract: false };
   const kind = String(caller.kind || caller.type || "").toLowerCase();
@@ -109,10 +116,9 @@ function ownerSentence(body, kind, kinds) {
     return powersSentence(bad, kinds, powers);
   }
   if (powers.renounced) return "Ownership is renounced and no one else could use a privileged function.";
-  const contracts = (powers.callers || []).filter((c) => c && c.isContract);
   const tried = isNumber(powers.functions) ? ` (${powers.functions} owner functions tried)` : "";
   const base = `No owner power that could hurt a buyer was found${tried}.`;
-  return contracts.length ? `${base} The owner is a contract; what it can do through its own code is not tried.` : base;
+  return contractsUntried(powers) ? `${base} The owner is a contract; what it can do through its own code is not tried.` : base;
 }
 
 function concern(body, kind, kinds) {
