@@ -92,6 +92,19 @@ class Limit:
 
 
 @dataclass(frozen=True)
+class Unmeasured:
+    """A tax figure of one leg that the simulation could not measure, and why.
+
+    ``leg``: "buy", "sell" or "transfer"; ``figure``: "effective" or "tokenUnit"; ``why``:
+    a sentence (e.g. "no quote for the amount (execution reverted)").
+    """
+
+    leg: str
+    figure: str
+    why: str
+
+
+@dataclass(frozen=True)
 class SimulationReport:
     """Outcome of buy -> wallet transfer -> sell as a fresh EOA.
 
@@ -129,6 +142,8 @@ class SimulationReport:
     notes: tuple[str, ...] = ()
     # what the node's limits left unchecked, one sentence each ("<check>: <why>")
     unchecked: tuple[str, ...] = ()
+    # tax figures of steps that went through but could not be measured (never read as 0)
+    unmeasured: tuple[Unmeasured, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -156,6 +171,9 @@ class HolderStats:
     # current holders that bought in the first blocks of trading (holders.launch)
     snipers_success: int = 0  # ... and can sell
     snipers_failed: int = 0  # ... and cannot sell
+    # successful sells whose tax was measured (None: not counted); 0 with successful
+    # sells means the averages above are not measurements and are never judged as 0
+    taxes_measured: int | None = None
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,14 @@ constant below and the whole rubric is written down in ``docs/risk.md``.  The ru
   bad measurement can only add a flag or raise one to a worse tier.
 * **isHoneypot** is true when the fresh buyer cannot get value out (the sell fails,
   the sell tax is >= 90 %, or the max sell is < 1 % of the bought amount) or when at
-  least 80 % of >= 10 analysed real holders cannot sell.  It is ``None`` exactly when
-  there is nothing to judge by (no usable simulation and fewer than 10 analysed
-  holders); then ``risk`` is "unknown" and ``risk_level`` is ``None``.
+  least 80 % of >= 10 analysed real holders cannot sell.  It is ``None`` when there is
+  nothing to judge by (no usable simulation and fewer than 10 analysed holders, or a
+  leg whose tax was not measured at all and too few holders); then ``risk`` is
+  "unknown" and ``risk_level`` is ``None``.
+* **Unmeasured taxes** are never 0: a leg is judged by its effective tax, else its
+  token-unit tax (:func:`leg_tax`); a leg that went through with neither makes the
+  verdict "unknown" unless the token is a honeypot anyway or enough real holders sold
+  to judge it.
 * **riskLevel** lies in the band set by the worst finding; inside it, every flag
   except one of the worst severity adds its severity index (in the "low" band, every
   flag adds), capped at the band's ceiling.  That makes the level monotone.
@@ -154,6 +159,9 @@ def assess(analysis: Analysis) -> Verdict:
     if not has_basis(analysis):
         return Verdict("unknown", None, flags, None, None, legacy)
     reason = honeypot_reason(analysis)
+    if reason is None and _unmeasured(analysis) and not _holders_decide(analysis.holders):
+        # a tax that could not be measured is not a 0: the risk cannot be determined
+        return Verdict("unknown", None, flags, None, None, legacy)
     if reason is not None:
         band = HONEYPOT
     elif analysis.whitelisted and not any(f.severity_index > SEVERITY_INDEX["info"] for f in flags):
@@ -161,6 +169,31 @@ def assess(analysis: Analysis) -> Verdict:
     else:
         band = worst_band(flags)
     return Verdict(band.name, risk_level(band, flags), flags, reason is not None, reason, legacy)
+
+
+LEGS: Final = ("buy", "sell", "transfer")
+
+
+def leg_tax(sim: SimulationReport, leg: str) -> float | None:
+    """The tax the rubric judges ``leg`` by: the effective figure, else the token-unit
+    figure, else None (not measured: never read as 0)."""
+    effective: float | None = getattr(sim, f"{leg}_tax")
+    token_unit: float | None = getattr(sim, f"{leg}_tax_token_unit")
+    return effective if effective is not None else token_unit
+
+
+def unmeasured_legs(sim: SimulationReport) -> tuple[str, ...]:
+    """Legs whose step went through but whose tax has no figure at all."""
+    done = {"buy": sim.buy_ok, "sell": sim.sell_ok, "transfer": sim.transfer_ok}
+    return tuple(leg for leg in LEGS if done[leg] and leg_tax(sim, leg) is None)
+
+
+def rendered_simulation(sim: SimulationReport | None) -> SimulationReport | None:
+    """The usable simulation when every leg that went through has a tax figure: what
+    the wire may render as ``simulationResult`` (its taxes are numbers, never a 0 that
+    stands for "unknown")."""
+    usable = usable_simulation(sim)
+    return usable if usable is not None and not unmeasured_legs(usable) else None
 
 
 def usable_simulation(sim: SimulationReport | None) -> SimulationReport | None:
@@ -172,6 +205,16 @@ def usable_simulation(sim: SimulationReport | None) -> SimulationReport | None:
     if sim is not None and sim.success and sim.buy_ok:
         return sim
     return None
+
+
+def _unmeasured(analysis: Analysis) -> tuple[str, ...]:
+    sim = usable_simulation(analysis.simulation)
+    return unmeasured_legs(sim) if sim is not None else ()
+
+
+def _holders_decide(holders: HolderStats | None) -> bool:
+    """Enough real holders sold to judge the token without the simulation's taxes."""
+    return holders is not None and holders.analysed >= HOLDER_VERDICT_SAMPLE
 
 
 def has_basis(analysis: Analysis) -> bool:
@@ -195,8 +238,10 @@ def _simulation_honeypot_reason(sim: SimulationReport) -> str | None:
     if not sim.sell_ok:
         step = sim.failure_step if sim.failure_step in ("sell", "transfer") else "sell"
         return f"{step} failed: {sim.failure_reason}" if sim.failure_reason else f"{step} failed"
-    if sim.sell_tax is not None and sim.sell_tax >= HONEYPOT_SELL_TAX:
-        return f"sell tax is {sim.sell_tax:.1f}%"
+    sell_tax = leg_tax(sim, "sell")
+    if sell_tax is not None and sell_tax >= HONEYPOT_SELL_TAX:
+        units = " in token units" if sim.sell_tax is None else ""
+        return f"sell tax is {sell_tax:.1f}%{units}"
     fraction = sim.max_sell_fraction
     if fraction is not None and fraction < EFFECTIVE_HONEYPOT_SELL_FRACTION:
         return f"max sell is {_percent(fraction)} of the amount bought"
@@ -240,9 +285,11 @@ def legacy_flags(flags: tuple[Flag, ...], sim: SimulationReport | None) -> tuple
             )
         else:
             out.append(flag.flag)
-    if sim is not None and (sim.buy_tax or 0.0) > HIGH_TAX:
+    buy_tax = leg_tax(sim, "buy") if sim is not None else None
+    sell_tax = leg_tax(sim, "sell") if sim is not None and sim.sell_ok else None
+    if buy_tax is not None and buy_tax > HIGH_TAX:
         out.append("HIGH_BUY_TAX")
-    if sim is not None and sim.sell_ok and (sim.sell_tax or 0.0) > HIGH_TAX:
+    if sell_tax is not None and sell_tax > HIGH_TAX:
         out.append("HIGH_SELL_TAX")
     return tuple(out)
 
@@ -348,7 +395,8 @@ def _transfer_flag(sim: SimulationReport | None) -> Flag | None:
 
 
 def _moved_nothing(sim: SimulationReport) -> bool:
-    return sim.transfer_tax is not None and sim.transfer_tax >= NOTHING_MOVED_TAX
+    tax = leg_tax(sim, "transfer")
+    return tax is not None and tax >= NOTHING_MOVED_TAX
 
 
 def _tax_flag(sim: SimulationReport | None, holders: HolderStats | None) -> Flag | None:
@@ -368,9 +416,10 @@ def _tax_flag(sim: SimulationReport | None, holders: HolderStats | None) -> Flag
 def _measured_taxes(
     sim: SimulationReport | None, holders: HolderStats | None
 ) -> list[tuple[float, str]]:
-    """(tax, description) for every effective tax measured.
+    """(tax, description) for every tax measured.
 
-    Taxes are the user's effective loss (value received against the router's quote);
+    Taxes are the user's effective loss (value received against the router's quote),
+    or the token-unit figure where the effective one was not measured (never a 0);
     the description adds the token-unit figure when the two differ.  What a wallet
     transfer fails to deliver counts like a tax (one that delivers nothing also raises
     ``transfer_blocked``; keeping the tax keeps the rubric monotone).  Real holders'
@@ -385,8 +434,16 @@ def _measured_taxes(
             ("Wallet transfer", sim.transfer_tax, sim.transfer_tax_token_unit),
         ]
         measured += [(tax, _tax_text(leg, tax, unit)) for leg, tax, unit in legs if tax is not None]
+        measured += [
+            (
+                unit,
+                f"{leg} tax is {unit:.1f}% in token units (its effective figure was not measured)",
+            )
+            for leg, tax, unit in legs
+            if tax is None and unit is not None
+        ]
     judged = _judged_holders(holders)
-    if judged is not None:
+    if judged is not None and judged.taxes_measured != 0:  # 0 measured: unknown, not 0 %
         text = f"Holders pay an average sell tax of {judged.average_tax:.1f}%"
         measured.append((judged.average_tax, text))
     return measured

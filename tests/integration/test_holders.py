@@ -598,6 +598,7 @@ BALANCES_FROM_LOGS_DIFFER = {
     "reflection": "reflection shares change balanceOf without Transfer logs",
     "rfi": "RFI reflections change balanceOf without Transfer logs",
     "rebasing": "a rebase changes every balanceOf without Transfer logs",
+    "pool-drained-tokens": "the manager rewrites the pair's balance without a Transfer log",
 }
 
 

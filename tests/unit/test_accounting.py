@@ -12,6 +12,7 @@ from tokenrisk.simulate.accounting import (
     TransferFacts,
     buy_tax,
     explain,
+    lost_value,
     parse_logs,
     sell_tax,
     shortfall,
@@ -25,6 +26,7 @@ SELLER = "0x" + "5e" * 20
 OTHER = "0x" + "0e" * 20
 WALLET = "0x" + "ee" * 20
 WETH = "0x" + "c0" * 20
+ZERO = "0x" + "00" * 20
 
 
 def _topic(address: str) -> str:
@@ -127,10 +129,27 @@ def test_rebasing_token_without_fee_reads_zero() -> None:
     assert tax.token_unit == 0.0 and tax.effective == 0.0
 
 
-def test_seller_charged_more_than_asked_counts_in_token_units() -> None:
-    logs = (transfer_log(SELLER, PAIR, 1000),)
+def test_seller_charged_more_than_asked_counts_in_both_figures() -> None:
+    """The pair gets all 1,000 tokens and the seller the full quote for them, but 250 more
+    left the seller's balance: both figures say 20%, neither reads 0."""
+    logs = (transfer_log(SELLER, PAIR, 1000), transfer_log(SELLER, ZERO, 250))
     facts = SellFacts(TOKEN, SELLER, PAIR, 1000, 1250, quote=10_000, received=10_000, logs=logs)
-    assert sell_tax(facts).token_unit == pytest.approx(20.0)
+    tax = sell_tax(facts)
+    assert tax.token_unit == pytest.approx(20.0)
+    assert tax.effective == pytest.approx(20.0)
+
+
+def test_extra_tokens_are_valued_at_the_quotes_rate() -> None:
+    assert lost_value(10_000, 1000, 1500) == 15_000
+    assert lost_value(10_000, 1000, 1000) == 10_000
+    assert lost_value(10_000, 1000, 900) == 10_000  # a reflection refund is no extra loss
+    assert lost_value(None, 1000, 1500) is None
+    assert lost_value(10_000, 0, 5) == 10_000
+
+
+def test_a_seller_spending_less_than_the_amount_keeps_the_plain_quote() -> None:
+    facts = SellFacts(TOKEN, SELLER, PAIR, 1000, 980, quote=10_000, received=9_900, logs=())
+    assert sell_tax(facts).effective == pytest.approx(1.0)
 
 
 def test_token_without_transfer_logs_has_no_token_unit_figure() -> None:

@@ -17,7 +17,12 @@ def sold(tax: float, gas: int = 100_000, holder: str = "0x1") -> HolderSell:
 
 
 def test_no_holders_gives_zeros() -> None:
-    assert aggregate([]) == HolderStats(0, 0, 0, 0, 0.0, 0.0, 0.0, 0, ())
+    assert aggregate([]) == HolderStats(0, 0, 0, 0, 0.0, 0.0, 0.0, 0, (), taxes_measured=0)
+
+
+def test_sells_without_a_measured_tax_are_counted_as_unmeasured() -> None:
+    stats = aggregate([HolderSell("0x1", ok=True, tax=None, gas=100_000), sold(5.0, 110_000)])
+    assert stats.taxes_measured == 1 and stats.average_tax == 5.0
 
 
 def test_counts_averages_and_distribution() -> None:

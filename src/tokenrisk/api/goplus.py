@@ -23,7 +23,7 @@ from tokenrisk.api.goplus_parts import Facts, has_selfdestruct
 from tokenrisk.checks.results import TopHoldersResult
 from tokenrisk.findings import OwnerPowers
 from tokenrisk.model import Analysis, Pool, SimulationReport
-from tokenrisk.risk import usable_simulation
+from tokenrisk.risk import leg_tax, usable_simulation
 
 SUCCESS, ADDRESS_FORMAT_ERROR, CHAIN_NOT_SUPPORTED, PARAM_ERROR = 1, 2004, 2018, 5006
 
@@ -226,8 +226,9 @@ def _trade(analysis: Analysis | None, sim: SimulationReport | None) -> dict[str,
     limited = sim.max_sell_fraction is not None and sim.max_sell_fraction < 1
     return {
         "cannot_buy": ZERO,
-        "buy_tax": _tax(True, sim.buy_tax),
-        "sell_tax": _tax(sim.sell_ok, sim.sell_tax),
+        # the effective tax, else the token-unit one; unmeasured: absent, never "0"
+        "buy_tax": _tax(True, leg_tax(sim, "buy")),
+        "sell_tax": _tax(sim.sell_ok, leg_tax(sim, "sell")),
         "cannot_sell_all": _flag(not sim.sell_ok or limited),
         # a cooldown seen is "1"; not seeing one proves nothing (a timed cooldown may
         # not show in one simulated journey), so it is never "0"

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tokenrisk.api import wire
 from tokenrisk.checks import results
 from tokenrisk.model import Analysis, Limit, SimulationReport, TokenInfo
-from tokenrisk.risk import usable_simulation
+from tokenrisk.risk import rendered_simulation
 
 
 class LegacyModel(BaseModel):
@@ -96,7 +96,8 @@ def honeypot_body(result: results.HoneypotResult) -> LegacyHoneypotResponse:
     pool = analysis.pool
     if pool is None:  # the check raises NoPairsFound before; kept as a guard
         raise ValueError("a v1 IsHoneypot answer needs the pool the check used")
-    sim = usable_simulation(analysis.simulation)
+    # a leg whose tax was not measured at all is not rendered (Error says which)
+    sim = rendered_simulation(analysis.simulation)
     measured = _measured(sim, analysis)
     return LegacyHoneypotResponse(
         Token=token(analysis.token),

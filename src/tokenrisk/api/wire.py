@@ -42,7 +42,13 @@ from tokenrisk.model import (
     TokenInfo,
     Verdict,
 )
-from tokenrisk.risk import TRACE_UNAVAILABLE, usable_simulation
+from tokenrisk.risk import (
+    TRACE_UNAVAILABLE,
+    leg_tax,
+    rendered_simulation,
+    unmeasured_legs,
+    usable_simulation,
+)
 
 UNKNOWN_PRICE = "no USD price path for the pair's base token"
 """Why ``liquidity`` is absent: it is unknown, which is not the same as 0."""
@@ -237,10 +243,20 @@ class LegTaxes(WireModel):
     difference: Number | None = Field(
         default=None, description="effective minus tokenUnit, in percentage points."
     )
+    notMeasured: dict[str, str] | None = Field(
+        default=None,
+        description="The figures ('effective', 'tokenUnit') that could not be measured, and "
+        "why. Without 'effective', simulationResult carries 'tokenUnit'; without both, "
+        "there is no simulationResult.",
+    )
 
 
 class HolderTaxes(WireModel):
-    averageEffective: Number = Field(description="Holders' average effective sell tax.")
+    averageEffective: Number | None = Field(
+        default=None,
+        description="Holders' average sell tax (effective, else token units); absent when "
+        "no holder's sell tax could be measured (notMeasured says so).",
+    )
     averageTokenUnit: Number | None = Field(
         default=None, description="Holders' average sell tax in token units."
     )
@@ -249,6 +265,9 @@ class HolderTaxes(WireModel):
     )
     poolLimitWei: str | None = Field(
         default=None, description="The largest sell the pool accepts (raw integer), if it applied."
+    )
+    notMeasured: str | None = Field(
+        default=None, description="Why the holders' sell taxes are absent, when they are."
     )
 
 
@@ -551,21 +570,25 @@ def top_holders_body(result: results.TopHoldersResult) -> TopHoldersResponse:
 def honeypot_response(analysis: Analysis, verdict: Verdict, chain: Chain) -> IsHoneypotResponse:
     """The IsHoneypot body for one analysis and its verdict (``risk.assess(analysis)``).
 
-    ``simulationSuccess`` is true only for a simulation that ran *and* bought (see
-    ``risk.usable_simulation``); then ``honeypotResult`` and ``simulationResult`` are
-    present (spec Rule 3).  ``honeypotResult`` is present whenever the verdict decided
-    ``is_honeypot``, also from holders alone (Rule 4).
+    ``simulationSuccess`` is true only for a simulation that ran *and* bought and whose
+    every leg that went through has a tax figure (``risk.rendered_simulation``); then
+    ``honeypotResult`` and ``simulationResult`` are present (spec Rule 3).  A leg without
+    any figure is never a 0: there is no ``simulationResult`` and ``simulationError``
+    says which tax was not measured and why (``taxDetails`` still shows what was).
+    ``honeypotResult`` is present whenever the verdict decided ``is_honeypot``, also from
+    holders alone or from a sell that failed (Rule 4).
     """
     sim = usable_simulation(analysis.simulation)
+    shown = rendered_simulation(sim)
     pool = analysis.pool
     return IsHoneypotResponse(
         token=token_summary(analysis.token),
         withToken=token_summary(analysis.with_token) if analysis.with_token else None,
         summary=summary(verdict),
-        simulationSuccess=sim is not None,
-        simulationError=None if sim is not None else simulation_error(analysis),
+        simulationSuccess=shown is not None,
+        simulationError=None if shown is not None else simulation_error(analysis),
         honeypotResult=honeypot_result(verdict),
-        simulationResult=simulation_result(sim, analysis) if sim is not None else None,
+        simulationResult=simulation_result(shown, analysis) if shown is not None else None,
         holderAnalysis=holder_analysis(analysis.holders) if analysis.holders else None,
         flags=list(verdict.legacy_flags),
         contractCode=contract_code(analysis.code) if analysis.code else None,
@@ -670,24 +693,33 @@ def simulation_error(analysis: Analysis) -> str:
         return "simulation not run" if analysis.pool else "no pair with liquidity found"
     if not sim.success:
         return sim.error or "simulation failed"
+    if sim.buy_ok and (legs := unmeasured_legs(sim)):
+        return "; ".join(_not_measured(sim, leg) for leg in legs)
     return f"buy failed: {sim.failure_reason}" if sim.failure_reason else "buy failed"
+
+
+def _not_measured(sim: SimulationReport, leg: str) -> str:
+    """E.g. "the buy tax could not be measured: no quote for the amount (...)"."""
+    why = next((u.why for u in sim.unmeasured if u.leg == leg), None)
+    return f"the {leg} tax could not be measured" + (f": {why}" if why else "")
 
 
 def simulation_result(sim: SimulationReport, analysis: Analysis) -> SimulationResult:
     """``simulationResult`` with all five keys: taxes to 2 decimals, gas as integer strings.
 
     A step that reverted delivered nothing: its tax is 100 and its gas "0" (the live
-    API's convention).  A step that ran but whose tax could not be measured (the report
-    says None) is reported as 0, and the verdict never relies on it.
+    API's convention).  A step that ran carries its effective tax, or its token-unit tax
+    where the effective one was not measured (``taxDetails`` says so); ``sim`` must be
+    ``risk.rendered_simulation``'s, so no leg is without a figure (none reads as 0).
     """
     token_decimals = analysis.token.decimals
     with_decimals = analysis.with_token.decimals if analysis.with_token else DEFAULT_DECIMALS
     return SimulationResult(
         maxBuy=limit_amount(sim.max_buy, token_decimals, with_decimals) if sim.max_buy else None,
         maxSell=limit_amount(sim.max_sell, token_decimals, with_decimals) if sim.max_sell else None,
-        buyTax=_step_tax(sim.buy_ok, sim.buy_tax),
-        sellTax=_step_tax(sim.sell_ok, sim.sell_tax),
-        transferTax=_step_tax(sim.transfer_ok, sim.transfer_tax),
+        buyTax=_step_tax(sim.buy_ok, leg_tax(sim, "buy")),
+        sellTax=_step_tax(sim.sell_ok, leg_tax(sim, "sell")),
+        transferTax=_step_tax(sim.transfer_ok, leg_tax(sim, "transfer")),
         buyGas=_step_gas(sim.buy_ok, sim.buy_gas),
         sellGas=_step_gas(sim.sell_ok, sim.sell_gas),
     )
@@ -703,9 +735,9 @@ def journey(sim: SimulationReport | None) -> list[JourneyStep] | None:
     if sim is None or not sim.success:
         return None
     facts = {
-        "buy": (sim.buy_ok, sim.buy_tax, sim.buy_gas),
-        "transfer": (sim.transfer_ok, sim.transfer_tax, None),
-        "sell": (sim.sell_ok, sim.sell_tax, sim.sell_gas),
+        "buy": (sim.buy_ok, leg_tax(sim, "buy"), sim.buy_gas),
+        "transfer": (sim.transfer_ok, leg_tax(sim, "transfer"), None),
+        "sell": (sim.sell_ok, leg_tax(sim, "sell"), sim.sell_gas),
     }
     steps = []
     for step, (ok, tax, gas) in facts.items():
@@ -730,7 +762,9 @@ REVERTED_TAX = 100.0
 def _step_tax(ok: bool, tax: float | None) -> float:
     if not ok:
         return REVERTED_TAX
-    return round(tax, 2) if tax is not None else 0.0
+    if tax is None:  # excluded by rendered_simulation: an unknown tax is never a number
+        raise ValueError("a leg without a tax figure cannot be rendered in simulationResult")
+    return round(tax, 2)
 
 
 def _step_gas(ok: bool, gas: int | None) -> str:
@@ -800,9 +834,11 @@ def tax_details(
     if sim is None and holders is None and not notes:
         return None
     legs = [
-        leg_taxes(sim.buy_tax, sim.buy_tax_token_unit) if sim else None,
-        leg_taxes(sim.sell_tax, sim.sell_tax_token_unit) if sim else None,
-        leg_taxes(sim.transfer_tax, sim.transfer_tax_token_unit) if sim else None,
+        leg_taxes(sim.buy_tax, sim.buy_tax_token_unit, _missing(sim, "buy")) if sim else None,
+        leg_taxes(sim.sell_tax, sim.sell_tax_token_unit, _missing(sim, "sell")) if sim else None,
+        leg_taxes(sim.transfer_tax, sim.transfer_tax_token_unit, _missing(sim, "transfer"))
+        if sim
+        else None,
     ]
     return TaxDetails(
         buy=legs[0],
@@ -813,18 +849,42 @@ def tax_details(
     )
 
 
-def leg_taxes(effective: float | None, token_unit: float | None) -> LegTaxes | None:
-    if effective is None and token_unit is None:
+def _missing(sim: SimulationReport, leg: str) -> dict[str, str]:
+    """Figure -> why, for the figures of ``leg`` the simulation could not measure."""
+    return {u.figure: u.why for u in sim.unmeasured if u.leg == leg}
+
+
+def leg_taxes(
+    effective: float | None, token_unit: float | None, missing: dict[str, str] | None = None
+) -> LegTaxes | None:
+    if effective is None and token_unit is None and not missing:
         return None
     diff = (
         round(effective - token_unit, 2)
         if effective is not None and token_unit is not None
         else None
     )
-    return LegTaxes(effective=_round(effective), tokenUnit=_round(token_unit), difference=diff)
+    return LegTaxes(
+        effective=_round(effective),
+        tokenUnit=_round(token_unit),
+        difference=diff,
+        notMeasured=missing or None,
+    )
+
+
+HOLDER_TAXES_UNMEASURED = (
+    "no holder's sell tax could be measured (no quote and no Transfer log of the sells); "
+    "holderAnalysis' tax figures are not measurements"
+)
 
 
 def holder_taxes(stats: HolderStats) -> HolderTaxes:
+    if stats.taxes_measured == 0:
+        return HolderTaxes(
+            soldAtPoolLimit=stats.sold_at_pool_limit,
+            poolLimitWei=_integer_string(stats.pool_limit_wei),
+            notMeasured=HOLDER_TAXES_UNMEASURED,
+        )
     return HolderTaxes(
         averageEffective=round(stats.average_tax, 2),
         averageTokenUnit=_round(stats.average_tax_token_unit),

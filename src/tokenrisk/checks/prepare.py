@@ -37,6 +37,9 @@ class Prepared:
     token_slot: asyncio.Task[BalanceSlot | None] | None
     failed: SimulationReport | None
     made: SimulatedPool | None = None
+    emulated: bool = False
+    """``sim`` runs its simulations through ``eth_call`` and the runner contract (the node
+    lacks ``eth_simulateV1``: :func:`tokenrisk.checks.trade.emulating`)."""
 
     @property
     def simulated(self) -> bool:
@@ -109,7 +112,9 @@ async def prepare(
     sim = Simulator(
         node.rpc, route, at, funding, SimSettings(), prelude, base, limits, _learner(node)
     )
-    if dex.base_reserve(pool) == 0 or dex.token_reserve(pool) == 0:
+    if dex.base_reserve(pool) == 0:
+        # only the base side makes a pool empty: a pool whose token side was taken away
+        # still holds the buyers' money, and what trades through it do is the answer
         return _failed(node, route, funding, "insufficient liquidity: the pool is empty", made)
     slot = asyncio.create_task(
         find_balance_slot(node.rpc, token, sim.base.tag, cache=trading.slots)

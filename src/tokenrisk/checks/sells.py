@@ -25,6 +25,7 @@ from tokenrisk.simulate.engine import (
     sell_leg,
     too_many_blocks,
 )
+from tokenrisk.simulate.reserves import token_side_short
 
 V2_MAX_RESERVE = 2**112 - 1
 """A Uniswap V2 pair stores reserves as uint112: a sell that would lift the pair's token
@@ -73,6 +74,27 @@ async def sell_all(sim: Simulator, people: list[tuple[str, int]]) -> list[Holder
 
 
 async def _sell_all(sim: Simulator, people: list[tuple[str, int]]) -> list[HolderSell]:
+    """Groups first, then alone; everybody alone when the pool's token side is short.
+
+    A V2 pair holding fewer tokens than its reserve refuses every router sell until one
+    sell large enough to fill the gap goes through, and that sell repairs the pool for
+    every later one: sells in a group are then not independent, and only selling alone
+    says who can get out.  The pool is read alongside the groups, so this costs no round
+    trip when the pool is sound.
+    """
+    route = sim.route
+    short = asyncio.ensure_future(token_side_short(sim.rpc, route.pool, route.token, sim.base.tag))
+    try:
+        results = await _grouped(sim, people)
+        if await short is not None:
+            results = [None] * len(people)
+    finally:
+        short.cancel()  # a no-op once it is done
+    return await _alone(sim, people, results)
+
+
+async def _grouped(sim: Simulator, people: list[tuple[str, int]]) -> list[HolderSell | None]:
+    """Each holder's result in its group, None where it failed there (or the group did)."""
     order = sorted(range(len(people)), key=lambda i: -people[i][1])
     size = max(1, min(GROUP, sim.room))
     groups = [order[i : i + size] for i in range(0, len(order), size)]
@@ -89,6 +111,14 @@ async def _sell_all(sim: Simulator, people: list[tuple[str, int]]) -> list[Holde
             results[i] = found if found.ok else None
 
     await asyncio.gather(*(grouped(group) for group in groups))
+    return results
+
+
+async def _alone(
+    sim: Simulator, people: list[tuple[str, int]], results: list[HolderSell | None]
+) -> list[HolderSell]:
+    """Whoever has no result yet sells alone from the head state."""
+    in_flight = asyncio.Semaphore(_IN_FLIGHT)
     alone = [i for i, r in enumerate(results) if r is None]
 
     async def chunk_of(start: int) -> list[HolderSell]:
@@ -147,4 +177,7 @@ def _holder_result(
     if isinstance(outcome, CallReverted) or not outcome[f"{tag}.sell"].ok:
         return HolderSell(address, ok=False)
     tax, gas = sell_leg(outcome, sim.route, tag, amount), outcome[f"{tag}.sell"].gas
-    return HolderSell(address, ok=True, tax=tax.effective, gas=gas, tax_token_unit=tax.token_unit)
+    # the effective tax, else the token-unit one; neither: unmeasured (left out of the
+    # averages, never counted as 0)
+    judged = tax.effective if tax.effective is not None else tax.token_unit
+    return HolderSell(address, ok=True, tax=judged, gas=gas, tax_token_unit=tax.token_unit)

@@ -2,13 +2,19 @@
 
 After the history, inside an ``evm_snapshot`` that is reverted before the state is
 dumped (so the dump is exactly the state a check sees), a fresh EOA per token makes the
-journey a check simulates, as real mined transactions on the token's V2 WETH pair: buy
+journey a check simulates, as real mined transactions on the token's WETH pool (its V2
+pair, else its V3 pool, through Router02 or SwapRouter): buy
 for 0.5% of the pair's WETH, send 10% of the tokens to a second fresh wallet a minute
-later, sell the rest five minutes after the buy.  Router02's quote read just before each
+later, sell the rest five minutes after the buy; then the receiver sells half of what it
+received (a partial sell: a token that takes more from the seller's balance than the
+amount sold shows only when something is left to take).  When the buy fails, an existing
+holder sells instead (can anybody get out?).  Router02's quote read just before each
 trade, the receipts' Transfer logs and the wallets' balances give both figures of each
 leg, with the definitions of :mod:`tokenrisk.simulate.accounting` applied to what the
-chain really did.  The manifest records them per token as ``groundTruth``; tests hold
-the service's simulated answers against them.  Nothing here is typed in.
+chain really did, with the gas price the mined sell paid (``sellGasPrice``: anvil prices
+it like a wallet would, at least the base fee).  The manifest records them per token as
+``groundTruth``; tests hold the service's simulated answers against them.  Nothing here
+is typed in.
 """
 
 from __future__ import annotations
@@ -18,16 +24,19 @@ from typing import Any
 
 from tokenrisk.devnet.chain import Chain, Outcome, Tx
 from tokenrisk.devnet.deployment import Deployed, Devnet
-from tokenrisk.devnet.history import actor_address
+from tokenrisk.devnet.history import actor_address, holder_address
 from tokenrisk.devnet.swaps import (
+    Route,
     approve_calldata,
     balance,
     transfer_calldata,
     v2_quote,
     v2_swap_tokens,
+    v3_exact_input,
+    v3_quote,
 )
 from tokenrisk.devnet.trading import sell_pool
-from tokenrisk.devnet.uniswap import V2_ROUTER, WETH
+from tokenrisk.devnet.uniswap import WETH
 from tokenrisk.simulate.accounting import (
     BuyFacts,
     LegTax,
@@ -41,7 +50,8 @@ from tokenrisk.simulate.accounting import (
 
 BUY_BPS = 50  # buy size: 0.5% of the pair's WETH, as a check's default buy
 TRANSFER_BPS = 1_000  # share of the bought tokens sent wallet-to-wallet
-SECONDS = (12, 72, 300)  # buy, transfer, sell: seconds after the last history block
+SECONDS = (12, 72, 300, 312)  # buy, transfer, sell, partial sell: after the last block
+HOLDERS_TRIED = 5  # history buyers tried, in order, for a holder's sell after a failed buy
 
 
 @dataclass(frozen=True)
@@ -51,10 +61,26 @@ class _Journey:
     buyer: str
     receiver: str
     start: int
+    holders: tuple[str, ...] = ()  # history buyers, for a holder's sell
+    route: Route = Route("v2", WETH)
+
+    def swap(self, amount: int, recipient: str, selling: bool) -> str:
+        """Calldata of a swap paid and paid out in WETH (router already approved)."""
+        path = [self.token, WETH] if selling else [WETH, self.token]
+        if self.route.dex == "v2":
+            return v2_swap_tokens(path, amount, recipient)
+        return v3_exact_input(path[0], path[1], self.route.fee or 3000, recipient, amount)
+
+    async def quote(self, chain: Chain, amount: int, selling: bool) -> int | None:
+        """The router's (V2) or QuoterV2's (V3) quote; None when it cannot quote."""
+        path = [self.token, WETH] if selling else [WETH, self.token]
+        if self.route.dex == "v2":
+            return await v2_quote(chain, amount, path)
+        return await v3_quote(chain, amount, path[0], path[1], self.route.fee or 3000)
 
 
 async def measure_tokens(devnet: Devnet) -> dict[str, dict[str, Any]]:
-    """``groundTruth`` per token id with a V2 WETH pair; the chain is left as it was.
+    """``groundTruth`` per token id with a WETH pool; the chain is left as it was.
 
     Each token is measured from the same post-history state (a snapshot reverted after
     each), so one token's trades never move another's clock or pools.
@@ -78,33 +104,34 @@ def _journey(token: Deployed, start: int) -> _Journey | None:
     if not token.pools:
         return None
     pool = sell_pool(token)
-    if pool.spec.dex != "v2" or pool.base_address != WETH:
+    if pool.spec.dex not in ("v2", "v3") or pool.base_address != WETH:
         return None
     tid = token.spec.id
     buyer, receiver = (actor_address(tid, "groundtruth", n) for n in (0, 1))
-    return _Journey(token.address, pool.address, buyer, receiver, start)
+    holders = tuple(holder_address(tid, n) for n in range(HOLDERS_TRIED))
+    return _Journey(token.address, pool.address, buyer, receiver, start, holders, pool.route)
 
 
 async def _measure(chain: Chain, j: _Journey) -> dict[str, Any]:
     amount_in = await balance(chain, WETH, j.pair) * BUY_BPS // 10_000
     await _fund(chain, j, amount_in)
     # BUY
-    quote = await v2_quote(chain, amount_in, [WETH, j.token])
+    quote = await j.quote(chain, amount_in, selling=False)
     buy = await _send_at(
         chain,
         j.start + SECONDS[0],
         Tx(
             j.buyer,
-            V2_ROUTER,
-            v2_swap_tokens([WETH, j.token], amount_in, j.buyer),
+            j.route.router,
+            j.swap(amount_in, j.buyer, selling=False),
             label="ground truth: buy",
         ),
     )
     if not buy.ok:
-        return {"buyOk": False, "reason": buy.reason}
+        return {"buyOk": False, "reason": buy.reason} | await _holder_sell(chain, j)
     bought = await balance(chain, j.token, j.buyer)
     truth = {"buyOk": True} | _figures(
-        "buy", buy_tax(BuyFacts(j.token, j.buyer, quote, bought, _logs(buy)))
+        "buy", buy_tax(BuyFacts(j.token, j.buyer, quote, bought, _logs(buy), j.pair))
     )
     # TRANSFER
     sent = bought * TRANSFER_BPS // 10_000
@@ -119,27 +146,52 @@ async def _measure(chain: Chain, j: _Journey) -> dict[str, Any]:
             "transfer",
             transfer_tax(TransferFacts(j.token, j.buyer, j.receiver, sent, received, _logs(moved))),
         )
-    # SELL
-    return truth | await _sell(chain, j)
+    # SELL (the whole balance), then the receiver's partial sell
+    truth |= await _sell(chain, j, j.buyer, "sell", SECONDS[2])
+    if moved.ok:
+        await _approve(chain, j, j.receiver, j.start + SECONDS[2] + 1)
+        truth |= await _sell(chain, j, j.receiver, "partialSell", SECONDS[3], half=True)
+    return truth
 
 
-async def _sell(chain: Chain, j: _Journey) -> dict[str, Any]:
-    amount = await balance(chain, j.token, j.buyer)
-    quote = await v2_quote(chain, amount, [j.token, WETH])
-    weth_before = await balance(chain, WETH, j.buyer)
+async def _sell(
+    chain: Chain, j: _Journey, seller: str, leg: str, at: int, half: bool = False
+) -> dict[str, Any]:
+    """``seller`` sells its balance (``half``: half of it) ``at`` seconds after the start."""
+    held = await balance(chain, j.token, seller)
+    amount = held // 2 if half else held
+    quote = await j.quote(chain, amount, selling=True)
+    weth_before = await balance(chain, WETH, seller)
     tx = Tx(
-        j.buyer,
-        V2_ROUTER,
-        v2_swap_tokens([j.token, WETH], amount, j.buyer),
-        label="ground truth: sell",
+        seller, j.route.router, j.swap(amount, seller, selling=True), label=f"ground truth: {leg}"
     )
-    sell = await _send_at(chain, j.start + SECONDS[2], tx)
+    sell = await _send_at(chain, j.start + at, tx)
+    price = {} if half else {"sellGasPrice": _gas_price(sell)}
     if not sell.ok:
-        return {"sellOk": False, "reason": sell.reason}
-    left = await balance(chain, j.token, j.buyer)
-    received = await balance(chain, WETH, j.buyer) - weth_before
-    facts = SellFacts(j.token, j.buyer, j.pair, amount, amount - left, quote, received, _logs(sell))
-    return {"sellOk": True} | _figures("sell", sell_tax(facts))
+        return {f"{leg}Ok": False, f"{leg}Reason" if half else "reason": sell.reason} | price
+    spent = held - await balance(chain, j.token, seller)
+    received = await balance(chain, WETH, seller) - weth_before
+    facts = SellFacts(j.token, seller, j.pair, amount, spent, quote, received, _logs(sell))
+    extra = {f"{leg}ExtraTaken": str(max(0, spent - amount))} if half else {}
+    return {f"{leg}Ok": True} | price | extra | _figures(leg, sell_tax(facts))
+
+
+async def _holder_sell(chain: Chain, j: _Journey) -> dict[str, Any]:
+    """After a failed buy: the first history buyer still holding sells its whole balance."""
+    for holder in j.holders:
+        held = await balance(chain, j.token, holder)
+        if held == 0:
+            continue
+        await _approve(chain, j, holder, j.start + SECONDS[1])
+        tx = Tx(
+            holder,
+            j.route.router,
+            j.swap(held, holder, selling=True),
+            label="ground truth: holder sell",
+        )
+        sell = await _send_at(chain, j.start + SECONDS[2], tx)
+        return {"holderSellOk": sell.ok, "holderSellReason": sell.reason}
+    return {}
 
 
 def _figures(leg: str, tax: LegTax) -> dict[str, Any]:
@@ -156,7 +208,7 @@ async def _fund(chain: Chain, j: _Journey, amount_in: int) -> None:
     await chain.set_balances({j.buyer: amount_in + 10**18})
     wrap = Tx(j.buyer, WETH, "0xd0e30db0", amount_in, label="ground truth: wrap")
     approvals = [
-        Tx(j.buyer, token, approve_calldata(V2_ROUTER), label="ground truth: approve")
+        Tx(j.buyer, token, approve_calldata(j.route.router), label="ground truth: approve")
         for token in (WETH, j.token)
     ]
     for second, tx in enumerate([wrap, *approvals], start=1):
@@ -164,9 +216,22 @@ async def _fund(chain: Chain, j: _Journey, amount_in: int) -> None:
         await chain.send(tx)
 
 
+async def _approve(chain: Chain, j: _Journey, wallet: str, timestamp: int) -> None:
+    """``wallet`` lets the router spend its tokens (and has ETH for gas)."""
+    await chain.set_balances({wallet: 10**18})
+    tx = Tx(wallet, j.token, approve_calldata(j.route.router), label="ground truth: approve")
+    await _send_at(chain, timestamp, tx)
+
+
 async def _send_at(chain: Chain, timestamp: int, tx: Tx) -> Outcome:
     await chain.cheat("evm_setNextBlockTimestamp", timestamp)
     return await chain.send(tx, allow_revert=True)
+
+
+def _gas_price(outcome: Outcome) -> int:
+    """What the mined sell paid per gas (wei): a real price, at least the block's base fee,
+    so a token that traps sellers by ``tx.gasprice`` shows it in the ground truth."""
+    return int(outcome.receipt.get("effectiveGasPrice", "0x0"), 16)
 
 
 def _logs(outcome: Outcome) -> tuple[Any, ...]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from tokenrisk.chain.abi import decode, encode_call
 from tokenrisk.devnet.chain import Chain
 from tokenrisk.devnet.liquidity import DEADLINE
-from tokenrisk.devnet.uniswap import SWAP_ROUTER, V2_ROUTER, WETH
+from tokenrisk.devnet.uniswap import QUOTER_V2, SWAP_ROUTER, V2_ROUTER, WETH
 from tokenrisk.errors import AbiDecodeError, DevnetBuildError
 
 _V3_EXACT_INPUT_SINGLE = (
@@ -104,6 +104,19 @@ async def v2_quote(chain: Chain, amount: int, path: list[str]) -> int | None:
     except (DevnetBuildError, AbiDecodeError):  # a token the router cannot quote
         return None
     return int(amounts[-1])
+
+
+async def v3_quote(
+    chain: Chain, amount: int, token_in: str, token_out: str, fee: int
+) -> int | None:
+    """What QuoterV2 quotes for ``amount`` in one pool; None when it cannot (a token
+    that refuses to send to the quoter, a contract, makes the quote revert)."""
+    sig = "quoteExactInputSingle((address,address,uint256,uint24,uint160))"
+    data = encode_call(sig, [(token_in, token_out, amount, fee, 0)])
+    try:
+        return int(decode(["uint256"], (await chain.call(QUOTER_V2, data))[:66])[0])
+    except (DevnetBuildError, AbiDecodeError):
+        return None
 
 
 async def balance(chain: Chain, token: str, holder: str) -> int:

@@ -54,6 +54,7 @@ def aggregate(results: Sequence[HolderSell]) -> HolderStats:
         high_tax_wallets=sum(1 for t in taxes if t >= HIGH_TAX),
         tax_distribution=tax_distribution(taxes),
         average_tax_token_unit=_mean(units) if units else None,
+        taxes_measured=len(taxes),
     )
 
 

@@ -12,7 +12,8 @@ per leg, both percentages of what the user should have got:
   balance delta of the pair is never used.
 - **effective tax**: the user's real loss against the router's quote for the same
   amount in the same pre-trade state.  Sell: base token received vs the quote for the
-  amount the seller sent.  Buy: tokens the buyer's balance grew by vs the quote.
+  amount the seller sent (scaled up, at the quote's rate, when more tokens left the
+  seller's balance than it sold).  Buy: tokens the buyer's balance grew by vs the quote.
   Transfer: the receiver's balance growth vs the amount sent.  Swap-back dumps,
   reflections to the pair and rebases show up here and only here.
 
@@ -146,35 +147,62 @@ def sell_tax(facts: SellFacts) -> LegTax:
     """Both sell figures (see the module docstring).
 
     Tokens that left the seller are the larger of the amount sold and the seller's
-    balance decrease, so a token that takes more than it was asked to is counted.
-    Without any Transfer log of the token (a non-standard token), the token-unit figure
-    is None rather than a guess.
+    balance decrease, so a token that takes more than it was asked to (a second
+    transfer out, a burn from what the seller keeps) is counted in both figures: in
+    token units directly, and effectively by valuing every token that left at the
+    quote's rate (:func:`lost_value`).  Without any Transfer log of the token (a
+    non-standard token), the token-unit figure is None rather than a guess.
     """
     sent = max(facts.amount, facts.seller_spent or 0)
     events = transfers(facts.logs, facts.token)
     arrived = moved(events, facts.seller, facts.pair) if events else None
     return LegTax(
-        effective=shortfall(facts.quote, facts.received), token_unit=shortfall(sent, arrived)
+        effective=shortfall(lost_value(facts.quote, facts.amount, sent), facts.received),
+        token_unit=shortfall(sent, arrived),
     )
+
+
+def lost_value(quote: int | None, amount: int, sent: int) -> int | None:
+    """What the ``sent`` tokens that left the seller were worth, at the rate the router
+    quoted for the ``amount`` sold (``quote``): the quote itself when nothing more left.
+
+    Worked example: selling 1,000 tokens quoted at 0.1 ETH while the token burns 500 more
+    from the seller's balance: 1,500 tokens left, worth 0.15 ETH at that rate; the seller
+    got 0.1 ETH, an effective loss of 33.3%, as in token units (500 of 1,500).  The rate
+    of the whole amount is used (not a fresh quote for 1,500, which the pool's curve
+    would price lower): the extra tokens never reached the pool.
+    """
+    if quote is None or amount <= 0 or sent <= amount:
+        return quote
+    return quote * sent // amount
 
 
 @dataclass(frozen=True)
 class BuyFacts:
-    """What one simulated buy showed: the quote in tokens, the buyer's balance growth."""
+    """What one simulated buy showed: the quote in tokens, the buyer's balance growth;
+    ``pool``: the pool bought from (None: unknown)."""
 
     token: str
     buyer: str
     quote: int | None
     balance_gain: int | None
     logs: tuple[Log, ...]
+    pool: str | None = None
 
 
 def buy_tax(facts: BuyFacts) -> LegTax:
+    """Both buy figures.  Without a quote (a router or quoter that cannot quote the
+    amount) the token-unit figure compares the tokens that arrived with the tokens the
+    pool logged sending out in the buy, what the AMM paid; the effective figure stays
+    unmeasured (None), never a guess."""
     events = transfers(facts.logs, facts.token)
     arrived = moved(events, None, facts.buyer) if events else None
+    expected = facts.quote
+    if expected is None and facts.pool and events:
+        expected = moved(events, facts.pool, None) or None
     return LegTax(
         effective=shortfall(facts.quote, facts.balance_gain),
-        token_unit=shortfall(facts.quote, arrived),
+        token_unit=shortfall(expected, arrived),
     )
 
 

@@ -4,14 +4,16 @@ The plan (DESIGN.md "be the user"): a never-seen EOA funded with the base token
 buys through the pool's router in one block, sends 10% to a second fresh wallet in the
 next, and both sell everything in later blocks (block times in ``BLOCK_TIMES``).  Because
 amounts must be fixed when a simulation is sent, it runs in rounds: the buy alone
-(learn the amount bought), buy + transfer (learn balances), then three variants in one
+(learn the amount bought), buy + transfer (learn balances), then four variants in one
 JSON-RPC batch:
 
 - ``main``: buyer sells in block 3, the receiver in block 4;
 - ``same_block``: both sell in block 3 (a second sell failing only here means a
   one-sell-per-block limit);
 - ``delayed``: the buyer sells ``delayed_blocks`` blocks and ``delayed_seconds`` later
-  (a failure only here is a time bomb: ``delayed_sell_failed``).
+  (a failure only here is a time bomb: ``delayed_sell_failed``);
+- ``half``: the buyer sells half its balance in block 3 (a token that takes more than
+  the amount sold from what the seller keeps shows only then, see ``journey``).
 
 Taxes are measured twice per leg (:mod:`tokenrisk.simulate.accounting`): in token units
 from the call's Transfer logs, and effectively, as what the user received against the
@@ -635,6 +637,7 @@ def buy_leg(outcome: Outcome, route: Route) -> LegTax:
         quote=_quoted(outcome, "quote", route.v3),
         balance_gain=_uint(outcome, "bought"),
         logs=buy.logs,
+        pool=route.pool.address,
     )
     return buy_tax(facts)
 

@@ -4,7 +4,7 @@ Composes :mod:`tokenrisk.simulate.engine` plans into one :class:`SimulationRepor
 
 1. BUY at the default size; if it fails, smaller sizes (a max-buy limit) before giving up.
 2. TRANSFER 10% of the bought amount to a second fresh wallet.
-3. SELL variants in one batch (main, same block, delayed).
+3. SELL variants in one batch (main, same block, delayed, half the balance).
 4. LIMITS: larger buys (max buy); partial sells when the whole balance cannot be sold,
    or larger sells by a wallet given tokens through a balance override (max sell).
 """
@@ -16,10 +16,11 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, replace
 
 from tokenrisk.errors import CallReverted
-from tokenrisk.model import Limit, SimulationReport
+from tokenrisk.model import Limit, SimulationReport, Unmeasured
 from tokenrisk.simulate.accounting import LegTax, explain
 from tokenrisk.simulate.calls import BalanceSlot, approve, balance_of, fresh_address
 from tokenrisk.simulate.engine import (
+    CallResult,
     Outcome,
     Plan,
     Simulator,
@@ -36,6 +37,7 @@ from tokenrisk.simulate.limits import (
     largest_success,
     refine,
 )
+from tokenrisk.simulate.reserves import token_side_short
 
 _DOWN = (10, 100, 1_000, 10_000)  # divisors tried when the default buy fails
 _UP_BPS = (200, 500, 1_000, 2_500, 5_000)  # larger buys, in bps of the base reserve
@@ -91,18 +93,34 @@ async def simulate(
     else:
         smaller = await _smaller_buy(sim, amount)
         if smaller is None:
-            return SimulationReport(
+            failed = SimulationReport(
                 success=True,
                 failure_step="buy",
                 failure_reason=first["buy"].reason,
                 buy_gas=first["buy"].gas,
             )
+            return await _short(sim, failed)
         bought = smaller
         max_buy = _max_buy_between(sim, smaller, amount)
     report, limit = await asyncio.gather(
         _after_buy(sim, bought, token_reserve, slot, None), max_buy
     )
     return replace(report, max_buy=limit)
+
+
+async def _short(sim: Simulator, report: SimulationReport) -> SimulationReport:
+    """A failed buy explained by the pool's token side being short of its reserve
+    (:mod:`tokenrisk.simulate.reserves`): the reason names it, and a note says the
+    holders' sells decide.  A pool that exists only in a simulation is not read."""
+    if sim.prelude:
+        return report
+    route = sim.route
+    why = await token_side_short(sim.rpc, route.pool, route.token, sim.base.tag)
+    if why is None:
+        return report
+    reason = f"{report.failure_reason}; {why}" if report.failure_reason else why
+    note = f"buys fail because {why}; the holders' sells decide whether the token can be sold"
+    return replace(report, failure_reason=reason, notes=(*report.notes, note))
 
 
 def _slot_source(token_slot: BalanceSlot | None | SlotSource) -> asyncio.Future[BalanceSlot | None]:
@@ -131,7 +149,7 @@ async def _after_buy(
     remaining = moved["sender_after_transfer"].uint or 0
     moved_tax = transfer_leg(moved, sim.route, sent) if transfer_ok and sent else LegTax(None, None)
     # SELL (and, at the same time, large sells for the max-sell limit)
-    (main, same, delayed), big_sells, counted = await asyncio.gather(
+    (main, same, delayed, half), big_sells, counted = await asyncio.gather(
         sim.run(_sell_plans(sim, buyer, receiver, bought.amount_in, sent, remaining, received)),
         _big_sells(sim, token_slot, token_reserve, remaining),
         _counted(sim, token_slot, remaining),
@@ -152,6 +170,11 @@ async def _after_buy(
         # a later sell matters only when selling works now
         unchecked=counted if isinstance(counted, tuple) and main["buyer.sell"].ok else (),
     )
+    report = _unmeasured(report, "buy", buy, bought.outcome.get("quote"), bought.outcome["buy"])
+    if transfer_ok:
+        report = _unmeasured(
+            report, "transfer", moved_tax, None, moved["transfer"], sent_nothing=not sent
+        )
     try:
         return await _judge_sells(
             sim,
@@ -164,10 +187,15 @@ async def _after_buy(
             big_sells,
             moved,
             counted if isinstance(counted, str) else None,
+            half,
         )
     finally:
         if big_sells is not None and not big_sells.done():
             big_sells.cancel()  # the sell failed: the partial-sell search decided instead
+
+
+def _percent(value: float | None) -> str:
+    return "an unmeasured amount" if value is None else f"{value:.1f}%"
 
 
 def _round(value: float | None) -> float | None:
@@ -179,13 +207,79 @@ def _explained(*legs: tuple[str, LegTax]) -> tuple[str, ...]:
     return tuple(text for leg, tax in legs if (text := explain(leg, tax)) is not None)
 
 
-def _with_sell(report: SimulationReport, tax: LegTax) -> SimulationReport:
-    return replace(
+def _with_sell(report: SimulationReport, tax: LegTax, sold: Outcome) -> SimulationReport:
+    report = replace(
         report,
         sell_tax=_round(tax.effective),
         sell_tax_token_unit=_round(tax.token_unit),
         notes=report.notes + _explained(("Sell", tax)),
     )
+    return _unmeasured(report, "sell", tax, sold.get("buyer.quote"), sold.get("buyer.sell"))
+
+
+def _unmeasured(
+    report: SimulationReport,
+    leg: str,
+    tax: LegTax,
+    quote: CallResult | None,
+    trade: CallResult | None,
+    sent_nothing: bool = False,
+) -> SimulationReport:
+    """Record why a figure of ``leg`` (whose step went through) is missing; a missing
+    effective figure is also stated as unchecked, with the figure the leg falls back to."""
+    missing = _why_missing(leg, tax, quote, sent_nothing, trade)
+    if not missing:
+        return report
+    unchecked = [
+        f"{leg} tax (effective): {u.why}"
+        + ("; the token-unit figure is reported" if tax.token_unit is not None else "")
+        for u in missing
+        if u.figure == "effective"
+    ]
+    return replace(
+        report,
+        unmeasured=(*report.unmeasured, *missing),
+        unchecked=tuple(dict.fromkeys([*report.unchecked, *unchecked])),
+    )
+
+
+_NO_LOGS = (
+    "the node returned no logs for the trade",
+    "no log at all was returned for the transfer (the token logged none, or the node "
+    "returns no logs)",
+)
+
+
+def _why_missing(
+    leg: str,
+    tax: LegTax,
+    quote: CallResult | None,
+    sent_nothing: bool,
+    trade: CallResult | None = None,
+) -> tuple[Unmeasured, ...]:
+    """The figures of one leg that are None, each with the reason.  A trade call that
+    returned no log at all (a swap always logs the pool's events) means the node gave
+    none (e.g. an ``eth_call`` emulation), not that the token logged nothing."""
+    if sent_nothing:
+        why = "nothing was sent (the share of the bought amount rounds to zero)"
+        return (Unmeasured(leg, "effective", why), Unmeasured(leg, "tokenUnit", why))
+    no_quote = None
+    if quote is not None and not quote.ok:
+        no_quote = f"no quote for the amount ({quote.reason or 'the quote reverted'})"
+    elif quote is not None:
+        no_quote = "the router's quote for the amount could not be read"
+    out: list[Unmeasured] = []
+    if tax.effective is None:
+        why = no_quote or "a balance read around the trade failed"
+        out.append(Unmeasured(leg, "effective", why))
+    if tax.token_unit is None:
+        why = "the token logged no Transfer event in the trade"
+        if trade is not None and not trade.logs:
+            why = _NO_LOGS[leg == "transfer"]
+        if leg == "buy" and no_quote and tax.effective is None:
+            why = no_quote  # the buy's token-unit figure is measured against the quote too
+        out.append(Unmeasured(leg, "tokenUnit", why))
+    return tuple(out)
 
 
 def _transfer_plan(sim: Simulator, buyer: str, receiver: str, amount_in: int, sent: int) -> Plan:
@@ -204,7 +298,9 @@ def _sell_plans(
     remaining: int,
     received: int,
 ) -> list[Plan]:
-    main, same, delayed = (_transfer_plan(sim, buyer, receiver, amount_in, sent) for _ in range(3))
+    main, same, delayed, partial = (
+        _transfer_plan(sim, buyer, receiver, amount_in, sent) for _ in range(4)
+    )
     main.block(3)
     sim.add_sell(main, buyer, remaining, "buyer")
     if received:
@@ -216,7 +312,11 @@ def _sell_plans(
     # reaches the future by time within the node's block cap (blocks: see _counted)
     delayed.block(3, seconds=sim.settings.delayed_seconds)
     sim.add_sell(delayed, buyer, remaining, "buyer")
-    return [main, same, delayed]
+    # half the balance: a token that takes more than the amount sold from what the
+    # seller keeps shows only when something is kept
+    partial.block(3)
+    sim.add_sell(partial, buyer, max(1, remaining // 2), "buyer")
+    return [main, same, delayed, partial]
 
 
 async def _judge_sells(
@@ -230,6 +330,7 @@ async def _judge_sells(
     big_sells: asyncio.Task[tuple[Limit | None, float | None]] | None,
     moved: Outcome,
     counted: str | None,
+    half: Outcome | CallReverted,
 ) -> SimulationReport:
     _, _, sent, remaining, received = wallets
     notes: list[str] = list(report.notes)
@@ -257,9 +358,11 @@ async def _judge_sells(
             f"at most {fraction * 100:.2f}% of it can be sold"
         )
         report = replace(report, sell_gas=partial.outcome["buyer.sell"].gas)
-        report = _with_sell(report, sell_leg(partial.outcome, sim.route, "buyer", partial.amount))
+        tax = sell_leg(partial.outcome, sim.route, "buyer", partial.amount)
+        report = _with_sell(report, tax, partial.outcome)
     else:
-        report = _with_sell(report, sell_leg(main, sim.route, "buyer", remaining))
+        whole = sell_leg(main, sim.route, "buyer", remaining)
+        report = _with_sell(report, *_took_more(sim, (whole, main), half, remaining, notes))
         if big_sells is not None:
             max_sell, fraction = await big_sells
     report = replace(report, sell_ok=True, max_sell=max_sell, max_sell_fraction=fraction)
@@ -287,6 +390,43 @@ async def _judge_sells(
         delayed_sell_reason=late,
         notes=tuple(dict.fromkeys([*notes, *report.notes])),
     )
+
+
+_EXTRA_PPM = 1_000
+"""A partial sell costs the seller more tokens than it sold from this much (0.1%) more:
+below it, rounding and reflections."""
+
+
+def _took_more(
+    sim: Simulator,
+    sold: tuple[LegTax, Outcome],
+    partial: Outcome | CallReverted,
+    remaining: int,
+    notes: list[str],
+) -> tuple[LegTax, Outcome]:
+    """The sell's taxes: the whole-balance sell's, or, when a sell of half the balance
+    took more tokens from the seller than it sold (a burn or a second transfer from
+    what the seller keeps, which a whole-balance sell leaves no room for), that sell's:
+    a seller who keeps some tokens pays it.  Returns the taxes and the sell's outcome."""
+    whole = sold[0]
+    if isinstance(partial, CallReverted) or not partial["buyer.sell"].ok:
+        return sold
+    amount = max(1, remaining // 2)
+    before, after = partial["buyer.seller_before"].uint, partial["buyer.seller_after"].uint
+    if (
+        before is None
+        or after is None
+        or (before - after) * 1_000_000 <= amount * (1_000_000 + _EXTRA_PPM)
+    ):
+        return sold
+    extra = (before - after - amount) * 100 / amount
+    tax = sell_leg(partial, sim.route, "buyer", amount)
+    notes.append(
+        f"a sell of half the balance took {extra:.1f}% more tokens from the seller than it "
+        f"sold (burned or moved elsewhere); its tax is the sell tax. Selling the whole "
+        f"balance, with nothing left to take, cost {_percent(whole.effective)}"
+    )
+    return tax, partial
 
 
 _BY_BLOCKS = "delayed sell by block count"
