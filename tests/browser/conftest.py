@@ -7,7 +7,10 @@ work here.  Without chromium the tests are skipped only when this user cannot in
 it (not root), with a reason that says so; as root a missing chromium is a failure.
 
 Every request the page makes to anything but the live server is aborted and recorded,
-and each test fails if there was one: the page and the API docs must work offline.
+and each test fails if there was one: the page and the API docs must work offline.  Every
+console error and uncaught exception of the page is recorded too, and fails the test;
+the one exception is chromium's "Failed to load resource" line for an HTTP error status
+the test expects the API to answer (``console.expect_status(404)``).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pagecheck import DESKTOP, Console
 from playwright.sync_api import Browser, Page, Route, expect, sync_playwright
 from reliability.liveserver import LiveServer
 
@@ -68,14 +72,24 @@ def browser() -> Iterator[Browser]:
             launched.close()
 
 
+LOCAL = "http://127.0.0.1:"
+"""The live servers of the tests (several may run): anything else is from elsewhere."""
+
+
 @pytest.fixture
-def page(browser: Browser, live: LiveServer) -> Iterator[Page]:
-    """A fresh browser tab; requests leaving the live server are aborted and fail the test."""
-    context = browser.new_context(viewport={"width": 1100, "height": 900})
+def console() -> Console:
+    return Console()
+
+
+@pytest.fixture
+def page(browser: Browser, live: LiveServer, console: Console) -> Iterator[Page]:
+    """A fresh browser tab; requests leaving the live server are aborted and fail the test,
+    and so does any console error the test did not expect."""
+    context = browser.new_context(viewport=DESKTOP)
     outside: list[str] = []
 
     def guard(route: Route) -> None:
-        if route.request.url.startswith(live.url + "/"):
+        if route.request.url.startswith(LOCAL):
             route.continue_()
         else:
             outside.append(route.request.url)
@@ -83,12 +97,15 @@ def page(browser: Browser, live: LiveServer) -> Iterator[Page]:
 
     context.route("**/*", guard)
     tab = context.new_page()
+    tab.on("console", console.record)
+    tab.on("pageerror", console.crash)
     tab.set_default_timeout(90_000)
     try:
         yield tab
     finally:
         context.close()
     assert outside == [], f"the page tried to load from elsewhere: {outside}"
+    assert console.unexpected() == [], f"console errors: {console.unexpected()}"
 
 
 @pytest.fixture(scope="session")

@@ -1,8 +1,10 @@
 """The page for people at ``/`` and ``/token/<chainID>/<address>``, and offline API docs.
 
-The page is one server-rendered HTML shell (the configured chains filled in) and a little
-vanilla JavaScript that asks the service's own API, so what a person sees is exactly what
-the API answers.  Every asset is served from the package: the page's own files from
+The page is one server-rendered HTML shell (the configured chains and the owner-power
+findings table filled in) and a little vanilla JavaScript that asks the service's own API,
+so what a person sees is exactly what the API answers; each finding's meaning and advice
+come from the one table in :mod:`tokenrisk.findings`, as the docs and the rubric do
+(docs/page.md).  Every asset is served from the package: the page's own files from
 ``static/``, Swagger UI and ReDoc from the pinned ``fastapi-offline`` package, so
 ``/docs`` and ``/redoc`` work without internet.  A Content-Security-Policy keeps the
 page from loading anything from elsewhere.
@@ -11,6 +13,7 @@ page from loading anything from elsewhere.
 from __future__ import annotations
 
 import html
+import json
 from collections.abc import Callable, Iterable
 from importlib.resources import files
 from pathlib import Path
@@ -20,6 +23,8 @@ from fastapi import FastAPI
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
+
+from tokenrisk.findings import FINDINGS
 
 PAGE_DIR = Path(__file__).resolve().parent
 DOCS_ASSETS = Path(str(files("fastapi_offline") / "static"))
@@ -44,13 +49,16 @@ def add_page(app: FastAPI, chains: ChainNames) -> None:
     """Routes ``/``, ``/token/{chain}/{address}`` and the page's static files."""
     shell = Template((PAGE_DIR / "index.html").read_text(encoding="utf-8"))
     app.mount("/static/page", StaticFiles(directory=PAGE_DIR / "static"), name="page")
+    kinds = finding_kinds_json()
 
     def render(address: str = "") -> HTMLResponse:
         options = "\n".join(
             f'      <option value="{chain_id}">{html.escape(name)} ({chain_id})</option>'
             for chain_id, name in chains()
         )
-        body = shell.substitute(address=html.escape(address), chain_options=options)
+        body = shell.substitute(
+            address=html.escape(address), chain_options=options, finding_kinds=kinds
+        )
         return HTMLResponse(body, headers={"Content-Security-Policy": _CSP})
 
     @app.get("/", include_in_schema=False)
@@ -61,6 +69,17 @@ def add_page(app: FastAPI, chains: ChainNames) -> None:
     async def token_page(chain_id: str, address: str) -> HTMLResponse:
         """The shareable URL of one check; the page itself runs it and reports bad input."""
         return render(address)
+
+
+def finding_kinds_json() -> str:
+    """What each owner-power finding means for a buyer and what to do, by id, as JSON safe
+    inside the shell's ``<script type="application/json">`` (a data block, never run)."""
+    kinds = {
+        k.id: {"title": k.title, "severity": k.severity, "meaning": k.meaning, "advice": k.advice}
+        for k in FINDINGS.values()
+    }
+    text = json.dumps(kinds, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def add_docs(app: FastAPI) -> None:
