@@ -330,6 +330,11 @@ class Settings(BaseSettings):
     devnet: bool = Field(
         default=True, description="run the embedded devnet (default: no nodes configured)"
     )
+    mcp_http: bool = Field(
+        default=True,
+        description="serve the MCP tools over streamable HTTP at /mcp (`tokenrisk mcp` "
+        "serves them on stdio either way)",
+    )
     log_format: Literal["text", "json"] = Field(
         default="text",
         description="`tokenrisk serve` logs: plain text, or one JSON object a line",

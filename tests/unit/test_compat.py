@@ -281,3 +281,18 @@ async def test_mcp_mount_serves_each_lifespan_and_leaves_logging_alone() -> None
                 reply = await http.post("/mcp", json=listing, headers=headers)
                 tools = {t["name"] for t in reply.json()["result"]["tools"]}
                 assert tools == {"check_token", "get_pairs", "top_holders", "contract_verification"}
+
+
+def test_the_mcp_http_mount_follows_its_config_key() -> None:
+    """``mcp_http`` (default on) mounts the MCP tools at /mcp; off, the path is not served
+    (stdio ``tokenrisk mcp`` is unaffected)."""
+    from tokenrisk.api.app import create_app
+    from tokenrisk.api.mcp_http import MOUNT_PATH
+    from tokenrisk.config import Settings
+
+    def paths(settings: Settings) -> set[str]:
+        app = create_app(settings, None)
+        return {str(getattr(route, "path", "")) for route in app.router.routes}
+
+    assert MOUNT_PATH in paths(Settings(devnet=False))
+    assert MOUNT_PATH not in paths(Settings(devnet=False, mcp_http=False))

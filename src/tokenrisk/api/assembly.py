@@ -18,7 +18,7 @@ def assemble(app: FastAPI, settings: Settings, runner: Runner) -> None:
     middleware.install(app, settings.cors_origins)
     gate = build_gate(settings, runner)
     failures.install(app)
-    add_check_routes(app, runner, gate)
+    add_check_routes(app, runner, gate, mcp_http=settings.mcp_http)
     add_operations(app, settings, runner, gate)
     paths = frozenset(r.path for r in app.routes)  # type: ignore[attr-defined]
     app.add_middleware(middleware.SlashRedirect, paths=paths)

@@ -13,7 +13,9 @@ from tokenrisk.api.mcp_http import mount_http
 from tokenrisk.api.runner import Runner
 
 
-def add_compat_routes(app: FastAPI, runner: Runner, gate: Gate) -> None:
+def add_compat_routes(app: FastAPI, runner: Runner, gate: Gate, mcp_http: bool = True) -> None:
+    """``mcp_http`` False (config ``mcp_http``): no ``/mcp`` mount."""
     add_legacy_routes(app, runner, gate)
     add_goplus_route(app, runner, gate)
-    mount_http(app)
+    if mcp_http:
+        mount_http(app)

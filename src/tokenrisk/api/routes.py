@@ -21,10 +21,10 @@ from tokenrisk.api.runner import Runner
 from tokenrisk.api.token_routes import add_honeypot_route, add_verification_route
 
 
-def add_check_routes(app: FastAPI, runner: Runner, gate: Gate) -> None:
+def add_check_routes(app: FastAPI, runner: Runner, gate: Gate, mcp_http: bool = True) -> None:
     add_honeypot_route(app, runner, gate)
     add_verification_route(app, runner, gate)
     add_pairs_routes(app, runner, gate)
     add_holders_route(app, runner, gate)
     add_batch_route(app, runner, gate, ERRORS)
-    add_compat_routes(app, runner, gate)
+    add_compat_routes(app, runner, gate, mcp_http)
