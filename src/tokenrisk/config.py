@@ -258,6 +258,9 @@ class WebhookConfig(_Section):
 class WatchConfig(_Section):
     """The ``[watch]`` table: the watcher (``tokenrisk watch``, ``serve --watch``)."""
 
+    embedded: bool = Field(
+        default=False, description="run the watcher inside the server (`serve --watch` sets it)"
+    )
     chains: tuple[int, ...] = Field(default=(), description="chains followed; all when empty")
     poll_interval: float = Field(default=1.0, gt=0, description="seconds between head polls")
     blocks_per_step: int = Field(default=10, ge=1, description="blocks processed per step")

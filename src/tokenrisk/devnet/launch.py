@@ -20,11 +20,11 @@ from eth_abi.abi import encode
 
 from tokenrisk.chain.abi import encode_call
 from tokenrisk.devnet.chain import Chain, Tx
+from tokenrisk.devnet.layout import DEVNET_URL_FILE
 from tokenrisk.devnet.liquidity import add_v2_liquidity, approve, v2_pair_of
 from tokenrisk.devnet.uniswap import V2_ROUTER, WETH
 from tokenrisk.errors import DevnetBuildError
 
-URL_FILE = "devnet.json"
 LAUNCH_CONTRACT = "PlainToken"
 
 
@@ -35,15 +35,10 @@ class Launched:
     block: int
 
 
-def record_url(data_dir: Path, url: str) -> None:
-    """Write where the running devnet answers (read by ``devnet launch``/``arm``)."""
-    (data_dir / URL_FILE).write_text(json.dumps({"url": url}))
-
-
 def recorded_url(data_dir: Path) -> str:
     """The URL ``tokenrisk serve`` recorded; DevnetBuildError when none is running."""
     try:
-        return str(json.loads((data_dir / URL_FILE).read_text())["url"])
+        return str(json.loads((data_dir / DEVNET_URL_FILE).read_text())["url"])
     except (OSError, ValueError, KeyError) as exc:
         raise DevnetBuildError(f"no running devnet recorded in {data_dir}") from exc
 
