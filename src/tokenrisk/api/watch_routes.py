@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from fastapi import Depends, FastAPI, Header, Query
@@ -26,8 +26,9 @@ from tokenrisk.api.failures import ERRORS
 from tokenrisk.api.gate import Gate
 from tokenrisk.api.params import parse_chain_id, require_address
 from tokenrisk.api.runner import Runner
+from tokenrisk.config import WebhookConfig
 from tokenrisk.errors import Forbidden, InputError, UnknownChain
-from tokenrisk.store.watch import StoredEvent, WatchStore
+from tokenrisk.store.watch import StoredEvent, WatchStore, endpoint_name
 
 POLL = 0.5  # seconds between store reads of an idle stream
 KEEPALIVE = 15.0
@@ -74,6 +75,19 @@ def add_watch_routes(app: FastAPI, runner: Runner, gate: Gate) -> None:
         removed = await asyncio.to_thread(store().remove, key_of(caller), chain_id, token)
         return JSONResponse({"address": token, "chainID": chain_id, "removed": removed})
 
+    @app.get("/v2/watch/status", responses=ERRORS, summary="Watcher lag and webhook status")
+    async def status(caller: Caller = caller_of) -> JSONResponse:
+        chains = {}
+        for chain_id in runner.service.nodes:
+            node = runner.service.nodes.node(chain_id)
+            head = int(await node.rpc.call("eth_blockNumber", []), 16)
+            cursor = await asyncio.to_thread(store().cursor, chain_id)
+            block = None if cursor is None else cursor.block
+            lag = None if block is None else head - block
+            chains[str(chain_id)] = {"head": head, "block": block, "watch_lag_blocks": lag}
+        hooks = await asyncio.to_thread(_hooks, store(), runner.service.settings.watch.webhooks)
+        return JSONResponse({"chains": chains, "webhooks": hooks})
+
     @app.get("/v2/watch/events", responses=ERRORS, summary="Watch events (server-sent)")
     async def stream(
         caller: Caller = caller_of,
@@ -96,6 +110,24 @@ def _listing(store: WatchStore, key: str) -> list[dict[str, Any]]:
         if answer is not None and not answer.get("pending"):
             row["answer"] = answer
         rows.append(row)
+    return rows
+
+
+def _hooks(store: WatchStore, hooks: Sequence[WebhookConfig]) -> list[dict[str, Any]]:
+    """Delivery status per endpoint, named by its digest (never its URL)."""
+    rows = []
+    for hook in hooks:
+        name = endpoint_name(hook.url)
+        state = store.delivery(name)
+        rows.append(
+            {
+                "endpoint": name,
+                "deliveredSeq": state.delivered_seq,
+                "attempts": state.attempts,
+                "lastStatus": state.last_status,
+                "deadLetters": len(store.dead_letters(name)),
+            }
+        )
     return rows
 
 

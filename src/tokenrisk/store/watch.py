@@ -16,6 +16,7 @@ A reorg that undoes a block with events appends a ``retracted`` event naming eac
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Sequence
@@ -78,6 +79,12 @@ class Delivery:
     delivered_seq: int
     attempts: int
     last_status: str
+
+
+def endpoint_name(url: str) -> str:
+    """A webhook endpoint's name in the store, logs and status: a digest, never the URL
+    (it may hold a token)."""
+    return hashlib.sha256(url.encode()).hexdigest()[:16]
 
 
 class WatchStore:

@@ -26,6 +26,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from tokenrisk import metrics
 from tokenrisk.chain.node import Node
 from tokenrisk.checks.deps import HoneypotDeps
 from tokenrisk.checks.honeypot import is_honeypot
@@ -82,6 +83,7 @@ class Watcher:
             return 0
         work, end = await self._range(node, cursor.block + 1, end)
         self.lag[chain_id] = head - end
+        metrics.watch_step(chain_id, head - end)
         return await self._commit(chain_id, cursor, await self._at(node, end), work)
 
     async def _baselines(self, node: Node, cursor: WatchCursor) -> None:
@@ -111,6 +113,8 @@ class Watcher:
             log.info("chain %s: another watcher committed this range first", chain_id)
             return 0
         self.committed += added
+        for event in work.events if added else ():
+            metrics.watch_event(chain_id, event.kind)
         return added
 
     async def _range(self, node: Node, start: int, end: int) -> tuple[Work, int]:
@@ -157,6 +161,7 @@ class Watcher:
         """The token's answer reduced to a snapshot; None when it cannot be checked (no
         liquidity yet, a node failure: checked again on the next trigger)."""
         self.checks += 1
+        metrics.watch_check(node.id)
         try:
             result = await is_honeypot(self.deps, token, node.id, pool)
         except TokenRiskError as exc:

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from tokenrisk.store.watch import Delivery, StoredEvent, WatchStore
+from tokenrisk import metrics
+from tokenrisk.store.watch import Delivery, StoredEvent, WatchStore, endpoint_name
 
 log = logging.getLogger("tokenrisk.watch.webhooks")
 
@@ -35,8 +36,7 @@ class Endpoint:
 
     @property
     def name(self) -> str:
-        """The endpoint's name in the store and the logs: never its URL."""
-        return hashlib.sha256(self.url.encode()).hexdigest()[:16]
+        return endpoint_name(self.url)
 
 
 def signature(secret: str, body: bytes) -> str:
@@ -84,6 +84,7 @@ class Webhooks:
         self, endpoint: Endpoint, event: StoredEvent, state: Delivery, status: str
     ) -> None:
         self.failures += 1
+        metrics.webhook_failed(endpoint.name)
         tries = state.attempts + 1
         if tries >= self.attempts:
             log.warning("webhook %s: event %s dead-lettered (%s)", endpoint.name, event.seq, status)

@@ -1,0 +1,87 @@
+"""The watcher's pure rules (what is a change, event ids) and its store (exactly once:
+the cursor's compare-and-set, events kept once, watchlist limits, dead letters)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tokenrisk.errors import StoreConflict
+from tokenrisk.store.engine import Store
+from tokenrisk.store.watch import Delivery, NewEvent, WatchCursor, WatchStore
+from tokenrisk.watch.events import changes, event_id
+
+TOKEN = "0x" + "ab" * 20
+BEFORE = {
+    "isHoneypot": False,
+    "risk": "low",
+    "buyTax": 0.0,
+    "sellTax": 3.0,
+    "transferTax": 0.0,
+    "flags": ["a"],
+}
+
+
+def test_equal_answers_make_no_change() -> None:
+    assert changes(BEFORE, dict(BEFORE), tax_threshold=5.0) == []
+
+
+def test_a_tax_must_move_past_the_threshold() -> None:
+    assert changes(BEFORE, {**BEFORE, "sellTax": 8.0}, tax_threshold=5.0) == []
+    moved = changes(BEFORE, {**BEFORE, "sellTax": 99.0}, tax_threshold=5.0)
+    assert moved == [{"field": "sellTax", "before": 3.0, "after": 99.0}]
+    unmeasured = changes(BEFORE, {**BEFORE, "sellTax": None}, tax_threshold=5.0)
+    assert unmeasured == [{"field": "sellTax", "before": 3.0, "after": None}]
+
+
+def test_verdict_risk_and_flags_are_reported_before_and_after() -> None:
+    after = {**BEFORE, "isHoneypot": True, "risk": "honeypot", "flags": ["b"]}
+    assert changes(BEFORE, after, tax_threshold=5.0) == [
+        {"field": "isHoneypot", "before": False, "after": True},
+        {"field": "risk", "before": "low", "after": "honeypot"},
+        {"field": "flag", "before": None, "after": "b"},
+        {"field": "flag", "before": "a", "after": None},
+    ]
+
+
+def test_event_ids_depend_on_content_only() -> None:
+    assert event_id(1, TOKEN, "alert", 5, [1]) == event_id(1, TOKEN.upper(), "alert", 5, [1])
+    assert event_id(1, TOKEN, "alert", 5, [1]) != event_id(1, TOKEN, "alert", 6, [1])
+
+
+def _event(block: int) -> NewEvent:
+    ident = event_id(1, TOKEN, "alert", block, [])
+    return NewEvent(ident, 1, TOKEN, "alert", block, "0xh", {"id": ident})
+
+
+def test_a_range_commits_once(store: Store) -> None:
+    watch = WatchStore(store)
+    start, moved = WatchCursor(10, "0x10"), WatchCursor(12, "0x12")
+    assert watch.commit(1, None, start, [], {}) == 0
+    with pytest.raises(StoreConflict):
+        watch.commit(1, None, start, [], {})  # a second watcher starting the chain
+    assert watch.commit(1, start, moved, [_event(11)], {TOKEN: (11, {"risk": "low"})}) == 1
+    with pytest.raises(StoreConflict):  # another watcher's copy of the same range
+        watch.commit(1, start, moved, [_event(11)], {})
+    assert watch.commit(1, moved, WatchCursor(13, "0x13"), [_event(11)], {}) == 0  # redone
+    assert [e.block for e in watch.events_after(0)] == [11]
+    assert watch.snapshot(1, TOKEN) == {"risk": "low"}
+
+
+def test_watchlists_are_per_key_and_bounded(store: Store) -> None:
+    watch = WatchStore(store)
+    assert watch.add("k", 1, TOKEN, limit=1)
+    assert watch.add("k", 1, TOKEN, limit=1)  # already there: still fine
+    assert not watch.add("k", 1, "0x" + "cd" * 20, limit=1)
+    assert watch.add("other", 1, "0x" + "cd" * 20, limit=1)
+    assert watch.listed("k") == [(1, TOKEN)]
+    assert watch.watched(1) == {TOKEN, "0x" + "cd" * 20}
+    assert watch.remove("k", 1, TOKEN) and not watch.remove("k", 1, TOKEN)
+
+
+def test_dead_letters_are_kept_per_endpoint(store: Store) -> None:
+    watch = WatchStore(store)
+    assert watch.delivery("e") == Delivery(0, 0, "never")
+    watch.record_delivery("e", Delivery(0, 2, "HTTP 500"))
+    watch.record_delivery("e", Delivery(7, 0, "dead letter: HTTP 500"), dead="HTTP 500")
+    assert watch.delivery("e").delivered_seq == 7
+    assert watch.dead_letters("e") == [(7, "HTTP 500")]
