@@ -159,3 +159,21 @@ async def test_launch_arm_and_restart(
         assert await restarted.deliver(client) == 0
     assert [r["id"] for r in Receiver.received] == [e.event_id for e in events]
     assert WatchStore(store).delivery(Endpoint(receiver, SECRET).name).last_status == "ok"
+
+
+async def test_a_reorg_retracts_its_events(devnet: Any, service: Service, store: Store) -> None:
+    rpc = service.nodes.node(31337).rpc
+    watcher = _watcher(service, store)
+    await _until_caught_up(watcher)
+    fork_point = await rpc.call("evm_snapshot", [])
+    launched = await launch(devnet.url, devnet.manifest, Path(devnet.manifest_path).parent)
+    await _until_caught_up(watcher)
+    assert _kinds(store) == [("new_pool", launched.token.lower())]
+
+    await rpc.call("evm_revert", [fork_point])  # the launch leaves the chain
+    for _ in range(5):  # and a longer chain without it takes its place
+        await rpc.call("evm_mine", [])
+    await _until_caught_up(watcher)
+    events = WatchStore(store).events_after(0)
+    assert [e.kind for e in events] == ["new_pool", "retracted"]
+    assert events[1].body["retracts"] == events[0].seq
