@@ -85,7 +85,7 @@ def _sse(url: str, last_id: int, limit: int) -> list[dict[str, Any]]:
     """A real SSE client: reads frames until ``limit`` events arrived."""
     events: list[dict[str, Any]] = []
     headers = {"Last-Event-ID": str(last_id), "Accept": "text/event-stream"}
-    params = {"limit": str(limit)}
+    params = {"maxEvents": str(limit)}
     with httpx.stream(
         "GET", f"{url}/v2/watch/events", headers=headers, params=params, timeout=WAIT
     ) as r:

@@ -454,9 +454,11 @@ REQUIRED: dict[str, tuple[str, Check]] = {
     ),
     "gas price cap that traps real sellers": (
         "gas-price-cap",
-        lambda t: t["afterLaunch"]
-        == [{"call": "setMaxGasPrice(uint256)", "args": ["1"], "when": "afterHistory"}]
-        and t["expected"]["isHoneypot"],
+        lambda t: (
+            t["afterLaunch"]
+            == [{"call": "setMaxGasPrice(uint256)", "args": ["1"], "when": "afterHistory"}]
+            and t["expected"]["isHoneypot"]
+        ),
     ),
     "honest token without any verification entry": (
         "unverified-honest",

@@ -93,10 +93,12 @@ def add_watch_routes(app: FastAPI, runner: Runner, gate: Gate) -> None:
         caller: Caller = caller_of,
         last_event_id: str | None = Header(None, alias="Last-Event-ID"),
         after: str | None = Query(None, description="resume after this event number"),
-        limit: int | None = Query(None, ge=1, description="close after this many events"),
+        max_events: int | None = Query(
+            None, alias="maxEvents", ge=1, description="close after this many events"
+        ),
     ) -> StreamingResponse:
         start = _seq(last_event_id if last_event_id is not None else after)
-        frames = _frames(store(), key_of(caller), start, limit)
+        frames = _frames(store(), key_of(caller), start, max_events)
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         return StreamingResponse(frames, media_type="text/event-stream", headers=headers)
 
