@@ -176,3 +176,29 @@ def test_launch_arm_kill_restart(
         _stop(watch)
         _stop(serve)
         opened.close()
+
+
+def test_serve_watch_runs_the_watcher_inside_the_server(
+    devnet: Any,
+    chain: None,
+    tmp_path: Path,
+    receiver: str,  # noqa: F811
+) -> None:
+    env = _env(devnet, tmp_path, receiver)
+    log = tmp_path / "serve.log"
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    serve = _start(env, log, "serve", "--watch", "--port", str(port))
+    try:
+        wait_healthy(url, serve, log)
+        _until(
+            "the watcher's first cursor",
+            lambda: httpx.get(f"{url}/v2/watch/status").json()["chains"]["31337"]["block"],
+        )
+        launched = json.loads(_cli(env, "devnet", "launch", "--rpc-url", devnet.url))
+        (new_pool,) = _sse(url, 0, 1)
+        assert new_pool["event"] == "new_pool" and new_pool["token"] == launched["token"]
+        _until("the webhook delivery", lambda: Receiver.received)
+        assert Receiver.received[0]["id"] == new_pool["id"]
+    finally:
+        _stop(serve)
