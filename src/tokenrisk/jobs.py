@@ -105,9 +105,13 @@ async def run_watch(
     from tokenrisk.watch.process import watch_process
 
     service = await start_service(settings)
+    queue = await open_queue(settings)  # with Redis: chains leased among watchers
     try:
-        process = watch_process(service.honeypot, service.store, settings.watch)
+        redis = None if queue is None else queue.pool
+        process = watch_process(service.honeypot, service.store, settings.watch, redis)
         started(process.chains)
         await process.run(stop)
     finally:
+        if queue is not None:
+            await queue.aclose()
         await service.close()

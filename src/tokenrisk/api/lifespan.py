@@ -3,7 +3,6 @@ local nodes, connect the index job queue; and undo it all on the way out."""
 
 from __future__ import annotations
 
-import asyncio
 import gc
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -11,13 +10,11 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from fastapi import FastAPI
 
 from tokenrisk.api.runner import Runner
-from tokenrisk.checks.deps import HoneypotDeps
 from tokenrisk.config import Settings
 from tokenrisk.devnet.supervisor import NodeSupervisor
 from tokenrisk.jobs import open_queue
 from tokenrisk.service import Service, start_service
-from tokenrisk.store.engine import Store
-from tokenrisk.watch.process import WatchProcess, watch_process
+from tokenrisk.watch.process import start_embedded, stop_embedded
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 
@@ -59,11 +56,17 @@ def lifespan_of(settings: Settings, runner: Runner, given: Service | None) -> Li
         queue = await open_queue(settings)
         svc.index.queue = queue
         svc.honeypot.powers.cache.shared = runner.state.facts()  # Redis: every worker's scans
-        watching = _start_watch(app, settings, svc.honeypot, svc.store)
+        watching = None
+        if settings.watch.embedded:  # serve --watch (docs/watch.md)
+            redis = queue.pool if queue is not None else None
+            app.state.watch, watching = start_embedded(
+                settings.watch, svc.honeypot, svc.store, redis
+            )
         try:
             yield
         finally:
-            await _stop_watch(watching)
+            if watching is not None:
+                await stop_embedded(watching)
             await runner.supervisor.stop()
             svc.index.queue = None
             svc.honeypot.powers.cache.shared = None
@@ -74,23 +77,3 @@ def lifespan_of(settings: Settings, runner: Runner, given: Service | None) -> Li
                 await svc.close()
 
     return lifespan
-
-
-Watching = tuple[asyncio.Event, "asyncio.Task[None]"] | None
-
-
-def _start_watch(app: FastAPI, settings: Settings, deps: HoneypotDeps, store: Store) -> Watching:
-    """``serve --watch``: the watcher runs in this process (docs/watch.md)."""
-    if not settings.watch.embedded:
-        return None
-    process: WatchProcess = watch_process(deps, store, settings.watch)
-    app.state.watch = process
-    stop = asyncio.Event()
-    return stop, asyncio.create_task(process.run(stop))
-
-
-async def _stop_watch(watching: Watching) -> None:
-    if watching is not None:
-        stop, task = watching
-        stop.set()
-        await task

@@ -240,21 +240,3 @@ def _first_per_token(found: list[blocks.Trigger]) -> list[blocks.Trigger]:
     for trigger in sorted(found, key=lambda t: (t.block, t.why == "interval")):
         first.setdefault(trigger.token, trigger)
     return list(first.values())
-
-
-async def follow(watcher: Watcher, chains: list[int], poll: float, stop: asyncio.Event) -> None:
-    """Step every chain until ``stop`` is set; a failing chain is logged and retried on
-    the next poll (its cursor did not move)."""
-    while not stop.is_set():
-        busy = False
-        for chain_id in chains:
-            try:
-                await watcher.step(chain_id)
-                busy = busy or watcher.lag.get(chain_id, 0) > 0
-            except TokenRiskError as exc:
-                log.warning("chain %s: watch step failed (%s)", chain_id, exc.__class__.__name__)
-        if not busy:
-            try:
-                await asyncio.wait_for(stop.wait(), poll)
-            except TimeoutError:
-                pass
