@@ -22,7 +22,10 @@ import httpx
 import pytest
 
 from tokenrisk.config import Settings
+from tokenrisk.devnet.chain import Chain
 from tokenrisk.devnet.launch import arm, launch
+from tokenrisk.devnet.liquidity import add_v2_liquidity
+from tokenrisk.devnet.uniswap import WETH
 from tokenrisk.service import Service, connect_devnet
 from tokenrisk.store.engine import Store, create_store
 from tokenrisk.store.watch import WatchStore
@@ -177,3 +180,30 @@ async def test_a_reorg_retracts_its_events(devnet: Any, service: Service, store:
     events = WatchStore(store).events_after(0)
     assert [e.kind for e in events] == ["new_pool", "retracted"]
     assert events[1].body["retracts"] == events[0].seq
+
+
+async def test_a_pool_without_liquidity_waits_for_it(
+    devnet: Any, service: Service, store: Store
+) -> None:
+    """The pair is created, the watcher passes it (pending, no event), liquidity arrives
+    in a later block: then the new_pool event, at the liquidity's block."""
+    watcher = _watcher(service, store)
+    await _until_caught_up(watcher)
+    owner = devnet.manifest["addresses"]["OWNER"]
+    chain = Chain(devnet.url)
+    try:
+        launched = await launch(
+            devnet.url, devnet.manifest, Path(devnet.manifest_path).parent, liquidity=False
+        )
+        await _until_caught_up(watcher)
+        assert _kinds(store) == []
+        assert WatchStore(store).pending(31337) == {launched.token.lower(): launched.pair}
+        amounts = (10**26, 10**19)
+        await add_v2_liquidity(chain, owner, launched.token, WETH, amounts, "test")
+    finally:
+        await chain.aclose()
+    await _until_caught_up(watcher)
+    (event,) = WatchStore(store).events_after(0)
+    assert (event.kind, event.token) == ("new_pool", launched.token.lower())
+    assert event.block > launched.block and event.body["answer"]["isHoneypot"] is False
+    assert WatchStore(store).pending(31337) == {}

@@ -21,7 +21,7 @@ from eth_abi.abi import encode
 from tokenrisk.chain.abi import encode_call
 from tokenrisk.devnet.chain import Chain, Tx
 from tokenrisk.devnet.layout import DEVNET_URL_FILE
-from tokenrisk.devnet.liquidity import add_v2_liquidity, approve, v2_pair_of
+from tokenrisk.devnet.liquidity import add_v2_liquidity, approve, create_v2_pair, v2_pair_of
 from tokenrisk.devnet.uniswap import V2_ROUTER, WETH
 from tokenrisk.errors import DevnetBuildError
 
@@ -43,8 +43,12 @@ def recorded_url(data_dir: Path) -> str:
         raise DevnetBuildError(f"no running devnet recorded in {data_dir}") from exc
 
 
-async def launch(url: str, manifest: dict[str, Any], build_dir: Path) -> Launched:
-    """Deploy a fresh honest token and give it a WETH pool; returns its addresses."""
+async def launch(
+    url: str, manifest: dict[str, Any], build_dir: Path, *, liquidity: bool = True
+) -> Launched:
+    """Deploy a fresh honest token and give it a WETH pool; returns its addresses.
+    ``liquidity`` false: only create the pair (a pool that exists before it can be
+    traded; the router is approved, so liquidity can follow)."""
     owner = manifest["addresses"]["OWNER"]
     artifacts = json.loads((build_dir / "solc" / "artifacts.json").read_text())
     creation = artifacts["contracts"][LAUNCH_CONTRACT]["bytecode"]
@@ -57,7 +61,11 @@ async def launch(url: str, manifest: dict[str, Any], build_dir: Path) -> Launche
     try:
         token = await chain.deploy(owner, creation, args, "launch")
         await approve(chain, owner, token, V2_ROUTER, "launch")
-        await add_v2_liquidity(chain, owner, token, WETH, (supply // 2, 10 * 10**18), "launch")
+        if liquidity:
+            amounts = (supply // 2, 10 * 10**18)
+            await add_v2_liquidity(chain, owner, token, WETH, amounts, "launch")
+        else:
+            await create_v2_pair(chain, owner, token, WETH, "launch")
         pair = await v2_pair_of(chain, token, WETH)
         block = int((await chain.block())["number"], 16)
     finally:

@@ -3,7 +3,8 @@ change a watched token's answer.
 
 One ``eth_getLogs`` per range for the factories' creation events (V2 ``PairCreated``,
 V3 ``PoolCreated``) of the chain's registry DEXes, one for the watched tokens' own
-control events (ownership, roles, pauses) and their pools' liquidity events, and one
+control events (ownership, roles, pauses) and their pools' liquidity events (V2/V3 ``Mint``
+and ``Burn``: a pending pool's first liquidity, a liquidity change), and one
 ``eth_getBlockByNumber`` (full transactions) per block, to see calls made to a watched
 token by anyone but a router.  Reads follow the execution-apis spec: block numbers as
 hex quantities, logs filtered by address and first topic.
@@ -45,8 +46,10 @@ CONTROL_TOPICS = tuple(
 LIQUIDITY_TOPICS = tuple(
     topic(s)
     for s in (
+        "Mint(address,uint256,uint256)",  # V2 liquidity added (a pending pool's first)
         "Burn(address,uint256,uint256,address)",  # V2 liquidity removed
-        "Burn(address,int24,int24,uint128,uint256,uint256)",  # V3 liquidity removed
+        "Mint(address,address,int24,int24,uint128,uint256,uint256)",  # V3 added
+        "Burn(address,int24,int24,uint128,uint256,uint256)",  # V3 removed
     )
 )
 PLAIN_SELECTORS = frozenset(

@@ -4,7 +4,8 @@ Pure: no I/O, so the rules are unit-tested without a node.
 
 A :data:`Snapshot` keeps what a buyer acts on: the honeypot verdict, the risk, the three
 taxes (percent, as the API reports them) and the flags (risk flags and owner powers:
-``owner_can_*`` findings are flags).  Two snapshots differ when the verdict or the risk
+``owner_can_*`` findings are flags); ``pair`` and ``liquidity`` (both reserves non-zero)
+say where it was measured and whether it could trade at all.  Two snapshots differ when the verdict or the risk
 changes, a flag appears or goes, or a tax moves by more than the threshold (percentage
 points): each difference is one entry of an event's ``changes``, with ``before`` and
 ``after``.
@@ -41,6 +42,7 @@ def snapshot(result: HoneypotResult) -> Snapshot:
         "transferTax": _tax(sim.transfer_tax if sim else None),
         "flags": sorted({f.flag for f in verdict.flags}),
         "pair": pool.address if pool else None,
+        "liquidity": bool(pool and pool.reserves0 > 0 and pool.reserves1 > 0),
     }
 
 

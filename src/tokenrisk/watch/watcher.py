@@ -180,7 +180,7 @@ class Watcher:
         self, node: Node, token: str, pool: str, block: int, tx: str | None, work: Work
     ) -> None:
         snap = await self._check(node, token, pool)
-        if snap is None or snap.get("pair") is None:
+        if snap is None or not snap.get("liquidity"):
             work.snapshots[token.lower()] = (block, {"pending": True, "pair": pool})
             return
         body = events.new_pool_body(node.id, token, pool, block, tx, snap)
