@@ -200,5 +200,7 @@ def test_serve_watch_runs_the_watcher_inside_the_server(
         assert new_pool["event"] == "new_pool" and new_pool["token"] == launched["token"]
         _until("the webhook delivery", lambda: Receiver.received)
         assert Receiver.received[0]["id"] == new_pool["id"]
+        health = httpx.get(f"{url}/health").json()
+        assert health["watchLagBlocks"]["31337"] >= 0
     finally:
         _stop(serve)

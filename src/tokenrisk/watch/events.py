@@ -5,10 +5,10 @@ Pure: no I/O, so the rules are unit-tested without a node.
 A :data:`Snapshot` keeps what a buyer acts on: the honeypot verdict, the risk, the three
 taxes (percent, as the API reports them) and the flags (risk flags and owner powers:
 ``owner_can_*`` findings are flags); ``pair`` and ``liquidity`` (both reserves non-zero)
-say where it was measured and whether it could trade at all.  Two snapshots differ when the verdict or the risk
-changes, a flag appears or goes, or a tax moves by more than the threshold (percentage
-points): each difference is one entry of an event's ``changes``, with ``before`` and
-``after``.
+say where it was measured and whether it could trade at all.  Two snapshots differ when
+the verdict or the risk changes, a flag appears or goes, or a tax moves by more than the
+threshold (percentage points): each difference is one entry of an event's
+``changes``, with ``before`` and ``after``.
 
 Event ids are digests of what the event says (chain, token, kind, block, changes), never
 of when it was made: a range redone after a restart makes the same ids, and the store
