@@ -3,12 +3,14 @@ the cursor's compare-and-set, events kept once, watchlist limits, dead letters).
 
 from __future__ import annotations
 
+import httpx
 import pytest
 
 from tokenrisk.errors import StoreConflict
 from tokenrisk.store.engine import Store
 from tokenrisk.store.watch import Delivery, NewEvent, WatchCursor, WatchStore
 from tokenrisk.watch.events import changes, event_id
+from tokenrisk.watch.webhooks import Endpoint, Webhooks, signature
 
 TOKEN = "0x" + "ab" * 20
 BEFORE = {
@@ -85,3 +87,28 @@ def test_dead_letters_are_kept_per_endpoint(store: Store) -> None:
     watch.record_delivery("e", Delivery(7, 0, "dead letter: HTTP 500"), dead="HTTP 500")
     assert watch.delivery("e").delivered_seq == 7
     assert watch.dead_letters("e") == [(7, "HTTP 500")]
+
+
+async def test_a_webhook_that_keeps_failing_dead_letters_and_moves_on(store: Store) -> None:
+    watch = WatchStore(store)
+    watch.commit(1, None, WatchCursor(12, "0x12"), [_event(11), _event(12)], {})
+    first, second = (e.event_id for e in watch.events_after(0))
+    seen: list[tuple[str, str]] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        ident = request.headers["X-Tokenrisk-Event"]
+        expected = signature("s" * 16, request.content)
+        assert request.headers["X-Tokenrisk-Signature"] == expected
+        seen.append((ident, "fail" if ident == first else "ok"))
+        return httpx.Response(500 if ident == first else 204)
+
+    hooks = Webhooks((Endpoint("http://hook.test/x", "s" * 16),), watch, attempts=2, backoff=0.0)
+    async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as client:
+        assert await hooks.deliver(client) == 0  # first try fails
+        assert await hooks.deliver(client) == 0  # second try fails: dead letter
+        assert await hooks.deliver(client) == 1  # the next event goes out
+    assert seen == [(first, "fail"), (first, "fail"), (second, "ok")]
+    name = Endpoint("http://hook.test/x", "s" * 16).name
+    assert watch.dead_letters(name) == [(1, "HTTP 500")]
+    assert watch.delivery(name) == Delivery(2, 0, "ok") and hooks.failures == 2
+    assert "hook.test" not in name
