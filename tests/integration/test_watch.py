@@ -207,3 +207,31 @@ async def test_a_pool_without_liquidity_waits_for_it(
     assert (event.kind, event.token) == ("new_pool", launched.token.lower())
     assert event.block > launched.block and event.body["answer"]["isHoneypot"] is False
     assert WatchStore(store).pending(31337) == {}
+
+
+def test_devnet_commands_find_the_devnet_serve_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``open_service`` on the embedded devnet records its URL in the data dir, and
+    ``tokenrisk devnet launch`` / ``arm`` find it there (no --rpc-url)."""
+    from typer.testing import CliRunner
+
+    from tokenrisk.cli.main import app
+    from tokenrisk.service import open_service
+
+    monkeypatch.setenv("TOKENRISK_DATA_DIR", str(tmp_path))
+    service = open_service(Settings(devnet=True, data_dir=tmp_path))
+    try:
+        url = service.processes[-1].url
+        assert json.loads((tmp_path / "devnet.json").read_text()) == {"url": url}
+        launched = CliRunner().invoke(app, ["devnet", "launch"])
+        assert launched.exit_code == 0, launched.output
+        token = json.loads(launched.stdout)["token"]
+        body = {"jsonrpc": "2.0", "id": 1, "method": "eth_getCode", "params": [token, "latest"]}
+        assert len(httpx.post(url, json=body).json()["result"]) > 2
+        armed = CliRunner().invoke(app, ["devnet", "arm", "latent-pause"])
+        assert armed.exit_code == 0 and armed.stdout.strip().startswith("0x")
+        unknown = CliRunner().invoke(app, ["devnet", "arm", "plain"])
+        assert unknown.exit_code == 3
+    finally:
+        asyncio.run(service.close())
