@@ -9,10 +9,13 @@ import pytest
 from tokenrisk.errors import StoreConflict
 from tokenrisk.store.engine import Store
 from tokenrisk.store.watch import Delivery, NewEvent, WatchCursor, WatchStore
+from tokenrisk.watch.blocks import Trigger
 from tokenrisk.watch.events import changes, event_id
+from tokenrisk.watch.watcher import Bounds, Watcher, _first_per_token
 from tokenrisk.watch.webhooks import Endpoint, Webhooks, signature
 
 TOKEN = "0x" + "ab" * 20
+OTHER = "0x" + "cd" * 20
 BEFORE = {
     "isHoneypot": False,
     "risk": "low",
@@ -112,3 +115,33 @@ async def test_a_webhook_that_keeps_failing_dead_letters_and_moves_on(store: Sto
     assert watch.dead_letters(name) == [(1, "HTTP 500")]
     assert watch.delivery(name) == Delivery(2, 0, "ok") and hooks.failures == 2
     assert "hook.test" not in name
+
+
+def _bare(bounds: Bounds) -> Watcher:
+    """A watcher for its pure rules only (no node, no store)."""
+    return Watcher(deps=None, store=None, bounds=bounds)  # type: ignore[arg-type]
+
+
+def test_checks_past_the_cap_wait_for_the_next_step() -> None:
+    watcher = _bare(Bounds(max_checks=2))
+    assert watcher._cut(10, 20, [11, 12]) == 20
+    assert watcher._cut(10, 20, [15, 11, 18]) == 17  # the third check's block waits
+    assert watcher._cut(10, 20, [10, 10, 10]) == 10  # never less than one block
+
+
+def test_interval_rechecks_every_watched_token_once() -> None:
+    watcher = _bare(Bounds(interval_blocks=5))
+    due = watcher._interval({TOKEN: None}, 11, 16)
+    assert [(t.token, t.block, t.why) for t in due] == [(TOKEN, 15, "interval")]
+    assert watcher._interval({TOKEN: None}, 11, 14) == []
+    assert _bare(Bounds())._interval({TOKEN: None}, 0, 100) == []
+
+
+def test_one_recheck_per_token_attributed_to_its_first_transaction() -> None:
+    found = [
+        Trigger(TOKEN, 12, "", "interval"),
+        Trigger(TOKEN, 12, "0xb", "call"),
+        Trigger(TOKEN, 11, "0xa", "control"),
+        Trigger(OTHER, 13, "0xc", "liquidity"),
+    ]
+    assert [(t.token, t.tx) for t in _first_per_token(found)] == [(TOKEN, "0xa"), (OTHER, "0xc")]

@@ -81,6 +81,8 @@ async def follow(
                 busy = busy or watcher.lag.get(chain_id, 0) > 0
             except TokenRiskError as exc:
                 log.warning("chain %s: watch step failed (%s)", chain_id, exc.__class__.__name__)
+            except Exception:  # a bug must not stop every chain's watch: logged, retried
+                log.exception("chain %s: watch step failed", chain_id)
         if not busy:
             try:
                 await asyncio.wait_for(stop.wait(), poll)

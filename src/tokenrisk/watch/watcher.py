@@ -94,8 +94,9 @@ class Watcher:
         for token in sorted(tokens)[: self.bounds.max_checks]:
             if await asyncio.to_thread(self.store.snapshot, node.id, token) is None:
                 snap = await self._check(node, token, None)
-                if snap is not None:
-                    work.snapshots[token] = (cursor.block, snap)
+                # a token that cannot be checked now is not tried again every poll: its
+                # next trigger takes the baseline
+                work.snapshots[token] = (cursor.block, snap or {"unchecked": True})
         if work.snapshots:
             await self._commit(node.id, cursor, cursor, work)
 
@@ -198,7 +199,7 @@ class Watcher:
         if after is None:
             return
         work.snapshots[trigger.token] = (trigger.block, after)
-        if before is None:
+        if before is None or before.get("unchecked"):
             return  # first answer: the baseline, nothing to compare
         found = events.changes(before, after, self.bounds.tax_threshold)
         if found:
