@@ -251,8 +251,10 @@ class WebhookConfig(_Section):
     """One ``[[watch.webhooks]]`` endpoint: every watch event is POSTed to ``url``,
     signed with HMAC-SHA256 under ``secret`` (docs/watch.md)."""
 
-    url: str = Field(description="where events are POSTed (never logged)")
-    secret: str = Field(min_length=16, description="HMAC-SHA256 key of the signature header")
+    url: str = Field(repr=False, description="where events are POSTed (never logged)")
+    secret: str = Field(
+        min_length=16, repr=False, description="HMAC-SHA256 key of the signature header"
+    )
 
 
 class WatchConfig(_Section):
