@@ -31,8 +31,8 @@ log = logging.getLogger("tokenrisk.watch.webhooks")
 
 @dataclass(frozen=True)
 class Endpoint:
-    url: str
-    secret: str
+    url: str = field(repr=False)  # may hold a token: never printed
+    secret: str = field(repr=False)
 
     @property
     def name(self) -> str:
