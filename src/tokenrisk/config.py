@@ -247,6 +247,44 @@ class OwnerPowersConfig(_Section):
     )
 
 
+class WebhookConfig(_Section):
+    """One ``[[watch.webhooks]]`` endpoint: every watch event is POSTed to ``url``,
+    signed with HMAC-SHA256 under ``secret`` (docs/watch.md)."""
+
+    url: str = Field(repr=False, description="where events are POSTed (never logged)")
+    secret: str = Field(
+        min_length=16, repr=False, description="HMAC-SHA256 key of the signature header"
+    )
+
+
+class WatchConfig(_Section):
+    """The ``[watch]`` table: the watcher (``tokenrisk watch``, ``serve --watch``)."""
+
+    embedded: bool = Field(
+        default=False, description="run the watcher inside the server (`serve --watch` sets it)"
+    )
+    chains: tuple[int, ...] = Field(default=(), description="chains followed; all when empty")
+    poll_interval: float = Field(default=1.0, gt=0, description="seconds between head polls")
+    blocks_per_step: int = Field(default=10, ge=1, description="blocks processed per step")
+    max_checks_per_step: int = Field(
+        default=16, ge=1, description="checks per step; the rest wait (reported as lag)"
+    )
+    interval_blocks: int = Field(
+        default=0, ge=0, description="re-check every watched token every N blocks (0: off)"
+    )
+    tax_threshold: float = Field(
+        default=5.0, ge=0, description="percentage points a tax must move to make an alert"
+    )
+    watchlist_limits: dict[str, int] = Field(
+        default_factory=lambda: {"free": 10},
+        description="tier name -> most tokens one key may watch (others: default_limit)",
+    )
+    default_limit: int = Field(default=100, ge=0, description="watchlist size of other tiers")
+    webhooks: tuple[WebhookConfig, ...] = Field(default=(), description="`[[watch.webhooks]]`")
+    webhook_attempts: int = Field(default=5, ge=1, description="tries before a dead letter")
+    webhook_backoff: float = Field(default=1.0, gt=0, description="seconds before a 2nd try")
+
+
 class Settings(BaseSettings):
     """Every key of the config file.  The environment is read by :func:`load_settings`,
     not here, so a ``Settings(...)`` built in code or tests is exactly what it says."""
@@ -381,6 +419,7 @@ class Settings(BaseSettings):
     owner_powers: OwnerPowersConfig = Field(
         default=OwnerPowersConfig(), description="`[owner_powers]` table"
     )
+    watch: WatchConfig = Field(default=WatchConfig(), description="`[watch]` table")
     cors_origins: Annotated[tuple[str, ...], NoDecode] = Field(
         default=("*",),
         description="browser origins allowed to call the API (CORS); `[]` turns CORS off; "

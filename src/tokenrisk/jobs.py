@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,3 +94,24 @@ def build_worker(settings: Settings, burst: bool = False) -> Worker:
         max_jobs=settings.index_jobs,
         handle_signals=True,
     )
+
+
+async def run_watch(
+    settings: Settings, stop: asyncio.Event, started: Callable[[list[int]], None]
+) -> None:
+    """``tokenrisk watch``: the watcher (:mod:`tokenrisk.watch`) on a service of its own
+    until ``stop`` is set; ``started`` is told the chains it follows."""
+    from tokenrisk.service import start_service
+    from tokenrisk.watch.process import watch_process
+
+    service = await start_service(settings)
+    queue = await open_queue(settings)  # with Redis: chains leased among watchers
+    try:
+        redis = None if queue is None else queue.pool
+        process = watch_process(service.honeypot, service.store, settings.watch, redis)
+        started(process.chains)
+        await process.run(stop)
+    finally:
+        if queue is not None:
+            await queue.aclose()
+        await service.close()

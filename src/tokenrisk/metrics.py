@@ -83,6 +83,27 @@ INDEX_REFRESHES = Counter(
     ["chain"],
     registry=REGISTRY,
 )
+WATCH_LAG = Gauge(
+    "tokenrisk_watch_lag_blocks",
+    "Blocks the watcher is behind the head after its last step, by chain.",
+    ["chain"],
+    registry=REGISTRY,
+)
+WATCH_CHECKS = Counter(
+    "tokenrisk_watch_checks", "Checks the watcher ran, by chain.", ["chain"], registry=REGISTRY
+)
+WATCH_EVENTS = Counter(
+    "tokenrisk_watch_events",
+    "Watch events committed (new_pool, alert, retracted), by chain and kind.",
+    ["chain", "kind"],
+    registry=REGISTRY,
+)
+WEBHOOK_FAILURES = Counter(
+    "tokenrisk_watch_webhook_failures",
+    "Webhook POSTs that failed (each retry counts), by endpoint digest.",
+    ["endpoint"],
+    registry=REGISTRY,
+)
 
 
 def exposition() -> bytes:
@@ -114,3 +135,19 @@ def cache_lookup(hit: bool) -> None:
 def index_refreshed(chain_id: int, blocks_behind: int) -> None:
     INDEX_REFRESHES.labels(str(chain_id)).inc()
     INDEX_LAG.labels(str(chain_id)).set(blocks_behind)
+
+
+def watch_step(chain_id: int, lag_blocks: int) -> None:
+    WATCH_LAG.labels(chain=str(chain_id)).set(lag_blocks)
+
+
+def watch_check(chain_id: int) -> None:
+    WATCH_CHECKS.labels(chain=str(chain_id)).inc()
+
+
+def watch_event(chain_id: int, kind: str) -> None:
+    WATCH_EVENTS.labels(chain=str(chain_id), kind=kind).inc()
+
+
+def webhook_failed(endpoint: str) -> None:
+    WEBHOOK_FAILURES.labels(endpoint=endpoint).inc()

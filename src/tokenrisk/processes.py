@@ -5,12 +5,13 @@ Only loads and runs a built devnet (``devnet.instance``); it never builds one.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from tokenrisk.config import ChainNode, Settings
 from tokenrisk.devnet.instance import start_devnet
-from tokenrisk.devnet.layout import SOURCES_FILE, devnet_dir, read_manifest
+from tokenrisk.devnet.layout import DEVNET_URL_FILE, SOURCES_FILE, devnet_dir, read_manifest
 from tokenrisk.devnet.node import AnvilNode, ForkState, fork_from, start_anvil
 from tokenrisk.errors import DevnetBuildError
 
@@ -42,6 +43,8 @@ def devnet_node(settings: Settings, nodes: list[AnvilNode]) -> tuple[str, dict[s
         return settings.devnet_url, manifest, build_dir
     devnet = start_devnet(log_path=settings.data_dir / "devnet.log")
     nodes.append(devnet.node)
+    # where `tokenrisk devnet launch` / `arm` find the chain this service runs
+    (settings.data_dir / DEVNET_URL_FILE).write_text(json.dumps({"url": devnet.url}))
     return devnet.url, devnet.manifest, devnet.build_dir
 
 

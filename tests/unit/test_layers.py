@@ -57,6 +57,7 @@ LAYERS: list[set[str]] = [
     {"checks"},
     {"wiring", "processes"},
     {"service"},
+    {"watch"},
     {"jobs"},
     {"api"},
     {"cli", "asgi"},

@@ -72,6 +72,11 @@ class HealthReport(WireModel):
         description="One entry per configured chain, by id (with API keys on: only for a "
         "request that sends a valid key).",
     )
+    watchLagBlocks: dict[str, int] | None = Field(  # noqa: N815 (the wire's name)
+        default=None,
+        description="With the watcher in this process (`serve --watch`): blocks it is "
+        "behind each chain's head (docs/watch.md).",
+    )
 
     @property
     def healthy(self) -> bool:

@@ -14,6 +14,7 @@ from tokenrisk.config import Settings
 from tokenrisk.devnet.supervisor import NodeSupervisor
 from tokenrisk.jobs import open_queue
 from tokenrisk.service import Service, start_service
+from tokenrisk.watch.process import start_embedded, stop_embedded
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 
@@ -55,9 +56,17 @@ def lifespan_of(settings: Settings, runner: Runner, given: Service | None) -> Li
         queue = await open_queue(settings)
         svc.index.queue = queue
         svc.honeypot.powers.cache.shared = runner.state.facts()  # Redis: every worker's scans
+        watching = None
+        if settings.watch.embedded:  # serve --watch (docs/watch.md)
+            redis = queue.pool if queue is not None else None
+            app.state.watch, watching = start_embedded(
+                settings.watch, svc.honeypot, svc.store, redis
+            )
         try:
             yield
         finally:
+            if watching is not None:
+                await stop_embedded(watching)
             await runner.supervisor.stop()
             svc.index.queue = None
             svc.honeypot.powers.cache.shared = None

@@ -66,6 +66,9 @@ def add_health_route(app: FastAPI, probe: HealthProbe, keys: KeyGate | None) -> 
         offered = request.headers.get("x-api-key") or request.query_params.get("apiKey")
         if keys is not None and not await keys.valid(offered):
             report = HealthReport(status=report.status)
+        elif (watch := getattr(request.app.state, "watch", None)) is not None:
+            lag = {str(chain): blocks for chain, blocks in watch.watcher.lag.items()}
+            report = report.model_copy(update={"watchLagBlocks": lag})
         return JSONResponse(wire.dump(report), status_code=status)
 
 

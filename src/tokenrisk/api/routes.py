@@ -19,6 +19,7 @@ from tokenrisk.api.gate import Gate
 from tokenrisk.api.list_routes import add_holders_route, add_pairs_routes
 from tokenrisk.api.runner import Runner
 from tokenrisk.api.token_routes import add_honeypot_route, add_verification_route
+from tokenrisk.api.watch_routes import add_watch_routes
 
 
 def add_check_routes(app: FastAPI, runner: Runner, gate: Gate, mcp_http: bool = True) -> None:
@@ -28,3 +29,4 @@ def add_check_routes(app: FastAPI, runner: Runner, gate: Gate, mcp_http: bool = 
     add_holders_route(app, runner, gate)
     add_batch_route(app, runner, gate, ERRORS)
     add_compat_routes(app, runner, gate, mcp_http)
+    add_watch_routes(app, runner, gate)

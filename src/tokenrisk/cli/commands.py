@@ -39,6 +39,7 @@ def serve(
     host: str | None = typer.Option(None, help="listen address (default 127.0.0.1)"),
     port: int | None = typer.Option(None, help="port (default 8080)"),
     workers: int | None = typer.Option(None, help="worker processes (default 1)"),
+    watch: bool = typer.Option(False, "--watch", help="run the watcher in the server too"),
 ) -> None:
     """Serve the page and the HTTP API (on the embedded devnet unless nodes are configured);
     more than one worker needs redis_url (docs/deployment.md)."""
@@ -48,6 +49,8 @@ def serve(
 
     if config is not None:
         os.environ["TOKENRISK_CONFIG"] = str(config)
+    if watch:  # read by every worker's settings (docs/watch.md)
+        os.environ["TOKENRISK_WATCH__EMBEDDED"] = "true"
     with failures():
         settings = load_settings(config)
         workers = workers or settings.workers

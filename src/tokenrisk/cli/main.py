@@ -3,7 +3,8 @@
 Commands are grouped in sub-apps; ``tokenrisk devnet`` holds the devnet ones:
 
 - ``tokenrisk devnet build [--force]``: build the devnet if its inputs changed;
-- ``tokenrisk devnet [show] [--json]``: build if needed, then list the catalogue.
+- ``tokenrisk devnet [show] [--json]``: build if needed, then list the catalogue;
+- ``tokenrisk devnet launch`` / ``arm ID``: act on the running devnet (:mod:`.watch`).
 
 Build progress goes to stderr, so ``--json`` output on stdout stays machine-readable.
 """
@@ -21,6 +22,7 @@ from rich.table import Table
 
 from tokenrisk.cli.commands import register
 from tokenrisk.cli.keys import keys_app
+from tokenrisk.cli.watch import add_devnet_commands, watch_app
 from tokenrisk.devnet.build import ensure_devnet
 from tokenrisk.devnet.layout import read_manifest
 from tokenrisk.errors import SolcError, TokenRiskError
@@ -29,6 +31,8 @@ app = typer.Typer(no_args_is_help=True, help="Open-source token risk checker.")
 devnet_app = typer.Typer(help="The local devnet: canonical Uniswap, stablecoins, trap tokens.")
 app.add_typer(devnet_app, name="devnet")
 app.add_typer(keys_app, name="keys")
+app.add_typer(watch_app, name="watch")
+add_devnet_commands(devnet_app)
 register(app)
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]

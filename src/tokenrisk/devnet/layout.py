@@ -25,6 +25,8 @@ from typing import Any
 MANIFEST_FILE = "manifest.json"
 SOURCES_FILE = "sources.json"
 STATE_FILE = "state.json"
+DEVNET_URL_FILE = "devnet.json"
+"""In the data dir: where the devnet a running `tokenrisk serve` started answers."""
 
 
 PACKAGE = Path(__file__).resolve().parents[1]

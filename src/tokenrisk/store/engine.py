@@ -11,6 +11,8 @@ the data directory, WAL mode) and on PostgreSQL (``postgresql+psycopg://...``)::
     api_keys_retired   key_hash -> name, reason ("reset" or "revoked"), retired_at
     api_key_usage      (name, day, endpoint) -> requests
     schema_version     version -> description, applied_at   one row per applied migration
+    watchlist, watch_cursors, watch_state, watch_events, webhook_cursors,
+    webhook_dead_letters   the watcher's tables (operations in tokenrisk.store.watch)
 
 The schema is versioned: :data:`MIGRATIONS` lists every change in order, and opening a
 store applies the ones it lacks, each in the same transaction as its ``schema_version``
@@ -57,6 +59,7 @@ from sqlalchemy import (
     Numeric,
     String,
     Table,
+    Text,
     and_,
     create_engine,
     delete,
@@ -224,6 +227,66 @@ key_usage_table = Table(
     Column("requests", BigInteger, nullable=False),
 )
 
+watchlist_table = Table(
+    "watchlist",
+    metadata,
+    Column("key_name", String(64), primary_key=True),  # "" for callers without a key
+    Column("chain_id", BigInteger, primary_key=True),
+    Column("token", String(42), primary_key=True),
+    Column("created_at", Float, nullable=False),
+)
+
+watch_cursor_table = Table(
+    "watch_cursors",
+    metadata,
+    Column("chain_id", BigInteger, primary_key=True),
+    Column("block", BigInteger, nullable=False),
+    Column("block_hash", String(66), nullable=False),
+    Column("updated_at", Float, nullable=False),
+)
+
+watch_state_table = Table(
+    "watch_state",
+    metadata,
+    Column("chain_id", BigInteger, primary_key=True),
+    Column("token", String(42), primary_key=True),
+    Column("snapshot", Text, nullable=False),  # JSON of tokenrisk.watch.snapshot.Snapshot
+    Column("block", BigInteger, nullable=False),
+)
+
+watch_event_table = Table(
+    "watch_events",
+    metadata,
+    Column("seq", Integer, primary_key=True, autoincrement=True),
+    Column("event_id", String(64), nullable=False, unique=True),
+    Column("chain_id", BigInteger, nullable=False),
+    Column("token", String(42), nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("block", BigInteger, nullable=False),
+    Column("block_hash", String(66), nullable=False),
+    Column("body", Text, nullable=False),  # the event as delivered (JSON)
+    Column("created_at", Float, nullable=False),
+)
+
+webhook_table = Table(
+    "webhook_cursors",
+    metadata,
+    Column("endpoint", String(64), primary_key=True),  # a digest of the URL, never the URL
+    Column("delivered_seq", BigInteger, nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("last_status", String(64), nullable=False),
+    Column("updated_at", Float, nullable=False),
+)
+
+dead_letter_table = Table(
+    "webhook_dead_letters",
+    metadata,
+    Column("endpoint", String(64), primary_key=True),
+    Column("seq", BigInteger, primary_key=True),
+    Column("reason", String(200), nullable=False),
+    Column("created_at", Float, nullable=False),
+)
+
 schema_table = Table(
     "schema_version",
     metadata,
@@ -263,6 +326,18 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "drop the unused results cache", _drop_results_cache),
     Migration(
         3, "API keys and their usage", _create(api_key_table, retired_key_table, key_usage_table)
+    ),
+    Migration(
+        4,
+        "watch: watchlists, cursors, events, webhook deliveries",
+        _create(
+            watchlist_table,
+            watch_cursor_table,
+            watch_state_table,
+            watch_event_table,
+            webhook_table,
+            dead_letter_table,
+        ),
     ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -1,0 +1,192 @@
+"""The watchlist and the event stream: ``POST /v2/watch``, ``GET /v2/watch``,
+``DELETE /v2/watch/{chainID}/{address}`` and ``GET /v2/watch/events`` (server-sent events).
+
+A watchlist belongs to the caller's API key (callers without a key share the anonymous
+list); its size is bounded by the key's tier (``[watch] watchlist_limits``, 403 past it).
+The stream sends every ``new_pool`` and ``retracted`` event and the ``alert`` events of
+tokens the key watches, each as ``id: <seq>``, ``event: <kind>``, ``data: <json>``.  A
+client that reconnects with ``Last-Event-ID: <seq>`` (or ``?after=<seq>``) gets what it
+missed, from the store, in order; a ``: keep-alive`` comment goes out when idle.  The
+watcher itself runs in ``tokenrisk watch`` or ``serve --watch`` (docs/watch.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from fastapi import Depends, FastAPI, Header, Query
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel, ConfigDict
+
+from tokenrisk.api.access import Caller
+from tokenrisk.api.failures import ERRORS
+from tokenrisk.api.gate import Gate
+from tokenrisk.api.params import parse_chain_id, require_address
+from tokenrisk.api.runner import Runner
+from tokenrisk.config import WebhookConfig
+from tokenrisk.errors import Forbidden, InputError, UnknownChain
+from tokenrisk.store.watch import StoredEvent, WatchStore, endpoint_name
+
+POLL = 0.5  # seconds between store reads of an idle stream
+KEEPALIVE = 15.0
+
+
+class WatchRequest(BaseModel):
+    """``POST /v2/watch``'s body; validated by the same rules as query parameters."""
+
+    model_config = ConfigDict(extra="forbid")
+    address: str | None = None
+    chainID: str | int | None = None  # noqa: N815 (the wire's name)
+
+
+def key_of(caller: Caller) -> str:
+    return caller.key_name or ""
+
+
+def add_watch_routes(app: FastAPI, runner: Runner, gate: Gate) -> None:
+    caller_of = Depends(gate)
+
+    def store() -> WatchStore:
+        return WatchStore(runner.service.store)
+
+    @app.post("/v2/watch", status_code=201, responses=ERRORS, summary="Watch a token")
+    async def watch(body: WatchRequest, caller: Caller = caller_of) -> JSONResponse:
+        token = require_address("address", body.address)
+        chain_id = _chain(runner, _text(body.chainID))
+        config = runner.service.settings.watch
+        limit = config.watchlist_limits.get(caller.tier_name, config.default_limit)
+        added = await asyncio.to_thread(store().add, key_of(caller), chain_id, token, limit)
+        if not added:
+            raise Forbidden(f"this key's tier may watch at most {limit} tokens")
+        return JSONResponse({"address": token, "chainID": chain_id}, status_code=201)
+
+    @app.get("/v2/watch", responses=ERRORS, summary="The tokens this key watches")
+    async def watched(caller: Caller = caller_of) -> JSONResponse:
+        return JSONResponse(
+            {"watching": await asyncio.to_thread(_listing, store(), key_of(caller))}
+        )
+
+    @app.delete("/v2/watch/{chain}/{address}", responses=ERRORS, summary="Stop watching")
+    async def unwatch(chain: str, address: str, caller: Caller = caller_of) -> JSONResponse:
+        token, chain_id = require_address("address", address), _chain(runner, chain)
+        removed = await asyncio.to_thread(store().remove, key_of(caller), chain_id, token)
+        return JSONResponse({"address": token, "chainID": chain_id, "removed": removed})
+
+    @app.get("/v2/watch/status", responses=ERRORS, summary="Watcher lag and webhook status")
+    async def status(caller: Caller = caller_of) -> JSONResponse:
+        chains = {}
+        for chain_id in runner.service.nodes:
+            node = runner.service.nodes.node(chain_id)
+            head = int(await node.rpc.call("eth_blockNumber", []), 16)
+            cursor = await asyncio.to_thread(store().cursor, chain_id)
+            block = None if cursor is None else cursor.block
+            lag = None if block is None else head - block
+            chains[str(chain_id)] = {"head": head, "block": block, "watch_lag_blocks": lag}
+        hooks = await asyncio.to_thread(_hooks, store(), runner.service.settings.watch.webhooks)
+        return JSONResponse({"chains": chains, "webhooks": hooks})
+
+    @app.get("/v2/watch/events", responses=ERRORS, summary="Watch events (server-sent)")
+    async def stream(
+        caller: Caller = caller_of,
+        last_event_id: str | None = Header(None, alias="Last-Event-ID"),
+        after: str | None = Query(None, description="resume after this event number"),
+        max_events: int | None = Query(
+            None, alias="maxEvents", ge=1, description="close after this many events"
+        ),
+    ) -> StreamingResponse:
+        start = _seq(last_event_id if last_event_id is not None else after)
+        frames = _frames(store(), key_of(caller), start, max_events)
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        return StreamingResponse(frames, media_type="text/event-stream", headers=headers)
+
+
+def _listing(store: WatchStore, key: str) -> list[dict[str, Any]]:
+    """The key's tokens, each with the watcher's last answer once it has one."""
+    rows = []
+    for chain_id, token in store.listed(key):
+        row: dict[str, Any] = {"address": _cs(token), "chainID": chain_id}
+        answer = store.snapshot(chain_id, token)
+        if answer is not None and not answer.get("pending"):
+            row["answer"] = answer
+        rows.append(row)
+    return rows
+
+
+def _hooks(store: WatchStore, hooks: Sequence[WebhookConfig]) -> list[dict[str, Any]]:
+    """Delivery status per endpoint, named by its digest (never its URL)."""
+    rows = []
+    for hook in hooks:
+        name = endpoint_name(hook.url)
+        state = store.delivery(name)
+        rows.append(
+            {
+                "endpoint": name,
+                "deliveredSeq": state.delivered_seq,
+                "attempts": state.attempts,
+                "lastStatus": state.last_status,
+                "deadLetters": len(store.dead_letters(name)),
+            }
+        )
+    return rows
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _cs(token: str) -> str:
+    return require_address("address", token)
+
+
+def _chain(runner: Runner, raw: str | None) -> int:
+    chain_id = parse_chain_id(raw)
+    if chain_id is None:
+        raise InputError("chainID is required")
+    if chain_id not in runner.service.nodes:
+        raise UnknownChain(f"chain {chain_id} is not configured")
+    return chain_id
+
+
+def _seq(raw: str | None) -> int:
+    if raw is None or raw == "":
+        return 0
+    if not (raw.isascii() and raw.isdigit()):
+        raise InputError("Last-Event-ID must be an event number")
+    return int(raw)
+
+
+async def _frames(store: WatchStore, key: str, after: int, limit: int | None) -> AsyncIterator[str]:
+    """The stream: events after ``after`` as they are committed (``limit``: then stop)."""
+    sent, idle = 0, 0.0
+    yield "retry: 2000\n\n"
+    while limit is None or sent < limit:
+        batch = await asyncio.to_thread(store.events_after, after)
+        for event in batch:
+            after = event.seq
+            if await _visible(store, key, event):
+                yield _frame(event)
+                sent += 1
+                if limit is not None and sent >= limit:
+                    return
+        if batch:
+            idle = 0.0
+            continue
+        await asyncio.sleep(POLL)
+        idle += POLL
+        if idle >= KEEPALIVE:
+            idle = 0.0
+            yield ": keep-alive\n\n"
+
+
+async def _visible(store: WatchStore, key: str, event: StoredEvent) -> bool:
+    if event.kind != "alert":
+        return True
+    return key in await asyncio.to_thread(store.watchers, event.chain_id, event.token)
+
+
+def _frame(event: StoredEvent) -> str:
+    data = json.dumps(event.body, sort_keys=True)
+    return f"id: {event.seq}\nevent: {event.kind}\ndata: {data}\n\n"

@@ -1,0 +1,176 @@
+"""What the watcher reads from a node for a range of blocks: new pools, and what may
+change a watched token's answer.
+
+One ``eth_getLogs`` per range for the factories' creation events (V2 ``PairCreated``,
+V3 ``PoolCreated``) of the chain's registry DEXes, one for the watched tokens' own
+control events (ownership, roles, pauses) and their pools' liquidity events (V2/V3 ``Mint``
+and ``Burn``: a pending pool's first liquidity, a liquidity change), and one
+``eth_getBlockByNumber`` (full transactions) per block, to see calls made to a watched
+token by anyone but a router.  Reads follow the execution-apis spec: block numbers as
+hex quantities, logs filtered by address and first topic.
+
+A privileged caller is approximated by "a transaction sent straight to the token that is
+not a plain ERC-20 transfer or approval": holders trade through routers, the owner calls
+the token.  That over-counts (a holder may call ``transfer`` directly; those are
+skipped) rather than missing a trap being armed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from eth_utils.crypto import keccak
+
+from tokenrisk.chain.abi import checksum
+from tokenrisk.chain.node import Node
+
+
+def topic(signature: str) -> str:
+    return "0x" + bytes(keccak(text=signature)).hex()
+
+
+PAIR_CREATED = topic("PairCreated(address,address,address,uint256)")
+POOL_CREATED = topic("PoolCreated(address,address,uint24,int24,address)")
+CONTROL_TOPICS = tuple(
+    topic(s)
+    for s in (
+        "OwnershipTransferred(address,address)",
+        "RoleGranted(bytes32,address,address)",
+        "RoleRevoked(bytes32,address,address)",
+        "Paused(address)",
+        "Unpaused(address)",
+    )
+)
+LIQUIDITY_TOPICS = tuple(
+    topic(s)
+    for s in (
+        "Mint(address,uint256,uint256)",  # V2 liquidity added (a pending pool's first)
+        "Burn(address,uint256,uint256,address)",  # V2 liquidity removed
+        "Mint(address,address,int24,int24,uint128,uint256,uint256)",  # V3 added
+        "Burn(address,int24,int24,uint128,uint256,uint256)",  # V3 removed
+    )
+)
+PLAIN_SELECTORS = frozenset(
+    {"0xa9059cbb", "0x095ea7b3", "0x23b872dd"}
+)  # transfer, approve, transferFrom
+
+
+@dataclass(frozen=True)
+class NewPool:
+    """A pool the range created: its tokens, block and transaction."""
+
+    pool: str
+    token0: str
+    token1: str
+    block: int
+    tx: str
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """Something in the range that may change ``token``'s answer."""
+
+    token: str  # lowercase
+    block: int
+    tx: str
+    why: str  # "call", "control", "liquidity"
+
+
+async def block_hash(node: Node, number: int) -> str:
+    """The hash of block ``number`` ("" when the node has no such block: a reorg made
+    the chain shorter)."""
+    block = await node.rpc.call("eth_getBlockByNumber", [hex(number), False])
+    return str(block["hash"]) if block else ""
+
+
+async def new_pools(node: Node, start: int, end: int) -> list[NewPool]:
+    """Pools the registry's factories created in ``start..end`` (inclusive)."""
+    factories = [d.factory for d in node.chain.dexes]
+    if not factories:
+        return []
+    logs = await _logs(node, start, end, factories, [PAIR_CREATED, POOL_CREATED])
+    return [_pool_of(log) for log in logs]
+
+
+def _pool_of(log: dict[str, Any]) -> NewPool:
+    topics, data = log["topics"], bytes.fromhex(str(log["data"])[2:])
+    token0, token1 = _address(topics[1]), _address(topics[2])
+    if topics[0] == PAIR_CREATED:
+        pool = checksum("0x" + data[12:32].hex())
+    else:
+        pool = checksum("0x" + data[44:64].hex())
+    return NewPool(pool, token0, token1, int(log["blockNumber"], 16), str(log["transactionHash"]))
+
+
+def _address(word: str) -> str:
+    return checksum("0x" + str(word)[-40:])
+
+
+async def triggers(
+    node: Node, start: int, end: int, tokens: dict[str, str | None]
+) -> list[Trigger]:
+    """Re-check triggers for ``tokens`` (lowercase token -> its pool or None)."""
+    if not tokens:
+        return []
+    found = await _control(node, start, end, list(tokens))
+    found += await _liquidity(node, start, end, tokens)
+    for number in range(start, end + 1):
+        block = await node.rpc.call("eth_getBlockByNumber", [hex(number), True])
+        found += _calls(block.get("transactions") or [], set(tokens), number)
+    return found
+
+
+async def _control(node: Node, start: int, end: int, tokens: list[str]) -> list[Trigger]:
+    logs = await _logs(node, start, end, tokens, list(CONTROL_TOPICS))
+    return [
+        Trigger(
+            str(g["address"]).lower(),
+            int(g["blockNumber"], 16),
+            str(g["transactionHash"]),
+            "control",
+        )
+        for g in logs
+    ]
+
+
+async def _liquidity(
+    node: Node, start: int, end: int, tokens: dict[str, str | None]
+) -> list[Trigger]:
+    by_pool = {p.lower(): t for t, p in tokens.items() if p}
+    if not by_pool:
+        return []
+    logs = await _logs(node, start, end, list(by_pool), list(LIQUIDITY_TOPICS))
+    return [
+        Trigger(
+            by_pool[str(g["address"]).lower()],
+            int(g["blockNumber"], 16),
+            str(g["transactionHash"]),
+            "liquidity",
+        )
+        for g in logs
+    ]
+
+
+def _calls(txs: Iterable[dict[str, Any]], tokens: set[str], number: int) -> list[Trigger]:
+    found = []
+    for tx in txs:
+        to = str(tx.get("to") or "").lower()
+        selector = str(tx.get("input") or "0x")[:10]
+        if to in tokens and selector not in PLAIN_SELECTORS:
+            found.append(Trigger(to, number, str(tx["hash"]), "call"))
+    return found
+
+
+async def _logs(
+    node: Node, start: int, end: int, addresses: Sequence[str], topics: Sequence[str]
+) -> list[dict[str, Any]]:
+    query = {
+        "fromBlock": hex(start),
+        "toBlock": hex(end),
+        "address": list(addresses),
+        "topics": [list(topics)],
+    }
+    logs: list[dict[str, Any]] = await node.rpc.call("eth_getLogs", [query])
+    return [g for g in logs if not g.get("removed")]

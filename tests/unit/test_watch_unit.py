@@ -1,0 +1,147 @@
+"""The watcher's pure rules (what is a change, event ids) and its store (exactly once:
+the cursor's compare-and-set, events kept once, watchlist limits, dead letters)."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from tokenrisk.errors import StoreConflict
+from tokenrisk.store.engine import Store
+from tokenrisk.store.watch import Delivery, NewEvent, WatchCursor, WatchStore
+from tokenrisk.watch.blocks import Trigger
+from tokenrisk.watch.events import changes, event_id
+from tokenrisk.watch.watcher import Bounds, Watcher, _first_per_token
+from tokenrisk.watch.webhooks import Endpoint, Webhooks, signature
+
+TOKEN = "0x" + "ab" * 20
+OTHER = "0x" + "cd" * 20
+BEFORE = {
+    "isHoneypot": False,
+    "risk": "low",
+    "buyTax": 0.0,
+    "sellTax": 3.0,
+    "transferTax": 0.0,
+    "flags": ["a"],
+}
+
+
+def test_equal_answers_make_no_change() -> None:
+    assert changes(BEFORE, dict(BEFORE), tax_threshold=5.0) == []
+
+
+def test_a_tax_must_move_past_the_threshold() -> None:
+    assert changes(BEFORE, {**BEFORE, "sellTax": 8.0}, tax_threshold=5.0) == []
+    moved = changes(BEFORE, {**BEFORE, "sellTax": 99.0}, tax_threshold=5.0)
+    assert moved == [{"field": "sellTax", "before": 3.0, "after": 99.0}]
+    unmeasured = changes(BEFORE, {**BEFORE, "sellTax": None}, tax_threshold=5.0)
+    assert unmeasured == [{"field": "sellTax", "before": 3.0, "after": None}]
+
+
+def test_verdict_risk_and_flags_are_reported_before_and_after() -> None:
+    after = {**BEFORE, "isHoneypot": True, "risk": "honeypot", "flags": ["b"]}
+    assert changes(BEFORE, after, tax_threshold=5.0) == [
+        {"field": "isHoneypot", "before": False, "after": True},
+        {"field": "risk", "before": "low", "after": "honeypot"},
+        {"field": "flag", "before": None, "after": "b"},
+        {"field": "flag", "before": "a", "after": None},
+    ]
+
+
+def test_event_ids_depend_on_content_only() -> None:
+    assert event_id(1, TOKEN, "alert", 5, [1]) == event_id(1, TOKEN.upper(), "alert", 5, [1])
+    assert event_id(1, TOKEN, "alert", 5, [1]) != event_id(1, TOKEN, "alert", 6, [1])
+
+
+def _event(block: int) -> NewEvent:
+    ident = event_id(1, TOKEN, "alert", block, [])
+    return NewEvent(ident, 1, TOKEN, "alert", block, "0xh", {"id": ident})
+
+
+def test_a_range_commits_once(store: Store) -> None:
+    watch = WatchStore(store)
+    start, moved = WatchCursor(10, "0x10"), WatchCursor(12, "0x12")
+    assert watch.commit(1, None, start, [], {}) == 0
+    with pytest.raises(StoreConflict):
+        watch.commit(1, None, start, [], {})  # a second watcher starting the chain
+    assert watch.commit(1, start, moved, [_event(11)], {TOKEN: (11, {"risk": "low"})}) == 1
+    with pytest.raises(StoreConflict):  # another watcher's copy of the same range
+        watch.commit(1, start, moved, [_event(11)], {})
+    assert watch.commit(1, moved, WatchCursor(13, "0x13"), [_event(11)], {}) == 0  # redone
+    assert [e.block for e in watch.events_after(0)] == [11]
+    assert watch.snapshot(1, TOKEN) == {"risk": "low"}
+
+
+def test_watchlists_are_per_key_and_bounded(store: Store) -> None:
+    watch = WatchStore(store)
+    assert watch.add("k", 1, TOKEN, limit=1)
+    assert watch.add("k", 1, TOKEN, limit=1)  # already there: still fine
+    assert not watch.add("k", 1, "0x" + "cd" * 20, limit=1)
+    assert watch.add("other", 1, "0x" + "cd" * 20, limit=1)
+    assert watch.listed("k") == [(1, TOKEN)]
+    assert watch.watched(1) == {TOKEN, "0x" + "cd" * 20}
+    assert watch.remove("k", 1, TOKEN) and not watch.remove("k", 1, TOKEN)
+
+
+def test_dead_letters_are_kept_per_endpoint(store: Store) -> None:
+    watch = WatchStore(store)
+    assert watch.delivery("e") == Delivery(0, 0, "never")
+    watch.record_delivery("e", Delivery(0, 2, "HTTP 500"))
+    watch.record_delivery("e", Delivery(7, 0, "dead letter: HTTP 500"), dead="HTTP 500")
+    assert watch.delivery("e").delivered_seq == 7
+    assert watch.dead_letters("e") == [(7, "HTTP 500")]
+
+
+async def test_a_webhook_that_keeps_failing_dead_letters_and_moves_on(store: Store) -> None:
+    watch = WatchStore(store)
+    watch.commit(1, None, WatchCursor(12, "0x12"), [_event(11), _event(12)], {})
+    first, second = (e.event_id for e in watch.events_after(0))
+    seen: list[tuple[str, str]] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        ident = request.headers["X-Tokenrisk-Event"]
+        expected = signature("s" * 16, request.content)
+        assert request.headers["X-Tokenrisk-Signature"] == expected
+        seen.append((ident, "fail" if ident == first else "ok"))
+        return httpx.Response(500 if ident == first else 204)
+
+    hooks = Webhooks((Endpoint("http://hook.test/x", "s" * 16),), watch, attempts=2, backoff=0.0)
+    async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as client:
+        assert await hooks.deliver(client) == 0  # first try fails
+        assert await hooks.deliver(client) == 0  # second try fails: dead letter
+        assert await hooks.deliver(client) == 1  # the next event goes out
+    assert seen == [(first, "fail"), (first, "fail"), (second, "ok")]
+    name = Endpoint("http://hook.test/x", "s" * 16).name
+    assert watch.dead_letters(name) == [(1, "HTTP 500")]
+    assert watch.delivery(name) == Delivery(2, 0, "ok") and hooks.failures == 2
+    assert "hook.test" not in name
+
+
+def _bare(bounds: Bounds) -> Watcher:
+    """A watcher for its pure rules only (no node, no store)."""
+    return Watcher(deps=None, store=None, bounds=bounds)  # type: ignore[arg-type]
+
+
+def test_checks_past_the_cap_wait_for_the_next_step() -> None:
+    watcher = _bare(Bounds(max_checks=2))
+    assert watcher._cut(10, 20, [11, 12]) == 20
+    assert watcher._cut(10, 20, [15, 11, 18]) == 17  # the third check's block waits
+    assert watcher._cut(10, 20, [10, 10, 10]) == 10  # never less than one block
+
+
+def test_interval_rechecks_every_watched_token_once() -> None:
+    watcher = _bare(Bounds(interval_blocks=5))
+    due = watcher._interval({TOKEN: None}, 11, 16)
+    assert [(t.token, t.block, t.why) for t in due] == [(TOKEN, 15, "interval")]
+    assert watcher._interval({TOKEN: None}, 11, 14) == []
+    assert _bare(Bounds())._interval({TOKEN: None}, 0, 100) == []
+
+
+def test_one_recheck_per_token_attributed_to_its_first_transaction() -> None:
+    found = [
+        Trigger(TOKEN, 12, "", "interval"),
+        Trigger(TOKEN, 12, "0xb", "call"),
+        Trigger(TOKEN, 11, "0xa", "control"),
+        Trigger(OTHER, 13, "0xc", "liquidity"),
+    ]
+    assert [(t.token, t.tx) for t in _first_per_token(found)] == [(TOKEN, "0xa"), (OTHER, "0xc")]
