@@ -196,3 +196,19 @@ async def test_config_switch_turns_the_scan_off(devnet: Any, tmp_path: Path) -> 
     finally:
         await svc.close()
     assert result.analysis.owner_powers is None
+
+
+async def test_an_armed_honeypot_still_lists_who_holds_the_switch(
+    http: httpx.AsyncClient, devnet: Any
+) -> None:
+    entry = _entry(devnet, "paused")  # paused after the history: no buy, sell or transfer
+    body = await _check(http, entry["address"])
+    assert body["honeypotResult"]["isHoneypot"] is True
+    powers = body["ownerPowers"]
+    assert powers["scanned"] is True, powers
+    found = {f["id"]: f for f in powers["findings"]}
+    assert "owner_can_pause_trading" in found, powers
+    finding = found["owner_can_pause_trading"]
+    assert finding["caller"] == devnet.manifest["addresses"]["OWNER"]
+    assert finding["function"] == "unpause()"
+    assert finding["evidence"][0]["after"] == "ok" and finding["evidence"][0]["before"] != "ok"

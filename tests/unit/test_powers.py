@@ -468,3 +468,69 @@ async def test_a_scan_stored_by_one_worker_is_found_by_another() -> None:
     off = PowerCache(ttl=0, shared=shared)  # scans not cached: nothing shared either
     await off.store(key, RICH)
     assert shared.kept == {} and await off.lookup(key) is None
+
+
+# ARMED TRAPS, HELD POSITIONS, HARM WHEREVER IT LANDS
+
+
+def test_a_call_that_reopens_an_armed_trap_shows_who_holds_the_switch() -> None:
+    armed = story(**{"a.sell": failed("Token is paused"), "b.sell": failed(), "c.buy": failed()})
+    assert not comparable(armed)
+    found = classify(armed, story())
+    assert [e.kind for e in found] == ["owner_can_pause_trading"]
+    assert "Token is paused" in found[0].detail and found[0].evidence[0].after == "ok"
+    sells_only = story(**{"a.sell": failed(), "b.sell": failed()})
+    assert [e.kind for e in classify(sells_only, story())] == ["owner_can_block_sells"]
+
+
+def test_an_armed_trap_nobody_can_lift_gives_nothing() -> None:
+    armed = story(**{"a.sell": failed(), "b.sell": failed()})
+    assert classify(armed, story(**{"a.sell": failed(), "b.sell": failed()})) == []
+
+
+def test_lowering_an_armed_tax_is_the_power_to_set_it() -> None:
+    found = classify(story(sell_tax=99.0), story(sell_tax=3.0))
+    assert [e.kind for e in found] == ["owner_can_set_sell_tax"]
+    assert (found[0].evidence[0].before, found[0].evidence[0].after) == ("99.00", "3.00")
+
+
+def test_held_positions_without_buy_marks_are_comparable() -> None:
+    held = story()
+    del held.results["a.buy"], held.results["b.buy"]
+    assert comparable(held)
+    assert classify(held, story()) == []
+
+
+def test_a_mint_to_the_buyer_is_a_mint_not_a_rebase() -> None:
+    trial = story(supply1=ok(10**9 + 10**7), **{"a.held": ok(1_000_000 + 10**7)})
+    assert kinds(trial) == ["owner_can_mint"]
+
+
+def test_a_balance_set_without_supply_is_a_hidden_mint() -> None:
+    trial = story(caller0=ok(0), caller1=ok(10**8))
+    found = classify(BASE, trial)
+    assert [e.kind for e in found] == ["owner_can_mint"]
+    assert "hidden mint" in found[0].detail
+    assert ("caller balance", "0", str(10**8)) in [
+        (e.what, e.before, e.after) for e in found[0].evidence
+    ]
+    neutral = story(neutral0=ok(0), neutral1=ok(10**8))
+    assert kinds(neutral) == ["owner_can_mint"]
+
+
+def test_tokens_moved_between_watched_balances_are_not_a_mint() -> None:
+    claim = story(caller0=ok(0), caller1=ok(10**8), self0=ok(10**8), self1=ok(0))
+    assert kinds(claim) == []
+    dust = story(neutral0=ok(0), neutral1=ok(99))
+    assert kinds(dust) == []
+
+
+def test_packed_storage_words_offer_address_candidates() -> None:
+    from tokenrisk.simulate.owners import packed_addresses
+
+    manager = "00" + "ab" * 19  # an address whose first byte is 0x00
+    word = "0x" + "00" * 11 + "01" + manager  # bool flag packed above it
+    assert len(word) == 66
+    assert "0x" + manager in [a.lower() for a in packed_addresses(word)]
+    assert packed_addresses("0x" + (10**27).to_bytes(32, "big").hex()) == []
+    assert packed_addresses("0x" + "00" * 32) == []

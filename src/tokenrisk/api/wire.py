@@ -351,7 +351,9 @@ class OwnerPowersInfo(WireModel):
     scanned: bool = Field(description="False when the scan could not run (see error).")
     error: str | None = Field(default=None, description="Why the scan could not run.")
     owner: str | None = Field(default=None, description="What owner() returned.")
-    renounced: bool = Field(description="owner() is the zero or dead address.")
+    renounced: bool = Field(
+        description="owner() is the zero or dead address and no other caller holds a power."
+    )
     callers: list[OwnerCaller] = Field(description="Candidate privileged callers.")
     functions: int = Field(description="State-changing functions beyond ERC-20 found.")
     simulations: int = Field(description="eth_simulateV1 runs the scan sent.")

@@ -29,6 +29,8 @@ class Targets:
 
     buyer: str
     pair: str
+    neutral: str = "0x000000000000000000000000000000000000bEEF"
+    """A wallet nobody else names: where a mint or a balance write may land unseen."""
 
 
 def split_types(arguments: str) -> list[str] | None:

@@ -25,7 +25,7 @@ deadline) and results are cached per code hash, caller set and pool
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
@@ -34,7 +34,7 @@ from typing import Any
 import evmole
 from eth_utils.crypto import keccak
 
-from tokenrisk.chain.abi import ZERO_ADDRESS, encode_args, encode_call
+from tokenrisk.chain.abi import ZERO_ADDRESS, encode_args
 from tokenrisk.errors import RpcError, TokenRiskError
 from tokenrisk.findings import (
     FINDINGS,
@@ -44,11 +44,11 @@ from tokenrisk.findings import (
     PowerFinding,
 )
 from tokenrisk.simulate import owners
-from tokenrisk.simulate.calls import approve, balance_of, fresh_address, transfer
-from tokenrisk.simulate.effects import Effect, classify, comparable
-from tokenrisk.simulate.engine import Outcome, Plan, Simulator, funds, price, sells_ahead
+from tokenrisk.simulate.effects import Effect, classify, comparable, holding
+from tokenrisk.simulate.engine import Outcome, Simulator, funds, price, sells_ahead
 from tokenrisk.simulate.hostile import Targets, argument_sets, render, split_types
 from tokenrisk.simulate.owners import DEAD, Facts, PowerCache
+from tokenrisk.simulate.story import amounts, balance_slot, fresh_targets, future_plan, story_plan
 
 FUTURE = (("1h", 3_600), ("1d", 86_400), ("7d", 7 * 86_400), ("30d", 30 * 86_400))
 ERC20_SURFACE = frozenset(
@@ -160,7 +160,8 @@ async def _scan(
             otterscan=bounds.otterscan,
             state_floor=bounds.state_floor,
         )
-        known = (facts, await owners.callers(rpc, facts, deployer, sim))
+        roles = await owners.role_holders(rpc, token, sim.base.tag)
+        known = (facts, await owners.callers(rpc, facts, deployer, sim, roles))
         cache.put_facts(at, known)
     facts, callers = known
     functions, cut = _functions(facts.code, facts.impl_code, bounds)
@@ -170,7 +171,7 @@ async def _scan(
         return cached
     eoas = [c.address for c in callers if not c.is_contract][: bounds.max_callers]
     # SCREEN
-    targets = Targets(buyer=fresh_address(), pair=sim.route.pool.address)
+    targets = fresh_targets(sim)
     trials, trimmed = await _screen(sim, functions, eoas, targets, bounds)
     # TRY
     result = await _try_all(sim, facts, targets, trials)
@@ -287,40 +288,30 @@ def _round_robin(trials: list[Trial]) -> list[Trial]:
 # SIMULATIONS
 
 
-@dataclass(frozen=True)
-class Story:
-    """Amounts fixed before the batch: what A and B buy with, what A sends and sells."""
-
-    a_in: int
-    b_in: int
-    a_sell: int
-    a_sent: int
-    b_sell: int
-    owner_getter: bool
-    other: str  # B, a second buyer
-    receiver: str  # who A sends tokens to
-    late: str  # C, who buys after the sells
-
-
 async def _try_all(
     sim: Simulator, facts: Facts, targets: Targets, trials: Sequence[Trial]
 ) -> OwnerPowers:
-    story = await _amounts(sim, targets, facts.owner is not None)
+    story, notes = await amounts(sim, targets, facts.owner is not None)
     if story is None:
-        return OwnerPowers(scanned=False, error="the buyer could not buy, nothing to compare")
-    plans = [_story_plan(sim, targets, story, None)]
-    plans += [_future_plan(sim, targets, story, seconds) for _, seconds in FUTURE]
-    plans += [_story_plan(sim, targets, story, t) for t in trials]
+        return OwnerPowers(scanned=False, error="no wallet could buy or hold, nothing to compare")
+    plans = [story_plan(sim, targets, story, None)]
+    plans += [future_plan(sim, targets, story, seconds) for _, seconds in FUTURE]
+    plans += [story_plan(sim, targets, story, (t.caller, t.data)) for t in trials]
     outcomes, (counted, unchecked) = await asyncio.gather(
         sim.run(plans), _counted(sim, story.a_sell)
     )
     base = outcomes[0]
-    if isinstance(base, RpcError) or not comparable(base):
-        return OwnerPowers(scanned=False, error="the baseline buy and sell did not go through")
+    if isinstance(base, RpcError) or not holding(base):
+        return OwnerPowers(scanned=False, error="the baseline wallets got no tokens")
+    if not comparable(base):
+        notes += ("selling fails without any owner call: findings show who can lift or change it",)
     future = _future(outcomes[1 : 1 + len(FUTURE)], counted)
     findings = _findings(base, trials, outcomes[1 + len(FUTURE) :], sim.route.v3)
     findings += _future_findings(future)
-    renounced = facts.owner is not None and facts.owner.lower() in (ZERO_ADDRESS, DEAD)
+    # "renounced" only when no privileged caller remains (a role holder, a keeper)
+    getter_zero = facts.owner is not None and facts.owner.lower() in (ZERO_ADDRESS, DEAD)
+    powers = [f for f in findings if f.caller and FINDINGS[f.kind].severity != "info"]
+    renounced = getter_zero and not powers
     if renounced and not any(FINDINGS[f.kind].severity != "info" for f in findings):
         findings.append(_renounced(facts.owner or ZERO_ADDRESS))
     return OwnerPowers(
@@ -330,7 +321,7 @@ async def _try_all(
         simulations=len(plans) + 1,
         findings=tuple(_ordered(findings)),
         future=future,
-        notes=unchecked,
+        notes=notes + unchecked,
     )
 
 
@@ -351,11 +342,7 @@ async def _counted(sim: Simulator, amount: int) -> tuple[list[str | None], tuple
     none: list[str | None] = [None] * len(FUTURE)
     if not sim.limits.block_overrides:
         return none, (f"{NOT_CHECKED}{_BY_BLOCKS}: the node ignores eth_call block overrides",)
-    slot = None
-    if sim.token_slot is not None:
-        await asyncio.wait([sim.token_slot])  # the journey may cancel it: then no slot
-        if not sim.token_slot.cancelled() and sim.token_slot.exception() is None:
-            slot = sim.token_slot.result()
+    slot = await balance_slot(sim)  # the journey may cancel it: then no slot
     if slot is None:
         return none, (f"{NOT_CHECKED}{_BY_BLOCKS}: the token's balance slot was not found",)
     ahead = [(seconds // 12, seconds) for _, seconds in FUTURE]
@@ -365,114 +352,7 @@ async def _counted(sim: Simulator, amount: int) -> tuple[list[str | None], tuple
     return found, ()
 
 
-async def _amounts(sim: Simulator, targets: Targets, owner_getter: bool) -> Story | None:
-    """Round one: A and B buy, to learn the amounts the real batch must use."""
-    plan = sim.plan()
-    a_in = sim.settings.buy_amount(_base_reserve(sim))
-    other = fresh_address()
-    _buy_block(sim, plan, [(targets.buyer, a_in, "a"), (other, a_in // 2, "b")], 1)
-    outcome = await sim.run_one(plan)
-    a, b = outcome["a.bought"].uint or 0, outcome["b.bought"].uint or 0
-    if not (outcome["a.buy"].ok and outcome["b.buy"].ok and a and b):
-        return None
-    sent = a // 10
-    # 99%, not 100%: some honest tokens refuse a sell of the whole balance
-    return Story(
-        a_in,
-        a_in // 2,
-        (a - sent) * 99 // 100,
-        sent,
-        b * 99 // 100,
-        owner_getter,
-        other=other,
-        receiver=fresh_address(),
-        late=fresh_address(),
-    )
-
-
 _SCREEN_GAS = 3_000_000
-
-
-def _base_reserve(sim: Simulator) -> int:
-    pool = sim.route.pool
-    return pool.reserves0 if pool.token0.lower() == sim.route.base.lower() else pool.reserves1
-
-
-def _buy_block(
-    sim: Simulator, plan: Plan, buys: Iterable[tuple[str, int, str]], offset: int
-) -> None:
-    """One block in which each (wallet, amount in, tag) is funded and buys."""
-    overrides: dict[str, Any] = {}
-    calls: list[tuple[dict[str, Any], str | None, bool]] = []
-    route = sim.route
-    for wallet, amount, tag in buys:
-        extra, pre = sim.funding.apply(wallet, amount)
-        _merge(overrides, extra)
-        calls += [(c, None, False) for c in pre]
-        calls += [
-            (approve(route.base, wallet, route.dex.router), None, False),
-            ({"from": wallet, **route.quote(amount)}, f"{tag}.quote", False),
-            (route.swap(wallet, amount), f"{tag}.buy", True),
-            (balance_of(route.token, wallet, wallet), f"{tag}.bought", False),
-        ]
-    plan.block(offset, overrides)
-    for wallet, amount, _ in buys:
-        plan.fund(wallet, sim.funding.native(amount))
-    for call, mark, heavy in calls:
-        plan.call(call, mark, heavy=heavy)
-
-
-def _merge(into: dict[str, Any], extra: dict[str, Any]) -> None:
-    for address, override in extra.items():
-        mine = into.setdefault(address, {})
-        for key, value in override.items():
-            if isinstance(value, dict):
-                mine.setdefault(key, {}).update(value)
-            else:
-                mine[key] = value
-
-
-def _story_plan(sim: Simulator, targets: Targets, story: Story, trial: Trial | None) -> Plan:
-    """The trial story (module docstring of :mod:`.effects`); the baseline has no call."""
-    p, token, route = sim.plan(), sim.route.token, sim.route
-    _buy_block(sim, p, [(targets.buyer, story.a_in, "a"), (story.other, story.b_in, "b")], 1)
-    p.call({"from": targets.buyer, "to": token, "data": "0x18160ddd"}, "supply0")
-    p.call(balance_of(token, targets.pair, targets.buyer), "pool0")
-    caller = trial.caller if trial else targets.buyer
-    p.block(2)
-    if trial is not None:
-        p.fund(trial.caller, fresh=False)  # a real account: its own nonce
-        p.call({"from": trial.caller, "to": token, "data": trial.data}, "call", heavy=True)
-    p.call({"from": caller, "to": token, "data": "0x18160ddd"}, "supply1")
-    p.call(balance_of(token, targets.buyer, caller), "a.held")
-    p.call(balance_of(token, targets.pair, caller), "pool1")
-    if story.owner_getter:
-        p.call({"from": caller, "to": token, "data": encode_call("owner()")}, "owner1")
-    p.block(3)
-    p.call(transfer(token, targets.buyer, story.receiver, story.a_sent), "a.transfer", heavy=True)
-    sim.add_sell(p, targets.buyer, story.a_sell, "a")
-    sim.add_sell(p, targets.buyer, max(1, story.a_sell // 1000), "a_small")
-    p.block(4)
-    sim.add_sell(p, story.other, story.b_sell, "b")
-    late = story.late
-    extra, pre = sim.funding.apply(late, story.b_in)
-    _merge(p.blocks[-1].setdefault("stateOverrides", {}), extra)
-    p.fund(late, sim.funding.native(story.b_in))
-    for call in pre:
-        p.call(call)
-    p.call(approve(route.base, late, route.dex.router))
-    p.call({"from": late, **route.quote(story.b_in)}, "c.quote")
-    p.call(route.swap(late, story.b_in), "c.buy", heavy=True)
-    p.call(balance_of(token, late, late), "c.bought")
-    return p
-
-
-def _future_plan(sim: Simulator, targets: Targets, story: Story, seconds: int) -> Plan:
-    p = sim.plan()
-    _buy_block(sim, p, [(targets.buyer, story.a_in, "a")], 1)
-    p.block(3, seconds=seconds)  # by time, within the node's block cap
-    sim.add_sell(p, targets.buyer, story.a_sell, "a")
-    return p
 
 
 def _future(
@@ -546,7 +426,7 @@ def _weight(finding: PowerFinding) -> float:
     for e in finding.evidence:
         if e.what.endswith("tax %"):
             try:
-                return float(e.after)
+                return max(float(e.before), float(e.after))
             except ValueError:
                 return 0.0
     return 0.0
