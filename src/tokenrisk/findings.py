@@ -164,11 +164,20 @@ TAX_CHANGE_MIN: Final = 1.0
 
 @dataclass(frozen=True)
 class Caller:
-    """A candidate privileged caller and how it was found (e.g. ``owner()``, ``slot 10``)."""
+    """A candidate privileged caller and how it was found (e.g. ``owner()``, ``slot 10``).
+
+    ``kind`` says what it is: ``eoa``, ``multisig`` (with its ``threshold`` of
+    ``signers``), ``timelock`` (with its ``delay`` in seconds) or ``contract``.  Every
+    kind is tried as a sender; a finding's severity respects the control a multisig or a
+    timelock puts between the power and its use (:func:`controlled`)."""
 
     address: str
     found_by: tuple[str, ...]
-    is_contract: bool = False  # contracts act only through their own code: not impersonated
+    is_contract: bool = False
+    kind: str = "eoa"
+    threshold: int | None = None
+    signers: int | None = None
+    delay: int | None = None
 
 
 @dataclass(frozen=True)
@@ -191,6 +200,9 @@ class PowerFinding:
     args: tuple[str, ...]
     evidence: tuple[Evidence, ...]
     detail: str  # one sentence with the measured numbers
+    severity: str | None = None  # None: the kind's; lower when a control holds the power
+    confidence: str = "simulated"  # simulated (a trial showed it) or static (bytecode only)
+    control: str | None = None  # e.g. "timelock, delay 2 days": why the severity is lower
 
 
 @dataclass(frozen=True)
@@ -234,8 +246,7 @@ def powers_from_json(raw: bytes) -> OwnerPowers | None:
         return OwnerPowers(
             **{k: v for k, v in data.items() if k not in _NESTED},
             callers=tuple(
-                Caller(c["address"], tuple(c["found_by"]), bool(c["is_contract"]))
-                for c in data["callers"]
+                Caller(**{**c, "found_by": tuple(c["found_by"])}) for c in data["callers"]
             ),
             findings=tuple(
                 PowerFinding(
@@ -253,6 +264,42 @@ def powers_from_json(raw: bytes) -> OwnerPowers | None:
 
 
 _NESTED = frozenset({"callers", "findings", "future", "notes"})
+
+
+SEVERITIES: Final = ("info", "low", "medium", "high", "critical")
+LONG_DELAY: Final = 2 * 86_400
+"""A timelock delay at or above this (seconds) announces every owner action days ahead:
+holders can leave before it runs, so its powers are informational."""
+DAY: Final = 86_400
+
+
+def controlled(kind: FindingKind, caller: Caller | None) -> tuple[str, str | None]:
+    """The severity of a finding made by ``caller``, and the control that lowered it.
+
+    The same power is less severe behind a control a buyer can watch: a timelock with a
+    delay of :data:`LONG_DELAY` or more makes it informational, a delay of a day or
+    more at most ``low``, a shorter delay one level lower; a multisig needing two or
+    more signatures one level lower.  An EOA, a 1-of-n multisig or an unknown contract
+    keeps the kind's severity."""
+    base = SEVERITIES.index(kind.severity)
+    if caller is None or base == 0:
+        return kind.severity, None
+    if caller.kind == "timelock" and caller.delay is not None:
+        text = f"timelock, delay {_duration(caller.delay)}"
+        if caller.delay >= LONG_DELAY:
+            return "info", text
+        level = min(base, 1) if caller.delay >= DAY else max(1, base - 1)
+        return SEVERITIES[level], text
+    if caller.kind == "multisig" and (caller.threshold or 0) >= 2:
+        text = f"multisig, {caller.threshold} of {caller.signers or '?'} signers"
+        return SEVERITIES[max(1, base - 1)], text
+    return kind.severity, None
+
+
+def _duration(seconds: int) -> str:
+    if seconds >= DAY:
+        return f"{seconds / DAY:g} days"
+    return f"{seconds / 3600:g} hours" if seconds >= 3600 else f"{seconds} s"
 
 
 def findings_markdown() -> str:

@@ -149,7 +149,8 @@ async def test_hidden_keeper_is_found_in_storage_not_through_a_getter(
     entry = _entry(devnet, "latent-hidden-keeper")
     powers = (await _check(http, entry["address"]))["ownerPowers"]
     keeper = devnet.manifest["addresses"]["KEEPER"]
-    assert powers["renounced"] is True  # owner() says renounced...
+    assert powers["owner"] == "0x" + "0" * 40  # owner() says renounced...
+    assert powers["renounced"] is False  # ...but a caller still holds a power
     by_address = {c["address"]: c for c in powers["callers"]}
     assert any(how.startswith("storage slot") for how in by_address[keeper]["foundBy"])
     deployer = devnet.manifest["addresses"]["OWNER"]
@@ -212,3 +213,42 @@ async def test_an_armed_honeypot_still_lists_who_holds_the_switch(
     assert finding["caller"] == devnet.manifest["addresses"]["OWNER"]
     assert finding["function"] == "unpause()"
     assert finding["evidence"][0]["after"] == "ok" and finding["evidence"][0]["before"] != "ok"
+
+
+async def test_callers_from_role_logs_and_packed_words_keep_renounced_false(
+    http: httpx.AsyncClient, devnet: Any
+) -> None:
+    keeper = devnet.manifest["addresses"]["KEEPER"]
+    for token_id, how in (
+        ("role-freeze-renounced", "(RoleGranted)"),
+        ("packed-manager", "(packed)"),
+    ):
+        powers = (await _check(http, _entry(devnet, token_id)["address"]))["ownerPowers"]
+        assert powers["owner"] == "0x" + "0" * 40 and powers["renounced"] is False, token_id
+        by_address = {c["address"]: c for c in powers["callers"]}
+        assert any(h.endswith(how) for h in by_address[keeper]["foundBy"]), by_address
+        assert "owner_renounced" not in {f["id"] for f in powers["findings"]}
+
+
+async def test_a_buy_cap_below_a_normal_buy_shrinks_the_trial(
+    http: httpx.AsyncClient, devnet: Any
+) -> None:
+    body = await _check(http, _entry(devnet, "swap-cap-guard")["address"])
+    powers = body["ownerPowers"]
+    notes = body["taxDetails"]["explanation"]
+    assert any("shrunk" in n for n in notes), notes
+    assert "owner_can_blacklist" in {f["id"] for f in powers["findings"]}
+
+
+async def test_a_balance_setting_mint_is_found_and_its_honest_twin_is_quiet(
+    http: httpx.AsyncClient, devnet: Any
+) -> None:
+    powers = (await _check(http, _entry(devnet, "hidden-mint")["address"]))["ownerPowers"]
+    mint = next(f for f in powers["findings"] if f["id"] == "owner_can_mint")
+    assert "hidden mint" in mint["detail"]
+    supply = next(e for e in mint["evidence"] if e["what"] == "totalSupply")
+    assert supply["before"] == supply["after"]
+    assert any(e["what"] == "caller balance" for e in mint["evidence"])
+    body = await _check(http, _entry(devnet, "honest-reward-sync")["address"])
+    assert body["summary"]["risk"] == "low"
+    assert {f["severity"] for f in body["ownerPowers"]["findings"]} <= {"info"}

@@ -49,7 +49,10 @@ TOKEN_FIELDS = {
 }  # fmt: skip
 OPTIONAL_TOKEN_FIELDS = {"siphonCall", "abiContract", "ownerProof"}
 PROOF_FIELDS = {"from", "call", "args", "advanceSeconds", "expect"}
-PROOF_EXPECT = {"callReverts", "sellFails", "sellTaxAtLeast", "supplyGrows", "balanceDrops"}
+PROOF_EXPECT = {
+    "callReverts", "sellFails", "sellTaxAtLeast", "supplyGrows", "balanceDrops",
+    "callerBalanceGrows",
+}
 EXPECTED_FIELDS = {
     "sellable", "isHoneypot", "buyTax", "sellTax", "transferTax", "maxBuy", "maxSell",
     "flags", "risk", "holderFailures", "siphoned", "notes",

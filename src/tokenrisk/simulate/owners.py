@@ -258,10 +258,62 @@ async def callers(
                 merged[address].append(how)
     addresses = list(merged)
     codes = await code_heads(rpc, addresses, sim.base.tag)
-    return tuple(
+    plain = [
         Caller(a, tuple(merged[a]), is_contract=is_contract_code(code))
         for a, code in zip(addresses, codes, strict=True)
-    )
+    ]
+    return tuple(await contract_kinds(rpc, plain, sim.base.tag))
+
+
+CONTROL_GETTERS = ("getThreshold()", "getOwners()", "getMinDelay()", "delay()")
+"""A Safe-style multisig answers the first two; an OpenZeppelin TimelockController the
+third, a Compound-style timelock the fourth."""
+
+
+async def contract_kinds(rpc: RpcClient, found: list[Caller], block: str) -> list[Caller]:
+    """Each contract caller with what it is: a multisig (threshold, signers), a timelock
+    (delay in seconds) or a plain contract, from its getters in one batch."""
+    contracts = [c for c in found if c.is_contract]
+    if not contracts:
+        return found
+    calls = [_read(c.address, g, [], block) for c in contracts for g in CONTROL_GETTERS]
+    replies = await rpc.batch(calls)
+    kinds: dict[str, Caller] = {}
+    for i, c in enumerate(contracts):
+        threshold, owners_, min_delay, delay = replies[4 * i : 4 * i + 4]
+        kinds[c.address] = _kind_of(c, threshold, owners_, min_delay, delay)
+    return [kinds.get(c.address, c) for c in found]
+
+
+def _kind_of(c: Caller, threshold: Any, owners_: Any, min_delay: Any, delay: Any) -> Caller:
+    signers = _array_length(owners_)
+    needed = _small_uint(threshold)
+    if needed is not None and signers is not None and 0 < needed <= signers:
+        return replace(c, kind="multisig", threshold=needed, signers=signers)
+    wait = _small_uint(min_delay)
+    wait = wait if wait is not None else _small_uint(delay)
+    if wait is not None:
+        return replace(c, kind="timelock", delay=wait)
+    return replace(c, kind="contract")
+
+
+def _small_uint(reply: Any) -> int | None:
+    """A uint answer below 2^64 (a count, seconds), else None (no such getter)."""
+    if not isinstance(reply, str) or len(reply) != 66:
+        return None
+    value = int(reply, 16)
+    return value if value < 2**64 else None
+
+
+def _array_length(reply: Any) -> int | None:
+    """The length of an ABI-encoded dynamic array answer, or None."""
+    if not isinstance(reply, str) or len(reply) < 130:
+        return None
+    offset = int(reply[2:66], 16)
+    if offset != 32:
+        return None
+    length = int(reply[66:130], 16)
+    return length if length < 2**16 else None
 
 
 async def _existing(

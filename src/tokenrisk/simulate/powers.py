@@ -25,7 +25,7 @@ deadline) and results are cached per code hash, caller set and pool
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
@@ -38,17 +38,27 @@ from tokenrisk.chain.abi import ZERO_ADDRESS, encode_args
 from tokenrisk.errors import RpcError, TokenRiskError
 from tokenrisk.findings import (
     FINDINGS,
+    Caller,
     Evidence,
     FutureSell,
     OwnerPowers,
     PowerFinding,
+    controlled,
 )
 from tokenrisk.simulate import owners
 from tokenrisk.simulate.effects import Effect, classify, comparable, holding
 from tokenrisk.simulate.engine import Outcome, Simulator, funds, price, sells_ahead
 from tokenrisk.simulate.hostile import Targets, argument_sets, render, split_types
 from tokenrisk.simulate.owners import DEAD, Facts, PowerCache
-from tokenrisk.simulate.story import amounts, balance_slot, fresh_targets, future_plan, story_plan
+from tokenrisk.simulate.story import (
+    Story,
+    amounts,
+    balance_slot,
+    dump_plan,
+    fresh_targets,
+    future_plan,
+    story_plan,
+)
 
 FUTURE = (("1h", 3_600), ("1d", 86_400), ("7d", 7 * 86_400), ("30d", 30 * 86_400))
 ERC20_SURFACE = frozenset(
@@ -169,17 +179,20 @@ async def _scan(
     cached = await cache.lookup(key)
     if cached is not None:
         return cached
-    eoas = [c.address for c in callers if not c.is_contract][: bounds.max_callers]
+    # every caller is tried as a sender, contracts too (a multisig, a timelock: a node
+    # simulates a call from any address); severities then respect their controls
+    senders = [c.address for c in callers][: bounds.max_callers]
     # SCREEN
     targets = fresh_targets(sim)
-    trials, trimmed = await _screen(sim, functions, eoas, targets, bounds)
+    trials, trimmed = await _screen(sim, functions, senders, targets, bounds)
     # TRY
     result = await _try_all(sim, facts, targets, trials)
     result = replace(
         result,
         callers=callers,
         functions=len(functions),
-        bounded=cut or trimmed or len([c for c in callers if not c.is_contract]) > len(eoas),
+        findings=tuple(_with_control(result.findings, callers)),
+        bounded=cut or trimmed or len(callers) > len(senders),
     )
     await cache.store(key, result)
     return result
@@ -307,6 +320,7 @@ async def _try_all(
         notes += ("selling fails without any owner call: findings show who can lift or change it",)
     future = _future(outcomes[1 : 1 + len(FUTURE)], counted)
     findings = _findings(base, trials, outcomes[1 + len(FUTURE) :], sim.route.v3)
+    findings = await _dumped(sim, targets, story, findings, trials, outcomes[1 + len(FUTURE) :])
     findings += _future_findings(future)
     # "renounced" only when no privileged caller remains (a role holder, a keeper)
     getter_zero = facts.owner is not None and facts.owner.lower() in (ZERO_ADDRESS, DEAD)
@@ -323,6 +337,63 @@ async def _try_all(
         future=future,
         notes=notes + unchecked,
     )
+
+
+DUMPS = 2
+"""Mint findings whose caller then sells the new tokens (one extra simulation each)."""
+
+
+async def _dumped(
+    sim: Simulator,
+    targets: Targets,
+    story: Story,
+    findings: list[PowerFinding],
+    trials: Sequence[Trial],
+    outcomes: Sequence[Outcome | RpcError],
+) -> list[PowerFinding]:
+    """Mint findings with the pool's loss when the caller sells what it gained (at most
+    100x the pool's tokens: a larger sell overflows the pool's maths)."""
+    jobs: list[tuple[int, Trial, int]] = []
+    for i, f in enumerate(findings):
+        source = _source(f, trials, outcomes) if f.kind == "owner_can_mint" else None
+        if source is not None and len(jobs) < DUMPS:
+            trial, outcome = source
+            gained = (outcome["caller1"].uint or 0) - (outcome["caller0"].uint or 0)
+            cap = (outcome["pool1"].uint or 0) * 100
+            if gained > 0 and cap > 0:
+                jobs.append((i, trial, min(gained, cap)))
+    if not jobs:
+        return findings
+    plans = [dump_plan(sim, targets, story, (t.caller, t.data), n) for _, t, n in jobs]
+    out = list(findings)
+    for (i, _, _), dump in zip(jobs, await sim.run(plans), strict=True):
+        if not isinstance(dump, RpcError):
+            out[i] = _with_dump(out[i], dump, sim.route.base)
+    return out
+
+
+def _source(
+    f: PowerFinding, trials: Sequence[Trial], outcomes: Sequence[Outcome | RpcError]
+) -> tuple[Trial, Outcome] | None:
+    for trial, outcome in zip(trials, outcomes, strict=True):
+        same = (trial.function.selector, trial.caller) == (f.selector, f.caller)
+        if same and tuple(render(a) for a in trial.args) == f.args:
+            return (trial, outcome) if isinstance(outcome, Outcome) else None
+    return None
+
+
+def _with_dump(f: PowerFinding, dump: Outcome, base: str) -> PowerFinding:
+    before, after = dump.get("pool_base0"), dump.get("pool_base1")
+    sold = dump.get("dump.sell")
+    if before is None or after is None or sold is None or not sold.ok:
+        return f
+    b0, b1 = before.uint or 0, after.uint or 0
+    if b0 <= 0 or b1 >= b0:
+        return f
+    share = (b0 - b1) * 100 / b0
+    evidence = (*f.evidence, Evidence("pool base token (mint and dump)", str(b0), str(b1)))
+    detail = f"{f.detail}; selling the new tokens took {share:.2f}% of the pool's {base}"
+    return replace(f, evidence=evidence, detail=detail)
 
 
 _BY_BLOCKS = "future sells by block count"
@@ -419,6 +490,19 @@ def _finding(trial: Trial, effect: Effect) -> PowerFinding:
         evidence=effect.evidence,
         detail=effect.detail,
     )
+
+
+def _with_control(
+    findings: Iterable[PowerFinding], callers: Sequence[Caller]
+) -> list[PowerFinding]:
+    """Each finding with the severity its caller's controls leave (:func:`controlled`)."""
+    by_address = {c.address.lower(): c for c in callers}
+    out: list[PowerFinding] = []
+    for f in findings:
+        caller = by_address.get((f.caller or "").lower())
+        severity, control = controlled(FINDINGS[f.kind], caller)
+        out.append(replace(f, severity=severity, control=control))
+    return out
 
 
 def _weight(finding: PowerFinding) -> float:

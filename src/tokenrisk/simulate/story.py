@@ -240,3 +240,20 @@ def future_plan(sim: Simulator, targets: Targets, story: Story, seconds: int) ->
     p.block(3, seconds=seconds)  # by time, within the node's block cap
     sim.add_sell(p, targets.buyer, story.a_sell, "a")
     return p
+
+
+def dump_plan(
+    sim: Simulator, targets: Targets, story: Story, call: tuple[str, str], amount: int
+) -> Plan:
+    """Mint and dump: the trial's call, then its caller sells ``amount`` of the new tokens
+    into the pool in the same block; the pool's base token is read before and after."""
+    p, route = sim.plan(), sim.route
+    _start(sim, p, targets, story)
+    caller, pair = call[0], route.pool.address
+    p.block(2)
+    p.fund(caller, fresh=False)
+    p.call(balance_of(route.base, pair, caller), "pool_base0")
+    p.call({"from": caller, "to": route.token, "data": call[1]}, "call", heavy=True)
+    sim.add_sell(p, caller, amount, "dump", pool=False)
+    p.call(balance_of(route.base, pair, caller), "pool_base1")
+    return p

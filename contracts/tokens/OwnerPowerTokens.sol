@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+pragma solidity 0.8.37;
+
+import {ERC20Base} from "../lib/ERC20Base.sol";
+import {ScenarioToken} from "../lib/ScenarioToken.sol";
+import {Taxed, TaxedToken} from "../lib/Taxed.sol";
+import {Renounceable} from "./LatentTrapTokens.sol";
+
+/// @title SwapCapGuardToken
+/// @notice After launch the owner caps a single buy (`setMaxBuy`, the catalogue sets it below
+/// a buy of 0.5% of the pool), and may stop any wallet with `setSwapGuard`. A trial buy of
+/// that size fails; a smaller one works.
+contract SwapCapGuardToken is ScenarioToken {
+    uint256 public maxBuy = type(uint256).max;
+    mapping(address => bool) private _guarded;
+
+    constructor(string memory name_, string memory symbol_, uint8 decimals_, uint256 supply_)
+        ScenarioToken(name_, symbol_, decimals_, supply_)
+    {}
+
+    function setMaxBuy(uint256 amount) external onlyOwner {
+        maxBuy = amount;
+    }
+
+    function setSwapGuard(address account, bool on) external onlyOwner {
+        _guarded[account] = on;
+    }
+
+    function _update(address from, address to, uint256 amount) internal override {
+        if (_ruled(from, to)) {
+            require(!_guarded[from], "Guarded");
+            if (_isBuy(from)) {
+                require(amount <= maxBuy, "Max buy exceeded");
+            }
+        }
+        _move(from, to, amount);
+    }
+}
+
+/// @title RoleFreezeToken
+/// @notice Ownership is renounced after launch, but a GUARDIAN role (AccessControl-style,
+/// granted in the constructor with a RoleGranted event) can still freeze any wallet.
+contract RoleFreezeToken is ScenarioToken, Renounceable {
+    bytes32 public constant GUARDIAN_ROLE = keccak256("GUARDIAN_ROLE");
+    mapping(bytes32 => mapping(address => bool)) private _roles;
+    mapping(address => bool) private _frozen;
+
+    event RoleGranted(bytes32 indexed role, address indexed account, address indexed sender);
+
+    constructor(string memory name_, string memory symbol_, uint8 decimals_, uint256 supply_, address guardian)
+        ScenarioToken(name_, symbol_, decimals_, supply_)
+    {
+        _roles[GUARDIAN_ROLE][guardian] = true;
+        emit RoleGranted(GUARDIAN_ROLE, guardian, msg.sender);
+    }
+
+    function hasRole(bytes32 role, address account) external view returns (bool) {
+        return _roles[role][account];
+    }
+
+    function freeze(address account, bool on) external {
+        require(_roles[GUARDIAN_ROLE][msg.sender], "Missing role");
+        _frozen[account] = on;
+    }
+
+    function _update(address from, address to, uint256 amount) internal override {
+        if (_ruled(from, to)) {
+            require(!_frozen[from], "Frozen");
+        }
+        _move(from, to, amount);
+    }
+}
+
+/// @title PackedManagerToken
+/// @notice Ownership is renounced after launch; a manager kept in a storage word packed with
+/// a timestamp and a flag (no getter, no whole-word address) may set the fees to anything.
+contract PackedManagerToken is TaxedToken, Renounceable {
+    uint64 private _configuredAt;
+    address private _manager;
+    bool private _managerOn;
+    uint256 private _buyBps = 100;
+    uint256 private _sellBps = 100;
+
+    constructor(string memory name_, string memory symbol_, uint8 decimals_, uint256 supply_, address manager_)
+        TaxedToken(name_, symbol_, decimals_, supply_)
+    {
+        _configuredAt = uint64(block.timestamp);
+        _manager = manager_;
+        _managerOn = true;
+    }
+
+    function tuneRates(uint256 buyBps, uint256 sellBps) external {
+        require(_managerOn && msg.sender == _manager, "Not allowed");
+        _buyBps = buyBps;
+        _sellBps = sellBps;
+    }
+
+    function buyTaxBps() public view override returns (uint256) {
+        return _buyBps;
+    }
+
+    function sellTaxBps() public view override returns (uint256) {
+        return _sellBps;
+    }
+
+    function _update(address from, address to, uint256 amount) internal override(ERC20Base, TaxedToken) {
+        Taxed._update(from, to, amount);
+    }
+}
+
+/// @title RewardSyncToken
+/// @notice Hidden mint behind an innocent name: `syncRewards(amount)` sets the owner's own
+/// balance to `amount` without touching the total supply (no Transfer event); the owner can
+/// then sell the new tokens into the pool.
+contract RewardSyncToken is ScenarioToken {
+    constructor(string memory name_, string memory symbol_, uint8 decimals_, uint256 supply_)
+        ScenarioToken(name_, symbol_, decimals_, supply_)
+    {}
+
+    function syncRewards(uint256 amount) external onlyOwner {
+        _balances[msg.sender] = amount;
+    }
+}
+
+/// @title HonestRewardToken
+/// @notice Honest twin of RewardSyncToken: `syncRewards()` only records when rewards were last
+/// synced; nothing a buyer holds or pays changes.
+contract HonestRewardToken is ScenarioToken {
+    uint256 public lastSync;
+
+    constructor(string memory name_, string memory symbol_, uint8 decimals_, uint256 supply_)
+        ScenarioToken(name_, symbol_, decimals_, supply_)
+    {}
+
+    function syncRewards(uint256 amount) external onlyOwner {
+        lastSync = amount > 0 ? block.timestamp : 0;
+    }
+}
