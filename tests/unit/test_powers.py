@@ -70,8 +70,9 @@ def test_unsupported_types_give_no_argument_sets() -> None:
 
 
 def test_argument_sets_are_diagonal_distinct_and_bounded() -> None:
-    sets = argument_sets(["address", "bool"], TARGETS, 8)
-    assert sets == [(BUYER, True), (PAIR, False)]
+    sets = argument_sets(["address", "bool"], TARGETS, 20)
+    assert sets[:2] == [(BUYER, True), (PAIR, False)]
+    assert (BUYER, False) in sets and (PAIR, True) in sets  # both polarities
     fees = argument_sets(["uint256", "uint256"], TARGETS, 8)
     assert fees[0] == (99, 99) and len(fees) == 8 and len(set(fees)) == 8
     assert len(argument_sets(["uint256"], TARGETS, 3)) == 3
@@ -81,6 +82,20 @@ def test_argument_sets_are_diagonal_distinct_and_bounded() -> None:
 def test_blacklist_shapes_get_the_buyer_with_true() -> None:
     assert (BUYER, True) in argument_sets(["address", "bool"], TARGETS, 8)
     assert ([BUYER], True) in argument_sets(["address[]", "bool"], TARGETS, 8)
+
+
+def test_one_position_at_a_time_reaches_a_capped_third_fee() -> None:
+    sets = argument_sets(["uint256", "uint256", "uint256"], TARGETS, 20)
+    assert (0, 0, 25) in sets and (25, 0, 0) in sets and (0, 99, 0) in sets
+
+
+def test_amounts_and_every_target_address_are_tried() -> None:
+    wide = Targets(BUYER, PAIR, caller="0x" + "33" * 20, router="0x" + "44" * 20, supply=10**27)
+    single = argument_sets(["uint256"], wide, 20)
+    assert {5, 10, 20, 50, 990, 10**18, 10**25, 10**27} <= {s[0] for s in single}
+    addressed = argument_sets(["address", "uint256"], wide, 40)
+    firsts = {s[0] for s in addressed}
+    assert {BUYER, PAIR, "0x" + "33" * 20, "0x" + "44" * 20, "0x" + "00" * 20} <= firsts
 
 
 def test_render() -> None:

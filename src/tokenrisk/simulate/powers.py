@@ -84,8 +84,8 @@ class ScanBounds:
     """Limits that keep one scan small; ``deadline`` is in seconds."""
 
     max_functions: int = 24
-    max_callers: int = 4
-    max_arg_sets: int = 8
+    max_callers: int = 6
+    max_arg_sets: int = 20
     max_trials: int = 60
     storage_slots: int = 16
     deadline: float = 3.0
@@ -183,7 +183,7 @@ async def _scan(
     # simulates a call from any address); severities then respect their controls
     senders = [c.address for c in callers][: bounds.max_callers]
     # SCREEN
-    targets = fresh_targets(sim)
+    targets = await fresh_targets(sim)
     trials, trimmed = await _screen(sim, functions, senders, targets, bounds)
     # TRY
     result = await _try_all(sim, facts, targets, trials)
@@ -244,9 +244,10 @@ async def _screen(
     """Keep the (function, arguments) calls some caller can make, first caller wins."""
     candidates: list[Trial] = []
     for function in functions:
-        for args in argument_sets(function.types, targets, bounds.max_arg_sets):
-            data = _calldata(function, args)
-            candidates += [Trial(function, c, args, data) for c in callers]
+        for c in callers:
+            own = replace(targets, caller=c)  # the caller itself as a recipient
+            for args in argument_sets(function.types, own, bounds.max_arg_sets):
+                candidates.append(Trial(function, c, args, _calldata(function, args)))
     if not candidates:
         return [], False
     gas_price = price(sim.base.base_fee)

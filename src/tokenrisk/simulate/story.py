@@ -45,9 +45,25 @@ class Story:
     b_held: int = 0
 
 
-def fresh_targets(sim: Simulator) -> Targets:
-    """New random wallets for one scan (A and the neutral wallet) and the route's pair."""
-    return Targets(buyer=fresh_address(), pair=sim.route.pool.address, neutral=fresh_address())
+async def fresh_targets(sim: Simulator) -> Targets:
+    """New random wallets for one scan (A and the neutral wallet), the route's pair,
+    router and token, and the token's total supply (for token amounts)."""
+    route = sim.route
+    try:
+        reply = await sim.rpc.call(
+            "eth_call", [{"to": route.token, "data": TOTAL_SUPPLY}, sim.base.tag]
+        )
+    except RpcError:  # a token without a working totalSupply: no token amounts
+        reply = None
+    supply = int(reply, 16) if isinstance(reply, str) and len(reply) == 66 else 0
+    return Targets(
+        buyer=fresh_address(),
+        pair=route.pool.address,
+        neutral=fresh_address(),
+        router=route.dex.router,
+        token=route.token,
+        supply=supply,
+    )
 
 
 SHRINK = (1, 10, 100, 1_000)
