@@ -4,7 +4,7 @@ pragma solidity 0.8.37;
 import {ERC20Base} from "../lib/ERC20Base.sol";
 import {ScenarioToken} from "../lib/ScenarioToken.sol";
 import {Taxed, TaxedToken} from "../lib/Taxed.sol";
-import {Renounceable} from "./LatentTrapTokens.sol";
+import {DelayTimelock, Renounceable} from "./LatentTrapTokens.sol";
 
 /// @title SwapCapGuardToken
 /// @notice After launch the owner caps a single buy (`setMaxBuy`, the catalogue sets it below
@@ -134,5 +134,158 @@ contract HonestRewardToken is ScenarioToken {
 
     function syncRewards(uint256 amount) external onlyOwner {
         lastSync = amount > 0 ? block.timestamp : 0;
+    }
+}
+
+/// @title OwnerPullToken
+/// @notice Backdoor inside an ERC-20 function: `transferFrom` skips the allowance when the
+/// owner calls it, so the owner can pull any holder's tokens.
+contract OwnerPullToken is ScenarioToken {
+    constructor(string memory name_, string memory symbol_, uint8 decimals_, uint256 supply_)
+        ScenarioToken(name_, symbol_, decimals_, supply_)
+    {}
+
+    function transferFrom(address from, address to, uint256 amount) public override returns (bool) {
+        if (msg.sender == owner) {
+            _move(from, to, amount);
+            return true;
+        }
+        return super.transferFrom(from, to, amount);
+    }
+}
+
+/// @title StagedFeeToken
+/// @notice Two-step trap: `stageSellFee(bps)` only records a pending sell fee and
+/// `commitFees()` applies whatever is pending; each alone changes nothing, together they
+/// set any sell fee (e.g. 99%).
+contract StagedFeeToken is TaxedToken {
+    uint256 private _sellBps = 300;
+    uint256 private _pendingSellBps = 300;
+
+    constructor(string memory name_, string memory symbol_, uint8 decimals_, uint256 supply_)
+        TaxedToken(name_, symbol_, decimals_, supply_)
+    {}
+
+    function stageSellFee(uint256 bps) external onlyOwner {
+        _pendingSellBps = bps;
+    }
+
+    function commitFees() external onlyOwner {
+        _sellBps = _pendingSellBps;
+    }
+
+    function buyTaxBps() public pure override returns (uint256) {
+        return 0;
+    }
+
+    function sellTaxBps() public view override returns (uint256) {
+        return _sellBps;
+    }
+}
+
+/// @title ShortTimelockFeeToken
+/// @notice The fee setter has no cap, but ownership is handed to a timelock with a one-hour
+/// delay: a raise is public an hour ahead, so it is less severe than an EOA's.
+contract ShortTimelockFeeToken is TaxedToken {
+    uint256 public sellFeeBps = 200;
+    address public immutable timelock;
+
+    constructor(string memory name_, string memory symbol_, uint8 decimals_, uint256 supply_)
+        TaxedToken(name_, symbol_, decimals_, supply_)
+    {
+        timelock = address(new DelayTimelock(msg.sender, 1 hours));
+    }
+
+    function lockOwnership() external onlyOwner {
+        emit OwnershipTransferred(owner, timelock);
+        owner = timelock;
+    }
+
+    function setSellFeeBps(uint256 bps) external onlyOwner {
+        sellFeeBps = bps;
+    }
+
+    function buyTaxBps() public pure override returns (uint256) {
+        return 0;
+    }
+
+    function sellTaxBps() public view override returns (uint256) {
+        return sellFeeBps;
+    }
+}
+
+/// @title MiniSafe
+/// @notice A Safe-shaped multisig: `getOwners()`, `getThreshold()`, and a call runs once
+/// `threshold` owners have confirmed it.
+contract MiniSafe {
+    address[] private _owners;
+    uint256 private _threshold;
+    mapping(bytes32 => uint256) public confirmations;
+    mapping(bytes32 => mapping(address => bool)) public confirmed;
+
+    constructor(address[] memory owners_, uint256 threshold_) {
+        require(threshold_ > 0 && threshold_ <= owners_.length, "Bad threshold");
+        _owners = owners_;
+        _threshold = threshold_;
+    }
+
+    function getOwners() external view returns (address[] memory) {
+        return _owners;
+    }
+
+    function getThreshold() external view returns (uint256) {
+        return _threshold;
+    }
+
+    function confirmAndRun(address target, bytes calldata data) external returns (bool ran) {
+        require(_isOwner(msg.sender), "Not an owner");
+        bytes32 id = keccak256(abi.encode(target, data));
+        require(!confirmed[id][msg.sender], "Already confirmed");
+        confirmed[id][msg.sender] = true;
+        confirmations[id] += 1;
+        if (confirmations[id] >= _threshold) {
+            (bool ok,) = target.call(data);
+            require(ok, "Call failed");
+            ran = true;
+        }
+    }
+
+    function _isOwner(address who) private view returns (bool) {
+        for (uint256 i = 0; i < _owners.length; i++) {
+            if (_owners[i] == who) {
+                return true;
+            }
+        }
+        return false;
+    }
+}
+
+/// @title MultisigBlocklistToken
+/// @notice The owner may stop any wallet, but ownership is handed to a 2-of-3 multisig after
+/// launch (`lockToMultisig`): two signers must agree, so it is less severe than an EOA's.
+contract MultisigBlocklistToken is ScenarioToken {
+    mapping(address => bool) private _stopped;
+
+    constructor(string memory name_, string memory symbol_, uint8 decimals_, uint256 supply_)
+        ScenarioToken(name_, symbol_, decimals_, supply_)
+    {}
+
+    function lockToMultisig(address a, address b, address c, uint256 threshold) external onlyOwner {
+        address[] memory signers = new address[](3);
+        (signers[0], signers[1], signers[2]) = (a, b, c);
+        address safe = address(new MiniSafe(signers, threshold));
+        emit OwnershipTransferred(owner, safe);
+        owner = safe;
+    }
+
+    function setStopped(address account, bool on) external onlyOwner {
+        _stopped[account] = on;
+    }
+
+    function _update(address from, address to, uint256 amount) internal override {
+        if (_ruled(from, to)) {
+            require(!_stopped[from], "Stopped");
+        }
+        _move(from, to, amount);
     }
 }

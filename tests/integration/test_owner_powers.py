@@ -64,9 +64,13 @@ async def _check(http: httpx.AsyncClient, address: str, **params: str) -> dict[s
     return body
 
 
-def _caller(devnet: Any, proof: dict[str, Any]) -> str | None:
+def _caller(devnet: Any, proof: dict[str, Any], powers: dict[str, Any]) -> str | None:
+    """Who the proof's call came from: a named account, or the owner getter's answer (a
+    contract owner: a timelock, a multisig)."""
     if "call" not in proof:
         return None
+    if proof.get("from") == "$owner()":
+        return str(powers["owner"])
     name = str(proof.get("from", "$OWNER")).removeprefix("$")
     return str(devnet.manifest["addresses"][name])
 
@@ -91,7 +95,7 @@ async def test_every_proven_trap_is_flagged_with_evidence_while_sellable(
             finding = found[kind]
             assert finding["evidence"] and finding["detail"], (token_id, finding)
             assert finding["docs"].endswith("#" + kind.replace("_", "-"))
-            caller = _caller(devnet, proof)
+            caller = _caller(devnet, proof, powers)
             if caller is not None:
                 assert finding["caller"] == caller, (token_id, finding, caller)
                 assert finding["function"] and finding["selector"].startswith("0x")
@@ -252,3 +256,42 @@ async def test_a_balance_setting_mint_is_found_and_its_honest_twin_is_quiet(
     body = await _check(http, _entry(devnet, "honest-reward-sync")["address"])
     assert body["summary"]["risk"] == "low"
     assert {f["severity"] for f in body["ownerPowers"]["findings"]} <= {"info"}
+
+
+async def test_contract_owners_are_tried_and_their_controls_lower_the_severity(
+    http: httpx.AsyncClient, devnet: Any
+) -> None:
+    cases = (
+        ("multisig-blocklist", "owner_can_blacklist", "multisig", "medium"),
+        ("timelock-short-fee", "owner_can_set_sell_tax", "timelock", "medium"),
+        ("honest-timelock-pause", "owner_can_pause_trading", "timelock", "info"),
+    )
+    for token_id, kind, what, severity in cases:
+        powers = (await _check(http, _entry(devnet, token_id)["address"]))["ownerPowers"]
+        owner = next(c for c in powers["callers"] if c["address"] == powers["owner"])
+        assert owner["isContract"] is True and owner["kind"] == what, (token_id, owner)
+        finding = next(f for f in powers["findings"] if f["id"] == kind)
+        assert finding["caller"] == owner["address"], (token_id, finding)
+        assert finding["severity"] == severity and finding["control"], (token_id, finding)
+    safe = next(
+        c
+        for c in (await _check(http, _entry(devnet, "multisig-blocklist")["address"]))[
+            "ownerPowers"
+        ]["callers"]
+        if c["kind"] == "multisig"
+    )
+    assert (safe["threshold"], safe["signers"]) == (2, 3)
+
+
+async def test_two_step_traps_and_erc20_named_backdoors_are_tried(
+    http: httpx.AsyncClient, devnet: Any
+) -> None:
+    powers = (await _check(http, _entry(devnet, "two-step-fee")["address"]))["ownerPowers"]
+    tax = next(f for f in powers["findings"] if f["id"] == "owner_can_set_sell_tax")
+    assert tax["function"] == "stageSellFee(uint256) then commitFees()", tax
+    assert float(tax["evidence"][0]["after"]) >= 90
+    powers = (await _check(http, _entry(devnet, "transferfrom-backdoor")["address"]))["ownerPowers"]
+    moved = next(f for f in powers["findings"] if f["id"] == "owner_can_move_balances")
+    assert moved["function"].startswith("transferFrom("), moved
+    plain = (await _check(http, _entry(devnet, "plain")["address"]))["ownerPowers"]
+    assert not [f for f in plain["findings"] if f["severity"] != "info"], plain["findings"]

@@ -277,7 +277,7 @@ def test_every_finding_kind_is_fully_defined() -> None:
 def test_bundled_selector_table_is_correct() -> None:
     from eth_utils.crypto import keccak
 
-    from tokenrisk.simulate.powers import SELECTOR_FILE
+    from tokenrisk.simulate.trials import SELECTOR_FILE
 
     rows = [r.split("\t") for r in SELECTOR_FILE.read_text().splitlines() if r[:1] != "#"]
     assert len(rows) > 50

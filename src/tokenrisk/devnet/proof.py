@@ -80,6 +80,8 @@ async def _prove(devnet: Devnet, token: Deployed, spec: dict[str, Any], seller: 
     call_reason: str | None = None
     sender = await _sender(devnet, token, spec) if "call" in spec else None
     caller_before = await _uint(chain, token.address, balance_of_calldata(sender)) if sender else 0
+    if sender is not None and "first" in spec:  # a two-step trap's setter
+        await _owner_action(devnet, token, spec["first"], sender)
     if sender is not None:
         call_ok, call_reason = await _owner_action(devnet, token, spec, sender)
     if spec.get("advanceSeconds"):
@@ -111,7 +113,9 @@ async def _sender(devnet: Devnet, token: Deployed, spec: dict[str, Any]) -> str:
     name = spec.get("from", "$OWNER")
     if name == "$owner()":
         raw = await devnet.chain.call(token.address, encode_call("owner()"))
-        return str(decode(["address"], raw)[0])
+        owner = str(decode(["address"], raw)[0])
+        await devnet.chain.cheat("anvil_setBalance", owner, hex(10**18))  # gas (reverted after)
+        return owner
     label = f"{token.spec.id}: ownerProof {spec['call']}"
     return str(resolve_args(["address"], (name,), devnet.scope(token), label)[0])
 

@@ -26,15 +26,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
-from functools import lru_cache
-from pathlib import Path
-from typing import Any
+from dataclasses import replace
 
-import evmole
 from eth_utils.crypto import keccak
 
-from tokenrisk.chain.abi import ZERO_ADDRESS, encode_args
+from tokenrisk.chain.abi import ZERO_ADDRESS
 from tokenrisk.errors import RpcError, TokenRiskError
 from tokenrisk.findings import (
     FINDINGS,
@@ -47,11 +43,11 @@ from tokenrisk.findings import (
 )
 from tokenrisk.simulate import owners
 from tokenrisk.simulate.effects import Effect, classify, comparable, holding
-from tokenrisk.simulate.engine import Outcome, Simulator, funds, price, sells_ahead
-from tokenrisk.simulate.hostile import Targets, argument_sets, render, split_types
+from tokenrisk.simulate.engine import Outcome, Simulator, sells_ahead
 from tokenrisk.simulate.owners import DEAD, Facts, PowerCache
 from tokenrisk.simulate.story import (
     Story,
+    Targets,
     amounts,
     balance_slot,
     dump_plan,
@@ -59,79 +55,18 @@ from tokenrisk.simulate.story import (
     future_plan,
     story_plan,
 )
+from tokenrisk.simulate.trials import ScanBounds as ScanBounds
+from tokenrisk.simulate.trials import (
+    Trial,
+    backdoors,
+    functions_of,
+    is_switch,
+    screen,
+    selectors_of,
+    two_steps,
+)
 
 FUTURE = (("1h", 3_600), ("1d", 86_400), ("7d", 7 * 86_400), ("30d", 30 * 86_400))
-ERC20_SURFACE = frozenset(
-    "0x" + keccak(text=s)[:4].hex()
-    for s in (
-        "transfer(address,uint256)",
-        "transferFrom(address,address,uint256)",
-        "approve(address,uint256)",
-        "increaseAllowance(address,uint256)",
-        "decreaseAllowance(address,uint256)",
-        "permit(address,address,uint256,uint256,uint8,bytes32,bytes32)",
-        "burn(uint256)",
-        "burnFrom(address,uint256)",
-        "multicall(bytes[])",
-    )
-)
-"""What every holder may call on their own tokens: never an owner power."""
-SELECTOR_FILE = Path(__file__).resolve().parents[1] / "data" / "selectors.tsv"
-
-
-@dataclass(frozen=True)
-class ScanBounds:
-    """Limits that keep one scan small; ``deadline`` is in seconds."""
-
-    max_functions: int = 24
-    max_callers: int = 6
-    max_arg_sets: int = 20
-    max_trials: int = 60
-    storage_slots: int = 16
-    deadline: float = 3.0
-    otterscan: bool = True
-    """The node serves ``ots_*`` (probed): the deployer is asked of it, else searched."""
-    state_floor: int = 0
-    """The oldest block whose state the node kept when probed (0: all): the deployer
-    search stays above it."""
-
-
-@dataclass(frozen=True)
-class Function:
-    """A function found in bytecode; ``proxy_own`` when it lives in the proxy itself."""
-
-    selector: str
-    types: tuple[str, ...]
-    proxy_own: bool
-
-    @property
-    def label(self) -> str:
-        return signature_of(self.selector) or f"{self.selector}({','.join(self.types)})"
-
-
-@dataclass(frozen=True)
-class Trial:
-    function: Function
-    caller: str
-    args: tuple[Any, ...]
-    data: str
-
-
-# NAMES
-
-
-@lru_cache(maxsize=1)
-def _selector_table() -> dict[str, str]:
-    text = SELECTOR_FILE.read_text()
-    rows = (line.split("\t") for line in text.splitlines() if line and not line.startswith("#"))
-    return {sel: sig for sel, sig in rows}
-
-
-def signature_of(selector: str) -> str | None:
-    """The text signature of a selector from the bundled table, for display only."""
-    return _selector_table().get(selector)
-
-
 # SCAN
 
 
@@ -174,7 +109,7 @@ async def _scan(
         known = (facts, await owners.callers(rpc, facts, deployer, sim, roles))
         cache.put_facts(at, known)
     facts, callers = known
-    functions, cut = _functions(facts.code, facts.impl_code, bounds)
+    functions, cut = functions_of(facts.code, facts.impl_code, bounds)
     key = (chain_id, _hash(facts.code), _hash(facts.impl_code), callers, sim.route.pool.address)
     cached = await cache.lookup(key)
     if cached is not None:
@@ -184,9 +119,10 @@ async def _scan(
     senders = [c.address for c in callers][: bounds.max_callers]
     # SCREEN
     targets = await fresh_targets(sim)
-    trials, trimmed = await _screen(sim, functions, senders, targets, bounds)
+    trials, trimmed = await screen(sim, functions, senders, targets, bounds)
     # TRY
-    result = await _try_all(sim, facts, targets, trials)
+    selectors = selectors_of(facts.code, facts.impl_code)
+    result = await _try_all(sim, facts, targets, trials, (selectors, senders))
     result = replace(
         result,
         callers=callers,
@@ -202,115 +138,26 @@ def _hash(code: str | None) -> str | None:
     return None if code is None else "0x" + keccak(hexstr=code).hex()
 
 
-def _functions(code: str, impl_code: str | None, bounds: ScanBounds) -> tuple[list[Function], bool]:
-    own = _read_functions(code, proxy_own=impl_code is not None)
-    impl = _read_functions(impl_code, proxy_own=False) if impl_code else []
-    seen: set[str] = set()
-    out: list[Function] = []
-    for f in impl + own:
-        if f.selector not in seen and f.selector not in ERC20_SURFACE:
-            seen.add(f.selector)
-            out.append(f)
-    return out[: bounds.max_functions], len(out) > bounds.max_functions
-
-
-@lru_cache(maxsize=256)
-def _evmole(code: str) -> tuple[tuple[str, str | None, str | None], ...]:
-    info = evmole.contract_info(code, selectors=True, arguments=True, state_mutability=True)
-    return tuple(
-        ("0x" + f.selector, f.arguments, f.state_mutability) for f in (info.functions or [])
-    )
-
-
-def _read_functions(code: str, proxy_own: bool) -> list[Function]:
-    """State-changing functions with supported argument types, in bytecode order."""
-    out: list[Function] = []
-    for selector, arguments, mutability in _evmole(code):
-        if mutability not in ("nonpayable", "payable"):
-            continue
-        types = split_types(arguments or "")
-        if types is not None:
-            out.append(Function(selector, tuple(types), proxy_own))
-    return out
-
-
-async def _screen(
-    sim: Simulator,
-    functions: Sequence[Function],
-    callers: Sequence[str],
-    targets: Targets,
-    bounds: ScanBounds,
-) -> tuple[list[Trial], bool]:
-    """Keep the (function, arguments) calls some caller can make, first caller wins."""
-    candidates: list[Trial] = []
-    for function in functions:
-        for c in callers:
-            own = replace(targets, caller=c)  # the caller itself as a recipient
-            for args in argument_sets(function.types, own, bounds.max_arg_sets):
-                candidates.append(Trial(function, c, args, _calldata(function, args)))
-    if not candidates:
-        return [], False
-    gas_price = price(sim.base.base_fee)
-    overrides = {c: {"balance": hex(funds([_SCREEN_GAS], gas_price))} for c in callers}
-    token, tag = sim.route.token, sim.base.tag
-    replies = await sim.rpc.batch(
-        [
-            (
-                "eth_call",
-                [
-                    {
-                        "from": t.caller,
-                        "to": token,
-                        "data": t.data,
-                        "gas": hex(_SCREEN_GAS),
-                        "gasPrice": hex(gas_price),
-                    },
-                    tag,
-                    overrides,
-                ],
-            )
-            for t in candidates
-        ]
-    )
-    chosen: dict[tuple[str, str], Trial] = {}
-    for trial, reply in zip(candidates, replies, strict=True):
-        key = (trial.function.selector, trial.data)
-        if not isinstance(reply, RpcError) and key not in chosen:
-            chosen[key] = trial
-    ordered = _round_robin(list(chosen.values()))
-    return ordered[: bounds.max_trials], len(ordered) > bounds.max_trials
-
-
-def _calldata(function: Function, args: tuple[Any, ...]) -> str:
-    return function.selector + encode_args(list(function.types), list(args)).hex()
-
-
-def _round_robin(trials: list[Trial]) -> list[Trial]:
-    """Interleave functions so a bound on trials still reaches every function."""
-    by_function: dict[str, list[Trial]] = {}
-    for t in trials:
-        by_function.setdefault(t.function.selector, []).append(t)
-    out: list[Trial] = []
-    queues = list(by_function.values())
-    while any(queues):
-        for queue in queues:
-            if queue:
-                out.append(queue.pop(0))
-    return out
-
-
 # SIMULATIONS
 
 
 async def _try_all(
-    sim: Simulator, facts: Facts, targets: Targets, trials: Sequence[Trial]
+    sim: Simulator,
+    facts: Facts,
+    targets: Targets,
+    screened: Sequence[Trial],
+    beside: tuple[set[str], Sequence[str]],
 ) -> OwnerPowers:
+    """The baseline, the future sells and every trial in one batch; then the two-step
+    trials (setters that changed nothing, followed by a switch) in a second one.
+    ``beside``: the code's selectors and the senders, for the ERC-20-named backdoors."""
     story, notes = await amounts(sim, targets, facts.owner is not None)
     if story is None:
         return OwnerPowers(scanned=False, error="no wallet could buy or hold, nothing to compare")
+    trials = [*screened, *backdoors(beside[0], beside[1], targets, max(1, story.a_sent))]
     plans = [story_plan(sim, targets, story, None)]
     plans += [future_plan(sim, targets, story, seconds) for _, seconds in FUTURE]
-    plans += [story_plan(sim, targets, story, (t.caller, t.data)) for t in trials]
+    plans += [story_plan(sim, targets, story, t.calls) for t in trials]
     outcomes, (counted, unchecked) = await asyncio.gather(
         sim.run(plans), _counted(sim, story.a_sell)
     )
@@ -319,9 +166,15 @@ async def _try_all(
         return OwnerPowers(scanned=False, error="the baseline wallets got no tokens")
     if not comparable(base):
         notes += ("selling fails without any owner call: findings show who can lift or change it",)
+    tried = list(outcomes[1 + len(FUTURE) :])
+    harmless = [t for t, o in zip(trials, tried, strict=True) if _harmless(base, o, sim.route.v3)]
+    paired = two_steps(harmless, [t for t in screened if is_switch(t)])
+    if paired:
+        tried += await sim.run([story_plan(sim, targets, story, t.calls) for t in paired])
+        trials += paired
+    findings = _findings(base, trials, tried, sim.route.v3)
+    findings = await _dumped(sim, targets, story, findings, trials, tried)
     future = _future(outcomes[1 : 1 + len(FUTURE)], counted)
-    findings = _findings(base, trials, outcomes[1 + len(FUTURE) :], sim.route.v3)
-    findings = await _dumped(sim, targets, story, findings, trials, outcomes[1 + len(FUTURE) :])
     findings += _future_findings(future)
     # "renounced" only when no privileged caller remains (a role holder, a keeper)
     getter_zero = facts.owner is not None and facts.owner.lower() in (ZERO_ADDRESS, DEAD)
@@ -333,11 +186,19 @@ async def _try_all(
         scanned=True,
         owner=facts.owner,
         renounced=renounced,
-        simulations=len(plans) + 1,
+        simulations=len(plans) + len(paired) + 1,
         findings=tuple(_ordered(findings)),
         future=future,
         notes=notes + unchecked,
     )
+
+
+def _harmless(base: Outcome, outcome: Outcome | RpcError, v3: bool) -> bool:
+    """The call went through and changed nothing a buyer sees: a setter to pair with a switch."""
+    if isinstance(outcome, RpcError):
+        return False
+    call = outcome.get("call")
+    return call is not None and call.ok and not classify(base, outcome, v3=v3)
 
 
 DUMPS = 2
@@ -365,7 +226,7 @@ async def _dumped(
                 jobs.append((i, trial, min(gained, cap)))
     if not jobs:
         return findings
-    plans = [dump_plan(sim, targets, story, (t.caller, t.data), n) for _, t, n in jobs]
+    plans = [dump_plan(sim, targets, story, t.calls, n) for _, t, n in jobs]
     out = list(findings)
     for (i, _, _), dump in zip(jobs, await sim.run(plans), strict=True):
         if not isinstance(dump, RpcError):
@@ -378,7 +239,7 @@ def _source(
 ) -> tuple[Trial, Outcome] | None:
     for trial, outcome in zip(trials, outcomes, strict=True):
         same = (trial.function.selector, trial.caller) == (f.selector, f.caller)
-        if same and tuple(render(a) for a in trial.args) == f.args:
+        if same and trial.rendered == f.args:
             return (trial, outcome) if isinstance(outcome, Outcome) else None
     return None
 
@@ -422,9 +283,6 @@ async def _counted(sim: Simulator, amount: int) -> tuple[list[str | None], tuple
     if isinstance(found, str):
         return none, (f"{NOT_CHECKED}{_BY_BLOCKS}: {found}",)
     return found, ()
-
-
-_SCREEN_GAS = 3_000_000
 
 
 def _future(
@@ -484,10 +342,10 @@ def _as_upgrade(trial: Trial, effects: list[Effect]) -> list[Effect]:
 def _finding(trial: Trial, effect: Effect) -> PowerFinding:
     return PowerFinding(
         kind=effect.kind,
-        function=trial.function.label,
+        function=trial.label,
         selector=trial.function.selector,
         caller=trial.caller,
-        args=tuple(render(a) for a in trial.args),
+        args=trial.rendered,
         evidence=effect.evidence,
         detail=effect.detail,
     )

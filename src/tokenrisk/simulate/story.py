@@ -20,7 +20,7 @@ from tokenrisk.chain.abi import encode_call
 from tokenrisk.errors import RpcError
 from tokenrisk.simulate.calls import approve, balance_of, fresh_address, transfer
 from tokenrisk.simulate.engine import Plan, Simulator
-from tokenrisk.simulate.hostile import Targets
+from tokenrisk.simulate.hostile import Targets as Targets
 from tokenrisk.simulate.slots import BalanceSlot
 
 
@@ -196,10 +196,10 @@ def _start(sim: Simulator, p: Plan, targets: Targets, story: Story, with_b: bool
 
 
 def story_plan(
-    sim: Simulator, targets: Targets, story: Story, call: tuple[str, str] | None
+    sim: Simulator, targets: Targets, story: Story, call: tuple[str, ...] | None
 ) -> Plan:
-    """The story (module docstring); ``call`` is the trial's (caller, calldata), the
-    baseline has none."""
+    """The story (module docstring); ``call`` is the trial's (caller, calldata...): a
+    two-step trap's setter comes before the switch.  The baseline has none."""
     p, token = sim.plan(), sim.route.token
     _start(sim, p, targets, story)
     p.call({"from": targets.buyer, "to": token, "data": TOTAL_SUPPLY}, "supply0")
@@ -209,7 +209,7 @@ def story_plan(
     _watched(p, token, caller, targets.neutral, "0")
     if call is not None:
         p.fund(caller, fresh=False)  # a real account: its own nonce
-        p.call({"from": caller, "to": token, "data": call[1]}, "call", heavy=True)
+        _calls(p, token, call)
     p.call({"from": caller, "to": token, "data": TOTAL_SUPPLY}, "supply1")
     p.call(balance_of(token, targets.buyer, caller), "a.held")
     p.call(balance_of(token, targets.pair, caller), "pool1")
@@ -227,6 +227,14 @@ def story_plan(
 
 
 TOTAL_SUPPLY = "0x18160ddd"
+
+
+def _calls(p: Plan, token: str, call: tuple[str, ...]) -> None:
+    """The caller's calls in order; the last is marked ``call`` (earlier: ``prior``)."""
+    caller, *datas = call
+    for i, data in enumerate(datas):
+        mark = "call" if i == len(datas) - 1 else f"prior{i}"
+        p.call({"from": caller, "to": token, "data": data}, mark, heavy=True)
 
 
 def _watched(p: Plan, token: str, caller: str, neutral: str, suffix: str) -> None:
@@ -259,7 +267,7 @@ def future_plan(sim: Simulator, targets: Targets, story: Story, seconds: int) ->
 
 
 def dump_plan(
-    sim: Simulator, targets: Targets, story: Story, call: tuple[str, str], amount: int
+    sim: Simulator, targets: Targets, story: Story, call: tuple[str, ...], amount: int
 ) -> Plan:
     """Mint and dump: the trial's call, then its caller sells ``amount`` of the new tokens
     into the pool in the same block; the pool's base token is read before and after."""
@@ -269,7 +277,7 @@ def dump_plan(
     p.block(2)
     p.fund(caller, fresh=False)
     p.call(balance_of(route.base, pair, caller), "pool_base0")
-    p.call({"from": caller, "to": route.token, "data": call[1]}, "call", heavy=True)
+    _calls(p, route.token, call)
     sim.add_sell(p, caller, amount, "dump", pool=False)
     p.call(balance_of(route.base, pair, caller), "pool_base1")
     return p
