@@ -289,3 +289,31 @@ contract MultisigBlocklistToken is ScenarioToken {
         _move(from, to, amount);
     }
 }
+
+/// @title DeepKeeperToken
+/// @notice Ownership is renounced after launch; an operator kept deep in storage (slot 34,
+/// past what a scan reads, no getter, no event) may cap every sell with `setOpsLimit`.
+/// No caller can be found, so only the bytecode's storage layout shows the power.
+contract DeepKeeperToken is ScenarioToken, Renounceable {
+    uint256[24] private _reserved;
+    address private _ops;
+    uint256 private _sellCapBps = 10_000;
+
+    constructor(string memory name_, string memory symbol_, uint8 decimals_, uint256 supply_, address ops_)
+        ScenarioToken(name_, symbol_, decimals_, supply_)
+    {
+        _ops = ops_;
+    }
+
+    function setOpsLimit(uint256 bps) external {
+        require(msg.sender == _ops, "Not allowed");
+        _sellCapBps = bps;
+    }
+
+    function _update(address from, address to, uint256 amount) internal override {
+        if (_ruled(from, to) && _isSell(from, to)) {
+            require(amount <= totalSupply * _sellCapBps / 10_000, "Sell too large");
+        }
+        _move(from, to, amount);
+    }
+}

@@ -23,6 +23,9 @@ class FindingKind:
     title: str
     meaning: str
     advice: str
+    detection: str = ""  # how the scan finds it (docs/owner-powers.md prints it)
+    devnet: tuple[str, ...] = ()  # devnet tokens that show it (the catalogue proves them)
+    confidence: str = "simulated"  # simulated, or "simulated or static" (layout evidence)
 
     @property
     def anchor(self) -> str:
@@ -31,7 +34,71 @@ class FindingKind:
 
 
 def _kind(id_: str, severity: str, title: str, meaning: str, advice: str) -> FindingKind:
-    return FindingKind(id_, severity, title, meaning, advice)
+    return FindingKind(
+        id_,
+        severity,
+        title,
+        meaning,
+        advice,
+        _DETECTION.get(id_, ""),
+        _DEVNET.get(id_, ()),
+        "simulated or static" if id_ in _STATIC else "simulated",
+    )
+
+
+_DETECTION: Final[dict[str, str]] = {
+    "owner_can_block_sells": "trial: A's and B's sells fail after the call (or, armed, work "
+    "only after it)",
+    "owner_can_blacklist": "trial naming A: A cannot sell or transfer, B still sells",
+    "owner_can_set_sell_tax": "trial: A's token-unit sell tax moves by 1 point or more and "
+    "reaches 20 % (or an armed tax of 50 % or more is taken back)",
+    "owner_can_set_buy_tax": "trial: C's buy gets 20 % or more fewer tokens than quoted",
+    "owner_can_pause_trading": "trial: sells and C's buy all fail (or, armed, all work only "
+    "after the call)",
+    "owner_can_block_transfers": "trial: A's wallet transfer fails, sells work",
+    "owner_can_mint": "trial: total supply grows (not a rebase), or watched balances "
+    "(caller, neutral wallet, A, pool, token) grow without it (hidden mint); the caller then "
+    "sells the new tokens (pool's loss); static: a guarded write of the supply",
+    "owner_can_move_balances": "trial: A's or the pool's balance falls without them acting "
+    "(also through transferFrom/burnFrom without allowance); static: a guarded write of the "
+    "balance mapping",
+    "owner_can_limit_transactions": "trial: A's 99 % sell fails, a 0.1 % sell works",
+    "owner_can_change_transfer_rules": "static only: a guarded write of a value transfers read",
+    "owner_can_upgrade": "trial of the proxy's own function changes what buyers see",
+    "sell_fails_in_future": "A's sell 1 h, 1 d, 7 d, 30 d later, by time and by block count",
+    "owner_can_block_buys": "trial: only C's buy fails",
+    "owner_can_adjust_fees": "trial: a tax moves by 1 point or more but stays below 20 %",
+    "ownership_transferable": "trial: owner() returns another address after the call",
+    "owner_renounced": "owner() is zero or dead and no caller (role, storage, deployer) "
+    "showed a power",
+}
+_DEVNET: Final[dict[str, tuple[str, ...]]] = {
+    "owner_can_block_sells": ("max-wallet",),
+    "owner_can_blacklist": (
+        "latent-botlist",
+        "sniper-blacklist",
+        "role-freeze-renounced",
+        "swap-cap-guard",
+        "multisig-blocklist",
+    ),
+    "owner_can_set_sell_tax": (
+        "latent-fee",
+        "latent-hidden-keeper",
+        "packed-manager",
+        "two-step-fee",
+        "timelock-short-fee",
+    ),
+    "owner_can_pause_trading": ("latent-trading-switch", "latent-pause", "paused"),
+    "owner_can_mint": ("latent-mint", "hidden-mint"),
+    "owner_can_move_balances": ("latent-rewrite", "siphon", "transferfrom-backdoor"),
+    "owner_can_change_transfer_rules": ("deep-keeper",),
+    "owner_can_upgrade": ("proxy-verified",),
+    "sell_fails_in_future": ("latent-slow-fuse",),
+    "owner_renounced": ("honest-renounced",),
+}
+_STATIC: Final = frozenset(
+    {"owner_can_mint", "owner_can_move_balances", "owner_can_change_transfer_rules"}
+)
 
 
 FINDINGS: Final[dict[str, FindingKind]] = {
@@ -103,6 +170,14 @@ FINDINGS: Final[dict[str, FindingKind]] = {
             "After an owner call, selling the whole balance failed while a small sell "
             "still worked: a max transaction size can be set.",
             "Large positions may have to leave in many small sells.",
+        ),
+        _kind(
+            "owner_can_change_transfer_rules",
+            "medium",
+            "Owner can change what every transfer checks",
+            "Read from the bytecode: a function guarded by a stored address writes a value "
+            "every transfer reads (a fee, a limit, a list), and no simulation could call it.",
+            "The rules of selling can change; check them right before selling.",
         ),
         _kind(
             "owner_can_upgrade",
@@ -305,13 +380,14 @@ def _duration(seconds: int) -> str:
 def findings_markdown() -> str:
     """The findings table as printed in docs/owner-powers.md (a test keeps them equal)."""
     lines = [
-        "| id | severity | what it means | what a buyer should do |",
-        "|---|---|---|---|",
+        "| id | severity | what it means | how it is found | devnet | what a buyer should do |",
+        "|---|---|---|---|---|---|",
     ]
     for kind in FINDINGS.values():
         anchor = kind.id.replace("_", "-")
+        tokens = ", ".join(f"`{t}`" for t in kind.devnet) or "-"
         lines.append(
             f'| <a id="{anchor}"></a>`{kind.id}` | {kind.severity} | {kind.meaning} '
-            f"| {kind.advice} |"
+            f"| {kind.detection} ({kind.confidence}) | {tokens} | {kind.advice} |"
         )
     return "\n".join(lines) + "\n"

@@ -295,3 +295,18 @@ async def test_two_step_traps_and_erc20_named_backdoors_are_tried(
     assert moved["function"].startswith("transferFrom("), moved
     plain = (await _check(http, _entry(devnet, "plain")["address"]))["ownerPowers"]
     assert not [f for f in plain["findings"] if f["severity"] != "info"], plain["findings"]
+
+
+async def test_static_evidence_covers_a_caller_nobody_can_find(
+    http: httpx.AsyncClient, devnet: Any
+) -> None:
+    powers = (await _check(http, _entry(devnet, "deep-keeper")["address"]))["ownerPowers"]
+    keeper = devnet.manifest["addresses"]["KEEPER"]
+    assert keeper not in {c["address"] for c in powers["callers"]}  # slot 34: not read
+    rule = next(f for f in powers["findings"] if f["id"] == "owner_can_change_transfer_rules")
+    assert rule["confidence"] == "static" and rule["severity"] == "low", rule
+    assert rule["caller"] == keeper and rule["function"] == "setOpsLimit(uint256)"
+    assert powers["renounced"] is False
+    for token_id in ("honest-renounced", "plain", "latent-fee"):  # nothing static there
+        found = (await _check(http, _entry(devnet, token_id)["address"]))["ownerPowers"]
+        assert all(f["confidence"] == "simulated" for f in found["findings"]), token_id

@@ -549,3 +549,27 @@ def test_packed_storage_words_offer_address_candidates() -> None:
     assert "0x" + manager in [a.lower() for a in packed_addresses(word)]
     assert packed_addresses("0x" + (10**27).to_bytes(32, "big").hex()) == []
     assert packed_addresses("0x" + "00" * 32) == []
+
+
+def test_storage_layout_shows_guarded_writes_only() -> None:
+    from tokenrisk.simulate.layout import Slot, guarded_writes, live_guard
+
+    def slot(n: int, kind: str, reads: set[str], writes: set[str], offset: int = 0) -> Slot:
+        return Slot("0x" + f"{n:064x}", offset, kind, frozenset(reads), frozenset(writes))
+
+    slots = [
+        slot(3, "uint256", {"18160ddd"}, {"aaaaaaaa"}),
+        slot(4, "mapping(address => uint256)", {"70a08231", "a9059cbb"}, {"a9059cbb", "bbbbbbbb"}),
+        slot(6, "address", {"aaaaaaaa", "bbbbbbbb", "cccccccc"}, set()),
+        slot(9, "uint256", {"a9059cbb"}, {"cccccccc", "dddddddd"}),  # dddd: no guard read
+    ]
+    writes = {w.selector: w for w in guarded_writes(slots, frozenset({"0xa9059cbb"}))}
+    assert {s: w.kind for s, w in writes.items()} == {
+        "0xbbbbbbbb": "owner_can_move_balances",
+        "0xaaaaaaaa": "owner_can_mint",
+        "0xcccccccc": "owner_can_change_transfer_rules",
+    }
+    guard = writes["0xbbbbbbbb"]
+    assert live_guard(guard, {(guard.guards[0].slot, 0): None}) is None  # renounced guard
+    holder = "0x" + "ab" * 20
+    assert live_guard(guard, {(guard.guards[0].slot, 0): holder}) == holder

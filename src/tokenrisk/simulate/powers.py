@@ -34,6 +34,7 @@ from tokenrisk.chain.abi import ZERO_ADDRESS
 from tokenrisk.errors import RpcError, TokenRiskError
 from tokenrisk.findings import (
     FINDINGS,
+    SEVERITIES,
     Caller,
     Evidence,
     FutureSell,
@@ -63,6 +64,7 @@ from tokenrisk.simulate.trials import (
     is_switch,
     screen,
     selectors_of,
+    static_findings,
     two_steps,
 )
 
@@ -123,6 +125,11 @@ async def _scan(
     # TRY
     selectors = selectors_of(facts.code, facts.impl_code)
     result = await _try_all(sim, facts, targets, trials, (selectors, senders))
+    tried = {t.function.selector for t in trials}
+    if result.scanned:
+        result = _with_static(
+            result, await static_findings(sim, facts.code, facts.impl_code, tried)
+        )
     result = replace(
         result,
         callers=callers,
@@ -191,6 +198,15 @@ async def _try_all(
         future=future,
         notes=notes + unchecked,
     )
+
+
+def _with_static(result: OwnerPowers, static: list[PowerFinding]) -> OwnerPowers:
+    """Static capabilities beside the simulated findings: a live guard means a privileged
+    caller remains, so the token is not renounced."""
+    if not static:
+        return result
+    kept = [f for f in result.findings if f.kind != "owner_renounced"]
+    return replace(result, renounced=False, findings=tuple(_ordered([*kept, *static])))
 
 
 def _harmless(base: Outcome, outcome: Outcome | RpcError, v3: bool) -> bool:
@@ -360,6 +376,8 @@ def _with_control(
     for f in findings:
         caller = by_address.get((f.caller or "").lower())
         severity, control = controlled(FINDINGS[f.kind], caller)
+        if f.confidence == "static" and severity != "info":  # a layout read, not a trial
+            severity = SEVERITIES[max(1, SEVERITIES.index(severity) - 1)]
         out.append(replace(f, severity=severity, control=control))
     return out
 

@@ -23,6 +23,8 @@ from eth_utils.crypto import keccak
 
 from tokenrisk.chain.abi import encode_args
 from tokenrisk.errors import RpcError
+from tokenrisk.findings import Evidence, PowerFinding
+from tokenrisk.simulate import layout
 from tokenrisk.simulate.engine import Simulator, funds, price
 from tokenrisk.simulate.hostile import Targets, argument_sets, render, split_types
 
@@ -285,3 +287,37 @@ def two_steps(harmless: Sequence[Trial], switches: Sequence[Trial]) -> list[Tria
 def is_switch(trial: Trial) -> bool:
     """A function that takes nothing or one boolean: an enabling switch."""
     return trial.function.types in ((), ("bool",))
+
+
+# WHAT NO TRIAL COULD SHOW
+
+
+async def static_findings(
+    sim: Simulator, code: str, impl_code: str | None, tried: set[str]
+) -> list[PowerFinding]:
+    """Capabilities read from the storage layout (:mod:`.layout`) of functions no trial
+    could call (``tried``: selectors a caller got through the screen), each guarded by
+    a live stored address: ``confidence: static``, the slots as evidence."""
+    writes = [
+        w
+        for w in layout.guarded_writes(layout.layout(impl_code or code), ERC20_SURFACE)
+        if w.selector not in tried
+    ]
+    if not writes:
+        return []
+    guards = [g for w in writes for g in w.guards]
+    values = await layout.guard_values(sim.rpc, sim.route.token, guards, sim.base.tag)
+    out: list[PowerFinding] = []
+    for w in writes:
+        holder = layout.live_guard(w, values)
+        if holder is None:
+            continue  # a zero or dead guard: nobody can pass it
+        label = signature_of(w.selector) or w.selector
+        evidence = (Evidence("writes", "-", w.what), Evidence("guarded by", "-", holder))
+        detail = f"{label} writes {w.what} behind a check of the stored address {holder}"
+        out.append(
+            PowerFinding(
+                w.kind, label, w.selector, holder, (), evidence, detail, confidence="static"
+            )
+        )
+    return out
