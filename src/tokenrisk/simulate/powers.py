@@ -47,6 +47,7 @@ from tokenrisk.simulate.effects import Effect, classify, comparable, holding
 from tokenrisk.simulate.engine import Outcome, Simulator, sells_ahead
 from tokenrisk.simulate.owners import DEAD, Facts, PowerCache
 from tokenrisk.simulate.story import (
+    SHRINK,
     Story,
     Targets,
     amounts,
@@ -193,7 +194,7 @@ async def _try_all(
         scanned=True,
         owner=facts.owner,
         renounced=renounced,
-        simulations=len(plans) + len(paired) + 1,
+        simulations=len(plans) + len(paired) + len(SHRINK),  # + the amounts batch
         findings=tuple(_ordered(findings)),
         future=future,
         notes=notes + unchecked,
