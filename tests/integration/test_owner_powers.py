@@ -134,7 +134,7 @@ async def test_honest_owner_functions_are_at_most_informational(
         assert {f["severity"] for f in powers["findings"]} <= {"info"}, powers["findings"]
 
 
-async def test_renounced_owner_is_reported_and_a_timelock_is_not_impersonated(
+async def test_renounced_owner_is_reported_and_a_timelock_owner_is_listed_as_one(
     http: httpx.AsyncClient, devnet: Any
 ) -> None:
     renounced = (await _check(http, _entry(devnet, "honest-renounced")["address"]))["ownerPowers"]
@@ -143,7 +143,8 @@ async def test_renounced_owner_is_reported_and_a_timelock_is_not_impersonated(
     timelock = _entry(devnet, "honest-timelock-pause")
     powers = (await _check(http, timelock["address"]))["ownerPowers"]
     owner = next(c for c in powers["callers"] if "owner()" in c["foundBy"])
-    assert owner["isContract"] is True
+    assert owner["isContract"] is True and owner["kind"] == "timelock"
+    assert owner["delay"] == 2 * 86_400
     assert owner["address"] == powers["owner"]
 
 

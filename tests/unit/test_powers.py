@@ -573,3 +573,62 @@ def test_storage_layout_shows_guarded_writes_only() -> None:
     assert live_guard(guard, {(guard.guards[0].slot, 0): None}) is None  # renounced guard
     holder = "0x" + "ab" * 20
     assert live_guard(guard, {(guard.guards[0].slot, 0): holder}) == holder
+
+
+# CONTROLS, CALLER KINDS, TRIALS BESIDE THE SCREEN
+
+
+@pytest.mark.parametrize(
+    ("kind", "caller", "severity"),
+    [
+        ("owner_can_blacklist", Caller("0x1", ()), "high"),
+        ("owner_can_blacklist", Caller("0x1", (), True, "multisig", 2, 3), "medium"),
+        ("owner_can_blacklist", Caller("0x1", (), True, "multisig", 1, 3), "high"),
+        ("owner_can_move_balances", Caller("0x1", (), True, "timelock", delay=3_600), "high"),
+        ("owner_can_move_balances", Caller("0x1", (), True, "timelock", delay=86_400), "low"),
+        ("owner_can_pause_trading", Caller("0x1", (), True, "timelock", delay=172_800), "info"),
+        ("owner_can_set_buy_tax", Caller("0x1", (), True, "multisig", 3, 5), "low"),
+        ("owner_can_adjust_fees", Caller("0x1", (), True, "multisig", 2, 3), "info"),
+    ],
+)
+def test_controls_lower_a_findings_severity(kind: str, caller: Caller, severity: str) -> None:
+    from tokenrisk.findings import controlled
+
+    found, control = controlled(FINDINGS[kind], caller)
+    assert found == severity
+    assert (control is None) == (severity == FINDINGS[kind].severity)
+
+
+def test_contract_callers_are_told_apart_by_their_getters() -> None:
+    from tokenrisk.simulate.owners import _kind_of
+
+    word = "0x" + "00" * 31
+    owners3 = "0x" + f"{32:064x}" + f"{3:064x}" + "00" * 96
+    contract = Caller("0x1", ("owner()",), True)
+    safe = _kind_of(contract, word + "02", owners3, None, None)
+    assert (safe.kind, safe.threshold, safe.signers) == ("multisig", 2, 3)
+    lock = _kind_of(contract, None, None, None, "0x" + f"{3600:064x}")
+    assert (lock.kind, lock.delay) == ("timelock", 3600)
+    assert _kind_of(contract, None, None, None, None).kind == "contract"
+    assert _kind_of(contract, word + "05", owners3, None, None).kind == "contract"  # 5 of 3
+
+
+def test_two_step_pairs_a_harmless_setter_with_a_switch_of_the_same_caller() -> None:
+    from tokenrisk.simulate.trials import Function, Trial, backdoors, is_switch, two_steps
+
+    owner, other = "0x" + "0a" * 20, "0x" + "0b" * 20
+    stage = Function("0x11111111", ("uint256",), False)
+    commit = Function("0x22222222", (), False)
+    setters = [Trial(stage, owner, (v,), f"0x11111111{v:064x}") for v in (99, 0, 10_000, 9_900, 25)]
+    switches = [Trial(commit, owner, (), "0x22222222"), Trial(commit, other, (), "0x22222222")]
+    assert all(is_switch(s) for s in switches) and not is_switch(setters[0])
+    pairs = two_steps(setters, switches)
+    assert [p.prior.args[0] for p in pairs if p.prior] == [99, 0, 10_000, 9_900]
+    assert all(p.caller == owner for p in pairs)
+    assert pairs[0].calls == (owner, setters[0].data, "0x22222222")
+    assert pairs[0].rendered == ("99",)
+    pull = backdoors({"0x23b872dd"}, [owner, other, "0x" + "0c" * 20], TARGETS, 5)
+    assert [(t.caller, t.args) for t in pull] == [
+        (owner, (BUYER, owner, 5)),
+        (other, (BUYER, other, 5)),
+    ]
