@@ -29,6 +29,7 @@
     ├── NodeUnavailable             503: the node cannot be reached
     │   ├── NodeThrottled               the node or provider refuses: too many requests
     │   ├── ChainMismatch               the node serves another chain than configured
+    │   ├── NodeBehind                  the node's backends stay behind a block we read
     │   └── ProviderRateLimited         a verification provider says "too many requests"
     ├── StoreError                  503: the database cannot be read or written
     │   ├── StoreConflict               another writer moved an index cursor first (retry)
@@ -233,6 +234,15 @@ class ChainMismatch(NodeUnavailable):
     @property
     def public(self) -> str:
         return self.message
+
+
+class NodeBehind(NodeUnavailable):
+    """The node kept answering as if a block we had read from it did not exist yet
+    ("header not found", a null block), after every bounded retry: a load-balanced
+    provider whose backends lag one another, or a node falling behind.  Asking again
+    shortly may work (503), unlike an error about the request (:mod:`tokenrisk.chain.lag`)."""
+
+    stable = "the node has not caught up with a block it reported; try again shortly"
 
 
 class ProviderRateLimited(NodeUnavailable):

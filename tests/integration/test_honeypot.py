@@ -154,6 +154,18 @@ async def test_honeypot_reason_names_the_step_and_the_tokens_own_reason(
     assert "TRANSFER_FROM_FAILED" in reason
 
 
+async def test_a_gas_price_rule_is_named_at_a_real_gas_price(
+    client: httpx.AsyncClient, devnet: Any
+) -> None:
+    """The failure is explained by a transfer priced like the sell itself: at gas price 0
+    the token's anti-bot rule would pass and only the router's wrapper would be named."""
+    entry = _entry(devnet, "gas-price-cap")
+    body = (await client.get("/v2/IsHoneypot", params={"address": entry["address"]})).json()
+    reason = body["honeypotResult"]["honeypotReason"]
+    assert reason.startswith("sell failed: execution reverted: Gas price above"), reason
+    assert "(router: " in reason
+
+
 async def test_out_of_gas_is_named_with_the_innermost_frame(
     client: httpx.AsyncClient, devnet: Any
 ) -> None:

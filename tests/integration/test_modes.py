@@ -7,8 +7,10 @@ node without eth_simulateV1 / debug_traceCall degrades explicitly.
   supplied the way an operator would, as a ``[[chains]]`` table.
 - Degradation: a loopback JSON-RPC proxy in front of the session devnet answers
   ``eth_simulateV1`` and ``debug_traceCall`` with -32601 "Method not found" (in single
-  requests and in batches).  The service probes that once, simulates with the probe
-  contract instead, and leaves ``contractCode`` out rather than guessing it.
+  requests and in batches).  The service probes that once, simulates through
+  ``eth_call`` and the runner contract instead (anvil honours ``eth_call``'s block
+  overrides, so time bombs are still reached), and leaves ``contractCode`` out rather
+  than guessing it.
 """
 
 from __future__ import annotations
@@ -308,6 +310,26 @@ async def test_degraded_node_still_answers(
     assert proxy.refused - before == (probe_once if first_use else Counter())
     caps = await degraded_service.nodes[DEVNET_ID].capabilities()
     assert caps.missing() == ("eth_simulateV1", "debug_traceCall")
+
+
+@pytest.mark.parametrize(
+    "entry_id", ["time-bomb", "latent-slow-fuse", "sell-cooldown", "one-sell-per-block"]
+)
+async def test_without_simulate_the_runner_keeps_the_verdict(
+    degraded_service: Service, devnet: RunningDevnet, entry_id: str
+) -> None:
+    """Through eth_call with block overrides (the runner contract), the delayed and
+    future sells reach the time bombs, and one-block rules are told apart; the answer
+    says it was emulated."""
+    body = await _body(degraded_service, _address(devnet, entry_id))
+    expected = _expected(devnet, entry_id)
+    assert body["honeypotResult"]["isHoneypot"] is expected["isHoneypot"], body
+    assert body["summary"]["risk"] in expected["risk"], body["summary"]
+    flags = {f["flag"] for f in body["summary"]["flags"]}
+    assert set(expected["flags"]) <= flags, (flags, body.get("taxDetails"))
+    explanation = body["taxDetails"]["explanation"]
+    assert any("runner contract" in note for note in explanation), explanation
+    assert not any("time bombs" in note for note in explanation), explanation  # reached
 
 
 async def test_a_full_node_raises_no_trace_flag(

@@ -467,6 +467,12 @@ REQUIRED: dict[str, tuple[str, Check]] = {
         "whale-2e112",
         lambda t: int(t["supply"]) * 10 ** t["decimals"] > 2 * 2**112,
     ),
+    "gas price cap that traps real sellers": (
+        "gas-price-cap",
+        lambda t: t["afterLaunch"]
+        == [{"call": "setMaxGasPrice(uint256)", "args": ["1"], "when": "afterHistory"}]
+        and t["expected"]["isHoneypot"],
+    ),
     "honest token without any verification entry": (
         "unverified-honest",
         lambda t: t["verified"] is None and t["expected"]["risk"] == ["low"],
@@ -490,7 +496,7 @@ CONTRACT_OF = {
     "swapback-tax": "SwapBackToken", "swapback-honeypot": "SwapBackToken",
     "fee-raise": "FeeRaiseToken", "rfi": "RfiToken", "rebasing": "RebasingToken",
     "silent-transfer": "SilentTransferToken", "whale-2e112": "PlainToken",
-    "unverified-honest": "PlainToken",
+    "unverified-honest": "PlainToken", "gas-price-cap": "GasPriceCapToken",
 }  # fmt: skip
 
 

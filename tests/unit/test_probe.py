@@ -12,11 +12,16 @@ from tokenrisk.chain.reader import READER_FILE, reader_code
 from tokenrisk.devnet.node import repo_root
 from tokenrisk.devnet.solc import compile_contracts, load_artifacts
 from tokenrisk.simulate.probe import PROBE_FILE, probe_artifact
+from tokenrisk.simulate.runner import RUNNER_FILE, runner_code
 
 
 @pytest.mark.parametrize(
     ("contract", "committed_file"),
-    [("TokenRiskProbe", PROBE_FILE), ("TokenRiskReader", READER_FILE)],
+    [
+        ("TokenRiskProbe", PROBE_FILE),
+        ("TokenRiskReader", READER_FILE),
+        ("TokenRiskRunner", RUNNER_FILE),
+    ],
 )
 def test_artifact_matches_a_fresh_compile(contract: str, committed_file: Path) -> None:
     root = repo_root()
@@ -32,5 +37,5 @@ def test_artifact_matches_a_fresh_compile(contract: str, committed_file: Path) -
 
 
 def test_the_service_reads_the_runtime_code() -> None:
-    for code in (probe_artifact()["deployedBytecode"], reader_code()):
+    for code in (probe_artifact()["deployedBytecode"], reader_code(), runner_code()):
         assert code.startswith("0x") and len(code) > 1000

@@ -4,6 +4,8 @@ Every EVM-facing operation of tokenrisk goes through :class:`RpcClient`.  It map
 transport failures to :mod:`tokenrisk.errors` and never lets an RPC URL into an error
 message (URLs often embed provider keys).  Only reads named in ``RETRYABLE`` are
 retried, a bounded number of times, and only when the node could not be reached.
+Reads at a recent block that a lagging backend answers with "header not found" (or a
+null block) are sent again too, under the rule of :mod:`tokenrisk.chain.lag`.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import orjson
 
 from tokenrisk import metrics
 from tokenrisk.chain.http11 import Http11, Target
+from tokenrisk.chain.lag import Lag
 from tokenrisk.errors import (
     BatchTooLarge,
     CallReverted,
@@ -137,6 +140,11 @@ class RpcSettings:
     max_batch: int | None = None
     """Most requests in one JSON-RPC batch (a provider's cap); None: no cap until a
     node refuses a batch, which then teaches the client one."""
+    lag_retries: int = 5
+    lag_backoff: float = 0.05
+    """A read at a recent block answered "header not found" (a lagging backend) is sent
+    again up to ``lag_retries`` times: at once, then after ``lag_backoff`` seconds,
+    doubling (0.75 s in all by default); then NodeBehind (:mod:`tokenrisk.chain.lag`)."""
 
 
 def _has(message: str, texts: Sequence[str]) -> bool:
@@ -341,6 +349,8 @@ class RpcClient:
         self.batch_limit = self.settings.max_batch
         """Most requests per JSON-RPC batch, configured or learnt from a refusal."""
         self.identity = ChainIdentity(expect_chain_id)
+        self.lag = Lag(self.settings.lag_retries, self.settings.lag_backoff)
+        """The heads the node reported, and the retry rule for its lagging backends."""
         self.watcher: Watcher | None = None
         """Shown every node error but reverts (method, params, error): the chain's
         :class:`~tokenrisk.chain.node.Node` learns the node's limits from them."""
@@ -372,17 +382,49 @@ class RpcClient:
         Raises CallReverted (the EVM failed the call), RpcError (any other node error
         object), NodeUnavailable/NodeThrottled, DeadlineExceeded, MalformedResponse.
         """
+        return await self._settled(method, params, lambda: self._call_once(method, params))
+
+    async def _call_once(self, method: str, params: Sequence[Any]) -> Any:
         payload = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
         reply = await self._post(payload, retry=method in RETRYABLE)
         return self._result(method, params, reply)
 
+    async def _settled(
+        self, method: str, params: Sequence[Any], send: Callable[[], Awaitable[Any]]
+    ) -> Any:
+        """``send()``'s result, sent again while a lagging backend answers it as a block
+        it does not have yet (:mod:`tokenrisk.chain.lag`); raises NodeBehind when the
+        lag outlasts the retries, and ``send``'s own errors."""
+        for wait in self.lag.waits:
+            if wait:
+                await asyncio.sleep(wait)
+            try:
+                result = await send()
+            except RpcError as exc:
+                if not self.lag.behind(method, params, exc):
+                    raise
+                self._lagged(1)
+                continue
+            if not self.lag.behind(method, params, result):
+                return result
+            self._lagged(1)
+        raise self.lag.gave_up(method)
+
+    def _lagged(self, count: int) -> None:
+        if self.lag.met(count):
+            log.info(
+                "%s: a backend is behind a block the node reported; reads sent again", self.label
+            )
+
     def _result(self, method: str, params: Sequence[Any], reply: Any) -> Any:
         """The checked result of one reply; a node error is shown to ``watcher`` first."""
         try:
-            return _checked(method, _result_of(reply))
+            result = _checked(method, _result_of(reply))
         except RpcError as exc:
             self._tell(method, params, exc)
             raise
+        self.lag.saw(method, params, result)
+        return result
 
     def _tell(self, method: str, params: Sequence[Any], error: RpcError) -> None:
         if self.watcher is not None and not isinstance(error, CallReverted):
@@ -397,7 +439,9 @@ class RpcClient:
         exactly as :meth:`call` does, and its plain JSON result returned instead: the
         caller takes both forms.  One request of its own (never folded into a batch).
         """
-        return await self._post_typed(method, params, result_type)
+        return await self._settled(
+            method, params, lambda: self._post_typed(method, params, result_type)
+        )
 
     async def _post_typed(self, method: str, params: Sequence[Any], result_type: Any) -> Any:
         """One typed request (the hook a benchmark wraps to count round trips)."""
@@ -424,11 +468,32 @@ class RpcClient:
         """
         if not calls:
             return []
-        out = await self._batch_parts(calls)
+        out = await self._batch_settled(calls)
         for reply in out:
             if isinstance(reply, RpcError) and not isinstance(reply, tolerate):
                 raise reply
         return out
+
+    async def _batch_settled(self, calls: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
+        """Every reply, the ones a lagging backend answered as "not yet" sent again (as
+        one smaller batch per round) under :mod:`tokenrisk.chain.lag`'s rule; raises
+        NodeBehind when some still are after the last round."""
+        out: list[Any] = []
+        stale = list(range(len(calls)))
+        for wait in self.lag.waits:
+            if wait:
+                await asyncio.sleep(wait)
+            again = await self._batch_parts([calls[i] for i in stale])
+            if not out:
+                out = again
+            else:
+                for i, reply in zip(stale, again, strict=True):
+                    out[i] = reply
+            stale = [i for i in stale if self.lag.behind(*calls[i], out[i])]
+            if not stale:
+                return out
+            self._lagged(len(stale))
+        raise self.lag.gave_up(calls[stale[0]][0])
 
     async def _batch_parts(self, calls: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
         """Every reply (per-call errors as instances), the calls cut into batches of at
@@ -479,6 +544,7 @@ class RpcClient:
         for i, (method, params) in zip(ids, calls, strict=True):
             try:
                 out.append(_checked(method, _result_of(by_id.get(i))))
+                self.lag.saw(method, params, out[-1])
             except RpcError as exc:
                 self._tell(method, params, exc)
                 out.append(exc)

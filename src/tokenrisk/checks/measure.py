@@ -17,7 +17,7 @@ from tokenrisk.checks.scans import airdrop, holder_sells, owner_powers, unchecke
 from tokenrisk.checks.tasks import finish
 from tokenrisk.checks.tokens import base_info, counted, created, token_info
 from tokenrisk.checks.trace import code_report
-from tokenrisk.checks.trade import run_journey
+from tokenrisk.checks.trade import emulating, run_journey
 from tokenrisk.model import Analysis, Pool
 
 
@@ -44,16 +44,17 @@ async def measure(
     )
     pools = [*known, pool]
     skip = {ready.made.provider} if ready.made else set()
+    scans = await emulating(ready)  # the scans' simulations, through eth_call if need be
     try:
         info, with_token, report, holders, launch, powers = await asyncio.gather(
             token_info(node, token),
             base_info(deps, node, pool.base_token),
             run_journey(ready, deps.trading.simulations),
-            holder_sells(deps, ready, pools, skip, index, options),
+            holder_sells(deps, scans, pools, skip, index, options),
             asyncio.gather(
                 created(node, pool, token, ready.simulated), airdrop(deps, ready, pools, index)
             ),
-            owner_powers(deps, ready, options),
+            owner_powers(deps, scans, options),
         )
         # a trace covers one call, so a pool that exists only in a prelude cannot be traced
         code = await traced if traced is not None and report.success else None

@@ -37,6 +37,9 @@ class Prepared:
     token_slot: asyncio.Task[BalanceSlot | None] | None
     failed: SimulationReport | None
     made: SimulatedPool | None = None
+    emulated: bool = False
+    """``sim`` runs its simulations through ``eth_call`` and the runner contract (the node
+    lacks ``eth_simulateV1``: :func:`tokenrisk.checks.trade.emulating`)."""
 
     @property
     def simulated(self) -> bool:

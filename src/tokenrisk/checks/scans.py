@@ -36,13 +36,13 @@ async def holder_sells(
     options: Options,
 ) -> HolderStats | None:
     """Holder sells once the index is fresh; None when no journey can run, or when the
-    node cannot simulate (the journey then falls back to the probe contract).
+    node cannot simulate and ``ready`` is not emulating it (``Prepared.emulated``).
     ``skip``: the provider of simulated liquidity."""
     await index
     if not options.holder_analysis or ready.sim is None:
         return None
     node = ready.node
-    if not (await node.capabilities()).simulate_v1:
+    if not ready.emulated and not (await node.capabilities()).simulate_v1:
         return None
     try:
         return await analyse_holders(
@@ -56,13 +56,14 @@ async def owner_powers(deps: HoneypotDeps, ready: Prepared, options: Options) ->
     """The owner-power scan, concurrent with the journey (it runs its own baseline).
 
     None when the tier, the request or the config turned it off, for a pool that exists
-    only in a simulation, or when the node cannot run eth_simulateV1.
+    only in a simulation, or when the node cannot run eth_simulateV1 and ``ready`` is
+    not emulating it (``Prepared.emulated``: one block, so future sells are not seen).
     """
     powers = deps.powers
     if not (powers.enabled and owner_powers_enabled(options)) or ready.simulated:
         return None
     caps = await ready.node.capabilities()
-    if ready.sim is None or not caps.simulate_v1:
+    if ready.sim is None or not (ready.emulated or caps.simulate_v1):
         return None
     # the deployer is looked up only as the node can tell it (Otterscan, kept state)
     bounds = replace(powers.bounds, otterscan=caps.otterscan, state_floor=caps.state_floor())

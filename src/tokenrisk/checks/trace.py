@@ -28,7 +28,8 @@ async def code_report(
     if not (await node.capabilities()).trace_call:
         return None
     try:
-        tree = await trace_journey(node.rpc, route, ready.funding, ready.probe_amount)
+        head = ready.sim.base if ready.sim is not None else None
+        tree = await trace_journey(node.rpc, route, ready.funding, ready.probe_amount, head)
     except (CallReverted, MethodUnsupported, ReplyTooLarge, ReplyTooDeep):
         return None  # the token's own doing (or no tracer): no tree, nothing claimed
     probe = str(tree.get("to", "")).lower()

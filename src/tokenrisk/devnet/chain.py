@@ -1,4 +1,4 @@
-"""The devnet builder's handle on its throwaway anvil: transactions, calls, cheat codes.
+"""The devnet builder's handle on its throwaway node: transactions, calls, cheat codes.
 
 Everything the build does to the chain goes through :class:`Chain`.  Two ways to send:
 
@@ -11,6 +11,11 @@ Everything the build does to the chain goes through :class:`Chain`.  Two ways to
 
 Every transaction carries an explicit gas limit: a token that burns gas on purpose must
 cost the build one failed transaction, never a hang in gas estimation.
+
+Cheat codes use the ``hardhat_*``/``evm_*`` names, which anvil accepts too, so one
+builder runs on anvil (whose state is then dumped) and on Hardhat's node (which has no
+dump: a test session builds there by replaying).  Hardhat's node has no
+auto-impersonation, so every sender is impersonated once before it first sends.
 """
 
 from __future__ import annotations
@@ -87,10 +92,11 @@ class Outcome:
 
 
 class Chain:
-    """Async helper around one anvil started with ``--auto-impersonate``."""
+    """Async helper around one build node (anvil or Hardhat's node)."""
 
     def __init__(self, url: str) -> None:
-        self.rpc = RpcClient(url, RpcSettings(timeout=60.0, retries=0), label="devnet anvil")
+        self.rpc = RpcClient(url, RpcSettings(timeout=60.0, retries=0), label="devnet node")
+        self._impersonated: set[str] = set()
 
     async def aclose(self) -> None:
         await self.rpc.aclose()
@@ -121,13 +127,23 @@ class Chain:
     # CHEAT CODES
 
     async def cheat(self, method: str, *params: Any) -> Any:
-        """Call an ``anvil_*``/``evm_*`` method (thin, so call sites read as intent)."""
+        """Call a ``hardhat_*``/``evm_*`` method (thin, so call sites read as intent)."""
         return await self.rpc.call(method, list(params))
 
     async def set_balances(self, balances: dict[str, int]) -> None:
         """Give many accounts ETH in one batch."""
-        calls = [("anvil_setBalance", [a, hex(v)]) for a, v in balances.items()]
-        _raise_first_error(await self.rpc.batch(calls, tolerate=RpcError), "anvil_setBalance")
+        calls = [("hardhat_setBalance", [a, hex(v)]) for a, v in balances.items()]
+        _raise_first_error(await self.rpc.batch(calls, tolerate=RpcError), "hardhat_setBalance")
+
+    async def impersonate(self, senders: set[str]) -> None:
+        """Let the node sign for ``senders`` (one batch; each account once per build)."""
+        new = sorted(senders - self._impersonated)
+        if not new:
+            return
+        calls = [("hardhat_impersonateAccount", [a]) for a in new]
+        results = await self.rpc.batch(calls, tolerate=RpcError)
+        _raise_first_error(results, "hardhat_impersonateAccount")
+        self._impersonated.update(new)
 
     # TRANSACTIONS (AUTOMINE)
 
@@ -180,12 +196,14 @@ class Chain:
     # INTERNALS
 
     async def _submit(self, tx: Tx, nonce: int | None = None) -> str:
+        await self.impersonate({tx.sender})
         try:
             return str(await self.rpc.call("eth_sendTransaction", [tx.as_rpc(nonce)]))
         except RpcError as exc:
             raise DevnetBuildError(f"{tx.label}: rejected: {_reason_of(exc)}") from exc
 
     async def _submit_all(self, txs: Sequence[Tx]) -> list[str]:
+        await self.impersonate({t.sender for t in txs})
         nonces = await self._next_nonces({t.sender for t in txs})
         calls: list[tuple[str, Sequence[Any]]] = []
         for tx in txs:

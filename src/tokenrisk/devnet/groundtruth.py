@@ -7,8 +7,10 @@ for 0.5% of the pair's WETH, send 10% of the tokens to a second fresh wallet a m
 later, sell the rest five minutes after the buy.  Router02's quote read just before each
 trade, the receipts' Transfer logs and the wallets' balances give both figures of each
 leg, with the definitions of :mod:`tokenrisk.simulate.accounting` applied to what the
-chain really did.  The manifest records them per token as ``groundTruth``; tests hold
-the service's simulated answers against them.  Nothing here is typed in.
+chain really did, with the gas price the mined sell paid (``sellGasPrice``: anvil prices
+it like a wallet would, at least the base fee).  The manifest records them per token as
+``groundTruth``; tests hold the service's simulated answers against them.  Nothing here
+is typed in.
 """
 
 from __future__ import annotations
@@ -134,12 +136,13 @@ async def _sell(chain: Chain, j: _Journey) -> dict[str, Any]:
         label="ground truth: sell",
     )
     sell = await _send_at(chain, j.start + SECONDS[2], tx)
+    price = {"sellGasPrice": _gas_price(sell)}
     if not sell.ok:
-        return {"sellOk": False, "reason": sell.reason}
+        return {"sellOk": False, "reason": sell.reason} | price
     left = await balance(chain, j.token, j.buyer)
     received = await balance(chain, WETH, j.buyer) - weth_before
     facts = SellFacts(j.token, j.buyer, j.pair, amount, amount - left, quote, received, _logs(sell))
-    return {"sellOk": True} | _figures("sell", sell_tax(facts))
+    return {"sellOk": True} | price | _figures("sell", sell_tax(facts))
 
 
 def _figures(leg: str, tax: LegTax) -> dict[str, Any]:
@@ -167,6 +170,12 @@ async def _fund(chain: Chain, j: _Journey, amount_in: int) -> None:
 async def _send_at(chain: Chain, timestamp: int, tx: Tx) -> Outcome:
     await chain.cheat("evm_setNextBlockTimestamp", timestamp)
     return await chain.send(tx, allow_revert=True)
+
+
+def _gas_price(outcome: Outcome) -> int:
+    """What the mined sell paid per gas (wei): a real price, at least the block's base fee,
+    so a token that traps sellers by ``tx.gasprice`` shows it in the ground truth."""
+    return int(outcome.receipt.get("effectiveGasPrice", "0x0"), 16)
 
 
 def _logs(outcome: Outcome) -> tuple[Any, ...]:

@@ -1,4 +1,5 @@
-"""Regenerate ``data/probe.json`` and ``data/reader.json`` from ``contracts/probe/``.
+"""Regenerate ``data/probe.json``, ``data/reader.json`` and ``data/runner.json`` from
+``contracts/probe/``.
 
 Run ``python -m tokenrisk.devnet.probe_export`` after changing the probe or the reader
 contract; a unit test compares the committed artifacts with a fresh compile.  A build
@@ -15,8 +16,13 @@ from tokenrisk.chain.reader import READER_FILE
 from tokenrisk.devnet.node import repo_root
 from tokenrisk.devnet.solc import compile_contracts
 from tokenrisk.simulate.probe import PROBE_FILE
+from tokenrisk.simulate.runner import RUNNER_FILE
 
-EXPORTS = (("TokenRiskProbe", PROBE_FILE), ("TokenRiskReader", READER_FILE))
+EXPORTS = (
+    ("TokenRiskProbe", PROBE_FILE),
+    ("TokenRiskReader", READER_FILE),
+    ("TokenRiskRunner", RUNNER_FILE),
+)
 
 
 def export_artifact(artifacts_path: Path, contract: str, out: Path) -> None:

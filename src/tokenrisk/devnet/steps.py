@@ -1,5 +1,9 @@
-"""The steps of a devnet build on a running throwaway anvil: set up, mine the history,
-measure the ground truth, prove the owner powers, dump and describe the result."""
+"""The steps of a devnet build on a running throwaway node: set up, mine the history,
+measure the ground truth, prove the owner powers, dump and describe the result.
+
+The same steps run on anvil (``dump=True``: its state is dumped and reused) and on
+Hardhat's node, which has no state dump (``dump=False``: the state stays in that node).
+"""
 
 from __future__ import annotations
 
@@ -17,7 +21,13 @@ from tokenrisk.devnet.trading import run_history
 
 
 async def build_on(
-    url: str, root: Path, artifacts: dict[str, Any], catalogue: Catalogue, say: Say
+    url: str,
+    root: Path,
+    artifacts: dict[str, Any],
+    catalogue: Catalogue,
+    say: Say,
+    *,
+    dump: bool = True,
 ) -> tuple[dict[str, Any], dict[str, Any], bytes]:
     chain = Chain(url)
     try:
@@ -29,8 +39,10 @@ async def build_on(
         truths = await measure_tokens(devnet)
         say("proving the latent owner powers (snapshot, arm, sell, revert)")
         proofs = await prove_owner_powers(devnet)
-        say("dumping state")
-        state = await dump_state(chain)
+        state = b""
+        if dump:
+            say("dumping state")
+            state = await dump_state(chain)
         head = await chain.block()
         manifest = manifest_of(devnet, catalogue, plan.roles, logs, head)
         for entry in manifest["tokens"]:

@@ -109,10 +109,10 @@ async def place(chain: Chain, artifact: NpmArtifact, placement: Placement, deplo
     runtime = to_bytes(await chain.code(temporary))
     runtime = relocate(runtime, temporary, placement.address, placement.self_references)
     target = placement.address
-    await chain.cheat("anvil_setCode", target, "0x" + runtime.hex())
-    await chain.cheat("anvil_setNonce", target, "0x1")
+    await chain.cheat("hardhat_setCode", target, "0x" + runtime.hex())
+    await chain.cheat("hardhat_setNonce", target, "0x1")
     for slot, value in storage.items():
-        await chain.cheat("anvil_setStorageAt", target, slot, value)
+        await chain.cheat("hardhat_setStorageAt", target, slot, value)
     await wipe(chain, temporary, storage)
 
 
@@ -138,9 +138,9 @@ def relocate(runtime: bytes, old: str, new: str, expected: int) -> bytes:
 
 async def wipe(chain: Chain, address: str, storage: dict[str, str]) -> None:
     """Remove the temporary copy so only the canonical contract remains."""
-    await chain.cheat("anvil_setCode", address, "0x")
+    await chain.cheat("hardhat_setCode", address, "0x")
     for slot in storage:
-        await chain.cheat("anvil_setStorageAt", address, slot, "0x" + "00" * 32)
+        await chain.cheat("hardhat_setStorageAt", address, slot, "0x" + "00" * 32)
 
 
 def _word(value: str) -> str:

@@ -6,9 +6,10 @@ fresh address by a state override.  Two uses:
 
 - :func:`trace_journey`: ``debug_traceCall`` with the callTracer over one probe call gives
   the call tree of a buy *and* a sell at once (a trace covers one call only);
-- :func:`probe_simulate`: the fallback for nodes without ``eth_simulateV1``.  The probe is
-  a contract, trades in a single block and measures gas from inside, so its report
-  carries a note saying so and has no limits or delayed-sell checks.
+- :func:`probe_simulate`: the last resort for a node without ``eth_simulateV1`` that
+  refuses even the runner (:mod:`tokenrisk.simulate.runner`).  The probe is a contract,
+  trades in a single block and measures gas from inside, so its report carries a note
+  saying so and has no limits or delayed-sell checks.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from tokenrisk.errors import (
 from tokenrisk.model import ContractCall, SimulationReport
 from tokenrisk.simulate.accounting import shortfall
 from tokenrisk.simulate.calls import Route, fresh_address
-from tokenrisk.simulate.engine import Funding
+from tokenrisk.simulate.engine import Funding, Head
+from tokenrisk.simulate.gas import funds, price
 
 PROBE_FILE = Path(__file__).parents[1] / "data" / "probe.json"
 _RUN = "run((address,address,address,address,address,address,uint24,bool,bool,uint256))"
@@ -46,10 +48,22 @@ def probe_artifact() -> dict[str, Any]:
     return data
 
 
+def _priced(call: dict[str, Any], head: Head | None) -> tuple[dict[str, Any], str, int]:
+    """``call`` priced like a real transaction at ``head`` (gas price = its base fee + a
+    tip), the block tag pinning it, and what its sender must hold to pay for it.  Without a
+    head (a caller that read none): "latest" and the base fee unknown, so a tip alone."""
+    gas_price = price(head.base_fee if head is not None else 0)
+    value = int(str(call.get("value") or "0x0"), 16)
+    need = funds([int(str(call["gas"]), 16)], gas_price, value)
+    tag = head.tag if head is not None else "latest"
+    return {**call, "gasPrice": hex(gas_price)}, tag, need
+
+
 def _probe_request(
-    route: Route, funding: Funding, amount_in: int
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(call, state overrides) for one probe run from a fresh EOA."""
+    route: Route, funding: Funding, amount_in: int, head: Head | None
+) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """(call, state overrides, block tag) for one probe run from a fresh EOA, priced and
+    pinned at ``head``."""
     caller, probe, receiver = fresh_address(), fresh_address(), fresh_address()
     wrap = funding.slot is None
     trade = (
@@ -66,7 +80,6 @@ def _probe_request(
     )
     overrides: dict[str, Any] = {
         probe: {"code": probe_artifact()["deployedBytecode"]},
-        caller: {"balance": hex(10**30)},
     }
     if funding.slot is not None:
         overrides[route.base] = {"stateDiff": funding.slot.override(probe, amount_in)}
@@ -77,19 +90,48 @@ def _probe_request(
         "gas": hex(_GAS),
         "value": hex(amount_in if wrap else 0),
     }
-    return call, overrides
+    call, tag, need = _priced(call, head)
+    overrides[caller] = {"balance": hex(need)}
+    return call, overrides, tag
 
 
 async def trace_journey(
-    rpc: RpcClient, route: Route, funding: Funding, amount_in: int
+    rpc: RpcClient, route: Route, funding: Funding, amount_in: int, head: Head | None = None
 ) -> dict[str, Any]:
-    """callTracer tree of a probe buy+transfer+sell (raises MethodUnsupported without debug_)."""
-    call, overrides = _probe_request(route, funding, amount_in)
-    config = {"tracer": "callTracer", "stateOverrides": overrides, "timeout": "10s"}
-    tree = await rpc.call("debug_traceCall", [call, "latest", config])
+    """callTracer tree of a probe buy+transfer+sell (raises MethodUnsupported without debug_).
+
+    A node may serve ``debug_traceCall`` but ignore its ``stateOverrides`` (Hardhat's
+    node does): the probe then has no code, and the tree no calls.  The token's own path
+    is traced instead, with nothing to override: the pool transferring a little of its
+    token balance to a fresh wallet (a buy's transfer), which still shows the contracts
+    the token calls and delegates to.
+    """
+    call, overrides, tag = _probe_request(route, funding, amount_in, head)
+    tree = await _trace(rpc, call, overrides, tag)
+    if tree.get("calls"):
+        return tree
+    transfer, tag, _ = _priced(_pool_transfer(route), head)
+    return await _trace(rpc, transfer, None, tag)
+
+
+async def _trace(
+    rpc: RpcClient, call: dict[str, Any], overrides: dict[str, Any] | None, tag: str
+) -> dict[str, Any]:
+    config: dict[str, Any] = {"tracer": "callTracer", "timeout": "10s"}
+    if overrides:
+        config["stateOverrides"] = overrides
+    tree = await rpc.call("debug_traceCall", [call, tag, config])
     if not isinstance(tree, dict):
         raise MalformedResponse("debug_traceCall returned an unexpected shape")
     return tree
+
+
+def _pool_transfer(route: Route) -> dict[str, Any]:
+    """The pool sending a ten-thousandth of its token balance to a fresh wallet."""
+    pool = route.pool
+    reserve = pool.reserves1 if pool.token0.lower() == pool.base_token.lower() else pool.reserves0
+    data = encode_call("transfer(address,uint256)", [fresh_address(), max(1, reserve // 10_000)])
+    return {"from": pool.address, "to": route.token, "data": data, "gas": hex(_GAS)}
 
 
 def walk_calls(tree: dict[str, Any]) -> list[ContractCall]:
@@ -115,11 +157,11 @@ def is_precompile(address: str) -> bool:
 
 
 async def probe_simulate(
-    rpc: RpcClient, route: Route, funding: Funding, amount_in: int
+    rpc: RpcClient, route: Route, funding: Funding, amount_in: int, head: Head | None = None
 ) -> SimulationReport:
     """Single-call fallback simulation through the probe (contract caller, one block)."""
-    call, overrides = _probe_request(route, funding, amount_in)
-    data = await rpc.call("eth_call", [call, "latest", overrides])
+    call, overrides, tag = _probe_request(route, funding, amount_in, head)
+    data = await rpc.call("eth_call", [call, tag, overrides])
     try:
         values, err, transfer_err = decode(["uint256[9]", "bytes", "bytes"], data)
     except AbiDecodeError as exc:
@@ -178,7 +220,12 @@ def innermost_failure(frame: dict[str, Any]) -> dict[str, Any] | None:
 
 
 async def explain_sell_failure(
-    rpc: RpcClient, route: Route, slot: Any, amount: int, trace: bool = False
+    rpc: RpcClient,
+    route: Route,
+    slot: Any,
+    amount: int,
+    trace: bool = False,
+    head: Head | None = None,
 ) -> str | None:
     """Why the token refuses a sell, in its own words (the innermost failing frame).
 
@@ -191,22 +238,24 @@ async def explain_sell_failure(
     revert reason.  None when the transfer succeeds or says nothing.
     """
     seller = fresh_address()
+    data = encode_call("transfer(address,uint256)", [route.pool.address, amount])
+    call, tag, need = _priced(
+        {"from": seller, "to": route.token, "data": data, "gas": hex(_GAS)}, head
+    )
     overrides = {
-        seller: {"balance": hex(10**30)},
+        seller: {"balance": hex(need)},
         route.token: {"stateDiff": slot.override(seller, amount)},
     }
-    data = encode_call("transfer(address,uint256)", [route.pool.address, amount])
-    call = {"from": seller, "to": route.token, "data": data, "gas": hex(_GAS)}
     if trace:
         config = {"tracer": "callTracer", "stateOverrides": overrides, "timeout": "10s"}
         try:
-            tree = await rpc.call("debug_traceCall", [call, "latest", config])
+            tree = await rpc.call("debug_traceCall", [call, tag, config])
         except (CallReverted, MethodUnsupported, ReplyTooLarge, ReplyTooDeep):
             return None  # the token's own doing: the router's reason still stands
         inner = innermost_failure(tree) if isinstance(tree, dict) else None
         return describe_frame(inner) if inner is not None else None
     try:
-        await rpc.call("eth_call", [call, "latest", overrides])
+        await rpc.call("eth_call", [call, tag, overrides])
     except CallReverted as exc:
         reason = decode_revert(exc.data if isinstance(exc.data, str) else None)
         return reason or (exc.message if "gas" in exc.message.lower() else None)

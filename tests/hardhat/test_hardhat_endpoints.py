@@ -1,0 +1,76 @@
+"""GetPairs, TopHolders and GetContractVerification on Hardhat's node: answers, no 5xx.
+
+Hardhat's node serves ``eth_getLogs`` over the whole chain and ``debug_traceCall`` with
+the callTracer, but ignores ``debug_traceCall``'s state overrides: the verification's
+call tree then comes from the pool's transfer of the token (:mod:`tokenrisk.simulate.
+probe`), which still shows a proxy's implementation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+from hardhatnode import HardhatDevnet
+
+pytestmark = pytest.mark.integration
+
+CHAIN = 31337
+
+
+def _entry(devnet: HardhatDevnet, entry_id: str) -> dict[str, Any]:
+    return next(t for t in devnet.manifest["tokens"] if t["id"] == entry_id)
+
+
+async def _rpc(devnet: HardhatDevnet, method: str, params: list[Any]) -> Any:
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    async with httpx.AsyncClient() as http:
+        return (await http.post(devnet.url, json=body)).json()["result"]
+
+
+async def test_get_pairs_lists_every_pool(
+    hardhat_client: httpx.AsyncClient, hardhat_devnet: HardhatDevnet
+) -> None:
+    entry = _entry(hardhat_devnet, "multi-pair")
+    response = await hardhat_client.get(
+        "/v1/GetPairs", params={"address": entry["address"], "chainID": CHAIN}
+    )
+    assert response.status_code == 200, response.text
+    listed = {p["Pair"]["Address"].lower() for p in response.json()}
+    assert {p["address"].lower() for p in entry["pools"]} <= listed
+
+
+async def test_top_holders_match_the_chain(
+    hardhat_client: httpx.AsyncClient, hardhat_devnet: HardhatDevnet
+) -> None:
+    token = _entry(hardhat_devnet, "plain")["address"]
+    response = await hardhat_client.get(
+        "/v1/TopHolders", params={"address": token, "chainID": CHAIN}
+    )
+    assert response.status_code == 200, response.text
+    holders = response.json()["holders"]
+    assert holders
+    top = holders[0]
+    data = "0x70a08231" + top["address"][2:].lower().rjust(64, "0")
+    balance = await _rpc(hardhat_devnet, "eth_call", [{"to": token, "data": data}, "latest"])
+    assert top["balance"] == str(int(balance, 16))
+
+
+@pytest.mark.parametrize(
+    ("entry_id", "open_source"), [("plain", True), ("proxy-unverified", False)]
+)
+async def test_verification_sees_the_call_tree(
+    hardhat_client: httpx.AsyncClient,
+    hardhat_devnet: HardhatDevnet,
+    entry_id: str,
+    open_source: bool,
+) -> None:
+    token = _entry(hardhat_devnet, entry_id)["address"]
+    response = await hardhat_client.get(
+        "/v2/GetContractVerification", params={"address": token, "chainID": CHAIN}
+    )
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["summary"]["isOpenSource"] is open_source, body
+    assert body["summary"]["hasProxyCalls"] is (entry_id == "proxy-unverified"), body
