@@ -114,7 +114,7 @@ async def _sender(devnet: Devnet, token: Deployed, spec: dict[str, Any]) -> str:
     if name == "$owner()":
         raw = await devnet.chain.call(token.address, encode_call("owner()"))
         owner = str(decode(["address"], raw)[0])
-        await devnet.chain.cheat("anvil_setBalance", owner, hex(10**18))  # gas (reverted after)
+        await devnet.chain.set_balances({owner: 10**18})  # gas (reverted after)
         return owner
     label = f"{token.spec.id}: ownerProof {spec['call']}"
     return str(resolve_args(["address"], (name,), devnet.scope(token), label)[0])

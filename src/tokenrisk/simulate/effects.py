@@ -80,12 +80,16 @@ def comparable(base: Outcome) -> bool:
     return holding(base) and all(_ok(base, m) for m in ("a.sell", "b.sell"))
 
 
-def classify(base: Outcome, trial: Outcome, *, v3: bool = False) -> list[Effect]:
+def classify(
+    base: Outcome, trial: Outcome, *, v3: bool = False, armed: bool = False
+) -> list[Effect]:
     """Every effect of the trial's owner call (empty when the call reverted).
 
-    With a working baseline, what the call broke; with an armed trap (the baseline's
-    sells fail), what the call repaired: a caller that can reopen sells holds the switch
-    that closed them.  Balances and supply are compared whenever A and B hold tokens.
+    With a working baseline, what the call broke; with an armed trap (``armed``: nobody
+    could buy, A and B hold given positions, and their sells fail), what the call
+    repaired: a caller that can reopen sells holds the switch that closed them.  Sells
+    that fail only after a buy (a cooldown a node's simulation cannot wait out) are not
+    read as armed.  Balances and supply are compared whenever A and B hold tokens.
     """
     if not _ok(trial, "call") or not holding(base):
         return []
@@ -94,7 +98,7 @@ def classify(base: Outcome, trial: Outcome, *, v3: bool = False) -> list[Effect]
     if comparable(base):
         effects += [] if moved else _blocking(base, trial)
         effects += _taxes(base, trial, v3)
-    elif comparable(trial):
+    elif armed and comparable(trial):
         effects += _released(base, trial)
     effects += _ownership(base, trial)
     return effects

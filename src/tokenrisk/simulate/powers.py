@@ -44,7 +44,7 @@ from tokenrisk.findings import (
 )
 from tokenrisk.simulate import owners
 from tokenrisk.simulate.effects import Effect, classify, comparable, holding
-from tokenrisk.simulate.engine import Outcome, Simulator, sells_ahead
+from tokenrisk.simulate.engine import Outcome, Plan, Simulator, sells_ahead
 from tokenrisk.simulate.owners import DEAD, Facts, PowerCache
 from tokenrisk.simulate.story import (
     SHRINK,
@@ -55,6 +55,7 @@ from tokenrisk.simulate.story import (
     dump_plan,
     fresh_targets,
     future_plan,
+    held_story,
     story_plan,
 )
 from tokenrisk.simulate.trials import ScanBounds as ScanBounds
@@ -163,27 +164,36 @@ async def _try_all(
     if story is None:
         return OwnerPowers(scanned=False, error="no wallet could buy or hold, nothing to compare")
     trials = [*screened, *backdoors(beside[0], beside[1], targets, max(1, story.a_sent))]
-    plans = [story_plan(sim, targets, story, None)]
-    plans += [future_plan(sim, targets, story, seconds) for _, seconds in FUTURE]
-    plans += [story_plan(sim, targets, story, t.calls) for t in trials]
-    outcomes, (counted, unchecked) = await asyncio.gather(
-        sim.run(plans), _counted(sim, story.a_sell)
-    )
+    plans, outcomes, (counted, unchecked) = await _batch(sim, targets, story, trials)
+    sent = len(SHRINK) + len(plans)  # the amounts batch and this one
     base = outcomes[0]
+    if not isinstance(base, RpcError) and not comparable(base) and story.held is None:
+        # sells fail after a buy: an armed trap, or a rule about buying and selling soon
+        # after (a cooldown a simulation cannot wait out); held positions tell them apart
+        held = await held_story(sim, targets, facts.owner is not None)
+        if held is not None:
+            story = held
+            trials = [*screened, *backdoors(beside[0], beside[1], targets, max(1, held.a_sent))]
+            plans, outcomes, (counted, unchecked) = await _batch(sim, targets, story, trials)
+            base = outcomes[0]
+            sent += len(plans)
+            notes += ("sells failed after a buy: the scan re-ran from held positions",)
     if isinstance(base, RpcError) or not holding(base):
         return OwnerPowers(scanned=False, error="the baseline wallets got no tokens")
     if not comparable(base):
         notes += ("selling fails without any owner call: findings show who can lift or change it",)
     tried = list(outcomes[1 + len(FUTURE) :])
-    harmless = [t for t, o in zip(trials, tried, strict=True) if _harmless(base, o, sim.route.v3)]
+    armed, v3 = story.held is not None, sim.route.v3
+    harmless = [t for t, o in zip(trials, tried, strict=True) if _harmless(base, o, v3, armed)]
     paired = two_steps(harmless, [t for t in screened if is_switch(t)])
     if paired:
         tried += await sim.run([story_plan(sim, targets, story, t.calls) for t in paired])
         trials += paired
-    findings = _findings(base, trials, tried, sim.route.v3)
+    findings = _findings(base, trials, tried, v3, armed)
     findings = await _dumped(sim, targets, story, findings, trials, tried)
     future = _future(outcomes[1 : 1 + len(FUTURE)], counted)
-    findings += _future_findings(future)
+    if comparable(base):  # a sell failing now is not a time bomb
+        findings += _future_findings(future)
     # "renounced" only when no privileged caller remains (a role holder, a keeper)
     getter_zero = facts.owner is not None and facts.owner.lower() in (ZERO_ADDRESS, DEAD)
     powers = [f for f in findings if f.caller and FINDINGS[f.kind].severity != "info"]
@@ -194,7 +204,7 @@ async def _try_all(
         scanned=True,
         owner=facts.owner,
         renounced=renounced,
-        simulations=len(plans) + len(paired) + len(SHRINK),  # + the amounts batch
+        simulations=sent + len(paired),
         findings=tuple(_ordered(findings)),
         future=future,
         notes=notes + unchecked,
@@ -210,12 +220,24 @@ def _with_static(result: OwnerPowers, static: list[PowerFinding]) -> OwnerPowers
     return replace(result, renounced=False, findings=tuple(_ordered([*kept, *static])))
 
 
-def _harmless(base: Outcome, outcome: Outcome | RpcError, v3: bool) -> bool:
+async def _batch(
+    sim: Simulator, targets: Targets, story: Story, trials: Sequence[Trial]
+) -> tuple[list[Plan], list[Outcome | RpcError], tuple[list[str | None], tuple[str, ...]]]:
+    """The baseline, the four future sells and one story per trial, in one batch, beside
+    the future sells by block count."""
+    plans = [story_plan(sim, targets, story, None)]
+    plans += [future_plan(sim, targets, story, seconds) for _, seconds in FUTURE]
+    plans += [story_plan(sim, targets, story, t.calls) for t in trials]
+    outcomes, counted = await asyncio.gather(sim.run(plans), _counted(sim, story.a_sell))
+    return plans, list(outcomes), counted
+
+
+def _harmless(base: Outcome, outcome: Outcome | RpcError, v3: bool, armed: bool) -> bool:
     """The call went through and changed nothing a buyer sees: a setter to pair with a switch."""
     if isinstance(outcome, RpcError):
         return False
     call = outcome.get("call")
-    return call is not None and call.ok and not classify(base, outcome, v3=v3)
+    return call is not None and call.ok and not classify(base, outcome, v3=v3, armed=armed)
 
 
 DUMPS = 2
@@ -329,13 +351,17 @@ def _future_findings(future: Sequence[FutureSell]) -> list[PowerFinding]:
 
 
 def _findings(
-    base: Outcome, trials: Sequence[Trial], outcomes: Sequence[Outcome | RpcError], v3: bool
+    base: Outcome,
+    trials: Sequence[Trial],
+    outcomes: Sequence[Outcome | RpcError],
+    v3: bool,
+    armed: bool,
 ) -> list[PowerFinding]:
     best: dict[tuple[str, str], PowerFinding] = {}
     for trial, outcome in zip(trials, outcomes, strict=True):
         if isinstance(outcome, RpcError):
             continue
-        for effect in _as_upgrade(trial, classify(base, outcome, v3=v3)):
+        for effect in _as_upgrade(trial, classify(base, outcome, v3=v3, armed=armed)):
             finding = _finding(trial, effect)
             key = (finding.kind, finding.selector)
             if key not in best or _weight(finding) > _weight(best[key]):

@@ -93,12 +93,22 @@ async def amounts(
             a_in = max(1, full // divisor)
             note = () if divisor == 1 else (f"the trial buy was shrunk to 1/{divisor} of its size",)
             return story_of(a_in, a, b, owner_getter, other), note
+    story = await held_story(sim, targets, owner_getter, other)
+    return story, ("no buy worked: the trial wallets held tokens as existing holders do",)
+
+
+async def held_story(
+    sim: Simulator, targets: Targets, owner_getter: bool, other: str | None = None
+) -> Story | None:
+    """The story from held positions (A and B given tokens in storage, never bought);
+    None without a balance slot."""
+    other = other or fresh_address()
     held = await held_by(sim, targets, other)
     if held is None:
-        return None, ()
+        return None
     a, b = held[1], held[2]
-    story = replace(story_of(full, a, b, owner_getter, other), held=held[0], a_held=a, b_held=b)
-    return story, ("no buy worked: the trial wallets held tokens as existing holders do",)
+    full = sim.settings.buy_amount(base_reserve(sim))
+    return replace(story_of(full, a, b, owner_getter, other), held=held[0], a_held=a, b_held=b)
 
 
 def story_of(a_in: int, a: int, b: int, owner_getter: bool, other: str) -> Story:
