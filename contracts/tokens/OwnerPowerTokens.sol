@@ -317,3 +317,30 @@ contract DeepKeeperToken is ScenarioToken, Renounceable {
         _move(from, to, amount);
     }
 }
+
+/// @title SharedCapFeeToken
+/// @notice Three sell-fee parts (liquidity, marketing, dev; percent) set together by
+/// `setFeeParts` under one shared cap of 25% in total: every argument at 99 (or 25) fails
+/// the cap, but one part at 25 with the others at zero passes and takes a 25% sell tax.
+contract SharedCapFeeToken is TaxedToken {
+    uint256 public liquidityFee = 1;
+    uint256 public marketingFee = 1;
+    uint256 public devFee = 1;
+
+    constructor(string memory name_, string memory symbol_, uint8 decimals_, uint256 supply_)
+        TaxedToken(name_, symbol_, decimals_, supply_)
+    {}
+
+    function setFeeParts(uint256 liquidity, uint256 marketing, uint256 dev) external onlyOwner {
+        require(liquidity + marketing + dev <= 25, "Fees above the cap");
+        (liquidityFee, marketingFee, devFee) = (liquidity, marketing, dev);
+    }
+
+    function buyTaxBps() public pure override returns (uint256) {
+        return 0;
+    }
+
+    function sellTaxBps() public view override returns (uint256) {
+        return (liquidityFee + marketingFee + devFee) * 100;
+    }
+}

@@ -87,6 +87,7 @@ _DEVNET: Final[dict[str, tuple[str, ...]]] = {
         "packed-manager",
         "two-step-fee",
         "timelock-short-fee",
+        "shared-cap-fees",
     ),
     "owner_can_pause_trading": ("latent-trading-switch", "latent-pause", "paused"),
     "owner_can_mint": ("latent-mint", "hidden-mint"),

@@ -28,6 +28,13 @@ from tokenrisk.service import connect_devnet
 pytestmark = pytest.mark.integration
 
 SKIPPED = {"proxy-verified"}  # an upgrade armed is a different token: its own check
+TAX_FLAGS = {"medium_tax", "high_tax", "extremely_high_taxes"}
+
+
+def _capped_tax(token: dict[str, Any]) -> bool:
+    """An armed tax below 50 %: today's tax itself is the finding (the journey flags it);
+    the scan reads only a tax of 50 % or more that a call takes back as an armed trap."""
+    return 0 < float(token["ownerProof"]["expect"].get("sellTaxAtLeast", 0)) < 50
 
 
 @pytest.fixture(scope="module")
@@ -113,14 +120,16 @@ async def test_every_proven_trap_still_lists_its_power_once_armed(
                 highest = await _above(chain, highest)  # a head never goes back for the service
                 response = await http.get("/v2/IsHoneypot", params={"address": token["address"]})
                 assert response.status_code == 200, response.text
-                powers = response.json()["ownerPowers"]
+                body = response.json()
+                powers = body["ownerPowers"]
             finally:
                 assert await chain.cheat("evm_revert", snapshot)
             expected = set(token["expected"]["flags"]) & set(FINDINGS)
             found = {f["id"]: f for f in powers["findings"]}
-            if not expected & set(found):
+            taxed = {f["flag"] for f in body["summary"]["flags"]} & TAX_FLAGS
+            if not expected & set(found) and not (_capped_tax(token) and taxed):
                 missed[token["id"]] = sorted(found)
-            if "sellTaxAtLeast" in token["ownerProof"]["expect"] and not missed:
+            if "owner_can_set_sell_tax" in found and not _capped_tax(token):
                 # armed: today's tax is already high, the caller can take it back
                 tax = found["owner_can_set_sell_tax"]["evidence"][0]
                 assert float(tax["before"]) >= 90 > float(tax["after"]), (token["id"], tax)
