@@ -239,8 +239,8 @@ class OwnerPowersConfig(_Section):
     enabled: bool = Field(default=True, description="run the owner-power scan in IsHoneypot")
     deadline: float = Field(default=3.0, gt=0, description="seconds one scan may take")
     max_functions: int = Field(default=24, ge=1, description="functions tried per token")
-    max_callers: int = Field(default=4, ge=1, description="candidate callers impersonated")
-    max_arg_sets: int = Field(default=8, ge=1, description="hostile argument sets per function")
+    max_callers: int = Field(default=6, ge=1, description="candidate callers tried as senders")
+    max_arg_sets: int = Field(default=20, ge=1, description="hostile argument sets per function")
     max_trials: int = Field(default=60, ge=1, description="owner-call simulations per token")
     cache_ttl: float = Field(
         default=600.0, ge=0, description="seconds a scan is reused (same code, callers, pool)"

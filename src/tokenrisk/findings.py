@@ -23,6 +23,9 @@ class FindingKind:
     title: str
     meaning: str
     advice: str
+    detection: str = ""  # how the scan finds it (docs/owner-powers.md prints it)
+    devnet: tuple[str, ...] = ()  # devnet tokens that show it (the catalogue proves them)
+    confidence: str = "simulated"  # simulated, or "simulated or static" (layout evidence)
 
     @property
     def anchor(self) -> str:
@@ -31,7 +34,72 @@ class FindingKind:
 
 
 def _kind(id_: str, severity: str, title: str, meaning: str, advice: str) -> FindingKind:
-    return FindingKind(id_, severity, title, meaning, advice)
+    return FindingKind(
+        id_,
+        severity,
+        title,
+        meaning,
+        advice,
+        _DETECTION.get(id_, ""),
+        _DEVNET.get(id_, ()),
+        "simulated or static" if id_ in _STATIC else "simulated",
+    )
+
+
+_DETECTION: Final[dict[str, str]] = {
+    "owner_can_block_sells": "trial: A's and B's sells fail after the call (or, armed, work "
+    "only after it)",
+    "owner_can_blacklist": "trial naming A: A cannot sell or transfer, B still sells",
+    "owner_can_set_sell_tax": "trial: A's token-unit sell tax moves by 1 point or more and "
+    "reaches 20 % (or an armed tax of 50 % or more is taken back)",
+    "owner_can_set_buy_tax": "trial: C's buy gets 20 % or more fewer tokens than quoted",
+    "owner_can_pause_trading": "trial: sells and C's buy all fail (or, armed, all work only "
+    "after the call)",
+    "owner_can_block_transfers": "trial: A's wallet transfer fails, sells work",
+    "owner_can_mint": "trial: total supply grows (not a rebase), or watched balances "
+    "(caller, neutral wallet, A, pool, token) grow without it (hidden mint); the caller then "
+    "sells the new tokens (pool's loss); static: a guarded write of the supply",
+    "owner_can_move_balances": "trial: A's or the pool's balance falls without them acting "
+    "(also through transferFrom/burnFrom without allowance); static: a guarded write of the "
+    "balance mapping",
+    "owner_can_limit_transactions": "trial: A's 99 % sell fails, a 0.1 % sell works",
+    "owner_can_change_transfer_rules": "static only: a guarded write of a value transfers read",
+    "owner_can_upgrade": "trial of the proxy's own function changes what buyers see",
+    "sell_fails_in_future": "A's sell 1 h, 1 d, 7 d, 30 d later, by time and by block count",
+    "owner_can_block_buys": "trial: only C's buy fails",
+    "owner_can_adjust_fees": "trial: a tax moves by 1 point or more but stays below 20 %",
+    "ownership_transferable": "trial: owner() returns another address after the call",
+    "owner_renounced": "owner() is zero or dead and no caller (role, storage, deployer) "
+    "showed a power",
+}
+_DEVNET: Final[dict[str, tuple[str, ...]]] = {
+    "owner_can_block_sells": ("max-wallet",),
+    "owner_can_blacklist": (
+        "latent-botlist",
+        "sniper-blacklist",
+        "role-freeze-renounced",
+        "swap-cap-guard",
+        "multisig-blocklist",
+    ),
+    "owner_can_set_sell_tax": (
+        "latent-fee",
+        "latent-hidden-keeper",
+        "packed-manager",
+        "two-step-fee",
+        "timelock-short-fee",
+        "shared-cap-fees",
+    ),
+    "owner_can_pause_trading": ("latent-trading-switch", "latent-pause", "paused"),
+    "owner_can_mint": ("latent-mint", "hidden-mint"),
+    "owner_can_move_balances": ("latent-rewrite", "siphon", "transferfrom-backdoor"),
+    "owner_can_change_transfer_rules": ("deep-keeper",),
+    "owner_can_upgrade": ("proxy-verified",),
+    "sell_fails_in_future": ("latent-slow-fuse",),
+    "owner_renounced": ("honest-renounced",),
+}
+_STATIC: Final = frozenset(
+    {"owner_can_mint", "owner_can_move_balances", "owner_can_change_transfer_rules"}
+)
 
 
 FINDINGS: Final[dict[str, FindingKind]] = {
@@ -105,6 +173,14 @@ FINDINGS: Final[dict[str, FindingKind]] = {
             "Large positions may have to leave in many small sells.",
         ),
         _kind(
+            "owner_can_change_transfer_rules",
+            "medium",
+            "Owner can change what every transfer checks",
+            "Read from the bytecode: a function guarded by a stored address writes a value "
+            "every transfer reads (a fee, a limit, a list), and no simulation could call it.",
+            "The rules of selling can change; check them right before selling.",
+        ),
+        _kind(
             "owner_can_upgrade",
             "medium",
             "Owner can replace the token's code",
@@ -164,11 +240,20 @@ TAX_CHANGE_MIN: Final = 1.0
 
 @dataclass(frozen=True)
 class Caller:
-    """A candidate privileged caller and how it was found (e.g. ``owner()``, ``slot 10``)."""
+    """A candidate privileged caller and how it was found (e.g. ``owner()``, ``slot 10``).
+
+    ``kind`` says what it is: ``eoa``, ``multisig`` (with its ``threshold`` of
+    ``signers``), ``timelock`` (with its ``delay`` in seconds) or ``contract``.  Every
+    kind is tried as a sender; a finding's severity respects the control a multisig or a
+    timelock puts between the power and its use (:func:`controlled`)."""
 
     address: str
     found_by: tuple[str, ...]
-    is_contract: bool = False  # contracts act only through their own code: not impersonated
+    is_contract: bool = False
+    kind: str = "eoa"
+    threshold: int | None = None
+    signers: int | None = None
+    delay: int | None = None
 
 
 @dataclass(frozen=True)
@@ -191,6 +276,9 @@ class PowerFinding:
     args: tuple[str, ...]
     evidence: tuple[Evidence, ...]
     detail: str  # one sentence with the measured numbers
+    severity: str | None = None  # None: the kind's; lower when a control holds the power
+    confidence: str = "simulated"  # simulated (a trial showed it) or static (bytecode only)
+    control: str | None = None  # e.g. "timelock, delay 2 days": why the severity is lower
 
 
 @dataclass(frozen=True)
@@ -234,8 +322,7 @@ def powers_from_json(raw: bytes) -> OwnerPowers | None:
         return OwnerPowers(
             **{k: v for k, v in data.items() if k not in _NESTED},
             callers=tuple(
-                Caller(c["address"], tuple(c["found_by"]), bool(c["is_contract"]))
-                for c in data["callers"]
+                Caller(**{**c, "found_by": tuple(c["found_by"])}) for c in data["callers"]
             ),
             findings=tuple(
                 PowerFinding(
@@ -255,16 +342,53 @@ def powers_from_json(raw: bytes) -> OwnerPowers | None:
 _NESTED = frozenset({"callers", "findings", "future", "notes"})
 
 
+SEVERITIES: Final = ("info", "low", "medium", "high", "critical")
+LONG_DELAY: Final = 2 * 86_400
+"""A timelock delay at or above this (seconds) announces every owner action days ahead:
+holders can leave before it runs, so its powers are informational."""
+DAY: Final = 86_400
+
+
+def controlled(kind: FindingKind, caller: Caller | None) -> tuple[str, str | None]:
+    """The severity of a finding made by ``caller``, and the control that lowered it.
+
+    The same power is less severe behind a control a buyer can watch: a timelock with a
+    delay of :data:`LONG_DELAY` or more makes it informational, a delay of a day or
+    more at most ``low``, a shorter delay one level lower; a multisig needing two or
+    more signatures one level lower.  An EOA, a 1-of-n multisig or an unknown contract
+    keeps the kind's severity."""
+    base = SEVERITIES.index(kind.severity)
+    if caller is None or base == 0:
+        return kind.severity, None
+    if caller.kind == "timelock" and caller.delay is not None:
+        text = f"timelock, delay {_duration(caller.delay)}"
+        if caller.delay >= LONG_DELAY:
+            return "info", text
+        level = min(base, 1) if caller.delay >= DAY else max(1, base - 1)
+        return SEVERITIES[level], text
+    if caller.kind == "multisig" and (caller.threshold or 0) >= 2:
+        text = f"multisig, {caller.threshold} of {caller.signers or '?'} signers"
+        return SEVERITIES[max(1, base - 1)], text
+    return kind.severity, None
+
+
+def _duration(seconds: int) -> str:
+    if seconds >= DAY:
+        return f"{seconds / DAY:g} days"
+    return f"{seconds / 3600:g} hours" if seconds >= 3600 else f"{seconds} s"
+
+
 def findings_markdown() -> str:
     """The findings table as printed in docs/owner-powers.md (a test keeps them equal)."""
     lines = [
-        "| id | severity | what it means | what a buyer should do |",
-        "|---|---|---|---|",
+        "| id | severity | what it means | how it is found | devnet | what a buyer should do |",
+        "|---|---|---|---|---|---|",
     ]
     for kind in FINDINGS.values():
         anchor = kind.id.replace("_", "-")
+        tokens = ", ".join(f"`{t}`" for t in kind.devnet) or "-"
         lines.append(
             f'| <a id="{anchor}"></a>`{kind.id}` | {kind.severity} | {kind.meaning} '
-            f"| {kind.advice} |"
+            f"| {kind.detection} ({kind.confidence}) | {tokens} | {kind.advice} |"
         )
     return "\n".join(lines) + "\n"

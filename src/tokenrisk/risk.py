@@ -553,7 +553,12 @@ def owner_flags(powers: OwnerPowers | None, already: list[str]) -> list[Flag]:
         seen.add(finding.kind)
         who = f" by {finding.caller}" if finding.caller else ""
         where = f"{finding.function}{who}: " if finding.selector else ""
-        flags.append(make_flag(finding.kind, f"{where}{finding.detail}"))
+        flag = make_flag(finding.kind, f"{where}{finding.detail}")
+        if finding.severity and finding.severity != flag.severity:  # a control lowered it
+            control = f" ({finding.control})" if finding.control else ""
+            severity = finding.severity
+            flag = Flag(flag.flag, flag.description + control, severity, SEVERITY_INDEX[severity])
+        flags.append(flag)
     return flags
 
 

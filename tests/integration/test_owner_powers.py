@@ -64,9 +64,13 @@ async def _check(http: httpx.AsyncClient, address: str, **params: str) -> dict[s
     return body
 
 
-def _caller(devnet: Any, proof: dict[str, Any]) -> str | None:
+def _caller(devnet: Any, proof: dict[str, Any], powers: dict[str, Any]) -> str | None:
+    """Who the proof's call came from: a named account, or the owner getter's answer (a
+    contract owner: a timelock, a multisig)."""
     if "call" not in proof:
         return None
+    if proof.get("from") == "$owner()":
+        return str(powers["owner"])
     name = str(proof.get("from", "$OWNER")).removeprefix("$")
     return str(devnet.manifest["addresses"][name])
 
@@ -91,7 +95,7 @@ async def test_every_proven_trap_is_flagged_with_evidence_while_sellable(
             finding = found[kind]
             assert finding["evidence"] and finding["detail"], (token_id, finding)
             assert finding["docs"].endswith("#" + kind.replace("_", "-"))
-            caller = _caller(devnet, proof)
+            caller = _caller(devnet, proof, powers)
             if caller is not None:
                 assert finding["caller"] == caller, (token_id, finding, caller)
                 assert finding["function"] and finding["selector"].startswith("0x")
@@ -130,7 +134,7 @@ async def test_honest_owner_functions_are_at_most_informational(
         assert {f["severity"] for f in powers["findings"]} <= {"info"}, powers["findings"]
 
 
-async def test_renounced_owner_is_reported_and_a_timelock_is_not_impersonated(
+async def test_renounced_owner_is_reported_and_a_timelock_owner_is_listed_as_one(
     http: httpx.AsyncClient, devnet: Any
 ) -> None:
     renounced = (await _check(http, _entry(devnet, "honest-renounced")["address"]))["ownerPowers"]
@@ -139,7 +143,8 @@ async def test_renounced_owner_is_reported_and_a_timelock_is_not_impersonated(
     timelock = _entry(devnet, "honest-timelock-pause")
     powers = (await _check(http, timelock["address"]))["ownerPowers"]
     owner = next(c for c in powers["callers"] if "owner()" in c["foundBy"])
-    assert owner["isContract"] is True
+    assert owner["isContract"] is True and owner["kind"] == "timelock"
+    assert owner["delay"] == 2 * 86_400
     assert owner["address"] == powers["owner"]
 
 
@@ -149,7 +154,8 @@ async def test_hidden_keeper_is_found_in_storage_not_through_a_getter(
     entry = _entry(devnet, "latent-hidden-keeper")
     powers = (await _check(http, entry["address"]))["ownerPowers"]
     keeper = devnet.manifest["addresses"]["KEEPER"]
-    assert powers["renounced"] is True  # owner() says renounced...
+    assert powers["owner"] == "0x" + "0" * 40  # owner() says renounced...
+    assert powers["renounced"] is False  # ...but a caller still holds a power
     by_address = {c["address"]: c for c in powers["callers"]}
     assert any(how.startswith("storage slot") for how in by_address[keeper]["foundBy"])
     deployer = devnet.manifest["addresses"]["OWNER"]
@@ -196,3 +202,112 @@ async def test_config_switch_turns_the_scan_off(devnet: Any, tmp_path: Path) -> 
     finally:
         await svc.close()
     assert result.analysis.owner_powers is None
+
+
+async def test_an_armed_honeypot_still_lists_who_holds_the_switch(
+    http: httpx.AsyncClient, devnet: Any
+) -> None:
+    entry = _entry(devnet, "paused")  # paused after the history: no buy, sell or transfer
+    body = await _check(http, entry["address"])
+    assert body["honeypotResult"]["isHoneypot"] is True
+    powers = body["ownerPowers"]
+    assert powers["scanned"] is True, powers
+    found = {f["id"]: f for f in powers["findings"]}
+    assert "owner_can_pause_trading" in found, powers
+    finding = found["owner_can_pause_trading"]
+    assert finding["caller"] == devnet.manifest["addresses"]["OWNER"]
+    assert finding["function"] == "unpause()"
+    assert finding["evidence"][0]["after"] == "ok" and finding["evidence"][0]["before"] != "ok"
+
+
+async def test_callers_from_role_logs_and_packed_words_keep_renounced_false(
+    http: httpx.AsyncClient, devnet: Any
+) -> None:
+    keeper = devnet.manifest["addresses"]["KEEPER"]
+    for token_id, how in (
+        ("role-freeze-renounced", "(RoleGranted)"),
+        ("packed-manager", "(packed)"),
+    ):
+        powers = (await _check(http, _entry(devnet, token_id)["address"]))["ownerPowers"]
+        assert powers["owner"] == "0x" + "0" * 40 and powers["renounced"] is False, token_id
+        by_address = {c["address"]: c for c in powers["callers"]}
+        assert any(h.endswith(how) for h in by_address[keeper]["foundBy"]), by_address
+        assert "owner_renounced" not in {f["id"] for f in powers["findings"]}
+
+
+async def test_a_buy_cap_below_a_normal_buy_shrinks_the_trial(
+    http: httpx.AsyncClient, devnet: Any
+) -> None:
+    body = await _check(http, _entry(devnet, "swap-cap-guard")["address"])
+    powers = body["ownerPowers"]
+    notes = body["taxDetails"]["explanation"]
+    assert any("shrunk" in n for n in notes), notes
+    assert "owner_can_blacklist" in {f["id"] for f in powers["findings"]}
+
+
+async def test_a_balance_setting_mint_is_found_and_its_honest_twin_is_quiet(
+    http: httpx.AsyncClient, devnet: Any
+) -> None:
+    powers = (await _check(http, _entry(devnet, "hidden-mint")["address"]))["ownerPowers"]
+    mint = next(f for f in powers["findings"] if f["id"] == "owner_can_mint")
+    assert "hidden mint" in mint["detail"]
+    supply = next(e for e in mint["evidence"] if e["what"] == "totalSupply")
+    assert supply["before"] == supply["after"]
+    assert any(e["what"] == "caller balance" for e in mint["evidence"])
+    body = await _check(http, _entry(devnet, "honest-reward-sync")["address"])
+    assert body["summary"]["risk"] == "low"
+    assert {f["severity"] for f in body["ownerPowers"]["findings"]} <= {"info"}
+
+
+async def test_contract_owners_are_tried_and_their_controls_lower_the_severity(
+    http: httpx.AsyncClient, devnet: Any
+) -> None:
+    cases = (
+        ("multisig-blocklist", "owner_can_blacklist", "multisig", "medium"),
+        ("timelock-short-fee", "owner_can_set_sell_tax", "timelock", "medium"),
+        ("honest-timelock-pause", "owner_can_pause_trading", "timelock", "info"),
+    )
+    for token_id, kind, what, severity in cases:
+        powers = (await _check(http, _entry(devnet, token_id)["address"]))["ownerPowers"]
+        owner = next(c for c in powers["callers"] if c["address"] == powers["owner"])
+        assert owner["isContract"] is True and owner["kind"] == what, (token_id, owner)
+        finding = next(f for f in powers["findings"] if f["id"] == kind)
+        assert finding["caller"] == owner["address"], (token_id, finding)
+        assert finding["severity"] == severity and finding["control"], (token_id, finding)
+    safe = next(
+        c
+        for c in (await _check(http, _entry(devnet, "multisig-blocklist")["address"]))[
+            "ownerPowers"
+        ]["callers"]
+        if c["kind"] == "multisig"
+    )
+    assert (safe["threshold"], safe["signers"]) == (2, 3)
+
+
+async def test_two_step_traps_and_erc20_named_backdoors_are_tried(
+    http: httpx.AsyncClient, devnet: Any
+) -> None:
+    powers = (await _check(http, _entry(devnet, "two-step-fee")["address"]))["ownerPowers"]
+    tax = next(f for f in powers["findings"] if f["id"] == "owner_can_set_sell_tax")
+    assert tax["function"] == "stageSellFee(uint256) then commitFees()", tax
+    assert float(tax["evidence"][0]["after"]) >= 90
+    powers = (await _check(http, _entry(devnet, "transferfrom-backdoor")["address"]))["ownerPowers"]
+    moved = next(f for f in powers["findings"] if f["id"] == "owner_can_move_balances")
+    assert moved["function"].startswith("transferFrom("), moved
+    plain = (await _check(http, _entry(devnet, "plain")["address"]))["ownerPowers"]
+    assert not [f for f in plain["findings"] if f["severity"] != "info"], plain["findings"]
+
+
+async def test_static_evidence_covers_a_caller_nobody_can_find(
+    http: httpx.AsyncClient, devnet: Any
+) -> None:
+    powers = (await _check(http, _entry(devnet, "deep-keeper")["address"]))["ownerPowers"]
+    keeper = devnet.manifest["addresses"]["KEEPER"]
+    assert keeper not in {c["address"] for c in powers["callers"]}  # slot 34: not read
+    rule = next(f for f in powers["findings"] if f["id"] == "owner_can_change_transfer_rules")
+    assert rule["confidence"] == "static" and rule["severity"] == "low", rule
+    assert rule["caller"] == keeper and rule["function"] == "setOpsLimit(uint256)"
+    assert powers["renounced"] is False
+    for token_id in ("honest-renounced", "plain", "latent-fee"):  # nothing static there
+        found = (await _check(http, _entry(devnet, token_id)["address"]))["ownerPowers"]
+        assert all(f["confidence"] == "simulated" for f in found["findings"]), token_id

@@ -48,8 +48,15 @@ TOKEN_FIELDS = {
     "verified", "pools", "afterLaunch", "history", "expected",
 }  # fmt: skip
 OPTIONAL_TOKEN_FIELDS = {"siphonCall", "abiContract", "ownerProof"}
-PROOF_FIELDS = {"from", "call", "args", "advanceSeconds", "expect"}
-PROOF_EXPECT = {"callReverts", "sellFails", "sellTaxAtLeast", "supplyGrows", "balanceDrops"}
+PROOF_FIELDS = {"from", "first", "call", "args", "advanceSeconds", "expect"}
+PROOF_EXPECT = {
+    "callReverts",
+    "sellFails",
+    "sellTaxAtLeast",
+    "supplyGrows",
+    "balanceDrops",
+    "callerBalanceGrows",
+}
 EXPECTED_FIELDS = {
     "sellable", "isHoneypot", "buyTax", "sellTax", "transferTax", "maxBuy", "maxSell",
     "flags", "risk", "holderFailures", "siphoned", "notes",
@@ -297,7 +304,15 @@ def test_owner_proofs(catalogue: Entry, tokens: list[Entry], artifacts: dict[str
             abis = {abi_contract(token), token["contract"]}  # a proxy's own functions too
             known = set().union(*(signatures(artifacts[name]["abi"]) for name in abis))
             assert proof["call"] in known, tid
-            for arg in [proof.get("from", "$OWNER"), *proof["args"]]:
+            sender = proof.get("from", "$OWNER")
+            first = proof.get("first", {"args": []})
+            if "call" in first:
+                assert first["call"] in known, tid
+            for arg in [
+                *([] if sender == "$owner()" else [sender]),
+                *proof["args"],
+                *first["args"],
+            ]:
                 for item in arg if isinstance(arg, list) else [arg]:
                     check_placeholder(item, token, ids)
 

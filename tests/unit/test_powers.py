@@ -70,8 +70,9 @@ def test_unsupported_types_give_no_argument_sets() -> None:
 
 
 def test_argument_sets_are_diagonal_distinct_and_bounded() -> None:
-    sets = argument_sets(["address", "bool"], TARGETS, 8)
-    assert sets == [(BUYER, True), (PAIR, False)]
+    sets = argument_sets(["address", "bool"], TARGETS, 20)
+    assert sets[:2] == [(BUYER, True), (PAIR, False)]
+    assert (BUYER, False) in sets and (PAIR, True) in sets  # both polarities
     fees = argument_sets(["uint256", "uint256"], TARGETS, 8)
     assert fees[0] == (99, 99) and len(fees) == 8 and len(set(fees)) == 8
     assert len(argument_sets(["uint256"], TARGETS, 3)) == 3
@@ -81,6 +82,20 @@ def test_argument_sets_are_diagonal_distinct_and_bounded() -> None:
 def test_blacklist_shapes_get_the_buyer_with_true() -> None:
     assert (BUYER, True) in argument_sets(["address", "bool"], TARGETS, 8)
     assert ([BUYER], True) in argument_sets(["address[]", "bool"], TARGETS, 8)
+
+
+def test_one_position_at_a_time_reaches_a_capped_third_fee() -> None:
+    sets = argument_sets(["uint256", "uint256", "uint256"], TARGETS, 20)
+    assert (0, 0, 25) in sets and (25, 0, 0) in sets and (0, 99, 0) in sets
+
+
+def test_amounts_and_every_target_address_are_tried() -> None:
+    wide = Targets(BUYER, PAIR, caller="0x" + "33" * 20, router="0x" + "44" * 20, supply=10**27)
+    single = argument_sets(["uint256"], wide, 20)
+    assert {5, 10, 20, 50, 990, 10**18, 10**25, 10**27} <= {s[0] for s in single}
+    addressed = argument_sets(["address", "uint256"], wide, 40)
+    firsts = {s[0] for s in addressed}
+    assert {BUYER, PAIR, "0x" + "33" * 20, "0x" + "44" * 20, "0x" + "00" * 20} <= firsts
 
 
 def test_render() -> None:
@@ -262,7 +277,7 @@ def test_every_finding_kind_is_fully_defined() -> None:
 def test_bundled_selector_table_is_correct() -> None:
     from eth_utils.crypto import keccak
 
-    from tokenrisk.simulate.powers import SELECTOR_FILE
+    from tokenrisk.simulate.trials import SELECTOR_FILE
 
     rows = [r.split("\t") for r in SELECTOR_FILE.read_text().splitlines() if r[:1] != "#"]
     assert len(rows) > 50
@@ -468,3 +483,153 @@ async def test_a_scan_stored_by_one_worker_is_found_by_another() -> None:
     off = PowerCache(ttl=0, shared=shared)  # scans not cached: nothing shared either
     await off.store(key, RICH)
     assert shared.kept == {} and await off.lookup(key) is None
+
+
+# ARMED TRAPS, HELD POSITIONS, HARM WHEREVER IT LANDS
+
+
+def test_a_call_that_reopens_an_armed_trap_shows_who_holds_the_switch() -> None:
+    armed = story(**{"a.sell": failed("Token is paused"), "b.sell": failed(), "c.buy": failed()})
+    assert not comparable(armed)
+    assert classify(armed, story()) == []  # bought, then sells fail: maybe a cooldown
+    found = classify(armed, story(), armed=True)  # held positions nobody could buy
+    assert [e.kind for e in found] == ["owner_can_pause_trading"]
+    assert "Token is paused" in found[0].detail and found[0].evidence[0].after == "ok"
+    sells_only = story(**{"a.sell": failed(), "b.sell": failed()})
+    assert [e.kind for e in classify(sells_only, story(), armed=True)] == ["owner_can_block_sells"]
+
+
+def test_an_armed_trap_nobody_can_lift_gives_nothing() -> None:
+    armed = story(**{"a.sell": failed(), "b.sell": failed()})
+    assert classify(armed, story(**{"a.sell": failed(), "b.sell": failed()}), armed=True) == []
+
+
+def test_lowering_an_armed_tax_is_the_power_to_set_it() -> None:
+    found = classify(story(sell_tax=99.0), story(sell_tax=3.0))
+    assert [e.kind for e in found] == ["owner_can_set_sell_tax"]
+    assert (found[0].evidence[0].before, found[0].evidence[0].after) == ("99.00", "3.00")
+
+
+def test_held_positions_without_buy_marks_are_comparable() -> None:
+    held = story()
+    del held.results["a.buy"], held.results["b.buy"]
+    assert comparable(held)
+    assert classify(held, story()) == []
+
+
+def test_a_mint_to_the_buyer_is_a_mint_not_a_rebase() -> None:
+    trial = story(supply1=ok(10**9 + 10**7), **{"a.held": ok(1_000_000 + 10**7)})
+    assert kinds(trial) == ["owner_can_mint"]
+
+
+def test_a_balance_set_without_supply_is_a_hidden_mint() -> None:
+    trial = story(caller0=ok(0), caller1=ok(10**8))
+    found = classify(BASE, trial)
+    assert [e.kind for e in found] == ["owner_can_mint"]
+    assert "hidden mint" in found[0].detail
+    assert ("caller balance", "0", str(10**8)) in [
+        (e.what, e.before, e.after) for e in found[0].evidence
+    ]
+    neutral = story(neutral0=ok(0), neutral1=ok(10**8))
+    assert kinds(neutral) == ["owner_can_mint"]
+
+
+def test_tokens_moved_between_watched_balances_are_not_a_mint() -> None:
+    claim = story(caller0=ok(0), caller1=ok(10**8), self0=ok(10**8), self1=ok(0))
+    assert kinds(claim) == []
+    dust = story(neutral0=ok(0), neutral1=ok(99))
+    assert kinds(dust) == []
+
+
+def test_packed_storage_words_offer_address_candidates() -> None:
+    from tokenrisk.simulate.owners import packed_addresses
+
+    manager = "00" + "ab" * 19  # an address whose first byte is 0x00
+    word = "0x" + "00" * 11 + "01" + manager  # bool flag packed above it
+    assert len(word) == 66
+    assert "0x" + manager in [a.lower() for a in packed_addresses(word)]
+    assert packed_addresses("0x" + (10**27).to_bytes(32, "big").hex()) == []
+    assert packed_addresses("0x" + "00" * 32) == []
+
+
+def test_storage_layout_shows_guarded_writes_only() -> None:
+    from tokenrisk.simulate.layout import Slot, guarded_writes, live_guard
+
+    def slot(n: int, kind: str, reads: set[str], writes: set[str], offset: int = 0) -> Slot:
+        return Slot("0x" + f"{n:064x}", offset, kind, frozenset(reads), frozenset(writes))
+
+    slots = [
+        slot(3, "uint256", {"18160ddd"}, {"aaaaaaaa"}),
+        slot(4, "mapping(address => uint256)", {"70a08231", "a9059cbb"}, {"a9059cbb", "bbbbbbbb"}),
+        slot(6, "address", {"aaaaaaaa", "bbbbbbbb", "cccccccc"}, set()),
+        slot(9, "uint256", {"a9059cbb"}, {"cccccccc", "dddddddd"}),  # dddd: no guard read
+    ]
+    writes = {w.selector: w for w in guarded_writes(slots, frozenset({"0xa9059cbb"}))}
+    assert {s: w.kind for s, w in writes.items()} == {
+        "0xbbbbbbbb": "owner_can_move_balances",
+        "0xaaaaaaaa": "owner_can_mint",
+        "0xcccccccc": "owner_can_change_transfer_rules",
+    }
+    guard = writes["0xbbbbbbbb"]
+    assert live_guard(guard, {(guard.guards[0].slot, 0): None}) is None  # renounced guard
+    holder = "0x" + "ab" * 20
+    assert live_guard(guard, {(guard.guards[0].slot, 0): holder}) == holder
+
+
+# CONTROLS, CALLER KINDS, TRIALS BESIDE THE SCREEN
+
+
+@pytest.mark.parametrize(
+    ("kind", "caller", "severity"),
+    [
+        ("owner_can_blacklist", Caller("0x1", ()), "high"),
+        ("owner_can_blacklist", Caller("0x1", (), True, "multisig", 2, 3), "medium"),
+        ("owner_can_blacklist", Caller("0x1", (), True, "multisig", 1, 3), "high"),
+        ("owner_can_move_balances", Caller("0x1", (), True, "timelock", delay=3_600), "high"),
+        ("owner_can_move_balances", Caller("0x1", (), True, "timelock", delay=86_400), "low"),
+        ("owner_can_pause_trading", Caller("0x1", (), True, "timelock", delay=172_800), "info"),
+        ("owner_can_set_buy_tax", Caller("0x1", (), True, "multisig", 3, 5), "low"),
+        ("owner_can_adjust_fees", Caller("0x1", (), True, "multisig", 2, 3), "info"),
+    ],
+)
+def test_controls_lower_a_findings_severity(kind: str, caller: Caller, severity: str) -> None:
+    from tokenrisk.findings import controlled
+
+    found, control = controlled(FINDINGS[kind], caller)
+    assert found == severity
+    assert (control is None) == (severity == FINDINGS[kind].severity)
+
+
+def test_contract_callers_are_told_apart_by_their_getters() -> None:
+    from tokenrisk.simulate.owners import _kind_of
+
+    word = "0x" + "00" * 31
+    owners3 = "0x" + f"{32:064x}" + f"{3:064x}" + "00" * 96
+    contract = Caller("0x1", ("owner()",), True)
+    safe = _kind_of(contract, word + "02", owners3, None, None)
+    assert (safe.kind, safe.threshold, safe.signers) == ("multisig", 2, 3)
+    lock = _kind_of(contract, None, None, None, "0x" + f"{3600:064x}")
+    assert (lock.kind, lock.delay) == ("timelock", 3600)
+    assert _kind_of(contract, None, None, None, None).kind == "contract"
+    assert _kind_of(contract, word + "05", owners3, None, None).kind == "contract"  # 5 of 3
+
+
+def test_two_step_pairs_a_harmless_setter_with_a_switch_of_the_same_caller() -> None:
+    from tokenrisk.simulate.trials import Function, Trial, backdoors, is_switch, two_steps
+
+    owner, other = "0x" + "0a" * 20, "0x" + "0b" * 20
+    stage = Function("0x11111111", ("uint256",), False)
+    commit = Function("0x22222222", (), False)
+    setters = [Trial(stage, owner, (v,), f"0x11111111{v:064x}") for v in (99, 0, 10_000, 9_900, 25)]
+    switches = [Trial(commit, owner, (), "0x22222222"), Trial(commit, other, (), "0x22222222")]
+    assert all(is_switch(s) for s in switches) and not is_switch(setters[0])
+    pairs = two_steps(setters, switches)
+    assert [p.prior.args[0] for p in pairs if p.prior] == [99, 0, 10_000, 9_900]
+    assert all(p.caller == owner for p in pairs)
+    assert pairs[0].calls == (owner, setters[0].data, "0x22222222")
+    assert pairs[0].rendered == ("99",)
+    pull = backdoors({"0x23b872dd"}, [owner, other, "0x" + "0c" * 20], TARGETS, 5)
+    assert [(t.caller, t.args) for t in pull] == [
+        (owner, (BUYER, owner, 5)),
+        (other, (BUYER, other, 5)),
+    ]

@@ -16,6 +16,7 @@ from tokenrisk.chain.registry import load_registry
 from tokenrisk.checks import sells
 from tokenrisk.model import Pool
 from tokenrisk.simulate import journey, powers
+from tokenrisk.simulate import story as plot
 from tokenrisk.simulate.calls import BalanceSlot, Route
 from tokenrisk.simulate.engine import (
     SIMULATION,
@@ -58,8 +59,8 @@ def holders(n: int) -> list[tuple[str, int]]:
     return [("0x" + f"{i + 1:040x}", 10**18 * (i + 1)) for i in range(n)]
 
 
-def story() -> powers.Story:
-    return powers.Story(10**18, 10**17, 10**20, 10**19, 10**19, True, "0x" + "0b" * 20,
+def story() -> plot.Story:
+    return plot.Story(10**18, 10**17, 10**20, 10**19, 10**19, True, "0x" + "0b" * 20,
                         "0x" + "0c" * 20, "0x" + "0d" * 20)  # fmt: skip
 
 
@@ -72,10 +73,10 @@ def every_plan(sim: Simulator) -> list[Plan]:
     plans.append(sells._group_plan(sim, holders(size)))
     plans.append(sells._sell_plan(sim, *holders(1)[0]))
     targets = Targets(buyer=buyer, pair=PAIR)
-    plans.append(powers._story_plan(sim, targets, story(), None))
-    trial = powers.Trial(powers.Function("0x12345678", (), False), "0x" + "ee" * 20, (), "0x1234")
-    plans.append(powers._story_plan(sim, targets, story(), trial))
-    plans += [powers._future_plan(sim, targets, story(), s) for _, s in powers.FUTURE]
+    plans.append(plot.story_plan(sim, targets, story(), None))
+    trial = ("0x" + "ee" * 20, "0x1234")  # (caller, calldata)
+    plans.append(plot.story_plan(sim, targets, story(), trial))
+    plans += [plot.future_plan(sim, targets, story(), s) for _, s in powers.FUTURE]
     return plans
 
 
@@ -108,7 +109,7 @@ def test_the_delayed_and_future_sells_reach_ahead_by_time_within_the_cap() -> No
     last = delayed.params()[0]["blockStateCalls"][-1]["blockOverrides"]
     assert int(last["time"], 16) >= HEAD.timestamp + SimSettings().delayed_seconds
     assert int(last["number"], 16) - HEAD.number <= 16
-    month = powers._future_plan(sim, Targets("0x" + "aa" * 20, PAIR), story(), 30 * 86_400)
+    month = plot.future_plan(sim, Targets("0x" + "aa" * 20, PAIR), story(), 30 * 86_400)
     assert month.span <= 16
 
 
@@ -140,8 +141,8 @@ def test_a_gas_burner_still_gets_enough_gas_to_sell_in_an_owner_power_trial(
     weth_slot: bool,
 ) -> None:
     sim = simulator(weth_slot=weth_slot)
-    trial = powers.Trial(powers.Function("0x12345678", (), False), "0x" + "ee" * 20, (), "0x1234")
-    plan = powers._story_plan(sim, Targets("0x" + "aa" * 20, PAIR), story(), trial)
+    trial = ("0x" + "ee" * 20, "0x1234")  # (caller, calldata)
+    plan = plot.story_plan(sim, Targets("0x" + "aa" * 20, PAIR), story(), trial)
     sent = plan.params()[0]["blockStateCalls"]
     swaps = [int(c["gas"], 16) for b in sent for c in b["calls"] if c["data"][:10] == "0x5c11d795"]
     assert min(swaps) >= 4_300_000  # GasHeavySellToken needs ~4.3M
@@ -184,7 +185,7 @@ async def test_owner_power_wallets_are_fresh_per_scan() -> None:
 
     sim = simulator(node=FakeNode({"eth_simulateV1": reply}))
     targets = Targets("0x" + "aa" * 20, PAIR)
-    one, two = [await powers._amounts(sim, targets, True) for _ in range(2)]
+    one, two = [(await plot.amounts(sim, targets, True))[0] for _ in range(2)]
     assert one is not None and two is not None
     assert len({one.other, one.receiver, one.late, two.other, two.receiver, two.late}) == 6
 

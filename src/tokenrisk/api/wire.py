@@ -335,7 +335,11 @@ class JourneyStep(WireModel):
 class OwnerCaller(WireModel):
     address: str = Field(description="Candidate privileged caller (checksummed).")
     foundBy: list[str] = Field(description="How it was found, e.g. owner(), storage slot 6.")
-    isContract: bool = Field(description="A contract: listed, not impersonated.")
+    isContract: bool = Field(description="A contract (tried as a sender like an EOA).")
+    kind: str = Field(default="eoa", description="eoa, multisig, timelock or contract.")
+    threshold: int | None = Field(default=None, description="A multisig's signatures needed.")
+    signers: int | None = Field(default=None, description="A multisig's owners.")
+    delay: int | None = Field(default=None, description="A timelock's delay in seconds.")
 
 
 class PowerEvidence(WireModel):
@@ -346,7 +350,15 @@ class PowerEvidence(WireModel):
 
 class PowerFindingItem(WireModel):
     id: str = Field(description="Finding id; also its summary flag id (docs/owner-powers.md).")
-    severity: str = Field(description="info, low, medium, high or critical.")
+    severity: str = Field(
+        description="info, low, medium, high or critical (lower behind a timelock or multisig)."
+    )
+    confidence: str = Field(
+        default="simulated", description="simulated (a trial showed it) or static (bytecode)."
+    )
+    control: str | None = Field(
+        default=None, description="The caller's control that lowered the severity."
+    )
     title: str = Field(description="One-line name of the finding.")
     function: str = Field(description="Signature when known, else selector(types).")
     selector: str = Field(description="0x + 8 hex digits; empty for time bombs.")
@@ -370,7 +382,9 @@ class OwnerPowersInfo(WireModel):
     scanned: bool = Field(description="False when the scan could not run (see error).")
     error: str | None = Field(default=None, description="Why the scan could not run.")
     owner: str | None = Field(default=None, description="What owner() returned.")
-    renounced: bool = Field(description="owner() is the zero or dead address.")
+    renounced: bool = Field(
+        description="owner() is the zero or dead address and no other caller holds a power."
+    )
     callers: list[OwnerCaller] = Field(description="Candidate privileged callers.")
     functions: int = Field(description="State-changing functions beyond ERC-20 found.")
     simulations: int = Field(description="eth_simulateV1 runs the scan sent.")
@@ -611,7 +625,15 @@ def owner_powers(p: OwnerPowers) -> OwnerPowersInfo:
         owner=p.owner,
         renounced=p.renounced,
         callers=[
-            OwnerCaller(address=c.address, foundBy=list(c.found_by), isContract=c.is_contract)
+            OwnerCaller(
+                address=c.address,
+                foundBy=list(c.found_by),
+                isContract=c.is_contract,
+                kind=c.kind,
+                threshold=c.threshold,
+                signers=c.signers,
+                delay=c.delay,
+            )
             for c in p.callers
         ],
         functions=p.functions,
@@ -630,7 +652,9 @@ def power_finding(f: PowerFinding) -> PowerFindingItem:
     kind = FINDINGS[f.kind]
     return PowerFindingItem(
         id=f.kind,
-        severity=kind.severity,
+        severity=f.severity or kind.severity,
+        confidence=f.confidence,
+        control=f.control,
         title=kind.title,
         function=f.function,
         selector=f.selector,

@@ -30,8 +30,9 @@ async def measure(
 ) -> Analysis:
     """The analysis of ``ready``'s trade; ``known``: the token's existing pools.
 
-    The owner-power scan's result is kept only when the journey's buyer could buy and
-    sell; the call trace only when the simulation ran.  When the trace would have been
+    The owner-power scan's result is kept in every state: on an armed honeypot it says
+    who holds the trap (it runs from held positions when nobody can buy); the call
+    trace only when the simulation ran.  When the trace would have been
     taken but the node cannot trace (no debug_traceCall), the analysis says so
     (``trace_unavailable``: an informational flag and a note, as the check was partial).
     """
@@ -62,7 +63,7 @@ async def measure(
         if traced is not None:
             await finish(traced)
     made, dropped = launch
-    kept = powers if report.buy_ok and report.sell_ok else None
+    kept = powers
     return Analysis(
         token=replace(await counted(deps, node, token, info), airdrop=dropped),
         with_token=with_token,

@@ -43,9 +43,17 @@ def _callers_line(powers: OwnerPowersInfo) -> str:
         return "callers: none found" + (" (owner renounced)" if powers.renounced else "")
     parts = []
     for caller in powers.callers:
-        kind = "contract, not impersonated" if caller.isContract else "EOA"
+        kind = _kind(caller.kind, caller.threshold, caller.signers, caller.delay)
         parts.append(f"{caller.address} ({', '.join(caller.foundBy)}; {kind})")
     return "callers: " + "; ".join(parts)
+
+
+def _kind(kind: str, threshold: int | None, signers: int | None, delay: int | None) -> str:
+    if kind == "multisig":
+        return f"multisig {threshold} of {signers}"
+    if kind == "timelock":
+        return f"timelock, delay {delay} s"
+    return "EOA" if kind == "eoa" else kind
 
 
 def _findings_table(findings: list[PowerFindingItem]) -> Table:
@@ -56,5 +64,8 @@ def _findings_table(findings: list[PowerFindingItem]) -> Table:
             call += f" by {f.caller}"
         evidence = "; ".join(f"{e.what}: {e.before} -> {e.after}" for e in f.evidence)
         advice = FINDINGS[f.id].advice if f.id in FINDINGS else ""
-        table.add_row(*(Text(str(v)) for v in (f.severity, f.title, call, evidence, advice)))
+        severity = f.severity + (f" ({f.control})" if f.control else "")
+        if f.confidence != "simulated":
+            severity += f", {f.confidence}"
+        table.add_row(*(Text(str(v)) for v in (severity, f.title, call, evidence, advice)))
     return table

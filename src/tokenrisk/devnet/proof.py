@@ -47,6 +47,8 @@ class Measured:
     balance_after: int
     supply_before: int
     supply_after: int
+    caller_before: int = 0  # the owner call's sender's own token balance
+    caller_after: int = 0
 
 
 async def prove_owner_powers(devnet: Devnet) -> dict[str, Any]:
@@ -76,13 +78,18 @@ async def _prove(devnet: Devnet, token: Deployed, spec: dict[str, Any], seller: 
     supply_before = await _uint(chain, token.address, TOTAL_SUPPLY)
     call_ok: bool | None = None
     call_reason: str | None = None
-    if "call" in spec:
-        call_ok, call_reason = await _owner_action(devnet, token, spec)
+    sender = await _sender(devnet, token, spec) if "call" in spec else None
+    caller_before = await _uint(chain, token.address, balance_of_calldata(sender)) if sender else 0
+    if sender is not None and "first" in spec:  # a two-step trap's setter
+        await _owner_action(devnet, token, spec["first"], sender)
+    if sender is not None:
+        call_ok, call_reason = await _owner_action(devnet, token, spec, sender)
     if spec.get("advanceSeconds"):
         now = int((await chain.block())["timestamp"], 16)
         await chain.cheat("evm_mine", now + int(spec["advanceSeconds"]))
     balance_after = await _uint(chain, token.address, balance_of_calldata(seller))
     supply_after = await _uint(chain, token.address, TOTAL_SUPPLY)
+    caller_after = await _uint(chain, token.address, balance_of_calldata(sender)) if sender else 0
     sell_ok, sell_reason, tax = await _sell_half(devnet, token, seller, balance_after)
     return Measured(
         call_ok,
@@ -94,18 +101,33 @@ async def _prove(devnet: Devnet, token: Deployed, spec: dict[str, Any], seller: 
         balance_after,
         supply_before,
         supply_after,
+        caller_before,
+        caller_after,
     )
 
 
+async def _sender(devnet: Devnet, token: Deployed, spec: dict[str, Any]) -> str:
+    """Who sends the owner call: a catalogue address, or ``$owner()``: whatever the
+    token's owner getter returns (a contract owner such as a multisig or a timelock,
+    which anvil's auto-impersonation lets the build send from)."""
+    name = spec.get("from", "$OWNER")
+    if name == "$owner()":
+        raw = await devnet.chain.call(token.address, encode_call("owner()"))
+        owner = str(decode(["address"], raw)[0])
+        await devnet.chain.set_balances({owner: 10**18})  # gas (reverted after)
+        return owner
+    label = f"{token.spec.id}: ownerProof {spec['call']}"
+    return str(resolve_args(["address"], (name,), devnet.scope(token), label)[0])
+
+
 async def _owner_action(
-    devnet: Devnet, token: Deployed, spec: dict[str, Any]
+    devnet: Devnet, token: Deployed, spec: dict[str, Any], sender: str
 ) -> tuple[bool, str | None]:
     signature = str(spec["call"])
     label = f"{token.spec.id}: ownerProof {signature}"
     scope = devnet.scope(token)
     types = _types(signature)
     args = resolve_args(types, tuple(spec.get("args", [])), scope, label)
-    sender = str(resolve_args(["address"], (spec.get("from", "$OWNER"),), scope, label)[0])
     tx = Tx(sender, token.address, encode_call(signature, args), label=label)
     outcome = await devnet.chain.send(tx, allow_revert=True)
     return outcome.ok, outcome.reason
@@ -159,5 +181,7 @@ def _check(token_id: str, expect: dict[str, Any], m: Measured) -> None:
         failures.append("total supply did not grow")
     if expect.get("balanceDrops") and m.balance_after >= m.balance_before:
         failures.append("the holder's balance did not drop")
+    if expect.get("callerBalanceGrows") and m.caller_after <= m.caller_before:
+        failures.append("the caller's own balance did not grow")
     if failures:
         raise DevnetBuildError(f"{token_id}: ownerProof failed: {'; '.join(failures)}")

@@ -17,18 +17,39 @@ from dataclasses import dataclass
 from typing import Any
 
 NUMBERS = (99, 0, 10_000, 9_900, 25, 100, 2**256 - 1, 1_000)
-"""Unsigned values in the order tried, most telling first: 99 (a 99% tax), 0 (a zero
+"""Unsigned values of the diagonal sets, most telling first: 99 (a 99% tax), 0 (a zero
 limit), 10,000 and 9,900 (100% and 99% in basis points), 25, 100, 2^256-1, 1,000."""
+SCALES = (5, 10, 20, 50, 990, 10**18, 99 * 10**16)
+"""Further values tried one argument position at a time: small percentages, per mille,
+and 1e18 fractions (100% and 99% as a wad)."""
 _SIGNED = (99, 0, 10_000, 9_900, 25, 100, -1, 1_000)
 _SCALAR = re.compile(r"^(address|bool|string|bytes|u?int(\d*)|bytes(\d+))$")
+_ZERO = "0x0000000000000000000000000000000000000000"
 
 
 @dataclass(frozen=True)
 class Targets:
-    """The addresses hostile arguments point at."""
+    """The addresses and amounts hostile arguments point at."""
 
     buyer: str
     pair: str
+    neutral: str = "0x000000000000000000000000000000000000bEEF"
+    """A wallet nobody else names: where a mint or a balance write may land unseen."""
+    caller: str = ""  # the privileged caller itself (a mint or balance set to oneself)
+    router: str = ""
+    token: str = ""
+    supply: int = 0  # the token's total supply: token amounts and supply shares
+
+    @property
+    def addresses(self) -> list[str]:
+        """Address values, most telling first (the buyer, the pair), then the rest."""
+        more = [self.caller, self.neutral, self.router, self.token, _ZERO]
+        return list(dict.fromkeys([self.buyer, self.pair, *(a for a in more if a)]))
+
+    @property
+    def amounts(self) -> list[int]:
+        """Token amounts: a hundredth of the supply, the supply, a hundred supplies."""
+        return [self.supply // 100, self.supply, self.supply * 100] if self.supply else []
 
 
 def split_types(arguments: str) -> list[str] | None:
@@ -76,7 +97,12 @@ def _numbers(abi_type: str) -> list[int]:
 def argument_sets(types: Sequence[str], targets: Targets, limit: int) -> list[tuple[Any, ...]]:
     """Up to ``limit`` distinct argument tuples; [] when a type is unsupported.
 
-    Set i takes the i-th value (cycling) of every argument's list; a function without
+    First the diagonal sets (set i takes the i-th value, cycling, of every argument's
+    list), so ``setBots(address[],bool)`` gets ``([buyer], true)`` at once; then the
+    other polarity of every boolean beside each address; then one position at a time
+    with every other argument neutral (zero, false, the neutral wallet) across the
+    scales real tokens use (:data:`SCALES`, token amounts, every target address), so a
+    setter of three fees under one shared cap gets ``(25, 0, 0)``.  A function without
     arguments gets the single empty tuple.
     """
     if not types:
@@ -86,12 +112,95 @@ def argument_sets(types: Sequence[str], targets: Targets, limit: int) -> list[tu
         return []
     ready = [v for v in lists if v is not None]
     width = max(len(v) for v in ready)
-    sets: list[tuple[Any, ...]] = []
-    for i in range(width):
-        candidate = tuple(v[i % len(v)] for v in ready)
-        if candidate not in sets:
-            sets.append(candidate)
-    return sets[:limit]
+    sets = [tuple(v[i % len(v)] for v in ready) for i in range(width)]
+    sets = sets[:DIAGONAL_FIRST] + _polarities(sets[:2], types) + sets[DIAGONAL_FIRST:]
+    return _distinct(sets[:DIAGONAL_FIRST] + _one_at_a_time(types, targets) + sets, limit)
+
+
+DIAGONAL_FIRST = 8
+"""Diagonal sets tried before the one-position sets (the rest come after them)."""
+
+
+def _distinct(sets: list[tuple[Any, ...]], limit: int) -> list[tuple[Any, ...]]:
+    seen: set[Any] = set()
+    out: list[tuple[Any, ...]] = []
+    for candidate in sets:
+        key = _hashable(candidate)
+        if key not in seen:
+            seen.add(key)
+            out.append(candidate)
+    return out[:limit]
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return tuple(_hashable(v) for v in value)
+    return (type(value).__name__, value)
+
+
+def _polarities(sets: list[tuple[Any, ...]], types: Sequence[str]) -> list[tuple[Any, ...]]:
+    """Each diagonal set again with every boolean flipped (a list that allows, not blocks)."""
+    flips = [i for i, t in enumerate(types) if t.startswith("bool")]
+    if not flips:
+        return []
+    out: list[tuple[Any, ...]] = []
+    for s in sets:
+        items = list(s)
+        for i in flips:
+            items[i] = _flip(items[i])
+        out.append(tuple(items))
+    return out
+
+
+def _flip(value: Any) -> Any:
+    return [_flip(v) for v in value] if isinstance(value, list) else not value
+
+
+def _one_at_a_time(types: Sequence[str], targets: Targets) -> list[tuple[Any, ...]]:
+    """The j-th wide value at each position in turn (j = 0, 1, ...), the others neutral:
+    interleaved, so a bound on sets still reaches the last position's telling values."""
+    neutral = [_neutral(t, targets) for t in types]
+    wide = [_wide(t, targets) for t in types]
+    out: list[tuple[Any, ...]] = []
+    for j in range(max(len(w) for w in wide)):
+        for i, values in enumerate(wide):
+            if j < len(values):
+                items = list(neutral)
+                items[i] = values[j]
+                out.append(tuple(items))
+    return out
+
+
+def _neutral(abi_type: str, targets: Targets) -> Any:
+    if abi_type.endswith("]"):
+        inner = abi_type[: abi_type.rindex("[")]
+        size = abi_type[abi_type.rindex("[") + 1 : -1]
+        return [_neutral(inner, targets)] * (int(size) if size else 1)
+    if abi_type == "address":
+        return targets.neutral
+    if abi_type == "bool":
+        return False
+    if abi_type in ("string", "bytes"):
+        return "" if abi_type == "string" else b""
+    if abi_type.startswith("bytes"):
+        return bytes(int(abi_type[5:]))
+    return 0
+
+
+def _wide(abi_type: str, targets: Targets) -> list[Any]:
+    """Every value one position tries: the diagonal's, then the wider scales."""
+    if abi_type.endswith("]"):
+        inner = abi_type[: abi_type.rindex("[")]
+        size = abi_type[abi_type.rindex("[") + 1 : -1]
+        return [[v] * (int(size) if size else 1) for v in _wide(inner, targets)[:4]]
+    if abi_type == "address":
+        return targets.addresses
+    base = values_for(abi_type, targets) or []
+    if abi_type.startswith("uint"):
+        top = 2 ** int(abi_type[4:] or 256) - 1
+        more = [v for v in (*SCALES, *targets.amounts) if v <= top]
+        return list(dict.fromkeys([*base, *more]))
+    return base
 
 
 def render(value: Any) -> str:

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from eth_utils.crypto import keccak
+
 from tokenrisk.caching import MemoryCache, SharedBytes
 from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, encode_call
 from tokenrisk.chain.history import creation_block
@@ -43,6 +45,9 @@ class Facts:
     admin: str | None
     owner: str | None  # the first owner getter that answered with an address
     getters: tuple[tuple[str, str], ...]  # (address, how found)
+    packed: tuple[tuple[str, str], ...] = ()
+    """Addresses that may sit inside a storage word beside other fields, or start with
+    a zero byte: kept only when the account exists (:func:`callers` checks)."""
 
 
 async def read_facts(
@@ -79,13 +84,33 @@ async def read_facts(
     admin = word_address(admin_word)
     if admin:
         found.append((admin, "EIP-1967 admin slot"))
+    packed: list[tuple[str, str]] = []
     for i, word in enumerate(words):
         address = word_address(word)
         if address:
             found.append((address, f"storage slot {i}"))
+        else:
+            packed += [(a, f"storage slot {i} (packed)") for a in packed_addresses(word)]
     impl = word_address(impl_word)
     impl_code = str(await rpc.call("eth_getCode", [impl, block])) if impl else None
-    return Facts(str(code), impl, impl_code, admin, owner, tuple(found))
+    return Facts(str(code), impl, impl_code, admin, owner, tuple(found), tuple(packed))
+
+
+def packed_addresses(word: Any) -> list[str]:
+    """20-byte windows of a storage word, at every byte offset, that could be an
+    address packed with other fields (``uint64 start; address manager; bool on``) or an
+    address starting with a zero byte: windows with at most two zero bytes at either
+    end (small numbers and shifted numbers have more).  Candidates only: most are
+    noise until :func:`callers` finds an account there."""
+    if not isinstance(word, str) or not word.startswith("0x"):
+        return []
+    raw = bytes.fromhex(word[2:].rjust(64, "0")[-64:])
+    out: list[str] = []
+    for start in range(13):
+        window = raw[start : start + 20]
+        if window[:3] != b"\0\0\0" and window[-3:] != b"\0\0\0":
+            out.append(checksum("0x" + window.hex()))
+    return out
 
 
 def word_address(word: Any, strict: bool = True) -> str | None:
@@ -104,6 +129,59 @@ def word_address(word: Any, strict: bool = True) -> str | None:
     if strict and value < 2**152:
         return None
     return checksum("0x" + raw[24:])
+
+
+ROLE_GRANTED = "0x" + keccak(text="RoleGranted(bytes32,address,address)").hex()
+HAS_ROLE = "hasRole(bytes32,address)"
+PACKED_KEPT = 64
+"""Packed-word address candidates checked (each costs three reads in one batch)."""
+ROLES_KEPT = 8
+"""Distinct roles read from RoleGranted logs (most recent first)."""
+
+
+async def role_holders(rpc: RpcClient, token: str, block: str) -> list[tuple[str, str]]:
+    """Accounts that hold an AccessControl role at ``block``: every RoleGranted log of
+    the token, kept when ``hasRole`` still says so, and the first members of each role
+    an enumerable token lists (``getRoleMember``).  A node that refuses the log range
+    (providers cap it) leaves only the members of the default admin role."""
+    try:
+        logs = await rpc.call(
+            "eth_getLogs",
+            [{"address": token, "topics": [ROLE_GRANTED], "fromBlock": "0x0", "toBlock": block}],
+        )
+    except RpcError:
+        logs = []
+    granted = [
+        (str(log["topics"][1]), "0x" + str(log["topics"][2])[-40:])
+        for log in reversed(logs or [])
+        if len(log.get("topics") or []) >= 3
+    ]
+    roles = list(dict.fromkeys(["0x" + "00" * 32, *(r for r, _ in granted)]))[:ROLES_KEPT]
+    pairs = list(dict.fromkeys(granted))
+    calls = [
+        _read(token, "hasRole(bytes32,address)", [bytes.fromhex(r[2:]), a], block) for r, a in pairs
+    ]
+    members = [(r, i) for r in roles for i in range(2) if (int(r, 16), i) != (0, 0)]
+    calls += [_read(token, ROLE_ADMIN, [bytes.fromhex(r[2:]), i], block) for r, i in members]
+    replies = await rpc.batch(calls) if calls else []
+    found: list[tuple[str, str]] = []
+    for (role, account), reply in zip(pairs, replies, strict=False):
+        if word_address(reply, strict=False) is not None and int(str(reply), 16) == 1:
+            found.append((checksum(account), f"role {_short(role)} (RoleGranted)"))
+    for (role, _), reply in zip(members, replies[len(pairs) :], strict=True):
+        member = word_address(reply, strict=False)
+        if member is not None and member != ZERO_ADDRESS:
+            found.append((member, f"role {_short(role)} (getRoleMember)"))
+    return found
+
+
+def _read(token: str, signature: str, args: list[Any], block: str) -> tuple[str, list[Any]]:
+    call = {"to": token, "data": encode_call(signature, args), "gas": hex(GETTER_GAS)}
+    return ("eth_call", [call, block])
+
+
+def _short(role: str) -> str:
+    return "0x00 (admin)" if int(role, 16) == 0 else role[:10] + "…"
 
 
 async def deployer(
@@ -161,10 +239,15 @@ async def _find_deployer(rpc: RpcClient, token: str, floor: int) -> str | None:
 
 
 async def callers(
-    rpc: RpcClient, facts: Facts, creator: str | None, sim: Simulator
+    rpc: RpcClient,
+    facts: Facts,
+    creator: str | None,
+    sim: Simulator,
+    roles: Sequence[tuple[str, str]] = (),
 ) -> tuple[Caller, ...]:
     """Distinct candidate callers in priority order, each with how it was found."""
     found = list(facts.getters) + ([(creator, "deployer")] if creator else [])
+    found += [*roles, *await _existing(rpc, facts.packed[:PACKED_KEPT], sim.base.tag)]
     skip = {a.lower() for a in (ZERO_ADDRESS, DEAD, sim.route.token, sim.route.pool.address)}
     skip |= {a.lower() for a in (sim.route.base, sim.route.dex.router, facts.impl or ZERO_ADDRESS)}
     merged: dict[str, list[str]] = {}
@@ -174,11 +257,87 @@ async def callers(
             if how not in merged[address]:
                 merged[address].append(how)
     addresses = list(merged)
-    codes = await code_heads(rpc, addresses)
-    return tuple(
+    codes = await code_heads(rpc, addresses, sim.base.tag)
+    plain = [
         Caller(a, tuple(merged[a]), is_contract=is_contract_code(code))
         for a, code in zip(addresses, codes, strict=True)
-    )
+    ]
+    return tuple(await contract_kinds(rpc, plain, sim.base.tag))
+
+
+CONTROL_GETTERS = ("getThreshold()", "getOwners()", "getMinDelay()", "delay()")
+"""A Safe-style multisig answers the first two; an OpenZeppelin TimelockController the
+third, a Compound-style timelock the fourth."""
+
+
+async def contract_kinds(rpc: RpcClient, found: list[Caller], block: str) -> list[Caller]:
+    """Each contract caller with what it is: a multisig (threshold, signers), a timelock
+    (delay in seconds) or a plain contract, from its getters in one batch."""
+    contracts = [c for c in found if c.is_contract]
+    if not contracts:
+        return found
+    calls = [_read(c.address, g, [], block) for c in contracts for g in CONTROL_GETTERS]
+    replies = await rpc.batch(calls)
+    kinds: dict[str, Caller] = {}
+    for i, c in enumerate(contracts):
+        threshold, owners_, min_delay, delay = replies[4 * i : 4 * i + 4]
+        kinds[c.address] = _kind_of(c, threshold, owners_, min_delay, delay)
+    return [kinds.get(c.address, c) for c in found]
+
+
+def _kind_of(c: Caller, threshold: Any, owners_: Any, min_delay: Any, delay: Any) -> Caller:
+    signers = _array_length(owners_)
+    needed = _small_uint(threshold)
+    if needed is not None and signers is not None and 0 < needed <= signers:
+        return replace(c, kind="multisig", threshold=needed, signers=signers)
+    wait = _small_uint(min_delay)
+    wait = wait if wait is not None else _small_uint(delay)
+    if wait is not None:
+        return replace(c, kind="timelock", delay=wait)
+    return replace(c, kind="contract")
+
+
+def _small_uint(reply: Any) -> int | None:
+    """A uint answer below 2^64 (a count, seconds), else None (no such getter)."""
+    if not isinstance(reply, str) or len(reply) != 66:
+        return None
+    value = int(reply, 16)
+    return value if value < 2**64 else None
+
+
+def _array_length(reply: Any) -> int | None:
+    """The length of an ABI-encoded dynamic array answer, or None."""
+    if not isinstance(reply, str) or len(reply) < 130:
+        return None
+    offset = int(reply[2:66], 16)
+    if offset != 32:
+        return None
+    length = int(reply[66:130], 16)
+    return length if length < 2**16 else None
+
+
+async def _existing(
+    rpc: RpcClient, candidates: Sequence[tuple[str, str]], block: str
+) -> list[tuple[str, str]]:
+    """The candidates that are accounts: code, a nonce or a balance at ``block`` (20
+    random bytes never have any)."""
+    if not candidates:
+        return []
+    calls: list[tuple[str, Sequence[Any]]] = []
+    for address, _ in candidates:
+        calls += [
+            ("eth_getCode", [address, block]),
+            ("eth_getTransactionCount", [address, block]),
+            ("eth_getBalance", [address, block]),
+        ]
+    replies = await rpc.batch(calls)
+    out: list[tuple[str, str]] = []
+    for i, candidate in enumerate(candidates):
+        code, count, balance = replies[3 * i : 3 * i + 3]
+        used = any(isinstance(v, str) and int(v, 16) > 0 for v in (count, balance))
+        if used or (isinstance(code, str) and len(code) > 2):
+            out.append(candidate)
+    return out
 
 
 def is_contract_code(code: Any) -> bool:

@@ -26,102 +26,51 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
-from functools import lru_cache
-from pathlib import Path
-from typing import Any
+from dataclasses import replace
 
-import evmole
 from eth_utils.crypto import keccak
 
-from tokenrisk.chain.abi import ZERO_ADDRESS, encode_args, encode_call
+from tokenrisk.chain.abi import ZERO_ADDRESS
 from tokenrisk.errors import RpcError, TokenRiskError
 from tokenrisk.findings import (
     FINDINGS,
+    SEVERITIES,
+    Caller,
     Evidence,
     FutureSell,
     OwnerPowers,
     PowerFinding,
+    controlled,
 )
 from tokenrisk.simulate import owners
-from tokenrisk.simulate.calls import approve, balance_of, fresh_address, transfer
-from tokenrisk.simulate.effects import Effect, classify, comparable
-from tokenrisk.simulate.engine import Outcome, Plan, Simulator, funds, price, sells_ahead
-from tokenrisk.simulate.hostile import Targets, argument_sets, render, split_types
+from tokenrisk.simulate.effects import Effect, classify, comparable, holding
+from tokenrisk.simulate.engine import Outcome, Plan, Simulator, sells_ahead
 from tokenrisk.simulate.owners import DEAD, Facts, PowerCache
+from tokenrisk.simulate.story import (
+    SHRINK,
+    Story,
+    Targets,
+    amounts,
+    balance_slot,
+    dump_plan,
+    fresh_targets,
+    future_plan,
+    held_story,
+    story_plan,
+)
+from tokenrisk.simulate.trials import ScanBounds as ScanBounds
+from tokenrisk.simulate.trials import (
+    Trial,
+    backdoors,
+    functions_of,
+    is_switch,
+    screen,
+    selectors_of,
+    static_findings,
+    two_steps,
+)
 
 FUTURE = (("1h", 3_600), ("1d", 86_400), ("7d", 7 * 86_400), ("30d", 30 * 86_400))
-ERC20_SURFACE = frozenset(
-    "0x" + keccak(text=s)[:4].hex()
-    for s in (
-        "transfer(address,uint256)",
-        "transferFrom(address,address,uint256)",
-        "approve(address,uint256)",
-        "increaseAllowance(address,uint256)",
-        "decreaseAllowance(address,uint256)",
-        "permit(address,address,uint256,uint256,uint8,bytes32,bytes32)",
-        "burn(uint256)",
-        "burnFrom(address,uint256)",
-        "multicall(bytes[])",
-    )
-)
-"""What every holder may call on their own tokens: never an owner power."""
-SELECTOR_FILE = Path(__file__).resolve().parents[1] / "data" / "selectors.tsv"
-
-
-@dataclass(frozen=True)
-class ScanBounds:
-    """Limits that keep one scan small; ``deadline`` is in seconds."""
-
-    max_functions: int = 24
-    max_callers: int = 4
-    max_arg_sets: int = 8
-    max_trials: int = 60
-    storage_slots: int = 16
-    deadline: float = 3.0
-    otterscan: bool = True
-    """The node serves ``ots_*`` (probed): the deployer is asked of it, else searched."""
-    state_floor: int = 0
-    """The oldest block whose state the node kept when probed (0: all): the deployer
-    search stays above it."""
-
-
-@dataclass(frozen=True)
-class Function:
-    """A function found in bytecode; ``proxy_own`` when it lives in the proxy itself."""
-
-    selector: str
-    types: tuple[str, ...]
-    proxy_own: bool
-
-    @property
-    def label(self) -> str:
-        return signature_of(self.selector) or f"{self.selector}({','.join(self.types)})"
-
-
-@dataclass(frozen=True)
-class Trial:
-    function: Function
-    caller: str
-    args: tuple[Any, ...]
-    data: str
-
-
-# NAMES
-
-
-@lru_cache(maxsize=1)
-def _selector_table() -> dict[str, str]:
-    text = SELECTOR_FILE.read_text()
-    rows = (line.split("\t") for line in text.splitlines() if line and not line.startswith("#"))
-    return {sel: sig for sel, sig in rows}
-
-
-def signature_of(selector: str) -> str | None:
-    """The text signature of a selector from the bundled table, for display only."""
-    return _selector_table().get(selector)
-
-
 # SCAN
 
 
@@ -160,25 +109,35 @@ async def _scan(
             otterscan=bounds.otterscan,
             state_floor=bounds.state_floor,
         )
-        known = (facts, await owners.callers(rpc, facts, deployer, sim))
+        roles = await owners.role_holders(rpc, token, sim.base.tag)
+        known = (facts, await owners.callers(rpc, facts, deployer, sim, roles))
         cache.put_facts(at, known)
     facts, callers = known
-    functions, cut = _functions(facts.code, facts.impl_code, bounds)
+    functions, cut = functions_of(facts.code, facts.impl_code, bounds)
     key = (chain_id, _hash(facts.code), _hash(facts.impl_code), callers, sim.route.pool.address)
     cached = await cache.lookup(key)
     if cached is not None:
         return cached
-    eoas = [c.address for c in callers if not c.is_contract][: bounds.max_callers]
+    # every caller is tried as a sender, contracts too (a multisig, a timelock: a node
+    # simulates a call from any address); severities then respect their controls
+    senders = [c.address for c in callers][: bounds.max_callers]
     # SCREEN
-    targets = Targets(buyer=fresh_address(), pair=sim.route.pool.address)
-    trials, trimmed = await _screen(sim, functions, eoas, targets, bounds)
+    targets = await fresh_targets(sim)
+    trials, trimmed = await screen(sim, functions, senders, targets, bounds)
     # TRY
-    result = await _try_all(sim, facts, targets, trials)
+    selectors = selectors_of(facts.code, facts.impl_code)
+    result = await _try_all(sim, facts, targets, trials, (selectors, senders))
+    tried = {t.function.selector for t in trials}
+    if result.scanned:
+        result = _with_static(
+            result, await static_findings(sim, facts.code, facts.impl_code, tried)
+        )
     result = replace(
         result,
         callers=callers,
         functions=len(functions),
-        bounded=cut or trimmed or len([c for c in callers if not c.is_contract]) > len(eoas),
+        findings=tuple(_with_control(result.findings, callers)),
+        bounded=cut or trimmed or len(callers) > len(senders),
     )
     await cache.store(key, result)
     return result
@@ -188,150 +147,154 @@ def _hash(code: str | None) -> str | None:
     return None if code is None else "0x" + keccak(hexstr=code).hex()
 
 
-def _functions(code: str, impl_code: str | None, bounds: ScanBounds) -> tuple[list[Function], bool]:
-    own = _read_functions(code, proxy_own=impl_code is not None)
-    impl = _read_functions(impl_code, proxy_own=False) if impl_code else []
-    seen: set[str] = set()
-    out: list[Function] = []
-    for f in impl + own:
-        if f.selector not in seen and f.selector not in ERC20_SURFACE:
-            seen.add(f.selector)
-            out.append(f)
-    return out[: bounds.max_functions], len(out) > bounds.max_functions
-
-
-@lru_cache(maxsize=256)
-def _evmole(code: str) -> tuple[tuple[str, str | None, str | None], ...]:
-    info = evmole.contract_info(code, selectors=True, arguments=True, state_mutability=True)
-    return tuple(
-        ("0x" + f.selector, f.arguments, f.state_mutability) for f in (info.functions or [])
-    )
-
-
-def _read_functions(code: str, proxy_own: bool) -> list[Function]:
-    """State-changing functions with supported argument types, in bytecode order."""
-    out: list[Function] = []
-    for selector, arguments, mutability in _evmole(code):
-        if mutability not in ("nonpayable", "payable"):
-            continue
-        types = split_types(arguments or "")
-        if types is not None:
-            out.append(Function(selector, tuple(types), proxy_own))
-    return out
-
-
-async def _screen(
-    sim: Simulator,
-    functions: Sequence[Function],
-    callers: Sequence[str],
-    targets: Targets,
-    bounds: ScanBounds,
-) -> tuple[list[Trial], bool]:
-    """Keep the (function, arguments) calls some caller can make, first caller wins."""
-    candidates: list[Trial] = []
-    for function in functions:
-        for args in argument_sets(function.types, targets, bounds.max_arg_sets):
-            data = _calldata(function, args)
-            candidates += [Trial(function, c, args, data) for c in callers]
-    if not candidates:
-        return [], False
-    gas_price = price(sim.base.base_fee)
-    overrides = {c: {"balance": hex(funds([_SCREEN_GAS], gas_price))} for c in callers}
-    token, tag = sim.route.token, sim.base.tag
-    replies = await sim.rpc.batch(
-        [
-            (
-                "eth_call",
-                [
-                    {
-                        "from": t.caller,
-                        "to": token,
-                        "data": t.data,
-                        "gas": hex(_SCREEN_GAS),
-                        "gasPrice": hex(gas_price),
-                    },
-                    tag,
-                    overrides,
-                ],
-            )
-            for t in candidates
-        ]
-    )
-    chosen: dict[tuple[str, str], Trial] = {}
-    for trial, reply in zip(candidates, replies, strict=True):
-        key = (trial.function.selector, trial.data)
-        if not isinstance(reply, RpcError) and key not in chosen:
-            chosen[key] = trial
-    ordered = _round_robin(list(chosen.values()))
-    return ordered[: bounds.max_trials], len(ordered) > bounds.max_trials
-
-
-def _calldata(function: Function, args: tuple[Any, ...]) -> str:
-    return function.selector + encode_args(list(function.types), list(args)).hex()
-
-
-def _round_robin(trials: list[Trial]) -> list[Trial]:
-    """Interleave functions so a bound on trials still reaches every function."""
-    by_function: dict[str, list[Trial]] = {}
-    for t in trials:
-        by_function.setdefault(t.function.selector, []).append(t)
-    out: list[Trial] = []
-    queues = list(by_function.values())
-    while any(queues):
-        for queue in queues:
-            if queue:
-                out.append(queue.pop(0))
-    return out
-
-
 # SIMULATIONS
 
 
-@dataclass(frozen=True)
-class Story:
-    """Amounts fixed before the batch: what A and B buy with, what A sends and sells."""
-
-    a_in: int
-    b_in: int
-    a_sell: int
-    a_sent: int
-    b_sell: int
-    owner_getter: bool
-    other: str  # B, a second buyer
-    receiver: str  # who A sends tokens to
-    late: str  # C, who buys after the sells
-
-
 async def _try_all(
-    sim: Simulator, facts: Facts, targets: Targets, trials: Sequence[Trial]
+    sim: Simulator,
+    facts: Facts,
+    targets: Targets,
+    screened: Sequence[Trial],
+    beside: tuple[set[str], Sequence[str]],
 ) -> OwnerPowers:
-    story = await _amounts(sim, targets, facts.owner is not None)
+    """The baseline, the future sells and every trial in one batch; then the two-step
+    trials (setters that changed nothing, followed by a switch) in a second one.
+    ``beside``: the code's selectors and the senders, for the ERC-20-named backdoors."""
+    story, notes = await amounts(sim, targets, facts.owner is not None)
     if story is None:
-        return OwnerPowers(scanned=False, error="the buyer could not buy, nothing to compare")
-    plans = [_story_plan(sim, targets, story, None)]
-    plans += [_future_plan(sim, targets, story, seconds) for _, seconds in FUTURE]
-    plans += [_story_plan(sim, targets, story, t) for t in trials]
-    outcomes, (counted, unchecked) = await asyncio.gather(
-        sim.run(plans), _counted(sim, story.a_sell)
-    )
+        return OwnerPowers(scanned=False, error="no wallet could buy or hold, nothing to compare")
+    trials = [*screened, *backdoors(beside[0], beside[1], targets, max(1, story.a_sent))]
+    plans, outcomes, (counted, unchecked) = await _batch(sim, targets, story, trials)
+    sent = len(SHRINK) + len(plans)  # the amounts batch and this one
     base = outcomes[0]
-    if isinstance(base, RpcError) or not comparable(base):
-        return OwnerPowers(scanned=False, error="the baseline buy and sell did not go through")
+    if not isinstance(base, RpcError) and not comparable(base) and story.held is None:
+        # sells fail after a buy: an armed trap, or a rule about buying and selling soon
+        # after (a cooldown a simulation cannot wait out); held positions tell them apart
+        held = await held_story(sim, targets, facts.owner is not None)
+        if held is not None:
+            story = held
+            trials = [*screened, *backdoors(beside[0], beside[1], targets, max(1, held.a_sent))]
+            plans, outcomes, (counted, unchecked) = await _batch(sim, targets, story, trials)
+            base = outcomes[0]
+            sent += len(plans)
+            notes += ("sells failed after a buy: the scan re-ran from held positions",)
+    if isinstance(base, RpcError) or not holding(base):
+        return OwnerPowers(scanned=False, error="the baseline wallets got no tokens")
+    if not comparable(base):
+        notes += ("selling fails without any owner call: findings show who can lift or change it",)
+    tried = list(outcomes[1 + len(FUTURE) :])
+    armed, v3 = story.held is not None, sim.route.v3
+    harmless = [t for t, o in zip(trials, tried, strict=True) if _harmless(base, o, v3, armed)]
+    paired = two_steps(harmless, [t for t in screened if is_switch(t)])
+    if paired:
+        tried += await sim.run([story_plan(sim, targets, story, t.calls) for t in paired])
+        trials += paired
+    findings = _findings(base, trials, tried, v3, armed)
+    findings = await _dumped(sim, targets, story, findings, trials, tried)
     future = _future(outcomes[1 : 1 + len(FUTURE)], counted)
-    findings = _findings(base, trials, outcomes[1 + len(FUTURE) :], sim.route.v3)
-    findings += _future_findings(future)
-    renounced = facts.owner is not None and facts.owner.lower() in (ZERO_ADDRESS, DEAD)
+    if comparable(base):  # a sell failing now is not a time bomb
+        findings += _future_findings(future)
+    # "renounced" only when no privileged caller remains (a role holder, a keeper)
+    getter_zero = facts.owner is not None and facts.owner.lower() in (ZERO_ADDRESS, DEAD)
+    powers = [f for f in findings if f.caller and FINDINGS[f.kind].severity != "info"]
+    renounced = getter_zero and not powers
     if renounced and not any(FINDINGS[f.kind].severity != "info" for f in findings):
         findings.append(_renounced(facts.owner or ZERO_ADDRESS))
     return OwnerPowers(
         scanned=True,
         owner=facts.owner,
         renounced=renounced,
-        simulations=len(plans) + 1,
+        simulations=sent + len(paired),
         findings=tuple(_ordered(findings)),
         future=future,
-        notes=unchecked,
+        notes=notes + unchecked,
     )
+
+
+def _with_static(result: OwnerPowers, static: list[PowerFinding]) -> OwnerPowers:
+    """Static capabilities beside the simulated findings: a live guard means a privileged
+    caller remains, so the token is not renounced."""
+    if not static:
+        return result
+    kept = [f for f in result.findings if f.kind != "owner_renounced"]
+    return replace(result, renounced=False, findings=tuple(_ordered([*kept, *static])))
+
+
+async def _batch(
+    sim: Simulator, targets: Targets, story: Story, trials: Sequence[Trial]
+) -> tuple[list[Plan], list[Outcome | RpcError], tuple[list[str | None], tuple[str, ...]]]:
+    """The baseline, the four future sells and one story per trial, in one batch, beside
+    the future sells by block count."""
+    plans = [story_plan(sim, targets, story, None)]
+    plans += [future_plan(sim, targets, story, seconds) for _, seconds in FUTURE]
+    plans += [story_plan(sim, targets, story, t.calls) for t in trials]
+    outcomes, counted = await asyncio.gather(sim.run(plans), _counted(sim, story.a_sell))
+    return plans, list(outcomes), counted
+
+
+def _harmless(base: Outcome, outcome: Outcome | RpcError, v3: bool, armed: bool) -> bool:
+    """The call went through and changed nothing a buyer sees: a setter to pair with a switch."""
+    if isinstance(outcome, RpcError):
+        return False
+    call = outcome.get("call")
+    return call is not None and call.ok and not classify(base, outcome, v3=v3, armed=armed)
+
+
+DUMPS = 2
+"""Mint findings whose caller then sells the new tokens (one extra simulation each)."""
+
+
+async def _dumped(
+    sim: Simulator,
+    targets: Targets,
+    story: Story,
+    findings: list[PowerFinding],
+    trials: Sequence[Trial],
+    outcomes: Sequence[Outcome | RpcError],
+) -> list[PowerFinding]:
+    """Mint findings with the pool's loss when the caller sells what it gained (at most
+    100x the pool's tokens: a larger sell overflows the pool's maths)."""
+    jobs: list[tuple[int, Trial, int]] = []
+    for i, f in enumerate(findings):
+        source = _source(f, trials, outcomes) if f.kind == "owner_can_mint" else None
+        if source is not None and len(jobs) < DUMPS:
+            trial, outcome = source
+            gained = (outcome["caller1"].uint or 0) - (outcome["caller0"].uint or 0)
+            cap = (outcome["pool1"].uint or 0) * 100
+            if gained > 0 and cap > 0:
+                jobs.append((i, trial, min(gained, cap)))
+    if not jobs:
+        return findings
+    plans = [dump_plan(sim, targets, story, t.calls, n) for _, t, n in jobs]
+    out = list(findings)
+    for (i, _, _), dump in zip(jobs, await sim.run(plans), strict=True):
+        if not isinstance(dump, RpcError):
+            out[i] = _with_dump(out[i], dump, sim.route.base)
+    return out
+
+
+def _source(
+    f: PowerFinding, trials: Sequence[Trial], outcomes: Sequence[Outcome | RpcError]
+) -> tuple[Trial, Outcome] | None:
+    for trial, outcome in zip(trials, outcomes, strict=True):
+        same = (trial.function.selector, trial.caller) == (f.selector, f.caller)
+        if same and trial.rendered == f.args:
+            return (trial, outcome) if isinstance(outcome, Outcome) else None
+    return None
+
+
+def _with_dump(f: PowerFinding, dump: Outcome, base: str) -> PowerFinding:
+    before, after = dump.get("pool_base0"), dump.get("pool_base1")
+    sold = dump.get("dump.sell")
+    if before is None or after is None or sold is None or not sold.ok:
+        return f
+    b0, b1 = before.uint or 0, after.uint or 0
+    if b0 <= 0 or b1 >= b0:
+        return f
+    share = (b0 - b1) * 100 / b0
+    evidence = (*f.evidence, Evidence("pool base token (mint and dump)", str(b0), str(b1)))
+    detail = f"{f.detail}; selling the new tokens took {share:.2f}% of the pool's {base}"
+    return replace(f, evidence=evidence, detail=detail)
 
 
 _BY_BLOCKS = "future sells by block count"
@@ -351,11 +314,7 @@ async def _counted(sim: Simulator, amount: int) -> tuple[list[str | None], tuple
     none: list[str | None] = [None] * len(FUTURE)
     if not sim.limits.block_overrides:
         return none, (f"{NOT_CHECKED}{_BY_BLOCKS}: the node ignores eth_call block overrides",)
-    slot = None
-    if sim.token_slot is not None:
-        await asyncio.wait([sim.token_slot])  # the journey may cancel it: then no slot
-        if not sim.token_slot.cancelled() and sim.token_slot.exception() is None:
-            slot = sim.token_slot.result()
+    slot = await balance_slot(sim)  # the journey may cancel it: then no slot
     if slot is None:
         return none, (f"{NOT_CHECKED}{_BY_BLOCKS}: the token's balance slot was not found",)
     ahead = [(seconds // 12, seconds) for _, seconds in FUTURE]
@@ -363,116 +322,6 @@ async def _counted(sim: Simulator, amount: int) -> tuple[list[str | None], tuple
     if isinstance(found, str):
         return none, (f"{NOT_CHECKED}{_BY_BLOCKS}: {found}",)
     return found, ()
-
-
-async def _amounts(sim: Simulator, targets: Targets, owner_getter: bool) -> Story | None:
-    """Round one: A and B buy, to learn the amounts the real batch must use."""
-    plan = sim.plan()
-    a_in = sim.settings.buy_amount(_base_reserve(sim))
-    other = fresh_address()
-    _buy_block(sim, plan, [(targets.buyer, a_in, "a"), (other, a_in // 2, "b")], 1)
-    outcome = await sim.run_one(plan)
-    a, b = outcome["a.bought"].uint or 0, outcome["b.bought"].uint or 0
-    if not (outcome["a.buy"].ok and outcome["b.buy"].ok and a and b):
-        return None
-    sent = a // 10
-    # 99%, not 100%: some honest tokens refuse a sell of the whole balance
-    return Story(
-        a_in,
-        a_in // 2,
-        (a - sent) * 99 // 100,
-        sent,
-        b * 99 // 100,
-        owner_getter,
-        other=other,
-        receiver=fresh_address(),
-        late=fresh_address(),
-    )
-
-
-_SCREEN_GAS = 3_000_000
-
-
-def _base_reserve(sim: Simulator) -> int:
-    pool = sim.route.pool
-    return pool.reserves0 if pool.token0.lower() == sim.route.base.lower() else pool.reserves1
-
-
-def _buy_block(
-    sim: Simulator, plan: Plan, buys: Iterable[tuple[str, int, str]], offset: int
-) -> None:
-    """One block in which each (wallet, amount in, tag) is funded and buys."""
-    overrides: dict[str, Any] = {}
-    calls: list[tuple[dict[str, Any], str | None, bool]] = []
-    route = sim.route
-    for wallet, amount, tag in buys:
-        extra, pre = sim.funding.apply(wallet, amount)
-        _merge(overrides, extra)
-        calls += [(c, None, False) for c in pre]
-        calls += [
-            (approve(route.base, wallet, route.dex.router), None, False),
-            ({"from": wallet, **route.quote(amount)}, f"{tag}.quote", False),
-            (route.swap(wallet, amount), f"{tag}.buy", True),
-            (balance_of(route.token, wallet, wallet), f"{tag}.bought", False),
-        ]
-    plan.block(offset, overrides)
-    for wallet, amount, _ in buys:
-        plan.fund(wallet, sim.funding.native(amount))
-    for call, mark, heavy in calls:
-        plan.call(call, mark, heavy=heavy)
-
-
-def _merge(into: dict[str, Any], extra: dict[str, Any]) -> None:
-    for address, override in extra.items():
-        mine = into.setdefault(address, {})
-        for key, value in override.items():
-            if isinstance(value, dict):
-                mine.setdefault(key, {}).update(value)
-            else:
-                mine[key] = value
-
-
-def _story_plan(sim: Simulator, targets: Targets, story: Story, trial: Trial | None) -> Plan:
-    """The trial story (module docstring of :mod:`.effects`); the baseline has no call."""
-    p, token, route = sim.plan(), sim.route.token, sim.route
-    _buy_block(sim, p, [(targets.buyer, story.a_in, "a"), (story.other, story.b_in, "b")], 1)
-    p.call({"from": targets.buyer, "to": token, "data": "0x18160ddd"}, "supply0")
-    p.call(balance_of(token, targets.pair, targets.buyer), "pool0")
-    caller = trial.caller if trial else targets.buyer
-    p.block(2)
-    if trial is not None:
-        p.fund(trial.caller, fresh=False)  # a real account: its own nonce
-        p.call({"from": trial.caller, "to": token, "data": trial.data}, "call", heavy=True)
-    p.call({"from": caller, "to": token, "data": "0x18160ddd"}, "supply1")
-    p.call(balance_of(token, targets.buyer, caller), "a.held")
-    p.call(balance_of(token, targets.pair, caller), "pool1")
-    if story.owner_getter:
-        p.call({"from": caller, "to": token, "data": encode_call("owner()")}, "owner1")
-    p.block(3)
-    p.call(transfer(token, targets.buyer, story.receiver, story.a_sent), "a.transfer", heavy=True)
-    sim.add_sell(p, targets.buyer, story.a_sell, "a")
-    sim.add_sell(p, targets.buyer, max(1, story.a_sell // 1000), "a_small")
-    p.block(4)
-    sim.add_sell(p, story.other, story.b_sell, "b")
-    late = story.late
-    extra, pre = sim.funding.apply(late, story.b_in)
-    _merge(p.blocks[-1].setdefault("stateOverrides", {}), extra)
-    p.fund(late, sim.funding.native(story.b_in))
-    for call in pre:
-        p.call(call)
-    p.call(approve(route.base, late, route.dex.router))
-    p.call({"from": late, **route.quote(story.b_in)}, "c.quote")
-    p.call(route.swap(late, story.b_in), "c.buy", heavy=True)
-    p.call(balance_of(token, late, late), "c.bought")
-    return p
-
-
-def _future_plan(sim: Simulator, targets: Targets, story: Story, seconds: int) -> Plan:
-    p = sim.plan()
-    _buy_block(sim, p, [(targets.buyer, story.a_in, "a")], 1)
-    p.block(3, seconds=seconds)  # by time, within the node's block cap
-    sim.add_sell(p, targets.buyer, story.a_sell, "a")
-    return p
 
 
 def _future(
@@ -502,13 +351,17 @@ def _future_findings(future: Sequence[FutureSell]) -> list[PowerFinding]:
 
 
 def _findings(
-    base: Outcome, trials: Sequence[Trial], outcomes: Sequence[Outcome | RpcError], v3: bool
+    base: Outcome,
+    trials: Sequence[Trial],
+    outcomes: Sequence[Outcome | RpcError],
+    v3: bool,
+    armed: bool,
 ) -> list[PowerFinding]:
     best: dict[tuple[str, str], PowerFinding] = {}
     for trial, outcome in zip(trials, outcomes, strict=True):
         if isinstance(outcome, RpcError):
             continue
-        for effect in _as_upgrade(trial, classify(base, outcome, v3=v3)):
+        for effect in _as_upgrade(trial, classify(base, outcome, v3=v3, armed=armed)):
             finding = _finding(trial, effect)
             key = (finding.kind, finding.selector)
             if key not in best or _weight(finding) > _weight(best[key]):
@@ -532,13 +385,28 @@ def _as_upgrade(trial: Trial, effects: list[Effect]) -> list[Effect]:
 def _finding(trial: Trial, effect: Effect) -> PowerFinding:
     return PowerFinding(
         kind=effect.kind,
-        function=trial.function.label,
+        function=trial.label,
         selector=trial.function.selector,
         caller=trial.caller,
-        args=tuple(render(a) for a in trial.args),
+        args=trial.rendered,
         evidence=effect.evidence,
         detail=effect.detail,
     )
+
+
+def _with_control(
+    findings: Iterable[PowerFinding], callers: Sequence[Caller]
+) -> list[PowerFinding]:
+    """Each finding with the severity its caller's controls leave (:func:`controlled`)."""
+    by_address = {c.address.lower(): c for c in callers}
+    out: list[PowerFinding] = []
+    for f in findings:
+        caller = by_address.get((f.caller or "").lower())
+        severity, control = controlled(FINDINGS[f.kind], caller)
+        if f.confidence == "static" and severity != "info":  # a layout read, not a trial
+            severity = SEVERITIES[max(1, SEVERITIES.index(severity) - 1)]
+        out.append(replace(f, severity=severity, control=control))
+    return out
 
 
 def _weight(finding: PowerFinding) -> float:
@@ -546,7 +414,7 @@ def _weight(finding: PowerFinding) -> float:
     for e in finding.evidence:
         if e.what.endswith("tax %"):
             try:
-                return float(e.after)
+                return max(float(e.before), float(e.after))
             except ValueError:
                 return 0.0
     return 0.0

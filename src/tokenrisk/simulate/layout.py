@@ -1,0 +1,131 @@
+"""Static evidence of owner powers from the token's storage layout (evmole), for what no
+simulation could confirm.
+
+A trial needs a caller that passes the function's guard; when the guard's address is
+kept where the scan cannot read it as a caller (a deep storage slot, a mapping), no
+trial can run.  The bytecode still tells what the function writes: evmole's storage
+output lists, per slot, the selectors that read it and those that write it.  A
+state-changing function outside the ERC-20 surface that
+
+- reads an address-typed storage value (its guard: ``msg.sender == stored``), which
+  holds a live address at the pinned head (a zero or dead guard: nobody can pass), and
+- writes the balance mapping (the one ``balanceOf`` reads), the total supply (what
+  ``totalSupply`` reads), or a non-address value that ``transfer``/``transferFrom``
+  read (a fee, a limit, a list),
+
+is reported as a capability with ``confidence: static`` and the slots as evidence.  The
+storage layout is a heuristic (evmole infers it from access patterns), so a static
+finding is one severity level below its simulated twin.  Pure except
+:func:`guard_values` (one batch of ``eth_getStorageAt``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import evmole
+
+from tokenrisk.chain.abi import ZERO_ADDRESS, checksum
+from tokenrisk.chain.rpc import RpcClient
+from tokenrisk.errors import RpcError
+
+BALANCE_OF = "70a08231"
+TOTAL_SUPPLY = "18160ddd"
+TRANSFERS = frozenset({"a9059cbb", "23b872dd"})
+_DEAD = 0xDEAD
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One storage value evmole found: its slot, byte offset in the word, type, and the
+    selectors (8 hex, no 0x) reading and writing it."""
+
+    slot: str  # 0x + 64 hex
+    offset: int
+    type: str
+    reads: frozenset[str]
+    writes: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Write:
+    """A guarded function and what it writes that a buyer would feel."""
+
+    selector: str  # 0x + 8 hex
+    kind: str  # a FINDINGS id
+    what: str  # e.g. "the balance mapping (slot 4)"
+    guards: tuple[Slot, ...]  # address values the function reads
+
+
+@lru_cache(maxsize=256)
+def layout(code: str) -> tuple[Slot, ...]:
+    """evmole's storage records of ``code`` (runtime bytecode, 0x-hex)."""
+    info = evmole.contract_info(code, storage=True)
+    return tuple(
+        Slot("0x" + r.slot, int(r.offset), str(r.type), frozenset(r.reads), frozenset(r.writes))
+        for r in info.storage or []
+    )
+
+
+def guarded_writes(slots: Sequence[Slot], surface: frozenset[str]) -> list[Write]:
+    """Functions outside ``surface`` (selectors with 0x) that read an address value and
+    write a balance, the supply or a value transfers read; one per function, the
+    strongest kind first (balances, then supply, then transfer rules)."""
+    balances = [s for s in slots if BALANCE_OF in s.reads and s.type.startswith("mapping")]
+    supply = [s for s in slots if TOTAL_SUPPLY in s.reads and not s.type.startswith("mapping")]
+    rules = [
+        s
+        for s in slots
+        if s.reads & TRANSFERS and s.type != "address" and s not in balances and s not in supply
+    ]
+    found: dict[str, Write] = {}
+    for kind, group, name in (
+        ("owner_can_move_balances", balances, "the balance mapping"),
+        ("owner_can_mint", supply, "the total supply"),
+        ("owner_can_change_transfer_rules", rules, "a value every transfer reads"),
+    ):
+        for s in group:
+            for selector in sorted(s.writes):
+                key = "0x" + selector
+                if key in surface or key in found:
+                    continue
+                guards = tuple(g for g in slots if g.type == "address" and selector in g.reads)
+                if guards:
+                    found[key] = Write(key, kind, f"{name} (slot {int(s.slot, 16)})", guards)
+    return list(found.values())
+
+
+async def guard_values(
+    rpc: RpcClient, token: str, guards: Sequence[Slot], block: str
+) -> dict[tuple[str, int], str | None]:
+    """The address each guard holds at ``block`` (None: zero, dead or unreadable)."""
+    slots = sorted({g.slot for g in guards})
+    if not slots:
+        return {}
+    replies = await rpc.batch([("eth_getStorageAt", [token, s, block]) for s in slots])
+    words = dict(zip(slots, replies, strict=True))
+    out: dict[tuple[str, int], str | None] = {}
+    for g in guards:
+        word = words[g.slot]
+        out[(g.slot, g.offset)] = None if isinstance(word, RpcError) else _address(word, g.offset)
+    return out
+
+
+def _address(word: object, offset: int) -> str | None:
+    if not isinstance(word, str) or not word.startswith("0x"):
+        return None
+    value = (int(word, 16) >> (8 * offset)) & (2**160 - 1)
+    if value in (0, _DEAD):
+        return None
+    return checksum("0x" + value.to_bytes(20, "big").hex())
+
+
+def live_guard(write: Write, values: dict[tuple[str, int], str | None]) -> str | None:
+    """The first guard of ``write`` that holds a live address (who could call it)."""
+    for g in write.guards:
+        found = values.get((g.slot, g.offset))
+        if found is not None and found.lower() != ZERO_ADDRESS:
+            return found
+    return None

@@ -1,0 +1,293 @@
+"""The owner-power scan's story: one simulation per owner call, and its baseline.
+
+Wallets A and B buy in block 1 (or, when no buy of any size works, hold tokens given in
+storage as existing holders do); in block 2 the candidate caller calls the function
+(the baseline skips this call) and every balance that could change is read before and
+after it (the buyer's, the pool's, the caller's own, a neutral wallet's, the token
+contract's) with the total supply; in block 3 A sends 10% to a fresh wallet and sells
+the rest, and, if that failed, tries a 0.1% sell; in block 4 B sells and a fresh wallet
+C buys.  :mod:`.effects` compares a trial with the baseline by these marks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from tokenrisk.chain.abi import encode_call
+from tokenrisk.errors import RpcError
+from tokenrisk.simulate.calls import approve, balance_of, fresh_address, transfer
+from tokenrisk.simulate.engine import Plan, Simulator
+from tokenrisk.simulate.hostile import Targets as Targets
+from tokenrisk.simulate.slots import BalanceSlot
+
+
+@dataclass(frozen=True)
+class Story:
+    """Amounts fixed before the batch: what A and B buy with (or, ``held``, hold), what A
+    sends and sells."""
+
+    a_in: int
+    b_in: int
+    a_sell: int
+    a_sent: int
+    b_sell: int
+    owner_getter: bool
+    other: str  # B, a second buyer
+    receiver: str  # who A sends tokens to
+    late: str  # C, who buys after the sells
+    held: dict[str, Any] | None = None
+    """When no buy works (an armed trap, a max-swap limit below every size tried): the
+    token-storage override that gives A and B tokens as existing holders hold them."""
+    a_held: int = 0
+    b_held: int = 0
+
+
+async def fresh_targets(sim: Simulator) -> Targets:
+    """New random wallets for one scan (A and the neutral wallet), the route's pair,
+    router and token, and the token's total supply (for token amounts)."""
+    route = sim.route
+    try:
+        reply = await sim.rpc.call(
+            "eth_call", [{"to": route.token, "data": TOTAL_SUPPLY}, sim.base.tag]
+        )
+    except RpcError:  # a token without a working totalSupply: no token amounts
+        reply = None
+    supply = int(reply, 16) if isinstance(reply, str) and len(reply) == 66 else 0
+    return Targets(
+        buyer=fresh_address(),
+        pair=route.pool.address,
+        neutral=fresh_address(),
+        router=route.dex.router,
+        token=route.token,
+        supply=supply,
+    )
+
+
+SHRINK = (1, 10, 100, 1_000)
+"""The trial buy, then 1/10, 1/100 and 1/1000 of it: a max-swap limit below a normal buy
+must not stop the scan."""
+
+
+async def amounts(
+    sim: Simulator, targets: Targets, owner_getter: bool
+) -> tuple[Story | None, tuple[str, ...]]:
+    """Round one: A and B buy at each size of :data:`SHRINK` (one batch), to learn the
+    amounts the real batch must use; the largest size that works is kept.  When none
+    works, A and B are given tokens in storage (an existing holder's position)."""
+    full = sim.settings.buy_amount(base_reserve(sim))
+    other = fresh_address()
+    plans = []
+    for divisor in SHRINK:
+        plan = sim.plan()
+        a_in = max(1, full // divisor)
+        _buy_block(sim, plan, [(targets.buyer, a_in, "a"), (other, a_in // 2, "b")], 1)
+        plans.append(plan)
+    for divisor, outcome in zip(SHRINK, await sim.run(plans), strict=True):
+        if isinstance(outcome, RpcError):
+            continue
+        a, b = outcome["a.bought"].uint or 0, outcome["b.bought"].uint or 0
+        if outcome["a.buy"].ok and outcome["b.buy"].ok and a and b:
+            a_in = max(1, full // divisor)
+            note = () if divisor == 1 else (f"the trial buy was shrunk to 1/{divisor} of its size",)
+            return story_of(a_in, a, b, owner_getter, other), note
+    story = await held_story(sim, targets, owner_getter, other)
+    return story, ("no buy worked: the trial wallets held tokens as existing holders do",)
+
+
+async def held_story(
+    sim: Simulator, targets: Targets, owner_getter: bool, other: str | None = None
+) -> Story | None:
+    """The story from held positions (A and B given tokens in storage, never bought);
+    None without a balance slot."""
+    other = other or fresh_address()
+    held = await held_by(sim, targets, other)
+    if held is None:
+        return None
+    a, b = held[1], held[2]
+    full = sim.settings.buy_amount(base_reserve(sim))
+    return replace(story_of(full, a, b, owner_getter, other), held=held[0], a_held=a, b_held=b)
+
+
+def story_of(a_in: int, a: int, b: int, owner_getter: bool, other: str) -> Story:
+    sent = a // 10
+    # 99%, not 100%: some honest tokens refuse a sell of the whole balance
+    return Story(
+        a_in,
+        a_in // 2,
+        (a - sent) * 99 // 100,
+        sent,
+        b * 99 // 100,
+        owner_getter,
+        other=other,
+        receiver=fresh_address(),
+        late=fresh_address(),
+    )
+
+
+async def held_by(
+    sim: Simulator, targets: Targets, other: str
+) -> tuple[dict[str, Any], int, int] | None:
+    """Storage overrides giving A and B a position as large as a normal buy would (half
+    a percent of the pool's tokens, B half of that); None without a balance slot."""
+    slot = await balance_slot(sim)
+    if slot is None:
+        return None
+    pool = sim.route.pool
+    reserve = pool.reserves1 if pool.token0.lower() == sim.route.base.lower() else pool.reserves0
+    a = max(2, reserve * sim.settings.buy_bps // 10_000)
+    diff = slot.override(targets.buyer, a) | slot.override(other, a // 2)
+    return {sim.route.token: {"stateDiff": diff}}, a, a // 2
+
+
+async def balance_slot(sim: Simulator) -> BalanceSlot | None:
+    """The token's balance slot, once found (None when the journey cancelled the search,
+    it failed, or the token keeps balances another way)."""
+    if sim.token_slot is None:
+        return None
+    await asyncio.wait([sim.token_slot])
+    if sim.token_slot.cancelled() or sim.token_slot.exception() is not None:
+        return None
+    return sim.token_slot.result()
+
+
+def base_reserve(sim: Simulator) -> int:
+    pool = sim.route.pool
+    return pool.reserves0 if pool.token0.lower() == sim.route.base.lower() else pool.reserves1
+
+
+def _buy_block(
+    sim: Simulator, plan: Plan, buys: Iterable[tuple[str, int, str]], offset: int
+) -> None:
+    """One block in which each (wallet, amount in, tag) is funded and buys."""
+    overrides: dict[str, Any] = {}
+    calls: list[tuple[dict[str, Any], str | None, bool]] = []
+    route = sim.route
+    for wallet, amount, tag in buys:
+        extra, pre = sim.funding.apply(wallet, amount)
+        _merge(overrides, extra)
+        calls += [(c, None, False) for c in pre]
+        calls += [
+            (approve(route.base, wallet, route.dex.router), None, False),
+            ({"from": wallet, **route.quote(amount)}, f"{tag}.quote", False),
+            (route.swap(wallet, amount), f"{tag}.buy", True),
+            (balance_of(route.token, wallet, wallet), f"{tag}.bought", False),
+        ]
+    plan.block(offset, overrides)
+    for wallet, amount, _ in buys:
+        plan.fund(wallet, sim.funding.native(amount))
+    for call, mark, heavy in calls:
+        plan.call(call, mark, heavy=heavy)
+
+
+def _merge(into: dict[str, Any], extra: dict[str, Any]) -> None:
+    for address, override in extra.items():
+        mine = into.setdefault(address, {})
+        for key, value in override.items():
+            if isinstance(value, dict):
+                mine.setdefault(key, {}).update(value)
+            else:
+                mine[key] = value
+
+
+def _start(sim: Simulator, p: Plan, targets: Targets, story: Story, with_b: bool = True) -> None:
+    """Block 1: A (and B) buy, or hold the tokens the story's storage override gives."""
+    if story.held is None:
+        buys = [(targets.buyer, story.a_in, "a")]
+        buys += [(story.other, story.b_in, "b")] if with_b else []
+        _buy_block(sim, p, buys, 1)
+        return
+    token = sim.route.token
+    p.block(1, {k: dict(v) for k, v in story.held.items()})
+    p.call(balance_of(token, targets.buyer, targets.buyer), "a.bought")
+    p.call(balance_of(token, story.other, story.other), "b.bought")
+
+
+def story_plan(
+    sim: Simulator, targets: Targets, story: Story, call: tuple[str, ...] | None
+) -> Plan:
+    """The story (module docstring); ``call`` is the trial's (caller, calldata...): a
+    two-step trap's setter comes before the switch.  The baseline has none."""
+    p, token = sim.plan(), sim.route.token
+    _start(sim, p, targets, story)
+    p.call({"from": targets.buyer, "to": token, "data": TOTAL_SUPPLY}, "supply0")
+    p.call(balance_of(token, targets.pair, targets.buyer), "pool0")
+    caller = call[0] if call else targets.buyer
+    p.block(2)
+    _watched(p, token, caller, targets.neutral, "0")
+    if call is not None:
+        p.fund(caller, fresh=False)  # a real account: its own nonce
+        _calls(p, token, call)
+    p.call({"from": caller, "to": token, "data": TOTAL_SUPPLY}, "supply1")
+    p.call(balance_of(token, targets.buyer, caller), "a.held")
+    p.call(balance_of(token, targets.pair, caller), "pool1")
+    _watched(p, token, caller, targets.neutral, "1")
+    if story.owner_getter:
+        p.call({"from": caller, "to": token, "data": encode_call("owner()")}, "owner1")
+    p.block(3)
+    p.call(transfer(token, targets.buyer, story.receiver, story.a_sent), "a.transfer", heavy=True)
+    sim.add_sell(p, targets.buyer, story.a_sell, "a")
+    sim.add_sell(p, targets.buyer, max(1, story.a_sell // 1000), "a_small")
+    p.block(4)
+    sim.add_sell(p, story.other, story.b_sell, "b")
+    _late_buy(sim, p, story)
+    return p
+
+
+TOTAL_SUPPLY = "0x18160ddd"
+
+
+def _calls(p: Plan, token: str, call: tuple[str, ...]) -> None:
+    """The caller's calls in order; the last is marked ``call`` (earlier: ``prior``)."""
+    caller, *datas = call
+    for i, data in enumerate(datas):
+        mark = "call" if i == len(datas) - 1 else f"prior{i}"
+        p.call({"from": caller, "to": token, "data": data}, mark, heavy=True)
+
+
+def _watched(p: Plan, token: str, caller: str, neutral: str, suffix: str) -> None:
+    """Balances beside the buyer's and the pool's that an owner call may change."""
+    p.call(balance_of(token, caller, caller), f"caller{suffix}")
+    p.call(balance_of(token, neutral, caller), f"neutral{suffix}")
+    p.call(balance_of(token, token, caller), f"self{suffix}")
+
+
+def _late_buy(sim: Simulator, p: Plan, story: Story) -> None:
+    route, late = sim.route, story.late
+    extra, pre = sim.funding.apply(late, story.b_in)
+    _merge(p.blocks[-1].setdefault("stateOverrides", {}), extra)
+    p.fund(late, sim.funding.native(story.b_in))
+    for c in pre:
+        p.call(c)
+    p.call(approve(route.base, late, route.dex.router))
+    p.call({"from": late, **route.quote(story.b_in)}, "c.quote")
+    p.call(route.swap(late, story.b_in), "c.buy", heavy=True)
+    p.call(balance_of(route.token, late, late), "c.bought")
+
+
+def future_plan(sim: Simulator, targets: Targets, story: Story, seconds: int) -> Plan:
+    """A (only) buys or holds, then sells ``seconds`` later with no owner action."""
+    p = sim.plan()
+    _start(sim, p, targets, story, with_b=False)
+    p.block(3, seconds=seconds)  # by time, within the node's block cap
+    sim.add_sell(p, targets.buyer, story.a_sell, "a")
+    return p
+
+
+def dump_plan(
+    sim: Simulator, targets: Targets, story: Story, call: tuple[str, ...], amount: int
+) -> Plan:
+    """Mint and dump: the trial's call, then its caller sells ``amount`` of the new tokens
+    into the pool in the same block; the pool's base token is read before and after."""
+    p, route = sim.plan(), sim.route
+    _start(sim, p, targets, story)
+    caller, pair = call[0], route.pool.address
+    p.block(2)
+    p.fund(caller, fresh=False)
+    p.call(balance_of(route.base, pair, caller), "pool_base0")
+    _calls(p, route.token, call)
+    sim.add_sell(p, caller, amount, "dump", pool=False)
+    p.call(balance_of(route.base, pair, caller), "pool_base1")
+    return p

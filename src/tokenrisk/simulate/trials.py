@@ -1,0 +1,323 @@
+"""What the owner-power scan tries: privileged functions found in bytecode, and the
+calls (function x caller x hostile arguments) a caller can actually make.
+
+evmole reads selectors, argument types and mutability from the token's runtime code
+(and its EIP-1967 implementation's); state-changing functions beyond the plain ERC-20
+surface are candidates.  Names come from a bundled selector table and are only shown,
+never used to decide anything.  One batch of ``eth_call``s screens every candidate call
+at the pinned head; beside them, two kinds of calls are tried without a screen because
+they only work on a holder's tokens or after another call: backdoors inside ERC-20-named
+functions (:func:`backdoors`) and two-step traps (:func:`two_steps`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import evmole
+from eth_utils.crypto import keccak
+
+from tokenrisk.chain.abi import encode_args
+from tokenrisk.errors import RpcError
+from tokenrisk.findings import Evidence, PowerFinding
+from tokenrisk.simulate import layout
+from tokenrisk.simulate.engine import Simulator, funds, price
+from tokenrisk.simulate.hostile import Targets, argument_sets, render, split_types
+
+ERC20_SURFACE = frozenset(
+    "0x" + keccak(text=s)[:4].hex()
+    for s in (
+        "transfer(address,uint256)",
+        "transferFrom(address,address,uint256)",
+        "approve(address,uint256)",
+        "increaseAllowance(address,uint256)",
+        "decreaseAllowance(address,uint256)",
+        "permit(address,address,uint256,uint256,uint8,bytes32,bytes32)",
+        "burn(uint256)",
+        "burnFrom(address,uint256)",
+        "multicall(bytes[])",
+    )
+)
+"""What every holder may call on their own tokens: not screened as an owner power (a
+privileged branch inside them is tried by :func:`backdoors`)."""
+_SCREEN_GAS = 3_000_000
+SELECTOR_FILE = Path(__file__).resolve().parents[1] / "data" / "selectors.tsv"
+
+
+@dataclass(frozen=True)
+class ScanBounds:
+    """Limits that keep one scan small; ``deadline`` is in seconds."""
+
+    max_functions: int = 24
+    max_callers: int = 6
+    max_arg_sets: int = 20
+    max_trials: int = 60
+    storage_slots: int = 16
+    deadline: float = 3.0
+    otterscan: bool = True
+    """The node serves ``ots_*`` (probed): the deployer is asked of it, else searched."""
+    state_floor: int = 0
+    """The oldest block whose state the node kept when probed (0: all): the deployer
+    search stays above it."""
+
+
+@dataclass(frozen=True)
+class Function:
+    """A function found in bytecode; ``proxy_own`` when it lives in the proxy itself."""
+
+    selector: str
+    types: tuple[str, ...]
+    proxy_own: bool
+
+    @property
+    def label(self) -> str:
+        return signature_of(self.selector) or f"{self.selector}({','.join(self.types)})"
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One call to try: ``prior`` calldata (a two-step trap's setter) runs first."""
+
+    function: Function
+    caller: str
+    args: tuple[Any, ...]
+    data: str
+    prior: Trial | None = None
+
+    @property
+    def calls(self) -> tuple[str, ...]:
+        """(caller, calldata...) in the order the story makes them."""
+        return (self.caller, *((self.prior.data,) if self.prior else ()), self.data)
+
+    @property
+    def label(self) -> str:
+        first = f"{self.prior.function.label} then " if self.prior else ""
+        return first + self.function.label
+
+    @property
+    def rendered(self) -> tuple[str, ...]:
+        """The arguments as text (a two-step trap's setter's first)."""
+        own = tuple(render(a) for a in self.args)
+        return (*self.prior.rendered, *own) if self.prior else own
+
+
+# NAMES
+
+
+@lru_cache(maxsize=1)
+def _selector_table() -> dict[str, str]:
+    text = SELECTOR_FILE.read_text()
+    rows = (line.split("\t") for line in text.splitlines() if line and not line.startswith("#"))
+    return {sel: sig for sel, sig in rows}
+
+
+def signature_of(selector: str) -> str | None:
+    """The text signature of a selector from the bundled table, for display only."""
+    return _selector_table().get(selector)
+
+
+def functions_of(
+    code: str, impl_code: str | None, bounds: ScanBounds
+) -> tuple[list[Function], bool]:
+    own = _read_functions(code, proxy_own=impl_code is not None)
+    impl = _read_functions(impl_code, proxy_own=False) if impl_code else []
+    seen: set[str] = set()
+    out: list[Function] = []
+    for f in impl + own:
+        if f.selector not in seen and f.selector not in ERC20_SURFACE:
+            seen.add(f.selector)
+            out.append(f)
+    return out[: bounds.max_functions], len(out) > bounds.max_functions
+
+
+@lru_cache(maxsize=256)
+def _evmole(code: str) -> tuple[tuple[str, str | None, str | None], ...]:
+    info = evmole.contract_info(code, selectors=True, arguments=True, state_mutability=True)
+    return tuple(
+        ("0x" + f.selector, f.arguments, f.state_mutability) for f in (info.functions or [])
+    )
+
+
+def _read_functions(code: str, proxy_own: bool) -> list[Function]:
+    """State-changing functions with supported argument types, in bytecode order."""
+    out: list[Function] = []
+    for selector, arguments, mutability in _evmole(code):
+        if mutability not in ("nonpayable", "payable"):
+            continue
+        types = split_types(arguments or "")
+        if types is not None:
+            out.append(Function(selector, tuple(types), proxy_own))
+    return out
+
+
+async def screen(
+    sim: Simulator,
+    functions: Sequence[Function],
+    callers: Sequence[str],
+    targets: Targets,
+    bounds: ScanBounds,
+) -> tuple[list[Trial], bool]:
+    """Keep the (function, arguments) calls some caller can make, first caller wins."""
+    candidates: list[Trial] = []
+    for function in functions:
+        for c in callers:
+            own = replace(targets, caller=c)  # the caller itself as a recipient
+            for args in argument_sets(function.types, own, bounds.max_arg_sets):
+                candidates.append(Trial(function, c, args, _calldata(function, args)))
+    if not candidates:
+        return [], False
+    gas_price = price(sim.base.base_fee)
+    overrides = {c: {"balance": hex(funds([_SCREEN_GAS], gas_price))} for c in callers}
+    token, tag = sim.route.token, sim.base.tag
+    replies = await sim.rpc.batch(
+        [
+            (
+                "eth_call",
+                [
+                    {
+                        "from": t.caller,
+                        "to": token,
+                        "data": t.data,
+                        "gas": hex(_SCREEN_GAS),
+                        "gasPrice": hex(gas_price),
+                    },
+                    tag,
+                    overrides,
+                ],
+            )
+            for t in candidates
+        ]
+    )
+    chosen: dict[tuple[str, str], Trial] = {}
+    for trial, reply in zip(candidates, replies, strict=True):
+        key = (trial.function.selector, trial.data)
+        if not isinstance(reply, RpcError) and key not in chosen:
+            chosen[key] = trial
+    ordered = _round_robin(list(chosen.values()))
+    return ordered[: bounds.max_trials], len(ordered) > bounds.max_trials
+
+
+def _calldata(function: Function, args: tuple[Any, ...]) -> str:
+    return function.selector + encode_args(list(function.types), list(args)).hex()
+
+
+def _round_robin(trials: list[Trial]) -> list[Trial]:
+    """Interleave functions so a bound on trials still reaches every function."""
+    by_function: dict[str, list[Trial]] = {}
+    for t in trials:
+        by_function.setdefault(t.function.selector, []).append(t)
+    out: list[Trial] = []
+    queues = list(by_function.values())
+    while any(queues):
+        for queue in queues:
+            if queue:
+                out.append(queue.pop(0))
+    return out
+
+
+# BESIDE THE SCREEN
+
+BACKDOOR_CALLERS = 2
+"""Callers (first found first) that try the ERC-20-named functions on a holder."""
+_BACKDOORS = (
+    ("transferFrom(address,address,uint256)", ("address", "address", "uint256")),
+    ("burnFrom(address,uint256)", ("address", "uint256")),
+)
+
+
+def backdoors(
+    code_selectors: set[str], callers: Sequence[str], targets: Targets, amount: int
+) -> list[Trial]:
+    """A privileged branch inside an ERC-20-named function: the first callers move or
+    burn ``amount`` of the buyer's tokens without any allowance (an honest token
+    reverts).  Only functions the bytecode has."""
+    out: list[Trial] = []
+    for signature, types in _BACKDOORS:
+        selector = _selector(signature)
+        if selector not in code_selectors:
+            continue
+        function = Function(selector, types, proxy_own=False)
+        for caller in callers[:BACKDOOR_CALLERS]:
+            args: tuple[Any, ...] = (
+                (targets.buyer, caller, amount) if len(types) == 3 else (targets.buyer, amount)
+            )
+            out.append(Trial(function, caller, args, _calldata(function, args)))
+    return out
+
+
+def selectors_of(code: str, impl_code: str | None) -> set[str]:
+    """Every selector the token's code (and its implementation's) dispatches."""
+    found = {selector for selector, _, _ in _evmole(code)}
+    return found | ({selector for selector, _, _ in _evmole(impl_code)} if impl_code else set())
+
+
+def _selector(signature: str) -> str:
+    return "0x" + keccak(text=signature)[:4].hex()
+
+
+TWO_STEPS = 12
+"""Two-step trials (a setter, then a switch) at most per scan."""
+SETTER_SETS = 4
+"""Argument sets per setter paired with a switch (99, 0, 10000, 9900: percent and bps)."""
+
+
+def two_steps(harmless: Sequence[Trial], switches: Sequence[Trial]) -> list[Trial]:
+    """A setter that changed nothing, followed by a switch (a function without arguments
+    or with one boolean) from the same caller: set a value, then enable it.  The first
+    :data:`SETTER_SETS` argument sets of each setter (the most hostile)."""
+    setters: dict[tuple[str, str], list[Trial]] = {}
+    for t in harmless:
+        if t.function.types and t.function.types != ("bool",):
+            kept = setters.setdefault((t.function.selector, t.caller), [])
+            if len(kept) < SETTER_SETS:
+                kept.append(t)
+    out: list[Trial] = []
+    for setter in (t for kept in setters.values() for t in kept):
+        for switch in switches:
+            same = switch.caller == setter.caller
+            if same and switch.function.selector != setter.function.selector:
+                out.append(replace(switch, prior=setter))
+    return out[:TWO_STEPS]
+
+
+def is_switch(trial: Trial) -> bool:
+    """A function that takes nothing or one boolean: an enabling switch."""
+    return trial.function.types in ((), ("bool",))
+
+
+# WHAT NO TRIAL COULD SHOW
+
+
+async def static_findings(
+    sim: Simulator, code: str, impl_code: str | None, tried: set[str]
+) -> list[PowerFinding]:
+    """Capabilities read from the storage layout (:mod:`.layout`) of functions no trial
+    could call (``tried``: selectors a caller got through the screen), each guarded by
+    a live stored address: ``confidence: static``, the slots as evidence."""
+    writes = [
+        w
+        for w in layout.guarded_writes(layout.layout(impl_code or code), ERC20_SURFACE)
+        if w.selector not in tried
+    ]
+    if not writes:
+        return []
+    guards = [g for w in writes for g in w.guards]
+    values = await layout.guard_values(sim.rpc, sim.route.token, guards, sim.base.tag)
+    out: list[PowerFinding] = []
+    for w in writes:
+        holder = layout.live_guard(w, values)
+        if holder is None:
+            continue  # a zero or dead guard: nobody can pass it
+        label = signature_of(w.selector) or w.selector
+        evidence = (Evidence("writes", "-", w.what), Evidence("guarded by", "-", holder))
+        detail = f"{label} writes {w.what} behind a check of the stored address {holder}"
+        out.append(
+            PowerFinding(
+                w.kind, label, w.selector, holder, (), evidence, detail, confidence="static"
+            )
+        )
+    return out
