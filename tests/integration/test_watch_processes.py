@@ -21,9 +21,9 @@ from typing import Any
 
 import httpx
 import pytest
+from serving import wait_healthy
+from test_watch import SECRET, Receiver, receiver  # noqa: F401 (fixture)
 
-from tests.integration.test_watch import SECRET, Receiver, receiver  # noqa: F401 (fixture)
-from tests.serving import wait_healthy
 from tokenrisk.devnet.node import free_port
 from tokenrisk.store.engine import create_store
 from tokenrisk.store.watch import WatchStore
