@@ -21,6 +21,10 @@ _PARAMETERS: dict[str, dict[str, Any]] = {
 }
 _REQUIRED = {"address": "*", "chainID": "/v1/TopHolders"}
 """Parameter -> the paths where it is required ("*": everywhere it appears)."""
+_PATH_PARAMETERS = {"address": "address", "chain": "chainID"}
+"""Path parameter -> the query parameter whose rules it follows (``/v2/watch/{chain}/...``)."""
+_BODIES = {"WatchRequest": ("address", "chainID")}
+"""Request bodies the handlers parse like query parameters: model -> required fields."""
 
 
 def truthful_openapi(
@@ -44,6 +48,7 @@ def truthful_openapi(
         for path, operations in schema.get("paths", {}).items():
             for operation in operations.values():
                 _fix_operation(path, operation, keys, chain_ids(), caps)
+        _fix_bodies(schema.get("components", {}).get("schemas", {}), chain_ids())
         schema.get("components", {}).get("schemas", {}).pop("HTTPValidationError", None)
         schema.get("components", {}).get("schemas", {}).pop("ValidationError", None)
         return schema
@@ -56,6 +61,12 @@ def _fix_operation(
 ) -> None:
     """``caps``: the largest ``limit`` any tier allows, by endpoint name."""
     for param in operation.get("parameters", []):
+        name = _PATH_PARAMETERS.get(param.get("name")) if param.get("in") == "path" else None
+        if name is not None:  # a path parameter parsed like its query twin
+            param["schema"] = dict(_PARAMETERS[name])
+            if name == "chainID":
+                param["schema"]["enum"] = chains
+            continue
         name = param.get("name")
         if param.get("in") == "query" and name in _PARAMETERS:
             param["schema"] = dict(_PARAMETERS[name])
@@ -69,3 +80,18 @@ def _fix_operation(
     responses.pop("422", None)
     if not keys:
         responses.pop("401", None)
+
+
+def _fix_bodies(schemas: dict[str, Any], chains: list[int]) -> None:
+    """Bodies whose fields the handlers parse like query parameters say the same rules
+    (the models accept anything so that the handlers answer our own 400 messages)."""
+    for model, required in _BODIES.items():
+        body = schemas.get(model)
+        if body is None:
+            continue
+        for name in required:
+            field = dict(_PARAMETERS[name])
+            if name == "chainID":
+                field["enum"] = chains
+            body.setdefault("properties", {})[name] = field
+        body["required"] = list(required)

@@ -88,7 +88,19 @@ def add_watch_routes(app: FastAPI, runner: Runner, gate: Gate) -> None:
         hooks = await asyncio.to_thread(_hooks, store(), runner.service.settings.watch.webhooks)
         return JSONResponse({"chains": chains, "webhooks": hooks})
 
-    @app.get("/v2/watch/events", responses=ERRORS, summary="Watch events (server-sent)")
+    @app.get(
+        "/v2/watch/events",
+        response_class=StreamingResponse,
+        responses={
+            200: {
+                "description": "Server-sent events, one per watch event, until the client "
+                "leaves (or maxEvents were sent).",
+                "content": {"text/event-stream": {"schema": {"type": "string"}}},
+            },
+            **ERRORS,
+        },
+        summary="Watch events (server-sent)",
+    )
     async def stream(
         caller: Caller = caller_of,
         last_event_id: str | None = Header(None, alias="Last-Event-ID"),

@@ -470,6 +470,11 @@ class PairItem(WireModel):
     CreationTxHash: str | None = Field(
         default=None, description="Hash of the pair's creation transaction, where known."
     )
+    Fee: int | None = Field(
+        default=None,
+        description="Extension: a V3 pool's fee tier in hundredths of a basis point "
+        "(3000 = 0.3%); absent for V2 pairs, whose fee is the DEX's own.",
+    )
 
 
 class ContractCallItem(WireModel):
@@ -985,6 +990,7 @@ def pair_item(pool: Pool, chain_id: int, token_symbols: tuple[str, str]) -> Pair
         Router=pool.router.lower(),
         CreatedAtTimestamp=pool.created_at_timestamp,
         CreationTxHash=pool.creation_tx_hash,
+        Fee=pool.fee if pool.version == "V3" else None,
     )
 
 
