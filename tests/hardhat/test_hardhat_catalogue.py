@@ -26,8 +26,6 @@ FALLBACK_WORDS = "eth_simulateV1"
 DIFFERS = {
     "time-bomb": "no block overrides on Hardhat's eth_call: the delayed sell is not reached",
     "latent-slow-fuse": "no block overrides on Hardhat's eth_call: future sells are not reached",
-    "no-quote-buy": "the runner contract gives the emulated buyer code, and this token refuses "
-    "buyers with code: the buy fails, holders decide (low), the owner-power scan is not kept",
 }
 """Tokens whose answer on Hardhat's node differs from anvil's, and why (the fallback's
 stated limits; xfail(strict): a fix makes the test fail until the entry is removed)."""

@@ -121,7 +121,9 @@ async def test_get_pairs_wire_shape_and_order(client: httpx.AsyncClient, devnet:
     assert isinstance(pairs, list) and len(pairs) == 3
     assert {p["Pair"]["Address"] for p in pairs} == {p["address"].lower() for p in entry["pools"]}
     for item in pairs:
-        assert set(item) == PAIR_KEYS
+        v3 = "V3" in item["Pair"]["Name"]  # a V3 pool names its fee tier (extension)
+        assert set(item) == PAIR_KEYS | ({"Fee"} if v3 else set()), item
+        assert not v3 or item["Fee"] in (100, 500, 3000, 10000), item
         assert type(item["ChainID"]) is int and item["ChainID"] == CHAIN
         assert set(item["Pair"]) == {"Name", "Tokens", "Address"}
         assert re.fullmatch(r"Uniswap V[23]: \w+-\w+", item["Pair"]["Name"]), item["Pair"]
