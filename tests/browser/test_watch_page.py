@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
-from pagecheck import DESKTOP, open_token, token
+from pagecheck import DESKTOP, PHONE, layout_problems, open_token, token
 from playwright.sync_api import Browser, Page, expect
 from reliability.liveserver import LiveServer
 from test_accessibility import at_both_widths
@@ -143,12 +143,16 @@ def test_the_feed_shows_a_launch_and_an_armed_trap(
     expect(alert).to_contain_text("Now: Honeypot")
     expect(page.locator("#feed > li")).to_have_count(2)  # nothing repeated
 
-    # the same feed, replayed on a fresh page, has no serious accessibility violation
+    # the same feed, replayed on a fresh page: no serious accessibility violation, and
+    # nothing sticks out or wraps letter by letter
     context = browser.new_context(viewport=DESKTOP, bypass_csp=True)  # axe is injected
     try:
         tab = context.new_page()
         tab.goto(watching.url + "/")
         expect(tab.locator("#feed > li")).to_have_count(2)
         assert at_both_widths(tab) == {"desktop": [], "phone": []}
+        for size in (DESKTOP, PHONE):  # readable cards at both widths
+            tab.set_viewport_size(size)
+            assert layout_problems(tab) == []
     finally:
         context.close()
