@@ -14,7 +14,8 @@ One :meth:`Watcher.step` per chain and poll:
    the API runs); a pool without liquidity yet is kept pending and checked again on its
    first liquidity event;
 4. for each watched token with a trigger (a direct call, an ownership/role/pause event,
-   a liquidity removal, the configured interval), check again and compare with the last
+   a liquidity change of at least ``liquidity_threshold`` percent of the pool's base
+   reserve, the configured interval), check again and compare with the last
    answer (:mod:`tokenrisk.watch.events`);
 5. commit events, answers and the cursor in one transaction.
 """
@@ -45,6 +46,7 @@ class Bounds:
     max_checks: int = 16
     interval_blocks: int = 0  # 0: no periodic re-check
     tax_threshold: float = 5.0  # percentage points
+    liquidity_threshold: float = 20.0  # percent of the pool's base reserve (0: any change)
 
 
 @dataclass
@@ -122,7 +124,9 @@ class Watcher:
         """Events and answers of ``start..end`` (``end`` cut when checks exceed the cap)."""
         pools = await blocks.new_pools(node, start, end)
         watched = await self._tracked(node.id)
-        found = await blocks.triggers(node, start, end, watched)
+        pending = frozenset(await asyncio.to_thread(self.store.pending, node.id))
+        large = self.bounds.liquidity_threshold
+        found = await blocks.triggers(node, start, end, watched, large, pending)
         found += self._interval(watched, start, end)
         end = self._cut(start, end, [p.block for p in pools] + [t.block for t in found])
         work = Work()

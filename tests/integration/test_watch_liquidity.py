@@ -1,0 +1,57 @@
+"""A "large liquidity change" (issue #28): a watched token is re-checked when a Mint or
+Burn of its pool moves at least ``liquidity_threshold`` percent of the pool's base
+reserve, not on every small addition.  On the devnet, with the real watcher: a 5 %
+addition passes without a check, a 48 % one brings exactly one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_watch import _until_caught_up, service, store  # noqa: F401 (fixtures)
+
+from tokenrisk.devnet.chain import Chain
+from tokenrisk.devnet.launch import launch
+from tokenrisk.devnet.liquidity import add_v2_liquidity
+from tokenrisk.devnet.uniswap import WETH
+from tokenrisk.service import Service
+from tokenrisk.store.engine import Store
+from tokenrisk.store.watch import WatchStore
+from tokenrisk.watch.watcher import Bounds, Watcher
+
+pytestmark = pytest.mark.integration
+SUPPLY = 10**9 * 10**18  # launch's: half of it and 10 ETH go into the pool
+
+
+async def test_only_a_large_liquidity_change_rechecks(
+    devnet: Any,
+    service: Service,  # noqa: F811
+    store: Store,  # noqa: F811
+) -> None:
+    bounds = Bounds(blocks_per_step=5, liquidity_threshold=20.0)
+    watcher = Watcher(service.honeypot, WatchStore(store), bounds)
+    await _until_caught_up(watcher)
+    launched = await launch(devnet.url, devnet.manifest, Path(devnet.manifest_path).parent)
+    await _until_caught_up(watcher)
+    assert WatchStore(store).add("", 31337, launched.token, 10)
+    await _until_caught_up(watcher)  # the baseline
+    assert WatchStore(store).snapshot(31337, launched.token.lower()) is not None
+    owner = devnet.manifest["addresses"]["OWNER"]
+    chain = Chain(devnet.url)
+    try:
+        checks = watcher.checks
+        small = (SUPPLY // 40, 10**18 // 2)  # 0.5 ETH into 10: 5 %
+        await add_v2_liquidity(chain, owner, launched.token, WETH, small, "small")
+        await _until_caught_up(watcher)
+        assert watcher.checks == checks
+
+        large = (SUPPLY // 4, 5 * 10**18)  # 5 ETH into 10.5: 48 %
+        await add_v2_liquidity(chain, owner, launched.token, WETH, large, "large")
+        await _until_caught_up(watcher)
+        assert watcher.checks == checks + 1
+    finally:
+        await chain.aclose()
+    kinds = [e.kind for e in WatchStore(store).events_after(0)]
+    assert kinds == ["new_pool"]  # an honest token's answer did not change
