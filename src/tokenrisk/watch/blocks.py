@@ -4,10 +4,10 @@ change a watched token's answer.
 One ``eth_getLogs`` per range for the factories' creation events (V2 ``PairCreated``,
 V3 ``PoolCreated``) of the chain's registry DEXes, one for the watched tokens' own
 control events (ownership, roles, pauses) and their pools' liquidity events (V2/V3 ``Mint``
-and ``Burn``: a pending pool's first liquidity, a liquidity change), and one
-``eth_getBlockByNumber`` (full transactions) per block, to see calls made to a watched
-token by anyone but a router.  Reads follow the execution-apis spec: block numbers as
-hex quantities, logs filtered by address and first topic.
+and ``Burn``: a pending pool's first liquidity, a liquidity change), and
+``eth_getBlockByNumber`` (full transactions) for each block, in one batch, to see calls
+made to a watched token by anyone but a router.  Reads follow the execution-apis spec:
+block numbers as hex quantities, logs filtered by address and first topic.
 
 A privileged caller is approximated by "a transaction sent straight to the token that is
 not a plain ERC-20 transfer or approval": holders trade through routers, the owner calls
@@ -85,6 +85,18 @@ async def block_hash(node: Node, number: int) -> str:
     return str(block["hash"]) if block else ""
 
 
+async def timestamp(node: Node, tag: str) -> int:
+    """The timestamp of block ``tag`` (a hex number or "latest")."""
+    block = await node.rpc.call("eth_getBlockByNumber", [tag, False])
+    return int(block["timestamp"], 16) if block else 0
+
+
+async def head(node: Node) -> tuple[int, int]:
+    """The latest block's number and timestamp."""
+    block = await node.rpc.call("eth_getBlockByNumber", ["latest", False])
+    return int(block["number"], 16), int(block["timestamp"], 16)
+
+
 async def new_pools(node: Node, start: int, end: int) -> list[NewPool]:
     """Pools the registry's factories created in ``start..end`` (inclusive)."""
     factories = [d.factory for d in node.chain.dexes]
@@ -125,9 +137,10 @@ async def triggers(
     for trigger, log in await _liquidity(node, start, end, tokens):
         if large <= 0 or trigger.token in pending or await _large(node, trigger, log, large):
             found.append(trigger)
-    for number in range(start, end + 1):
-        block = await node.rpc.call("eth_getBlockByNumber", [hex(number), True])
-        found += _calls(block.get("transactions") or [], set(tokens), number)
+    numbers = range(start, end + 1)  # one JSON-RPC batch (cut to the node's batch limit)
+    fetched = await node.rpc.batch([("eth_getBlockByNumber", [hex(n), True]) for n in numbers])
+    for number, block in zip(numbers, fetched, strict=True):
+        found += _calls((block or {}).get("transactions") or [], set(tokens), number)
     return found
 
 
