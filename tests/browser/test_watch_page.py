@@ -15,11 +15,12 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from pagecheck import DESKTOP, PHONE, layout_problems, open_token, token
+from pagecheck import DESKTOP, PHONE, Console, layout_problems, open_token, token
 from playwright.sync_api import Browser, Page, expect
 from reliability.liveserver import LiveServer
 from test_accessibility import at_both_widths
@@ -156,3 +157,19 @@ def test_the_feed_shows_a_launch_and_an_armed_trap(
             assert layout_problems(tab) == []
     finally:
         context.close()
+
+
+def test_a_full_watchlist_says_what_to_do(
+    page: Page, devnet: RunningDevnet, console: Console, tmp_path: Path
+) -> None:
+    """A key past its tier's watchlist limit (here 0) gets the 403 in words."""
+    watch = WatchConfig(embedded=True, poll_interval=0.2, watchlist_limits={}, default_limit=0)
+    settings = Settings(devnet=False, data_dir=tmp_path, deadline=60.0, watch=watch)
+    console.expect_status(403)
+    with LiveServer(settings, devnet) as server:
+        open_token(page, server, 31337, token(devnet, "plain")["address"])
+        page.locator("#watch-button").click()
+        expect(page.locator("#watch-status")).to_contain_text("cannot watch more tokens")
+        expect(page.locator("#watch-status")).to_contain_text("HTTP 403")
+        expect(page.locator("#watch-button")).to_have_text("Watch this token")
+        assert _listed(server) == []
