@@ -275,6 +275,11 @@ class WatchConfig(_Section):
     tax_threshold: float = Field(
         default=5.0, ge=0, description="percentage points a tax must move to make an alert"
     )
+    liquidity_threshold: float = Field(
+        default=20.0,
+        ge=0,
+        description="percent of a pool's base reserve a Mint/Burn must move to re-check (0: any)",
+    )
     watchlist_limits: dict[str, int] = Field(
         default_factory=lambda: {"free": 10},
         description="tier name -> most tokens one key may watch (others: default_limit)",

@@ -145,3 +145,51 @@ def test_one_recheck_per_token_attributed_to_its_first_transaction() -> None:
         Trigger(OTHER, 13, "0xc", "liquidity"),
     ]
     assert [(t.token, t.tx) for t in _first_per_token(found)] == [(TOKEN, "0xa"), (OTHER, "0xc")]
+
+
+class _Blocks:
+    """A node's blocks for the horizon rule: block n has timestamp ``stamp0 + 12 n``."""
+
+    id = 1
+
+    def __init__(self, stamp0: int) -> None:
+        self.rpc = self
+        self.stamp0 = stamp0
+        self.asked: list[int] = []
+
+    async def call(self, method: str, params: list[object]) -> dict[str, str]:
+        assert method == "eth_getBlockByNumber"
+        number = int(str(params[0]), 16)
+        self.asked.append(number)
+        return {"number": hex(number), "timestamp": hex(self.stamp0 + 12 * number)}
+
+
+class _Snapshots:
+    def __init__(self, horizons: dict[str, dict[str, int] | None]) -> None:
+        self.horizons = horizons
+
+    def watched(self, chain_id: int) -> set[str]:
+        return set(self.horizons)
+
+    def snapshot(self, chain_id: int, token: str) -> dict[str, object]:
+        return {"isHoneypot": False, "sellsFailFrom": self.horizons[token]}
+
+
+async def test_a_time_bomb_horizon_rechecks_at_the_first_block_past_it() -> None:
+    """By block number or by time, whichever the range passes first; found by bisection
+    (a range of thousands of blocks reads a few timestamps)."""
+    node = _Blocks(stamp0=1_000_000)
+    horizons = {
+        TOKEN: {"block": 5_000, "timestamp": 10**12},  # a bomb set by block number
+        OTHER: {"block": 10**9, "timestamp": 1_000_000 + 12 * 4_321 - 5},  # by time
+        "0x" + "ef" * 20: None,  # nothing fails later
+    }
+    watcher = Watcher(deps=None, store=_Snapshots(horizons), bounds=Bounds())  # type: ignore[arg-type]
+    found = await watcher._horizons(node, 1, 4_000)  # type: ignore[arg-type]
+    assert found == []
+    found = await watcher._horizons(node, 4_001, 9_000)  # type: ignore[arg-type]
+    assert sorted((t.token, t.block, t.tx, t.why) for t in found) == [
+        (TOKEN, 5_000, "", "horizon"),
+        (OTHER, 4_321, "", "horizon"),
+    ]
+    assert len(node.asked) < 40

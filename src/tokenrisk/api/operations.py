@@ -23,4 +23,10 @@ def add_operations(app: FastAPI, settings: Settings, runner: Runner, gate: Gate)
         add_admin(app, settings.operator_key, gate, keyring(settings, runner))
     add_metrics_route(app, gate if settings.keys_required else None)
     page.add_docs(app)
-    page.add_page(app, lambda: [(n.id, n.chain.name) for n in runner.service.nodes.values()])
+    page.add_page(
+        app,
+        lambda: [(n.id, n.chain.name) for n in runner.service.nodes.values()],
+        lambda: page.watcher_follows(
+            settings.watch.embedded, runner.service.store, runner.service.nodes
+        ),
+    )

@@ -4,10 +4,10 @@ change a watched token's answer.
 One ``eth_getLogs`` per range for the factories' creation events (V2 ``PairCreated``,
 V3 ``PoolCreated``) of the chain's registry DEXes, one for the watched tokens' own
 control events (ownership, roles, pauses) and their pools' liquidity events (V2/V3 ``Mint``
-and ``Burn``: a pending pool's first liquidity, a liquidity change), and one
-``eth_getBlockByNumber`` (full transactions) per block, to see calls made to a watched
-token by anyone but a router.  Reads follow the execution-apis spec: block numbers as
-hex quantities, logs filtered by address and first topic.
+and ``Burn``: a pending pool's first liquidity, a liquidity change), and
+``eth_getBlockByNumber`` (full transactions) for each block, in one batch, to see calls
+made to a watched token by anyone but a router.  Reads follow the execution-apis spec:
+block numbers as hex quantities, logs filtered by address and first topic.
 
 A privileged caller is approximated by "a transaction sent straight to the token that is
 not a plain ERC-20 transfer or approval": holders trade through routers, the owner calls
@@ -43,15 +43,15 @@ CONTROL_TOPICS = tuple(
         "Unpaused(address)",
     )
 )
-LIQUIDITY_TOPICS = tuple(
-    topic(s)
-    for s in (
-        "Mint(address,uint256,uint256)",  # V2 liquidity added (a pending pool's first)
-        "Burn(address,uint256,uint256,address)",  # V2 liquidity removed
-        "Mint(address,address,int24,int24,uint128,uint256,uint256)",  # V3 added
-        "Burn(address,int24,int24,uint128,uint256,uint256)",  # V3 removed
-    )
-)
+LIQUIDITY_WORDS = {
+    # event -> the data words holding (amount0, amount1)
+    topic("Mint(address,uint256,uint256)"): 0,  # V2 added (a pending pool's first)
+    topic("Burn(address,uint256,uint256,address)"): 0,  # V2 removed
+    topic("Mint(address,address,int24,int24,uint128,uint256,uint256)"): 2,  # V3 added
+    topic("Burn(address,int24,int24,uint128,uint256,uint256)"): 1,  # V3 removed
+}
+LIQUIDITY_TOPICS = tuple(LIQUIDITY_WORDS)
+TOKEN0, TOKEN1, BALANCE_OF = "0x0dfe1681", "0xd21220a7", "0x70a08231"
 PLAIN_SELECTORS = frozenset(
     {"0xa9059cbb", "0x095ea7b3", "0x23b872dd"}
 )  # transfer, approve, transferFrom
@@ -85,6 +85,18 @@ async def block_hash(node: Node, number: int) -> str:
     return str(block["hash"]) if block else ""
 
 
+async def timestamp(node: Node, tag: str) -> int:
+    """The timestamp of block ``tag`` (a hex number or "latest")."""
+    block = await node.rpc.call("eth_getBlockByNumber", [tag, False])
+    return int(block["timestamp"], 16) if block else 0
+
+
+async def head(node: Node) -> tuple[int, int]:
+    """The latest block's number and timestamp."""
+    block = await node.rpc.call("eth_getBlockByNumber", ["latest", False])
+    return int(block["number"], 16), int(block["timestamp"], 16)
+
+
 async def new_pools(node: Node, start: int, end: int) -> list[NewPool]:
     """Pools the registry's factories created in ``start..end`` (inclusive)."""
     factories = [d.factory for d in node.chain.dexes]
@@ -109,16 +121,26 @@ def _address(word: str) -> str:
 
 
 async def triggers(
-    node: Node, start: int, end: int, tokens: dict[str, str | None]
+    node: Node,
+    start: int,
+    end: int,
+    tokens: dict[str, str | None],
+    large: float = 0.0,
+    pending: frozenset[str] = frozenset(),
 ) -> list[Trigger]:
-    """Re-check triggers for ``tokens`` (lowercase token -> its pool or None)."""
+    """Re-check triggers for ``tokens`` (lowercase token -> its pool or None).  A
+    liquidity event counts when it moves at least ``large`` percent of the pool's base
+    reserve (0: any); any liquidity event of a ``pending`` token's pool counts."""
     if not tokens:
         return []
     found = await _control(node, start, end, list(tokens))
-    found += await _liquidity(node, start, end, tokens)
-    for number in range(start, end + 1):
-        block = await node.rpc.call("eth_getBlockByNumber", [hex(number), True])
-        found += _calls(block.get("transactions") or [], set(tokens), number)
+    for trigger, log in await _liquidity(node, start, end, tokens):
+        if large <= 0 or trigger.token in pending or await _large(node, trigger, log, large):
+            found.append(trigger)
+    numbers = range(start, end + 1)  # one JSON-RPC batch (cut to the node's batch limit)
+    fetched = await node.rpc.batch([("eth_getBlockByNumber", [hex(n), True]) for n in numbers])
+    for number, block in zip(numbers, fetched, strict=True):
+        found += _calls((block or {}).get("transactions") or [], set(tokens), number)
     return found
 
 
@@ -137,20 +159,46 @@ async def _control(node: Node, start: int, end: int, tokens: list[str]) -> list[
 
 async def _liquidity(
     node: Node, start: int, end: int, tokens: dict[str, str | None]
-) -> list[Trigger]:
+) -> list[tuple[Trigger, dict[str, Any]]]:
     by_pool = {p.lower(): t for t, p in tokens.items() if p}
     if not by_pool:
         return []
     logs = await _logs(node, start, end, list(by_pool), list(LIQUIDITY_TOPICS))
     return [
-        Trigger(
-            by_pool[str(g["address"]).lower()],
-            int(g["blockNumber"], 16),
-            str(g["transactionHash"]),
-            "liquidity",
+        (
+            Trigger(
+                by_pool[str(g["address"]).lower()],
+                int(g["blockNumber"], 16),
+                str(g["transactionHash"]),
+                "liquidity",
+            ),
+            g,
         )
         for g in logs
     ]
+
+
+async def _large(node: Node, trigger: Trigger, log: dict[str, Any], percent: float) -> bool:
+    """Whether a Mint/Burn moved at least ``percent`` of the pool's base reserve (the
+    other token's balance of the pool before the event's block).  The pool's own
+    ``token0()``/``token1()`` name the sides (V2 and V3 alike); an empty pool's first
+    liquidity is always large."""
+    pool = str(log["address"])
+    token0 = _address(await _call(node, pool, TOKEN0, "latest"))
+    base_side = 1 if token0.lower() == trigger.token else 0
+    base = _address(await _call(node, pool, TOKEN1 if base_side else TOKEN0, "latest"))
+    data = bytes.fromhex(str(log["data"])[2:])
+    word = LIQUIDITY_WORDS[log["topics"][0]] + base_side
+    moved = int.from_bytes(data[32 * word : 32 * word + 32], "big")
+    holder = "0" * 24 + pool[2:].lower()
+    before = hex(max(trigger.block - 1, 0))
+    reserve = int(await _call(node, base, BALANCE_OF + holder, before), 16)
+    return reserve == 0 or moved * 100 >= reserve * percent
+
+
+async def _call(node: Node, to: str, data: str, block: str) -> str:
+    result = await node.rpc.call("eth_call", [{"to": to, "data": data}, block])
+    return str(result)
 
 
 def _calls(txs: Iterable[dict[str, Any]], tokens: set[str], number: int) -> list[Trigger]:

@@ -43,7 +43,21 @@ def snapshot(result: HoneypotResult) -> Snapshot:
         "flags": sorted({f.flag for f in verdict.flags}),
         "pair": pool.address if pool else None,
         "liquidity": bool(pool and pool.reserves0 > 0 and pool.reserves1 > 0),
+        "sellsFailFrom": None,  # the watcher sets it: a time bomb's horizon (fail_after)
     }
+
+
+SECONDS_PER_BLOCK = 12  # the scan's future sells by block count: ``seconds // 12`` blocks
+
+
+def fail_after(result: HoneypotResult) -> int | None:
+    """Seconds after the check at which the owner-power scan saw a buyer's later sell
+    fail with no owner action (the first failing of its 1 h, 1 d, 7 d, 30 d sells, each
+    tried that much later in time and ``seconds // 12`` blocks later), or None: the
+    horizon of a time bomb, when a re-check should see it go off."""
+    powers = result.analysis.owner_powers
+    failing = [f.seconds for f in (powers.future if powers else ()) if not f.ok]
+    return min(failing) if failing else None
 
 
 def _tax(value: float | None) -> float | None:

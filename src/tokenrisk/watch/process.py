@@ -101,6 +101,7 @@ def watch_process(
         config.max_checks_per_step,
         config.interval_blocks,
         config.tax_threshold,
+        config.liquidity_threshold,
     )
     endpoints = tuple(Endpoint(w.url, w.secret) for w in config.webhooks)
     hooks = Webhooks(endpoints, watch_store, config.webhook_attempts, config.webhook_backoff)

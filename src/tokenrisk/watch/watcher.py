@@ -14,7 +14,9 @@ One :meth:`Watcher.step` per chain and poll:
    the API runs); a pool without liquidity yet is kept pending and checked again on its
    first liquidity event;
 4. for each watched token with a trigger (a direct call, an ownership/role/pause event,
-   a liquidity removal, the configured interval), check again and compare with the last
+   a liquidity change of at least ``liquidity_threshold`` percent of the pool's base
+   reserve, a block past the time-bomb horizon its last answer's future sells showed,
+   the configured interval), check again and compare with the last
    answer (:mod:`tokenrisk.watch.events`);
 5. commit events, answers and the cursor in one transaction.
 """
@@ -45,6 +47,7 @@ class Bounds:
     max_checks: int = 16
     interval_blocks: int = 0  # 0: no periodic re-check
     tax_threshold: float = 5.0  # percentage points
+    liquidity_threshold: float = 20.0  # percent of the pool's base reserve (0: any change)
 
 
 @dataclass
@@ -122,8 +125,11 @@ class Watcher:
         """Events and answers of ``start..end`` (``end`` cut when checks exceed the cap)."""
         pools = await blocks.new_pools(node, start, end)
         watched = await self._tracked(node.id)
-        found = await blocks.triggers(node, start, end, watched)
+        pending = frozenset(await asyncio.to_thread(self.store.pending, node.id))
+        large = self.bounds.liquidity_threshold
+        found = await blocks.triggers(node, start, end, watched, large, pending)
         found += self._interval(watched, start, end)
+        found += await self._horizons(node, start, end)
         end = self._cut(start, end, [p.block for p in pools] + [t.block for t in found])
         work = Work()
         for pool in (p for p in pools if p.block <= end):
@@ -151,6 +157,50 @@ class Watcher:
         due = [b for b in range(start, end + 1) if b % every == 0]
         return [blocks.Trigger(t, due[0], "", "interval") for t in watched] if due else []
 
+    async def _horizons(self, node: Node, start: int, end: int) -> list[blocks.Trigger]:
+        """A watched token whose last answer saw later sells fail (``sellsFailFrom``) is
+        re-checked at the first block that passes that horizon, by number or by time
+        (the scan tried both; a bomb set on either goes off there)."""
+        due: dict[str, tuple[int, int]] = {}
+        for token in await asyncio.to_thread(self.store.watched, node.id):
+            snap = await asyncio.to_thread(self.store.snapshot, node.id, token)
+            horizon = (snap or {}).get("sellsFailFrom")
+            if horizon:
+                due[token] = (int(horizon["block"]), int(horizon["timestamp"]))
+        if not due:
+            return []
+        stamps: dict[int, int] = {}
+        found = []
+        for token, (block, at) in due.items():
+            first = await self._first_past(node, start, end, at, stamps)
+            if block <= end:
+                first = max(start, block) if first is None else min(first, max(start, block))
+            if first is not None:
+                found.append(blocks.Trigger(token, first, "", "horizon"))
+        return found
+
+    async def _first_past(
+        self, node: Node, start: int, end: int, at: int, stamps: dict[int, int]
+    ) -> int | None:
+        """The first block of ``start..end`` whose timestamp is ``at`` or later (None:
+        none), by bisection: timestamps never decrease."""
+
+        async def stamp(number: int) -> int:
+            if number not in stamps:
+                stamps[number] = await blocks.timestamp(node, hex(number))
+            return stamps[number]
+
+        if await stamp(end) < at:
+            return None
+        low, high = start, end
+        while low < high:
+            middle = (low + high) // 2
+            if await stamp(middle) >= at:
+                high = middle
+            else:
+                low = middle + 1
+        return low
+
     def _cut(self, start: int, end: int, work_blocks: list[int]) -> int:
         """The last block whose checks fit in ``max_checks`` (never before ``start``)."""
         ordered = sorted(work_blocks)
@@ -165,10 +215,19 @@ class Watcher:
         metrics.watch_check(node.id)
         try:
             result = await is_honeypot(self.deps, token, node.id, pool)
+            later = events.fail_after(result)
+            # the head read after the check: the one it simulated at is no later, so the
+            # horizon is never early
+            head = None if later is None else await blocks.head(node)
         except TokenRiskError as exc:
             log.info("chain %s: %s not checked (%s)", node.id, token, exc.__class__.__name__)
             return None
-        return events.snapshot(result)
+        snap = events.snapshot(result)
+        if head is not None and later is not None:
+            number, stamp = head
+            ahead = later // events.SECONDS_PER_BLOCK
+            snap["sellsFailFrom"] = {"block": number + ahead, "timestamp": stamp + later}
+        return snap
 
     async def _new_pool(self, node: Node, pool: blocks.NewPool, work: Work) -> None:
         bases = {b.address.lower() for b in node.chain.base_tokens}
@@ -238,6 +297,6 @@ class Watcher:
 def _first_per_token(found: list[blocks.Trigger]) -> list[blocks.Trigger]:
     """One re-check per token per range, attributed to its first transaction."""
     first: dict[str, blocks.Trigger] = {}
-    for trigger in sorted(found, key=lambda t: (t.block, t.why == "interval")):
+    for trigger in sorted(found, key=lambda t: (t.block, not t.tx)):
         first.setdefault(trigger.token, trigger)
     return list(first.values())

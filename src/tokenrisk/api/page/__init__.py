@@ -12,6 +12,7 @@ page from loading anything from elsewhere.
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 from collections.abc import Callable, Iterable
@@ -25,6 +26,8 @@ from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
 from tokenrisk.findings import FINDINGS
+from tokenrisk.store.engine import Store
+from tokenrisk.store.watch import WatchStore
 
 PAGE_DIR = Path(__file__).resolve().parent
 DOCS_ASSETS = Path(str(files("fastapi_offline") / "static"))
@@ -44,31 +47,46 @@ _DOCS_CSP = (
 ChainNames = Callable[[], Iterable[tuple[int, str]]]
 """(chain id, name) of every configured chain, read per request (the service starts late)."""
 
+Watching = Callable[[], bool]
+"""Whether a watcher follows this server's chains (the page then shows the live feed and
+the watch button), read per request."""
 
-def add_page(app: FastAPI, chains: ChainNames) -> None:
+
+def add_page(app: FastAPI, chains: ChainNames, watching: Watching = lambda: False) -> None:
     """Routes ``/``, ``/token/{chain}/{address}`` and the page's static files."""
     shell = Template((PAGE_DIR / "index.html").read_text(encoding="utf-8"))
     app.mount("/static/page", StaticFiles(directory=PAGE_DIR / "static"), name="page")
     kinds = finding_kinds_json()
 
-    def render(address: str = "") -> HTMLResponse:
+    async def render(address: str = "") -> HTMLResponse:
+        watch = "on" if await asyncio.to_thread(watching) else "off"
         options = "\n".join(
             f'      <option value="{chain_id}">{html.escape(name)} ({chain_id})</option>'
             for chain_id, name in chains()
         )
         body = shell.substitute(
-            address=html.escape(address), chain_options=options, finding_kinds=kinds
+            address=html.escape(address), chain_options=options, finding_kinds=kinds, watch=watch
         )
         return HTMLResponse(body, headers={"Content-Security-Policy": _CSP})
 
     @app.get("/", include_in_schema=False)
     async def page() -> HTMLResponse:
-        return render()
+        return await render()
 
     @app.get("/token/{chain_id}/{address}", include_in_schema=False)
     async def token_page(chain_id: str, address: str) -> HTMLResponse:
         """The shareable URL of one check; the page itself runs it and reports bad input."""
-        return render(address)
+        return await render(address)
+
+
+def watcher_follows(embedded: bool, store: Store, chains: Iterable[int]) -> bool:
+    """The watch feature is on when this server runs the watcher (``serve --watch``) or a
+    ``tokenrisk watch`` process has followed one of its chains (a cursor in the shared
+    store): the watch routes exist either way, but without a watcher nothing would come."""
+    if embedded:
+        return True
+    watch = WatchStore(store)
+    return any(watch.cursor(chain_id) is not None for chain_id in chains)
 
 
 def finding_kinds_json() -> str:

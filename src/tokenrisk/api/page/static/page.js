@@ -5,6 +5,7 @@ import { renderVerdict, findingKinds } from "./verdict.js";
 import { renderPowers } from "./powers.js";
 import { renderJourney, renderCosts, renderCode, loadPairs, loadHolders, showAllHolders } from "./sections.js";
 import { renderHolderChart } from "./chart.js";
+import { setupWatch, showWatch, startFeed } from "./watch.js";
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const TOKEN_PATH = /^\/token\/([^/]+)\/([^/]+)\/?$/;
@@ -89,6 +90,7 @@ function clearAll() {
   $("result").hidden = true;
   $("status").replaceChildren();
   $("copy-status").textContent = "";
+  $("watch-box").hidden = true;
 }
 
 // --- one check ----------------------------------------------------------------------------
@@ -127,7 +129,8 @@ async function run(address, chain) {
     renderHoneypot(body);
     $("status").replaceChildren();
     $("result").hidden = false;
-    await Promise.all([loadPairs(api, body.token.address, chainId), loadHolders(api, body, chainId)]);
+    await Promise.all([loadPairs(api, body.token.address, chainId), loadHolders(api, body, chainId),
+      showWatch(body.token.address, chainId)]);
     document.body.dataset.state = "done";
   } catch (error) {
     $("status").replaceChildren();
@@ -179,11 +182,13 @@ function start() {
     event.preventDefault();
     localStorage.setItem("tokenrisk.apiKey", $("api-key").value.trim());
     $("key-form").hidden = true;
+    startFeed(); // the stream's alerts are the key's
     run($("address").value.trim(), $("chain").value);
   });
   $("retry").addEventListener("click", () => { if (last) run(...last); });
   $("copy-link").addEventListener("click", copyLink);
   $("holders-more").addEventListener("click", showAllHolders);
+  setupWatch();
   window.addEventListener("popstate", fromLocation);
   fromLocation();
 }
