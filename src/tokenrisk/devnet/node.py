@@ -10,9 +10,11 @@ from __future__ import annotations
 import atexit
 import ctypes
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -101,6 +103,11 @@ class AnvilNode:
     """Run after every (re)start, e.g. :func:`fork_from` for a fork node."""
     fork: ForkState | None = None
     """A fork node's upstream and current fork (None: not a fork)."""
+    cache: Path | None = None
+    """This node's own directory for the states anvil persists to disk (``--cache-path``),
+    removed when it stops: anvil otherwise writes every state past its in-memory window
+    under ``~/.foundry/anvil/tmp`` (a full state a block: gigabytes for a node whose head
+    moves) and a stopped node leaves it behind."""
     _stopped: bool = field(default=False, repr=False)
 
     @property
@@ -118,6 +125,8 @@ class AnvilNode:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=5)
+        if self.cache is not None:
+            shutil.rmtree(self.cache, ignore_errors=True)
 
     @property
     def stopped(self) -> bool:
@@ -164,11 +173,15 @@ def start_anvil(
     NodeUnavailable if it does not answer within ``startup_timeout`` seconds.
     """
     port = port or free_port()
+    cache = Path(tempfile.mkdtemp(prefix="tokenrisk-anvil-"))
     args = [str(anvil_binary()), "--host", "127.0.0.1", "--port", str(port), "--silent"]
+    args += ["--cache-path", str(cache)]
     if load_state is not None:
         args += ["--load-state", str(load_state)]
     args += extra_args or []
-    node = AnvilNode(process=_spawn(args, log_path), port=port, log_path=log_path, args=args)
+    node = AnvilNode(
+        process=_spawn(args, log_path), port=port, log_path=log_path, args=args, cache=cache
+    )
     atexit.register(node.stop)
     _wait_ready(node, startup_timeout)
     return node
