@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
+from expectations import assert_details
 from nodeprofiles import PROFILES, STUCK_BACKENDS, Profile
 from strictnode import StrictNode
 
@@ -33,7 +34,6 @@ from tokenrisk.service import connect_devnet
 pytestmark = pytest.mark.integration
 
 CATALOGUE = Path(__file__).parents[2] / "src" / "tokenrisk" / "devnet" / "catalogue.json"
-TAX_TOLERANCE = 0.5
 STATED_LIMIT = re.compile(r"\bnode\b|not checked|unchecked|unavailable|not available", re.I)
 """How a response says a node's limit left something unchecked (a note or a flag)."""
 
@@ -79,33 +79,6 @@ def _stated_limits(body: dict[str, Any]) -> list[str]:
     return stated + [text for text in notes + flags if STATED_LIMIT.search(str(text))]
 
 
-def _within(value: float | None, bounds: list[float] | None, name: str) -> None:
-    if bounds is None:
-        return
-    assert value is not None, f"{name} missing"
-    low, high = bounds
-    assert low - TAX_TOLERANCE <= value <= high + TAX_TOLERANCE, f"{name}={value} not in {bounds}"
-
-
-def _full_answer(body: dict[str, Any], expected: dict[str, Any]) -> None:
-    """test_honeypot.py's expectations beyond the verdict itself."""
-    summary = body["summary"]
-    assert summary["risk"] in expected["risk"], (summary, body.get("honeypotResult"))
-    flag_ids = {f["flag"] for f in summary.get("flags", [])}
-    assert set(expected.get("flags", [])) <= flag_ids, (flag_ids, body.get("simulationResult"))
-    if body["simulationSuccess"] and not expected["isHoneypot"]:
-        sim = body["simulationResult"]
-        _within(sim.get("buyTax"), expected.get("buyTax"), "buyTax")
-        _within(sim.get("sellTax"), expected.get("sellTax"), "sellTax")
-        _within(sim.get("transferTax"), expected.get("transferTax"), "transferTax")
-        assert ("maxBuy" in sim) is bool(expected.get("maxBuy")), sim
-        assert ("maxSell" in sim) is bool(expected.get("maxSell")), sim
-    if expected.get("holderFailures"):
-        assert int(body["holderAnalysis"]["failed"]) > 0, body.get("holderAnalysis")
-    if expected.get("siphoned"):
-        assert int(body["holderAnalysis"]["siphoned"]) > 0, body.get("holderAnalysis")
-
-
 async def test_catalogue_verdicts_through_each_profile(strict: Strict, entry_id: str) -> None:
     profile, node, http = strict
     entry = _entry(node, entry_id)
@@ -129,7 +102,7 @@ async def test_catalogue_verdicts_through_each_profile(strict: Strict, entry_id:
         body["summary"],
     )
     try:
-        _full_answer(body, expected)
+        assert_details(body, expected)
     except AssertionError:
         stated = _stated_limits(body)
         if not stated:
