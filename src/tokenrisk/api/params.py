@@ -14,6 +14,11 @@ _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no"}
 
 
+PAIR_DOC = "Pair/pool to use (0x + 40 hex); the deepest when omitted."
+ROUTER_DOC = "Only pools traded through this router (0x + 40 hex); any when omitted."
+"""Descriptions of IsHoneypot's ``pair`` and ``router`` (v2 and the legacy v1 route)."""
+
+
 def parse_bool(name: str, value: str | None) -> bool:
     """``true/1/yes`` or ``false/0/no`` (any case); absent or empty means false."""
     if value is None or value == "":

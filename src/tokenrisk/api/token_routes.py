@@ -17,15 +17,14 @@ from tokenrisk.api.allowance import honeypot_options
 from tokenrisk.api.failures import ERRORS
 from tokenrisk.api.gate import Gate
 from tokenrisk.api.params import (
+    PAIR_DOC,
+    ROUTER_DOC,
     honeypot_liquidity,
     optional_address,
     parse_chain_id,
     require_address,
 )
 from tokenrisk.api.runner import Runner
-
-PAIR_DOC = "Pair/pool to use (0x + 40 hex); the deepest when omitted."
-ROUTER_DOC = "Only pools traded through this router (0x + 40 hex); any when omitted."
 
 
 def add_honeypot_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
