@@ -149,11 +149,7 @@ async def held_sell(sim: Simulator, slot: BalanceSlot, amount: int) -> HeldSell:
     """
     plan = sim.plan()
     seller, token = fresh_address(), sim.route.token
-    overrides = {
-        seller: {"balance": hex(10**30)},
-        token: {"stateDiff": slot.override(seller, amount)},
-    }
-    plan.block(3, overrides)
+    plan.block(3, {token: {"stateDiff": slot.override(seller, amount)}})  # funded by the plan
     sim.add_sell(plan, seller, amount, "held")
     outcome = await sim.run_one(plan)
     sell = outcome["held.sell"]
@@ -170,12 +166,7 @@ async def second_sell(sim: Simulator, slot: BalanceSlot, amount: int) -> str | N
     plan = sim.plan()
     first, second, token = fresh_address(), fresh_address(), sim.route.token
     diff = {**slot.override(first, amount), **slot.override(second, amount)}
-    overrides = {
-        first: {"balance": hex(10**30)},
-        second: {"balance": hex(10**30)},
-        token: {"stateDiff": diff},
-    }
-    plan.block(3, overrides)
+    plan.block(3, {token: {"stateDiff": diff}})  # the sellers are funded by the plan
     sim.add_sell(plan, first, amount, "first")
     sim.add_sell(plan, second, amount, "second")
     outcome = await sim.run_one(plan)
