@@ -286,12 +286,12 @@ def test_bundled_selector_table_is_correct() -> None:
 
 
 def test_storage_words_holding_small_numbers_are_not_addresses() -> None:
-    from tokenrisk.simulate.owners import word_address as _word_address
+    from tokenrisk.simulate.owners import stored_address as _stored
 
-    assert _word_address("0x" + (10**27).to_bytes(32, "big").hex()) is None  # a supply
-    assert _word_address("0x" + "00" * 12 + "f39fd6e51aad88f6f4ce6ab8827279cfffb92266") is not None
-    assert _word_address("0x" + "ff" * 32) is None  # packed or hashed, not an address
-    assert _word_address("0x" + "00" * 32, strict=False) is not None  # a getter's zero owner
+    assert _stored("0x" + (10**27).to_bytes(32, "big").hex()) is None  # a supply
+    assert _stored("0x" + "00" * 12 + "f39fd6e51aad88f6f4ce6ab8827279cfffb92266") is not None
+    assert _stored("0x" + "ff" * 32) is None  # packed or hashed, not an address
+    assert _stored("0x" + "00" * 32, strict=False) is not None  # a getter's zero owner
 
 
 def test_docs_print_the_findings_table() -> None:

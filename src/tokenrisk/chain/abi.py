@@ -216,5 +216,7 @@ def decode_revert(data: str | bytes | None) -> str | None:
 
 
 def word_address(word: bytes) -> str:
-    """The address held in the low 20 bytes of a 32-byte word."""
+    """The address in the low 20 bytes of a 32-byte ABI word known to hold one (a
+    return value, an indexed topic); :func:`tokenrisk.simulate.owners.stored_address`
+    judges words of unknown type."""
     return checksum("0x" + word[-20:].hex())

@@ -111,6 +111,25 @@ async def code_heads(rpc: RpcClient, addresses: list[str], block: str = "latest"
     return [str(r) if isinstance(r, str) else "0x" for r in results]
 
 
+DELEGATION_PREFIX = "0xef0100"
+"""EIP-7702: an externally owned account that delegated its code holds exactly
+``0xef0100 || address``.  Its key still signs for it, so it is a wallet, not a contract."""
+
+
+def is_contract_code(code: object) -> bool:
+    """The one is-contract rule: the account holds code (or its first bytes, as
+    :func:`code_heads` reads them) that is not an EIP-7702 delegation.
+
+    Delegated EOAs count as wallets everywhere: holder analysis keeps them among the
+    people, the owner-power scan impersonates them as EOAs, the call trace does not try
+    to verify them.  Anything but a hex string (an error reply) is "no code".
+    """
+    if not isinstance(code, str) or len(code) <= 2:
+        return False
+    return not code.lower().startswith(DELEGATION_PREFIX)
+
+
 async def is_contract(rpc: RpcClient, addresses: list[str], block: str = "latest") -> list[bool]:
-    """Code present at each address; "no" only from a successful code read (errors raise)."""
-    return [len(head) > 2 for head in await code_heads(rpc, addresses, block)]
+    """:func:`is_contract_code` for each address; "no" only from a successful code read
+    (errors raise)."""
+    return [is_contract_code(head) for head in await code_heads(rpc, addresses, block)]
