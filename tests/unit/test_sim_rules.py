@@ -12,6 +12,7 @@ import pytest
 from fakenode import FakeNode, Fault
 from simrules import RPC_GAS_CAP, Base, call_violations, simulate_violations
 
+from tokenrisk.chain.head import ChainHead
 from tokenrisk.chain.registry import load_registry
 from tokenrisk.checks import sells
 from tokenrisk.model import Pool
@@ -21,7 +22,6 @@ from tokenrisk.simulate.calls import BalanceSlot, Route
 from tokenrisk.simulate.engine import (
     SIMULATION,
     Funding,
-    Head,
     NodeLimits,
     Plan,
     SimSettings,
@@ -37,7 +37,7 @@ WETH = CHAIN.wrapped_native.address
 TOKEN = "0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0"
 PAIR = "0x000000000000000000000000000000000000bEEF"
 MINER = "0x" + "c0" * 20
-HEAD = Head(1_000, 1_700_000_000, base_fee=7 * 10**9, gas_limit=30_000_000, miner=MINER)
+HEAD = ChainHead(1_000, 1_700_000_000, base_fee=7 * 10**9, gas_limit=30_000_000, miner=MINER)
 BASE = Base(HEAD.number, HEAD.timestamp, HEAD.gas_limit, HEAD.base_fee)
 SLOT = BalanceSlot(3, "solidity")
 

@@ -14,6 +14,7 @@ import pytest
 from fakenode import INTERNAL, REVERTED, FakeNode, deeply_nested
 
 from tokenrisk.chain import rpc
+from tokenrisk.chain.head import ChainHead
 from tokenrisk.chain.registry import load_registry
 from tokenrisk.checks import sells
 from tokenrisk.errors import CallReverted, MalformedResponse, ReplyTooDeep, RpcError
@@ -21,7 +22,7 @@ from tokenrisk.model import Pool
 from tokenrisk.simulate import engine
 from tokenrisk.simulate.accounting import TRANSFER_TOPIC
 from tokenrisk.simulate.calls import Route
-from tokenrisk.simulate.engine import Funding, Head, Plan, SimSettings, Simulator
+from tokenrisk.simulate.engine import Funding, Plan, SimSettings, Simulator
 
 CHAIN = load_registry()[1]
 DEX = next(d for d in CHAIN.dexes if d.version == "V2")
@@ -93,7 +94,7 @@ def simulator(node: FakeNode) -> Simulator:
     pool = Pool(PAIR, "Uniswap", "V2", TOKEN, WETH, WETH, DEX.router, 10**24, 10**24, 1e6)
     route = Route(pool, DEX, TOKEN, WETH)
     return Simulator(
-        node.client(), route, Head(100, 1_700_000_000), Funding(WETH, None), SimSettings()
+        node.client(), route, ChainHead(100, 1_700_000_000), Funding(WETH, None), SimSettings()
     )
 
 

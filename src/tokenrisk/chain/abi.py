@@ -215,6 +215,20 @@ def decode_revert(data: str | bytes | None) -> str | None:
     return None
 
 
+def decode_uint(data: Any) -> int | None:
+    """The first 32-byte word of 0x-hex return data as an unsigned int (None if shorter).
+
+    Read straight from the hex (the hot path: every balance read); the RPC client has
+    already checked that ``eth_call`` results are hex.
+    """
+    if not isinstance(data, str) or not data.startswith("0x") or len(data) < 66:
+        return None
+    try:
+        return int(data[2:66], 16)
+    except ValueError:
+        return None
+
+
 def word_address(word: bytes) -> str:
     """The address in the low 20 bytes of a 32-byte ABI word known to hold one (a
     return value, an indexed topic); :func:`tokenrisk.simulate.owners.stored_address`

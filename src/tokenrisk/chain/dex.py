@@ -16,11 +16,18 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from tokenrisk.chain import reader
-from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, encode_call, to_bytes, word_address
+from tokenrisk.chain.abi import (
+    ZERO_ADDRESS,
+    checksum,
+    decode_uint,
+    encode_call,
+    to_bytes,
+    word_address,
+)
 from tokenrisk.chain.coalesce import CoalescingRpc
 from tokenrisk.chain.registry import BaseToken, Chain, Dex
 from tokenrisk.chain.rpc import RpcClient
-from tokenrisk.chain.tokens import call_params, decode_uint
+from tokenrisk.chain.tokens import call_params
 from tokenrisk.errors import CallReverted, MalformedResponse, MethodUnsupported, RpcError
 from tokenrisk.model import Pool
 

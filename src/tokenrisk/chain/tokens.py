@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tokenrisk.chain.abi import checksum, decode, encode_call, to_bytes
+from tokenrisk.chain.abi import checksum, decode, decode_uint, encode_call, to_bytes
 from tokenrisk.chain.coalesce import CoalescingRpc
 from tokenrisk.chain.reader import CODE_HEAD
 from tokenrisk.chain.rpc import RpcClient
@@ -40,20 +40,6 @@ def decode_text(data: Any) -> str:
 
 def _clean(text: str) -> str:
     return "".join(ch for ch in text if ch.isprintable())[:64]
-
-
-def decode_uint(data: Any) -> int | None:
-    """The first 32-byte word of 0x-hex return data as an unsigned int (None if shorter).
-
-    Read straight from the hex (the hot path: every balance read); the RPC client has
-    already checked that ``eth_call`` results are hex.
-    """
-    if not isinstance(data, str) or not data.startswith("0x") or len(data) < 66:
-        return None
-    try:
-        return int(data[2:66], 16)
-    except ValueError:
-        return None
 
 
 async def read_token(rpc: RpcClient, address: str, block: str = "latest") -> TokenInfo:

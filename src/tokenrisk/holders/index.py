@@ -33,10 +33,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Sequen
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar, cast
 
-from tokenrisk.chain.abi import encode_call
+from tokenrisk.chain.abi import decode_uint, encode_call
 from tokenrisk.chain.head import ChainHead, read_head
 from tokenrisk.chain.history import JsonRpc, creation_block, has_code
-from tokenrisk.chain.tokens import call_params, decode_uint
+from tokenrisk.chain.tokens import call_params
 from tokenrisk.errors import (
     CallReverted,
     DeadlineExceeded,

@@ -20,7 +20,7 @@ from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.errors import LiquidityError, MalformedResponse
 from tokenrisk.model import Pool
 from tokenrisk.simulate.calls import DEADLINE, BalanceSlot, approve, balance_of
-from tokenrisk.simulate.engine import Head, funds, parse_call, price
+from tokenrisk.simulate.engine import ChainHead, funds, parse_call, price
 
 SIMULATED_NATIVE = 10  # whole units of the wrapped native token put in the pool
 TOKEN_SHARE = 2  # the provider puts 1/TOKEN_SHARE of its balance in the pool
@@ -32,9 +32,9 @@ _CALL_GAS = 500_000  # approvals and reads
 class SimulatedPool:
     pool: Pool
     prelude: list[dict[str, Any]]
-    head: Head  # the prelude block: simulations continue after it
+    head: ChainHead  # the prelude block: simulations continue after it
     provider: str  # the holder whose tokens went into the pool
-    base: Head  # the head that was read: every simulation is pinned to it
+    base: ChainHead  # the head that was read: every simulation is pinned to it
 
 
 def _v2(chain: Chain) -> Dex:
@@ -51,7 +51,7 @@ def _prelude(
     provider: str,
     amounts: tuple[int, int],
     slot: BalanceSlot,
-    head: Head,
+    head: ChainHead,
 ) -> dict[str, Any]:
     token_amount, base_amount = amounts
     gas_price = price(head.base_fee)
@@ -89,7 +89,7 @@ def _prelude(
     }
 
 
-async def _run(rpc: RpcClient, blocks: list[dict[str, Any]], base: Head) -> list[Any]:
+async def _run(rpc: RpcClient, blocks: list[dict[str, Any]], base: ChainHead) -> list[Any]:
     """``blocks`` simulated on ``base`` (pinned: a block landing meanwhile changes
     nothing); one reply block per block sent (the prelude has no gaps)."""
     reply = await rpc.call(
@@ -106,7 +106,7 @@ async def simulate_pool(
     token: str,
     provider: tuple[str, int],
     slot: BalanceSlot | None,
-    head: Head,
+    head: ChainHead,
 ) -> SimulatedPool:
     """Create (or deepen) the token/wrapped-native V2 pool inside a prelude block.
 
@@ -131,7 +131,7 @@ async def simulate_pool(
 
 
 async def _reserves(
-    rpc: RpcClient, prelude: dict[str, Any], token: str, weth: str, pair: str, head: Head
+    rpc: RpcClient, prelude: dict[str, Any], token: str, weth: str, pair: str, head: ChainHead
 ) -> tuple[int, int]:
     provider = prelude["calls"][0]["from"]  # funded for these reads too (its extra)
     reads = [balance_of(token, pair, provider), balance_of(weth, pair, provider)]

@@ -33,7 +33,7 @@ from tokenrisk.errors import (
 from tokenrisk.model import ContractCall, SimulationReport
 from tokenrisk.simulate.accounting import shortfall
 from tokenrisk.simulate.calls import Route, fresh_address
-from tokenrisk.simulate.engine import Funding, Head
+from tokenrisk.simulate.engine import ChainHead, Funding
 from tokenrisk.simulate.gas import funds, price
 
 PROBE_FILE = Path(__file__).parents[1] / "data" / "probe.json"
@@ -48,7 +48,7 @@ def probe_artifact() -> dict[str, Any]:
     return data
 
 
-def _priced(call: dict[str, Any], head: Head | None) -> tuple[dict[str, Any], str, int]:
+def _priced(call: dict[str, Any], head: ChainHead | None) -> tuple[dict[str, Any], str, int]:
     """``call`` priced like a real transaction at ``head`` (gas price = its base fee + a
     tip), the block tag pinning it, and what its sender must hold to pay for it.  Without a
     head (a caller that read none): "latest" and the base fee unknown, so a tip alone."""
@@ -60,7 +60,7 @@ def _priced(call: dict[str, Any], head: Head | None) -> tuple[dict[str, Any], st
 
 
 def _probe_request(
-    route: Route, funding: Funding, amount_in: int, head: Head | None
+    route: Route, funding: Funding, amount_in: int, head: ChainHead | None
 ) -> tuple[dict[str, Any], dict[str, Any], str]:
     """(call, state overrides, block tag) for one probe run from a fresh EOA, priced and
     pinned at ``head``."""
@@ -96,7 +96,7 @@ def _probe_request(
 
 
 async def trace_journey(
-    rpc: RpcClient, route: Route, funding: Funding, amount_in: int, head: Head | None = None
+    rpc: RpcClient, route: Route, funding: Funding, amount_in: int, head: ChainHead | None = None
 ) -> dict[str, Any]:
     """callTracer tree of a probe buy+transfer+sell (raises MethodUnsupported without debug_).
 
@@ -157,7 +157,7 @@ def is_precompile(address: str) -> bool:
 
 
 async def probe_simulate(
-    rpc: RpcClient, route: Route, funding: Funding, amount_in: int, head: Head | None = None
+    rpc: RpcClient, route: Route, funding: Funding, amount_in: int, head: ChainHead | None = None
 ) -> SimulationReport:
     """Single-call fallback simulation through the probe (contract caller, one block)."""
     call, overrides, tag = _probe_request(route, funding, amount_in, head)
@@ -225,7 +225,7 @@ async def explain_sell_failure(
     slot: Any,
     amount: int,
     trace: bool = False,
-    head: Head | None = None,
+    head: ChainHead | None = None,
 ) -> str | None:
     """Why the token refuses a sell, in its own words (the innermost failing frame).
 
