@@ -16,11 +16,11 @@ from fakenode import INTERNAL, REVERTED, FakeNode, deeply_nested
 from tokenrisk.chain import rpc
 from tokenrisk.chain.head import ChainHead
 from tokenrisk.chain.registry import load_registry
+from tokenrisk.chain.signatures import TRANSFER_TOPIC
 from tokenrisk.checks import sells
 from tokenrisk.errors import CallReverted, MalformedResponse, ReplyTooDeep, RpcError
 from tokenrisk.model import Pool
 from tokenrisk.simulate import engine
-from tokenrisk.simulate.accounting import TRANSFER_TOPIC
 from tokenrisk.simulate.calls import Route
 from tokenrisk.simulate.engine import Funding, Plan, SimSettings, Simulator
 

@@ -18,12 +18,13 @@ from eth_abi.abi import encode as _abi_encode
 from eth_utils.address import to_checksum_address
 from eth_utils.crypto import keccak
 
+from tokenrisk.chain.signatures import ERROR, PANIC
 from tokenrisk.errors import AbiDecodeError, InvalidAddress
 
 ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
 _HEX_ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
-_ERROR_SELECTOR = bytes.fromhex("08c379a0")
-_PANIC_SELECTOR = bytes.fromhex("4e487b71")
+_ERROR_SELECTOR = bytes.fromhex(ERROR[2:])
+_PANIC_SELECTOR = bytes.fromhex(PANIC[2:])
 
 
 def parse_address(value: str) -> str:

@@ -51,7 +51,7 @@ async def _target_on(node: Node, address: str, require_token: bool = True) -> Ta
     code, resolved, pools, erc20 = await asyncio.gather(
         rpc.call("eth_getCode", [address, "latest"]),
         dex.resolve_pair(rpc, chain, address),
-        dex.find_pools(rpc, chain, address),
+        dex.find_pools(rpc, chain, address, memo=node.native_pools),
         is_erc20(rpc, address) if require_token else given(True),
     )
     if not is_contract_code(code):
@@ -68,7 +68,7 @@ async def _target_on(node: Node, address: str, require_token: bool = True) -> Ta
         )
     if require_token and not await is_erc20(rpc, token):
         raise _not_a_token(address, chain)
-    return Target(node, token, await dex.find_pools(rpc, chain, token))
+    return Target(node, token, await dex.find_pools(rpc, chain, token, memo=node.native_pools))
 
 
 async def resolve(nodes: list[Node], address: str, require_token: bool = True) -> Target:

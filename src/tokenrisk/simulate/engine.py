@@ -35,6 +35,7 @@ from tokenrisk.chain.abi import decode_revert, decode_uint
 from tokenrisk.chain.coalesce import LARGE_SIMULATION
 from tokenrisk.chain.head import ChainHead as ChainHead  # plans are pinned to it
 from tokenrisk.chain.rpc import RpcClient
+from tokenrisk.chain.signatures import DEPOSIT
 from tokenrisk.errors import CallReverted, MalformedResponse, RpcError
 from tokenrisk.simulate.accounting import (
     BuyFacts,
@@ -110,7 +111,7 @@ class Funding:
         token; the native coin it needs is :meth:`native` (the plan funds it)."""
         if self.slot is not None:
             return {self.base: {"stateDiff": self.slot.override(wallet, amount)}}, []
-        deposit = {"from": wallet, "to": self.base, "data": "0xd0e30db0", "value": hex(amount)}
+        deposit = {"from": wallet, "to": self.base, "data": DEPOSIT, "value": hex(amount)}
         return {}, [deposit]
 
     def native(self, amount: int) -> int:

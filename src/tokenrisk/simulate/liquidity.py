@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tokenrisk.chain.abi import checksum, encode_call, to_bytes, word_address
-from tokenrisk.chain.dex import native_usd_price
+from tokenrisk.chain.dex import NativePools, native_usd_price
 from tokenrisk.chain.registry import Chain, Dex
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.errors import LiquidityError, MalformedResponse
@@ -107,8 +107,10 @@ async def simulate_pool(
     provider: tuple[str, int],
     slot: BalanceSlot | None,
     head: ChainHead,
+    memo: NativePools | None = None,
 ) -> SimulatedPool:
-    """Create (or deepen) the token/wrapped-native V2 pool inside a prelude block.
+    """Create (or deepen) the token/wrapped-native V2 pool inside a prelude block;
+    ``memo`` (the Node's) remembers the native token's pools that price it in USD.
 
     ``provider`` is (holder address, token balance).  Raises LiquidityError when the
     liquidity cannot be added (the message names the node's reason).
@@ -125,7 +127,7 @@ async def simulate_pool(
         raise LiquidityError(f"adding simulated liquidity failed: {added.reason}")
     pair = word_address(to_bytes(calls[3]["returnData"])[:32])
     reserves = await _reserves(rpc, prelude, token, weth.address, pair, head)
-    usd = await native_usd_price(rpc, chain)
+    usd = await native_usd_price(rpc, chain, memo=memo)
     pool = _pool(chain, dex, token, pair, reserves, usd)
     return SimulatedPool(pool, [prelude], head.after(1, 12), provider[0], head)
 

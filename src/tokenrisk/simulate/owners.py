@@ -22,13 +22,12 @@ from tokenrisk.caching import MemoryCache, SharedBytes
 from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, encode_call
 from tokenrisk.chain.history import creation_block
 from tokenrisk.chain.rpc import RpcClient
+from tokenrisk.chain.signatures import ADMIN_SLOT, IMPLEMENTATION_SLOT
 from tokenrisk.chain.tokens import code_heads, is_contract_code
 from tokenrisk.errors import RpcError
 from tokenrisk.findings import Caller, OwnerPowers, powers_from_json, powers_json
 from tokenrisk.simulate.engine import Simulator
 
-IMPLEMENTATION_SLOT = "0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc"
-ADMIN_SLOT = "0xb53127684a568b3173ae13b9f8a6016e243e63b6e8ee1178d6a717850b5d6103"
 DEAD = "0x000000000000000000000000000000000000dead"
 OWNER_GETTERS = ("owner()", "getOwner()", "admin()")
 GETTER_GAS = 5_000_000

@@ -31,6 +31,7 @@ from dataclasses import replace
 from eth_utils.crypto import keccak
 
 from tokenrisk.chain.abi import ZERO_ADDRESS
+from tokenrisk.chain.signatures import OWNER
 from tokenrisk.errors import RpcError, TokenRiskError
 from tokenrisk.findings import (
     FINDINGS,
@@ -423,7 +424,7 @@ def _weight(finding: PowerFinding) -> float:
 def _renounced(owner: str) -> PowerFinding:
     evidence = (Evidence("owner()", "-", owner),)
     detail = "the owner getter returns the zero address and no caller found a usable power"
-    return PowerFinding("owner_renounced", "owner()", "0x8da5cb5b", None, (), evidence, detail)
+    return PowerFinding("owner_renounced", "owner()", OWNER, None, (), evidence, detail)
 
 
 def _ordered(findings: list[PowerFinding]) -> list[PowerFinding]:

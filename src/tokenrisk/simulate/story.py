@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from tokenrisk.chain.abi import encode_call
+from tokenrisk.chain.signatures import TOTAL_SUPPLY
 from tokenrisk.errors import RpcError
 from tokenrisk.simulate.calls import approve, balance_of, fresh_address, transfer
 from tokenrisk.simulate.engine import Plan, Simulator
@@ -234,9 +235,6 @@ def story_plan(
     sim.add_sell(p, story.other, story.b_sell, "b")
     _late_buy(sim, p, story)
     return p
-
-
-TOTAL_SUPPLY = "0x18160ddd"
 
 
 def _calls(p: Plan, token: str, call: tuple[str, ...]) -> None:
