@@ -259,6 +259,27 @@ def test_lowered_tax_is_not_a_finding() -> None:
     assert kinds(story(sell_tax=0.0, buy_tax=0.0)) == []
 
 
+def sell_gas(gas: int) -> Outcome:
+    return story(**{"b.sell": CallResult(ok=True, data="0x", gas=gas, reason=None)})
+
+
+def test_a_sell_made_to_burn_gas_is_a_gas_trap() -> None:
+    """The finding added in its one place (findings.FINDINGS) is detected, graded and
+    printed like the others."""
+    base = sell_gas(150_000)
+    found = classify(base, sell_gas(4_000_000))
+    assert [e.kind for e in found] == ["owner_can_raise_sell_gas"]
+    assert found[0].evidence[0].before == "150000" and found[0].evidence[0].after == "4000000"
+    assert classify(base, sell_gas(1_100_000)) == []  # 7x, but under a million more
+    assert classify(sell_gas(2_000_000), sell_gas(3_100_000)) == []  # a million more, < 3x
+    assert classify(base, story(**{"b.sell": failed()})) == []  # a failed sell used no gas
+    from tokenrisk.findings import findings_markdown
+    from tokenrisk.risk import FLAG_SEVERITY
+
+    assert FLAG_SEVERITY["owner_can_raise_sell_gas"] == "medium"
+    assert "`owner_can_raise_sell_gas` | medium" in findings_markdown()
+
+
 def test_owner_change_is_informational() -> None:
     base = story(owner1=ok(int(BUYER, 16)))
     trial = story(owner1=ok(0))
