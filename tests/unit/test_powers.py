@@ -25,9 +25,9 @@ from tokenrisk.findings import (
     powers_json,
 )
 from tokenrisk.simulate.effects import classify, comparable
-from tokenrisk.simulate.engine import CallResult, Outcome
 from tokenrisk.simulate.hostile import Targets, argument_sets, render, split_types, values_for
 from tokenrisk.simulate.owners import PowerCache
+from tokenrisk.simulate.simulator import CallResult, Outcome
 
 BUYER = "0x1111111111111111111111111111111111111111"
 PAIR = "0x2222222222222222222222222222222222222222"
@@ -398,7 +398,7 @@ def test_a_future_sell_failure_counts_once() -> None:
 def test_cli_section_prints_callers_findings_and_escapes_chain_text() -> None:
     from rich.console import Console
 
-    from tokenrisk.cli.powers import owner_powers_section
+    from tokenrisk.cli.powers_report import owner_powers_section
 
     body = {
         "ownerPowers": {
@@ -428,7 +428,7 @@ def test_cli_section_prints_callers_findings_and_escapes_chain_text() -> None:
 def test_cli_section_says_when_the_scan_did_not_run() -> None:
     from rich.console import Console
 
-    from tokenrisk.cli.powers import owner_powers_section
+    from tokenrisk.cli.powers_report import owner_powers_section
 
     console = Console(record=True, width=120)
     not_run = {"scanned": False, "error": "timeout", "renounced": False, "functions": 0}

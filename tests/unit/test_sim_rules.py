@@ -19,7 +19,9 @@ from tokenrisk.model import Pool
 from tokenrisk.simulate import journey, powers
 from tokenrisk.simulate import story as plot
 from tokenrisk.simulate.calls import BalanceSlot, Route
-from tokenrisk.simulate.engine import (
+from tokenrisk.simulate.gas import LIGHT_GAS, allot
+from tokenrisk.simulate.hostile import Targets
+from tokenrisk.simulate.simulator import (
     SIMULATION,
     Funding,
     NodeLimits,
@@ -28,8 +30,6 @@ from tokenrisk.simulate.engine import (
     Simulator,
     sells_ahead,
 )
-from tokenrisk.simulate.gas import LIGHT_GAS, allot
-from tokenrisk.simulate.hostile import Targets
 
 CHAIN = load_registry()[1]
 DEX = next(d for d in CHAIN.dexes if d.version == "V2")

@@ -18,8 +18,8 @@ from tokenrisk.checks.deps import Trading
 from tokenrisk.checks.tasks import given
 from tokenrisk.model import Pool, SimulationReport
 from tokenrisk.simulate.calls import BalanceSlot, Route, find_balance_slot
-from tokenrisk.simulate.engine import ChainHead, Funding, NodeLimits, SimSettings, Simulator
 from tokenrisk.simulate.liquidity import SimulatedPool
+from tokenrisk.simulate.simulator import ChainHead, Funding, NodeLimits, SimSettings, Simulator
 
 
 @dataclass

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from tokenrisk.findings import FINDINGS, TAX_CHANGE_MIN, Evidence, Observed, Shown
 from tokenrisk.simulate.accounting import shortfall
 from tokenrisk.simulate.calls import quoted_amount
-from tokenrisk.simulate.engine import Outcome
+from tokenrisk.simulate.simulator import Outcome
 
 ARMED_TAX = 50.0
 """A tax at or above this (percent) that one call takes back is an armed trap."""

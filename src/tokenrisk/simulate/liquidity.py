@@ -20,7 +20,7 @@ from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.errors import LiquidityError, MalformedResponse
 from tokenrisk.model import Pool
 from tokenrisk.simulate.calls import DEADLINE, BalanceSlot, approve, balance_of
-from tokenrisk.simulate.engine import ChainHead, funds, parse_call, price
+from tokenrisk.simulate.simulator import ChainHead, funds, parse_call, price
 
 SIMULATED_NATIVE = 10  # whole units of the wrapped native token put in the pool
 TOKEN_SHARE = 2  # the provider puts 1/TOKEN_SHARE of its balance in the pool

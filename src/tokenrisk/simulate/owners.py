@@ -26,7 +26,7 @@ from tokenrisk.chain.signatures import ADMIN_SLOT, IMPLEMENTATION_SLOT
 from tokenrisk.chain.tokens import code_heads, is_contract_code
 from tokenrisk.errors import RpcError
 from tokenrisk.findings import Caller, OwnerPowers, powers_from_json, powers_json
-from tokenrisk.simulate.engine import Simulator
+from tokenrisk.simulate.simulator import Simulator
 
 DEAD = "0x000000000000000000000000000000000000dead"
 OWNER_GETTERS = ("owner()", "getOwner()", "admin()")

@@ -45,8 +45,8 @@ from tokenrisk.findings import (
 )
 from tokenrisk.simulate import owners
 from tokenrisk.simulate.effects import Effect, classify, comparable, holding
-from tokenrisk.simulate.engine import Outcome, Plan, Simulator, sells_ahead
 from tokenrisk.simulate.owners import DEAD, Facts, PowerCache
+from tokenrisk.simulate.simulator import Outcome, Plan, Simulator, sells_ahead
 from tokenrisk.simulate.story import (
     SHRINK,
     Story,
@@ -310,8 +310,8 @@ def unchecked(result: OwnerPowers | None) -> tuple[str, ...]:
 
 
 async def _counted(sim: Simulator, amount: int) -> tuple[list[str | None], tuple[str, ...]]:
-    """The future sells by block count (:func:`.engine.sells_ahead`): a failure reason (or None) per
-    :data:`FUTURE` horizon, and what left them unchecked (a note)."""
+    """The future sells by block count (:func:`~.simulator.sells_ahead`): a failure reason
+    (or None) per :data:`FUTURE` horizon, and what left them unchecked (a note)."""
     none: list[str | None] = [None] * len(FUTURE)
     if not sim.limits.block_overrides:
         return none, (f"{NOT_CHECKED}{_BY_BLOCKS}: the node ignores eth_call block overrides",)
@@ -329,7 +329,7 @@ def _future(
     outcomes: Sequence[Outcome | RpcError], counted: Sequence[str | None]
 ) -> tuple[FutureSell, ...]:
     """Each horizon's sell: failed when it failed by time (the simulation) or by block
-    count (``counted``, from :func:`.engine.sells_ahead`)."""
+    count (``counted``, from :func:`.simulator.sells_ahead`)."""
     out: list[FutureSell] = []
     for (label, seconds), o, by_blocks in zip(FUTURE, outcomes, counted, strict=True):
         if isinstance(o, RpcError):

@@ -7,7 +7,7 @@ fresh address by a state override.  Two uses:
 - :func:`trace_journey`: ``debug_traceCall`` with the callTracer over one probe call gives
   the call tree of a buy *and* a sell at once (a trace covers one call only);
 - :func:`probe_simulate`: the last resort for a node without ``eth_simulateV1`` that
-  refuses even the runner (:mod:`tokenrisk.simulate.runner`).  The probe is a contract,
+  refuses even the runner (:mod:`tokenrisk.simulate.emulation`).  The probe is a contract,
   trades in a single block and measures gas from inside, so its report carries a note
   saying so and has no limits or delayed-sell checks.
 """
@@ -33,8 +33,8 @@ from tokenrisk.errors import (
 from tokenrisk.model import ContractCall, SimulationReport
 from tokenrisk.simulate.accounting import shortfall
 from tokenrisk.simulate.calls import Route, fresh_address
-from tokenrisk.simulate.engine import ChainHead, Funding
 from tokenrisk.simulate.gas import funds, price
+from tokenrisk.simulate.simulator import ChainHead, Funding
 
 PROBE_FILE = Path(__file__).parents[1] / "data" / "probe.json"
 _RUN = "run((address,address,address,address,address,address,uint24,bool,bool,uint256))"

@@ -20,8 +20,8 @@ from tokenrisk.chain.abi import encode_call
 from tokenrisk.chain.signatures import TOTAL_SUPPLY
 from tokenrisk.errors import RpcError
 from tokenrisk.simulate.calls import approve, balance_of, fresh_address, transfer
-from tokenrisk.simulate.engine import Plan, Simulator
 from tokenrisk.simulate.hostile import Targets as Targets
+from tokenrisk.simulate.simulator import Plan, Simulator
 from tokenrisk.simulate.slots import BalanceSlot
 
 

@@ -16,7 +16,7 @@ from tokenrisk.chain.registry import load_registry
 from tokenrisk.errors import CallReverted, MalformedResponse, RpcError
 from tokenrisk.model import Pool
 from tokenrisk.simulate.calls import Route
-from tokenrisk.simulate.engine import Funding, SimSettings, Simulator
+from tokenrisk.simulate.simulator import Funding, SimSettings, Simulator
 
 CHAIN = load_registry()[1]
 DEX = next(d for d in CHAIN.dexes if d.version == "V2")
