@@ -278,7 +278,7 @@ def shared_names(names: list[str]) -> dict[str, list[str]]:
 PACKAGES = {m for m, p in modules().items() if p.name == "__init__.py"}
 
 
-PENDING_CHECKS_REGROUP = {"launch", "liquidity", "tokens"}
+PENDING_CHECKS_REGROUP = {"liquidity", "tokens"}
 """Names the ``checks/`` regroup (issue #30, done last, after the other branches of the
 session are merged) removes; this set is emptied then."""
 
