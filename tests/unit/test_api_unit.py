@@ -15,9 +15,9 @@ import httpx
 import pytest
 
 from tokenrisk.api import handlers, params
+from tokenrisk.api.access import RateLimiter
 from tokenrisk.api.app import create_app
 from tokenrisk.api.cache import ResultCache, chain_heads
-from tokenrisk.api.gate import RateLimiter
 from tokenrisk.api.health import chain_health
 from tokenrisk.api.params import parse_bool, parse_chain_id
 from tokenrisk.chain.head import parse_head

@@ -12,8 +12,8 @@ import pytest
 from test_api_unit import FakeNode, FakeService
 
 from tokenrisk.api import handlers
+from tokenrisk.api.access import Networks, client_address
 from tokenrisk.api.app import create_app
-from tokenrisk.api.gate import Networks, client_address
 from tokenrisk.api.server import FloodFilter
 from tokenrisk.config import ServerConfig, Settings
 

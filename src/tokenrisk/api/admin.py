@@ -17,7 +17,7 @@ from collections.abc import Callable
 from fastapi import FastAPI, Query, Request
 from fastapi.responses import JSONResponse
 
-from tokenrisk.api.gate import KeyGate, client_address
+from tokenrisk.api.access import KeyGate, client_address
 from tokenrisk.api.params import parse_limit
 from tokenrisk.errors import AuthError
 from tokenrisk.store.keys import Keyring, since_day

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from tokenrisk.api import failures, middleware
-from tokenrisk.api.gating import build_gate, keys_matter
+from tokenrisk.api.access import build_gate, keyring, keys_matter
 from tokenrisk.api.openapi import truthful_openapi
 from tokenrisk.api.operations import add_operations
 from tokenrisk.api.routes import add_check_routes
@@ -16,7 +16,8 @@ from tokenrisk.config import Settings
 
 def assemble(app: FastAPI, settings: Settings, runner: Runner) -> None:
     middleware.install(app, settings.cors_origins)
-    gate = build_gate(settings, runner)
+    keys = keyring(settings, lambda: runner.service.store)
+    gate = build_gate(settings, runner.state.limiter, keys)
     failures.install(app)
     add_check_routes(app, runner, gate, mcp_http=settings.mcp_http)
     add_operations(app, settings, runner, gate)

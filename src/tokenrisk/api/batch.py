@@ -21,9 +21,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from tokenrisk.api import handlers, wire
-from tokenrisk.api.access import Caller
+from tokenrisk.api.access import Caller, Gate
 from tokenrisk.api.allowance import check_options
-from tokenrisk.api.gate import Gate
 from tokenrisk.api.params import parse_chain_id, require_address
 from tokenrisk.api.runner import Runner
 from tokenrisk.errors import InputError, TokenRiskError

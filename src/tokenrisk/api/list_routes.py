@@ -7,10 +7,9 @@ from fastapi import Depends, FastAPI, Query
 from fastapi.responses import Response
 
 from tokenrisk.api import handlers, wire
-from tokenrisk.api.access import Caller
+from tokenrisk.api.access import Caller, Gate
 from tokenrisk.api.allowance import holders_limit, pairs_limit, v1_pairs_limit
 from tokenrisk.api.failures import ERRORS
-from tokenrisk.api.gate import Gate
 from tokenrisk.api.params import parse_chain_id, require_address, require_chain_id
 from tokenrisk.api.runner import Runner
 

@@ -7,9 +7,8 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from tokenrisk.api import page
+from tokenrisk.api.access import Gate, keyring
 from tokenrisk.api.admin import add_admin
-from tokenrisk.api.gate import Gate
-from tokenrisk.api.gating import keyring
 from tokenrisk.api.health import HealthProbe, add_health_route, add_metrics_route
 from tokenrisk.api.runner import Runner
 from tokenrisk.config import Settings
@@ -21,7 +20,7 @@ def add_operations(app: FastAPI, settings: Settings, runner: Runner, gate: Gate)
     valid_key = gate.valid if settings.keys_required else None
     add_health_route(app, probe, valid_key)
     if settings.operator_key:
-        add_admin(app, settings.operator_key, gate, keyring(settings, runner))
+        add_admin(app, settings.operator_key, gate, keyring(settings, lambda: runner.service.store))
     add_metrics_route(app, valid_key)
     page.add_docs(app)
     page.add_page(

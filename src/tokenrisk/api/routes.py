@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
+from tokenrisk.api.access import Gate
 from tokenrisk.api.batch import add_batch_route
 from tokenrisk.api.compat import add_compat_routes
 from tokenrisk.api.failures import ERRORS
-from tokenrisk.api.gate import Gate
 from tokenrisk.api.list_routes import add_holders_route, add_pairs_routes
 from tokenrisk.api.runner import Runner
 from tokenrisk.api.token_routes import add_honeypot_route, add_verification_route

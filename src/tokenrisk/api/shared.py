@@ -17,7 +17,7 @@ Two backends with one interface (:class:`SharedState`):
     crash costs a retry, never a hang (the request deadline bounds every wait);
   - **rate limits**: a token bucket per client in a Redis hash, updated by one Lua script
     that reads Redis' own clock, so every worker spends from the same bucket with the
-    same arithmetic as the in-process :class:`~tokenrisk.api.gate.RateLimiter`; one
+    same arithmetic as the in-process :class:`~tokenrisk.api.access.RateLimiter`; one
     limiter per tier (:meth:`SharedState.limiter`).
 
 Keys are ``<prefix><kind>:<sha256 of the cache key>``; values are the JSON bytes of an
@@ -39,8 +39,8 @@ from typing import Protocol
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from tokenrisk.api.access import Limiter, RateLimiter
 from tokenrisk.api.cache import ResultCache
-from tokenrisk.api.gate import Limiter, RateLimiter
 from tokenrisk.caching import CacheStats, SharedBytes
 from tokenrisk.config import Settings
 from tokenrisk.errors import RateLimited

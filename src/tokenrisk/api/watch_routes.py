@@ -21,9 +21,8 @@ from fastapi import Depends, FastAPI, Header, Query
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict
 
-from tokenrisk.api.access import Caller
+from tokenrisk.api.access import Caller, Gate
 from tokenrisk.api.failures import ERRORS
-from tokenrisk.api.gate import Gate
 from tokenrisk.api.params import parse_chain_id, require_address
 from tokenrisk.api.runner import Runner
 from tokenrisk.config import WebhookConfig
