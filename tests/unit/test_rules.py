@@ -83,3 +83,14 @@ def test_each_topic_and_selector_is_written_once() -> None:
         if value in path.read_text(encoding="utf-8").lower()
     ]
     assert strays == []
+
+
+def test_the_address_helpers_say_which_word_they_read() -> None:
+    from tokenrisk.chain.abi import topic_address, word_address
+    from tokenrisk.simulate.owners import stored_address
+
+    holder = "0x" + "00" * 12 + "F39FD6E51AAD88F6F4CE6AB8827279CFFFB92266"
+    assert topic_address(holder) == "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266"
+    assert word_address(bytes.fromhex(holder[2:])) == "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"
+    assert stored_address(holder) == word_address(bytes.fromhex(holder[2:]))
+    assert stored_address("0x" + "00" * 31 + "12") is None  # a small number, not an address

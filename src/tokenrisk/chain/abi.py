@@ -230,6 +230,12 @@ def decode_uint(data: Any) -> int | None:
         return None
 
 
+def topic_address(topic: str) -> str:
+    """The address an indexed event topic (a 0x-hex word) holds, lowercase and not
+    checksummed: the hot path of log indexing compares and stores it as it is."""
+    return "0x" + topic[-40:].lower()
+
+
 def word_address(word: bytes) -> str:
     """The address in the low 20 bytes of a 32-byte ABI word known to hold one (a
     return value, an indexed topic); :func:`tokenrisk.simulate.owners.stored_address`

@@ -33,7 +33,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Sequen
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar, cast
 
-from tokenrisk.chain.abi import decode_uint, encode_call
+from tokenrisk.chain.abi import decode_uint, encode_call, topic_address
 from tokenrisk.chain.head import ChainHead, read_head
 from tokenrisk.chain.history import JsonRpc, creation_block, has_code
 from tokenrisk.chain.signatures import TRANSFER_TOPIC
@@ -273,8 +273,8 @@ def parse_transfers(logs: Sequence[Any]) -> list[TransferLog]:
                 int(log["blockNumber"], 16),
                 int(log["logIndex"], 16),
                 log["transactionHash"].lower(),
-                ("0x" + topics[1][26:]).lower(),
-                ("0x" + topics[2][26:]).lower(),
+                topic_address(topics[1]),
+                topic_address(topics[2]),
                 int(data, 16),
             )
         )

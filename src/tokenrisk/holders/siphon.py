@@ -43,7 +43,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tokenrisk.chain.abi import ZERO_ADDRESS, checksum
+from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, topic_address
 from tokenrisk.chain.signatures import APPROVAL_TOPIC
 from tokenrisk.holders.index import IndexSettings, JsonRpc, LogReader
 from tokenrisk.store.engine import Store, TransferLog
@@ -168,8 +168,8 @@ def _grant(log: Any) -> tuple[str, Grant] | None:
     try:
         if int(data, 16) == 0:
             return None
-        spender = "0x" + topics[2][-40:].lower()
-        return "0x" + topics[1][-40:].lower(), Grant(
+        spender = topic_address(topics[2])
+        return topic_address(topics[1]), Grant(
             int(log["blockNumber"], 16), int(log["logIndex"], 16), spender
         )
     except (ValueError, KeyError, TypeError):

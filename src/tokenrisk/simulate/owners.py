@@ -19,7 +19,7 @@ from typing import Any
 from eth_utils.crypto import keccak
 
 from tokenrisk.caching import MemoryCache, SharedBytes
-from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, encode_call
+from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, encode_call, topic_address
 from tokenrisk.chain.history import creation_block
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.chain.signatures import ADMIN_SLOT, IMPLEMENTATION_SLOT
@@ -153,7 +153,7 @@ async def role_holders(rpc: RpcClient, token: str, block: str) -> list[tuple[str
     except RpcError:
         logs = []
     granted = [
-        (str(log["topics"][1]), "0x" + str(log["topics"][2])[-40:])
+        (str(log["topics"][1]), topic_address(str(log["topics"][2])))
         for log in reversed(logs or [])
         if len(log.get("topics") or []) >= 3
     ]

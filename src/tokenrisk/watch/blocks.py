@@ -23,7 +23,7 @@ from typing import Any
 
 from eth_utils.crypto import keccak
 
-from tokenrisk.chain.abi import checksum
+from tokenrisk.chain.abi import checksum, topic_address
 from tokenrisk.chain.node import Node
 from tokenrisk.chain.signatures import (
     APPROVE,
@@ -122,7 +122,7 @@ def _pool_of(log: dict[str, Any]) -> NewPool:
 
 
 def _address(word: str) -> str:
-    return checksum("0x" + str(word)[-40:])
+    return checksum(topic_address(str(word)))
 
 
 async def triggers(
