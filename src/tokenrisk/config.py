@@ -267,7 +267,12 @@ class WatchConfig(_Section):
     poll_interval: float = Field(default=1.0, gt=0, description="seconds between head polls")
     blocks_per_step: int = Field(default=10, ge=1, description="blocks processed per step")
     max_checks_per_step: int = Field(
-        default=16, ge=1, description="checks per step; the rest wait (reported as lag)"
+        default=16, ge=1, description="checks in flight at most (handed out, not done)"
+    )
+    max_checks_per_block: int = Field(
+        default=4,
+        ge=1,
+        description="checks handed out per block the head moves; the rest queue (the lag)",
     )
     interval_blocks: int = Field(
         default=0, ge=0, description="re-check every watched token every N blocks (0: off)"

@@ -8,7 +8,7 @@ import pytest
 
 from tokenrisk.errors import StoreConflict
 from tokenrisk.store.engine import Store
-from tokenrisk.store.watch import Delivery, NewEvent, WatchCursor, WatchStore
+from tokenrisk.store.watch import Delivery, NewEvent, Task, TaskStore, WatchCursor, WatchStore
 from tokenrisk.watch.blocks import Trigger
 from tokenrisk.watch.events import changes, event_id
 from tokenrisk.watch.watcher import Bounds, Watcher, _first_per_token
@@ -122,11 +122,32 @@ def _bare(bounds: Bounds) -> Watcher:
     return Watcher(deps=None, store=None, bounds=bounds)  # type: ignore[arg-type]
 
 
-def test_checks_past_the_cap_wait_for_the_next_step() -> None:
-    watcher = _bare(Bounds(max_checks=2))
-    assert watcher._cut(10, 20, [11, 12]) == 20
-    assert watcher._cut(10, 20, [15, 11, 18]) == 17  # the third check's block waits
-    assert watcher._cut(10, 20, [10, 10, 10]) == 10  # never less than one block
+def _task(token: str, block: int, kind: str = "recheck") -> Task:
+    return Task(1, token, kind, block, "call", "0x" + f"{block:064x}")
+
+
+def test_checks_past_the_cap_stay_queued_and_run_in_order(store: Store) -> None:
+    """The follower's checks are committed with its cursor, handed out oldest block
+    first under the cap, and each finished once (a second worker's copy commits nothing)."""
+    watch, tasks = WatchStore(store), TaskStore(store)
+    start, moved = WatchCursor(10, "0x10"), WatchCursor(13, "0x13")
+    watch.commit(1, None, start, [], {})
+    found = [_task(TOKEN, 12), _task(OTHER, 11), _task(TOKEN, 11, "new_pool")]
+    watch.commit(1, start, moved, [], {}, found)
+    watch.commit(1, moved, moved, [], {}, found)  # found again: kept once
+    assert tasks.waiting(1) == (3, 11)
+    assert tasks.dispatch(1, budget=2, ceiling=16) == 2  # block 11's two: the rest wait
+    assert tasks.dispatch(1, budget=5, ceiling=2) == 0  # two in flight: none more
+    assert tasks.open_tokens(1) == sorted([TOKEN, OTHER])
+    assert [t.block for t in tasks.taken(1, TOKEN)] == [11]
+    assert watch.finish(tasks.taken(1, TOKEN)[0], [_event(11)], {"risk": "low"}) == 1
+    with pytest.raises(StoreConflict):  # the same check finished by a second worker
+        watch.finish(_task(TOKEN, 11, "new_pool"), [_event(11)], {"risk": "high"})
+    assert watch.snapshot(1, TOKEN) == {"risk": "low"}
+    assert tasks.dispatch(1, budget=5, ceiling=16) == 1
+    assert [(t.kind, t.block) for t in tasks.taken(1, TOKEN)] == [("recheck", 12)]
+    watch.commit(1, moved, WatchCursor(11, "0x11"), [], {})  # a reorg back to block 11
+    assert tasks.waiting(1) == (1, 11) and tasks.taken(1, TOKEN) == []
 
 
 def test_interval_rechecks_every_watched_token_once() -> None:

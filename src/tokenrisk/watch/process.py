@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 
 import httpx
 from redis.asyncio import Redis
@@ -22,7 +23,7 @@ from tokenrisk.errors import TokenRiskError
 from tokenrisk.store.engine import Store
 from tokenrisk.store.watch import WatchStore
 from tokenrisk.watch.lease import Lease
-from tokenrisk.watch.watcher import Bounds, Watcher
+from tokenrisk.watch.watcher import Bounds, Enqueue, Watcher
 from tokenrisk.watch.webhooks import Endpoint, Webhooks
 
 log = logging.getLogger("tokenrisk.watch")
@@ -38,11 +39,17 @@ class WatchProcess:
     poll: float
     lease: Lease | None = None  # with Redis: chains shared among watchers
 
+    started: float = field(default_factory=time.monotonic)
+
     def status(self) -> dict[str, object]:
-        """``watch_lag_blocks`` per chain, checks and events since start, webhook failures."""
+        """``watch_lag_blocks`` and queued checks per chain; checks, checks per second,
+        events and webhook failures since start (of this process)."""
+        elapsed = max(time.monotonic() - self.started, 1e-9)
         return {
             "watch_lag_blocks": dict(self.watcher.lag),
+            "queued_checks": dict(self.watcher.queued),
             "checks": self.watcher.checks,
+            "checks_per_second": round(self.watcher.checks / elapsed, 3),
             "events": self.watcher.committed,
             "webhook_failures": self.webhooks.failures,
         }
@@ -91,10 +98,15 @@ async def follow(
 
 
 def watch_process(
-    deps: HoneypotDeps, store: Store, config: WatchConfig, redis: Redis | None = None
+    deps: HoneypotDeps,
+    store: Store,
+    config: WatchConfig,
+    redis: Redis | None = None,
+    enqueue: Enqueue | None = None,
 ) -> WatchProcess:
     """The process for ``config`` over the chains of ``deps.nodes``; ``redis`` (the job
-    queue's connection): chains are leased, so N watchers share them."""
+    queue's connection): chains are leased, so N watchers share them; ``enqueue``: the
+    checks go to the job queue (without it this process runs them)."""
     watch_store = WatchStore(store)
     bounds = Bounds(
         config.blocks_per_step,
@@ -102,12 +114,13 @@ def watch_process(
         config.interval_blocks,
         config.tax_threshold,
         config.liquidity_threshold,
+        config.max_checks_per_block,
     )
     endpoints = tuple(Endpoint(w.url, w.secret) for w in config.webhooks)
     hooks = Webhooks(endpoints, watch_store, config.webhook_attempts, config.webhook_backoff)
     chains = list(config.chains) or list(deps.nodes)
     lease = None if redis is None else Lease(redis, ttl=max(10.0, config.poll_interval * 10))
-    watcher = Watcher(deps, watch_store, bounds)
+    watcher = Watcher(deps, watch_store, bounds, enqueue)
     return WatchProcess(watcher, hooks, chains, config.poll_interval, lease)
 
 
