@@ -34,6 +34,7 @@ from typing import Any
 from arq import create_pool
 from arq.connections import ArqRedis, RedisSettings
 from arq.worker import Worker, func
+from redis.exceptions import RedisError
 
 from tokenrisk.config import Settings
 
@@ -181,10 +182,20 @@ async def _work_queue(settings: Settings, checker: Any, stop: asyncio.Event) -> 
         stopping = asyncio.create_task(stop.wait())
         await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
         stopping.cancel()
-        if running.done() and running.exception() is not None:
-            log.warning("watch worker stopped (%s)", type(running.exception()).__name__)
-        running.cancel()
-        with contextlib.suppress(Exception, asyncio.CancelledError):
-            await worker.close()
+        await _end(worker, running)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), settings.watch.poll_interval)
+
+
+async def _end(worker: Worker, running: asyncio.Task[None]) -> None:
+    """Stop an in-process worker: its jobs are cancelled (their checks stay in the store
+    and are put back on the queue by a follower) and its connections closed."""
+    if running.done() and not running.cancelled() and running.exception() is not None:
+        log.warning("watch worker stopped (%s)", type(running.exception()).__name__)
+    for task in [*worker.tasks.values(), running]:
+        task.cancel()
+    with contextlib.suppress(Exception, asyncio.CancelledError):
+        await asyncio.gather(*worker.tasks.values(), running, return_exceptions=True)
+    if worker._pool is not None:  # noqa: SLF001 (arq's close() uses a deprecated call)
+        with contextlib.suppress(RedisError):
+            await worker.pool.aclose()

@@ -143,7 +143,7 @@ class Watcher:
         done_to = end if oldest is None else min(end, oldest - 1)
         self.lag[chain_id] = max(head - done_to, 0)
         self.queued[chain_id] = waiting
-        metrics.watch_step(chain_id, self.lag[chain_id])
+        metrics.watch_step(chain_id, self.lag[chain_id], waiting)
 
     async def _baselines(self, node: Node, cursor: WatchCursor) -> None:
         """Newly watched tokens get a first check queued (its answer is the baseline: no
