@@ -3,9 +3,14 @@ the cursor's compare-and-set, events kept once, watchlist limits, dead letters).
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import httpx
 import pytest
+from typer.testing import CliRunner
 
+from tokenrisk.cli.main import app
 from tokenrisk.errors import StoreConflict
 from tokenrisk.store.engine import Store
 from tokenrisk.store.watch import Delivery, NewEvent, Task, TaskStore, WatchCursor, WatchStore
@@ -214,3 +219,21 @@ async def test_a_time_bomb_horizon_rechecks_at_the_first_block_past_it() -> None
         (OTHER, 4_321, "", "horizon"),
     ]
     assert len(node.asked) < 40
+
+
+def test_the_cli_manages_a_keys_webhooks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOKENRISK_DATA_DIR", str(tmp_path))
+    cli = CliRunner()
+    made = cli.invoke(app, ["watch", "webhook", "add", "http://127.0.0.1:9/h", "--key", "alice"])
+    assert made.exit_code == 0, made.output
+    added = json.loads(made.output)
+    assert len(added["secret"]) == 64
+    listed = json.loads(cli.invoke(app, ["watch", "webhook", "list", "--key", "alice"]).output)
+    assert listed == [
+        {"endpoint": added["endpoint"], "delivered_seq": 0, "attempts": 0, "last_status": "never"}
+    ]
+    assert cli.invoke(app, ["watch", "webhook", "list", "--key", "bob"]).output.strip() == "[]"
+    bad = cli.invoke(app, ["watch", "webhook", "add", "file:///etc/passwd", "--key", "alice"])
+    assert bad.exit_code != 0
+    gone = cli.invoke(app, ["watch", "webhook", "remove", added["endpoint"], "--key", "alice"])
+    assert "removed" in gone.output

@@ -154,6 +154,11 @@ class WatchStore:
             )
             return {str(r.key_name) for r in rows}
 
+    def visible(self, key_name: str, event: StoredEvent) -> bool:
+        """Whether ``key_name`` receives ``event`` (its SSE stream and its webhooks): new
+        pools and retractions go to every key, an alert to the keys watching its token."""
+        return event.kind != "alert" or key_name in self.watchers(event.chain_id, event.token)
+
     # CURSOR, ANSWERS, EVENTS
 
     def cursor(self, chain_id: int) -> WatchCursor | None:
