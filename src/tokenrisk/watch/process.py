@@ -63,8 +63,11 @@ class WatchProcess:
 
     async def _deliver(self, client: httpx.AsyncClient, stop: asyncio.Event) -> None:
         while not stop.is_set():
-            if self.webhooks.endpoints:
-                await self.webhooks.deliver(client)
+            try:
+                if self.lease is None or await self.lease.holds("webhooks"):
+                    await self.webhooks.deliver(client)
+            except TokenRiskError as exc:  # the store is down: the next pass retries
+                log.warning("webhook deliveries wait (%s)", exc.__class__.__name__)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), self.poll / 2)
 
@@ -119,7 +122,7 @@ def watch_process(
     endpoints = tuple(Endpoint(w.url, w.secret) for w in config.webhooks)
     hooks = Webhooks(endpoints, watch_store, config.webhook_attempts, config.webhook_backoff)
     chains = list(config.chains) or list(deps.nodes)
-    lease = None if redis is None else Lease(redis, ttl=max(10.0, config.poll_interval * 10))
+    lease = None if redis is None else Lease(redis, ttl=max(3.0, config.poll_interval * 10))
     watcher = Watcher(deps, watch_store, bounds, enqueue)
     return WatchProcess(watcher, hooks, chains, config.poll_interval, lease)
 
