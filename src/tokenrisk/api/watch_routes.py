@@ -29,7 +29,7 @@ from tokenrisk.api.params import parse_chain_id, require_address
 from tokenrisk.api.runner import Runner
 from tokenrisk.api.webhook_routes import add_webhook_routes
 from tokenrisk.errors import Forbidden, InputError, UnknownChain
-from tokenrisk.store.watch import StoredEvent, WatchStore, endpoint_name
+from tokenrisk.store.watch import StoredEvent, TaskStore, WatchStore, endpoint_name
 
 POLL = 0.5  # seconds between store reads of an idle stream
 KEEPALIVE = 15.0
@@ -82,10 +82,7 @@ def add_watch_routes(app: FastAPI, runner: Runner, gate: Gate) -> None:
         for chain_id in runner.service.nodes:
             node = runner.service.nodes.node(chain_id)
             head = int(await node.rpc.call("eth_blockNumber", []), 16)
-            cursor = await asyncio.to_thread(store().cursor, chain_id)
-            block = None if cursor is None else cursor.block
-            lag = None if block is None else head - block
-            chains[str(chain_id)] = {"head": head, "block": block, "watch_lag_blocks": lag}
+            chains[str(chain_id)] = await asyncio.to_thread(_progress, store(), chain_id, head)
         urls = [hook.url for hook in runner.service.settings.watch.webhooks]
         hooks = await asyncio.to_thread(_hooks, store(), urls)
         return JSONResponse({"chains": chains, "webhooks": hooks})
@@ -115,6 +112,17 @@ def add_watch_routes(app: FastAPI, runner: Runner, gate: Gate) -> None:
         frames = _frames(store(), key_of(caller), start, max_events)
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         return StreamingResponse(frames, media_type="text/event-stream", headers=headers)
+
+
+def _progress(store: WatchStore, chain_id: int, head: int) -> dict[str, Any]:
+    """The committed block, the checks not done yet and the lag: from the head to the
+    oldest block with a check not done (the committed block when there is none)."""
+    cursor = store.cursor(chain_id)
+    queued, oldest = TaskStore(store.store).waiting(chain_id)
+    block = None if cursor is None else cursor.block
+    done = block if oldest is None or block is None else min(block, oldest - 1)
+    lag = None if done is None else max(head - done, 0)
+    return {"head": head, "block": block, "watch_lag_blocks": lag, "queuedChecks": queued}
 
 
 def _listing(store: WatchStore, key: str) -> list[dict[str, Any]]:
