@@ -225,5 +225,9 @@ def test_serve_watch_runs_the_watcher_inside_the_server(
         assert Receiver.received[0]["id"] == new_pool["id"]
         health = httpx.get(f"{url}/health").json()
         assert health["watchLagBlocks"]["31337"] >= 0
+        assert health["watchQueuedChecks"]["31337"] >= 0 and health["watchEvents"] >= 1
+        assert health["watchChecksPerSecond"] > 0 and health["watchWebhookFailures"] == 0
+        scraped = httpx.get(f"{url}/metrics").text
+        assert 'tokenrisk_watch_events_total{chain="31337",kind="new_pool"} 1.0' in scraped
     finally:
         _stop(serve)
