@@ -16,8 +16,8 @@ when several hosts run workers).  Without Redis there is no queue and every inde
 refresh is inline, as before.
 
 The watcher's head follower queues its checks in the store and puts one
-``watch_checks`` job per token with checks to run, keyed ``watch:<chain>:<token>`` (so a
-token's checks run one at a time, in order, by whichever worker takes the job); a job
+``watch_checks`` job per token with checks to run, keyed ``watch:<chain>:<token>:<period>``
+(so a token's checks run one at a time, in order, by whichever worker takes the job); a job
 lost with Redis is put back by the follower's next step, since the checks themselves
 stay in the store until done (:mod:`tokenrisk.watch.checker`).
 """
@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -42,15 +43,23 @@ log = logging.getLogger("tokenrisk.jobs")
 JOB = "index_holders"
 JOB_TIMEOUT = 3_600.0
 WATCH_JOB = "watch_checks"
-WATCH_JOB_TIMEOUT = 600.0
+WATCH_JOB_TIMEOUT = 300.0
+WATCH_JOB_SECONDS = 120.0  # a job starts no check after this long (the rest: a next job)
+WATCH_JOB_EPOCH = 300.0
 
 
 def job_id(chain_id: int, token: str) -> str:
     return f"index:{chain_id}:{token.lower()}"
 
 
-def watch_job_id(chain_id: int, token: str) -> str:
-    return f"watch:{chain_id}:{token.lower()}"
+def watch_job_id(chain_id: int, token: str, now: float | None = None) -> str:
+    """One job per token at a time; the id also names a period of ``WATCH_JOB_EPOCH``
+    seconds, so a job whose worker died holding it (arq keeps it "in progress" for the
+    longest job timeout of that worker: an hour with index jobs) is replaced by a new one
+    in the next period.  Two runs on one token are safe, only wasted: each check commits
+    once (:mod:`tokenrisk.watch.checker`)."""
+    period = int((time.time() if now is None else now) // WATCH_JOB_EPOCH)
+    return f"watch:{chain_id}:{token.lower()}:{period}"
 
 
 @dataclass
@@ -99,7 +108,7 @@ async def watch_checks(ctx: dict[str, Any], chain_id: int, token: str) -> None:
     from tokenrisk.watch.checker import RETRY_LATER
 
     try:
-        await ctx["checker"].run(chain_id, token)
+        await ctx["checker"].run(chain_id, token, seconds=WATCH_JOB_SECONDS)
     except RETRY_LATER as exc:
         log.warning("chain %s: watch checks wait (%s)", chain_id, exc.__class__.__name__)
 

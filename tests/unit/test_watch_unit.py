@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from tokenrisk.cli.main import app
 from tokenrisk.errors import StoreConflict
+from tokenrisk.jobs import WATCH_JOB_EPOCH, watch_job_id
 from tokenrisk.store.engine import Store
 from tokenrisk.store.watch import Delivery, NewEvent, Task, TaskStore, WatchCursor, WatchStore
 from tokenrisk.watch.blocks import Trigger
@@ -237,3 +238,11 @@ def test_the_cli_manages_a_keys_webhooks(tmp_path: Path, monkeypatch: pytest.Mon
     assert bad.exit_code != 0
     gone = cli.invoke(app, ["watch", "webhook", "remove", added["endpoint"], "--key", "alice"])
     assert "removed" in gone.output
+
+
+def test_a_tokens_job_id_is_one_per_period() -> None:
+    """One job per token at a time; a job stuck with a dead worker is replaced later."""
+    first = watch_job_id(1, TOKEN.upper(), now=WATCH_JOB_EPOCH * 7)
+    assert first == watch_job_id(1, TOKEN, now=WATCH_JOB_EPOCH * 8 - 1)
+    assert first != watch_job_id(1, TOKEN, now=WATCH_JOB_EPOCH * 8)
+    assert first != watch_job_id(2, TOKEN, now=WATCH_JOB_EPOCH * 7)

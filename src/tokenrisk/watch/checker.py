@@ -4,9 +4,11 @@
 :meth:`Checker.run` takes one token's dispatched tasks in block order (a new pool's
 first check, a watched token's baseline, a re-check) and commits each outcome with the
 task's removal (:meth:`WatchStore.finish`): events, the new last answer, done.  A token
-is only ever run by one job at a time (the job id is the token's), and the
-compare-and-set removal makes a second run of the same task commit nothing; event ids
-are content digests, so an outcome redone after a crash is stored once.
+is run by one job at a time (the job id is the token's), and were two runs to overlap
+(a job whose worker died is replaced after a while) the compare-and-set removal makes
+the second run of a task commit nothing: to pass a task, a run must see it committed,
+so each run reads the last answer after the previous task's outcome.  Event ids are
+content digests, so an outcome redone after a crash is stored once.
 
 A node that is down (or a store that is) leaves the task in place for the next run; a
 token that simply cannot be checked yet is recorded as such, as before.
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,12 +58,18 @@ class Checker:
     def tasks(self) -> TaskStore:
         return TaskStore(self.store.store)
 
-    async def run(self, chain_id: int, token: str, limit: int = 64) -> int:
-        """Run up to ``limit`` of ``token``'s dispatched tasks, in order; returns the
-        events committed.  A failure of the node or store stops the run (the rest wait)."""
+    async def run(
+        self, chain_id: int, token: str, limit: int = 64, seconds: float | None = None
+    ) -> int:
+        """Run up to ``limit`` of ``token``'s dispatched tasks, in order, starting none
+        after ``seconds``; returns the events committed.  A failure of the node or store
+        stops the run (the rest wait, as those not started)."""
         node = self.deps.nodes.node(chain_id)
         added = 0
+        until = None if seconds is None else time.monotonic() + seconds
         for task in (await asyncio.to_thread(self.tasks.taken, chain_id, token))[:limit]:
+            if until is not None and time.monotonic() > until:
+                break
             found, snap = await self._outcome(node, task)
             try:
                 new = await asyncio.to_thread(self.store.finish, task, found, snap)
