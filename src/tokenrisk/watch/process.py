@@ -2,8 +2,11 @@
 
 ``tokenrisk watch`` runs it on its own service; ``tokenrisk serve --watch`` runs it inside
 the server's lifespan.  Several may run: they coordinate through the store (each chain's
-cursor moves by compare-and-set, so a range is committed once; webhook cursors are per
-endpoint), and every check goes through the same bundle and simulation limit as the API.
+cursor moves by compare-and-set, so a range is committed once; each queued check is
+committed once; webhook cursors are per endpoint) and, with Redis, through leases (one
+follower per chain, one sender of webhooks) and the job queue (``enqueue``: the checks
+run on any worker).  Every check goes through the same bundle and simulation limit as
+the API.
 """
 
 from __future__ import annotations
