@@ -67,6 +67,7 @@ class Pool:
     created_at_timestamp: int | None = None
     creation_tx_hash: str | None = None
     against_base: bool = True
+    label: str | None = None  # the DEX's display name from the registry ("SushiSwap")
 
     @property
     def type(self) -> str:
@@ -79,8 +80,8 @@ class Pool:
 
     @property
     def dex_name(self) -> str:
-        """The DEX's display name, e.g. "Uniswap V2"."""
-        return f"{self.dex} {self.version}"
+        """The DEX's display name, e.g. "Uniswap V2" or a fork's registry name."""
+        return self.label or f"{self.dex} {self.version}"
 
 
 @dataclass(frozen=True)

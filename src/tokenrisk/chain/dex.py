@@ -328,6 +328,7 @@ def _pool(
         liquidity_usd=_liquidity(res[1], cand.base, price),
         fee=cand.fee,
         chain_id=chain.id,
+        label=cand.dex.label,
     )
 
 
@@ -353,23 +354,36 @@ async def resolve_pair(
 ) -> tuple[str, str] | None:
     """If ``address`` is a pair/pool of a registry DEX, return (token, pair address).
 
-    The token is the side that is not a base token (token0 when both are bases).
+    A contract that merely answers ``factory()`` with a registry factory is not taken
+    for its pool: where the registry knows the DEX's init code hash, the address must be
+    the one that DEX's CREATE2 gives for the two tokens (and the fee, on V3).  The token
+    is the side that is not a base token (token0 when both are bases).
     """
     calls = [
         ("eth_call", call_params(address, encode_call(sig), block))
-        for sig in ("token0()", "token1()", "factory()")
+        for sig in ("token0()", "token1()", "factory()", "fee()")
     ]
     results = await rpc.batch(calls)
-    if any(
-        isinstance(r, CallReverted) or not isinstance(r, str) or len(to_bytes(r)) < 32
-        for r in results
-    ):
+    if any(not _word_reply(r) for r in results[:3]):
         return None
-    token0, token1, factory = (word_address(to_bytes(r)[:32]) for r in results)
-    if factory not in {d.factory for d in chain.dexes}:
+    token0, token1, factory = (word_address(to_bytes(r)[:32]) for r in results[:3])
+    fee = decode_uint(results[3]) if _word_reply(results[3]) else None
+    makers = [d for d in chain.dexes if d.factory == factory]
+    if not any(_made_by(d, address, token0, token1, fee) for d in makers):
         return None
     token = token1 if chain.base_token(token0) and not chain.base_token(token1) else token0
     return token, checksum(address)
+
+
+def _word_reply(result: object) -> bool:
+    return isinstance(result, str) and len(to_bytes(result)) >= 32
+
+
+def _made_by(dex: Dex, address: str, token0: str, token1: str, fee: int | None) -> bool:
+    """Whether ``dex`` would have put the pool of these tokens at ``address`` (True when
+    the registry does not know its init code hash: then its factory's word is taken)."""
+    expected = dex.pool_address(token0, token1, fee if dex.version == "V3" else None)
+    return expected is None or expected.lower() == address.lower()
 
 
 @dataclass(frozen=True)
@@ -557,6 +571,7 @@ def _other_pool(
         fee=cand.fee,
         chain_id=chain.id,
         against_base=False,
+        label=cand.dex.label,
     )
 
 
