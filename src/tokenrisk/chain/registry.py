@@ -101,6 +101,11 @@ def _base(raw: dict[str, Any], stable: bool) -> BaseToken:
     return BaseToken(checksum(raw["address"]), str(raw["symbol"]), int(raw["decimals"]), stable)
 
 
+def dex_from_dict(raw: dict[str, Any]) -> Dex:
+    """A DEX from a registry ``[[chains.dexes]]`` entry; raises KeyError/ValueError."""
+    return _dex(raw)
+
+
 def _dex(raw: dict[str, Any]) -> Dex:
     version = str(raw["version"]).upper()
     if version not in ("V2", "V3"):

@@ -22,6 +22,8 @@ _V2_CORE = "@uniswap/v2-core"
 _V2_PERIPHERY = "@uniswap/v2-periphery"
 _V3_CORE = "@uniswap/v3-core"
 _V3_PERIPHERY = "@uniswap/v3-periphery"
+_PANCAKE_CORE = "@pancakeswap/v3-core/artifacts/contracts"
+_PANCAKE_PERIPHERY = "@pancakeswap/v3-periphery/artifacts/contracts"
 
 ARTIFACT_FILES: dict[str, tuple[str, str]] = {
     "WETH9": (f"{_V2_PERIPHERY}/build/WETH9.json", f"{_V2_PERIPHERY}/contracts/test/WETH9.sol"),
@@ -57,6 +59,27 @@ ARTIFACT_FILES: dict[str, tuple[str, str]] = {
         f"{_V3_PERIPHERY}/artifacts/contracts/NonfungiblePositionManager.sol/"
         "NonfungiblePositionManager.json",
         f"{_V3_PERIPHERY}/contracts/NonfungiblePositionManager.sol",
+    ),
+    # PancakeSwap V3: the packages ship no .sol of these (only interfaces and libraries)
+    "PancakeV3Factory": (
+        f"{_PANCAKE_CORE}/PancakeV3Factory.sol/PancakeV3Factory.json",
+        "@pancakeswap/v3-core/contracts/PancakeV3Factory.sol",
+    ),
+    "PancakeV3Pool": (
+        f"{_PANCAKE_CORE}/PancakeV3Pool.sol/PancakeV3Pool.json",
+        "@pancakeswap/v3-core/contracts/PancakeV3Pool.sol",
+    ),
+    "PancakeSwapRouter": (
+        f"{_PANCAKE_PERIPHERY}/SwapRouter.sol/SwapRouter.json",
+        "@pancakeswap/v3-periphery/contracts/SwapRouter.sol",
+    ),
+    "PancakeQuoterV2": (
+        f"{_PANCAKE_PERIPHERY}/lens/QuoterV2.sol/QuoterV2.json",
+        "@pancakeswap/v3-periphery/contracts/lens/QuoterV2.sol",
+    ),
+    "PancakeNonfungiblePositionManager": (
+        f"{_PANCAKE_PERIPHERY}/NonfungiblePositionManager.sol/NonfungiblePositionManager.json",
+        "@pancakeswap/v3-periphery/contracts/NonfungiblePositionManager.sol",
     ),
 }
 """contract name -> (artifact JSON, Solidity source), both relative to node_modules."""
