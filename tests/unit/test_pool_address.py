@@ -8,9 +8,13 @@ PancakeV3PoolDeployer, not the factory) or a wrong salt fails here.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
+from fakenode import FakeNode, Fault
 
+from tokenrisk.chain.abi import checksum
+from tokenrisk.chain.dex import resolve_pair
 from tokenrisk.chain.registry import Chain, Dex, load_registry
 from tokenrisk.model import Pool
 
@@ -88,3 +92,69 @@ def test_pools_are_named_by_the_dexs_display_name(registry: dict[int, Chain]) ->
     pool = Pool(WETH, "SushiSwap", "V2", WETH, USDC, WETH, sushi.router, 1, 1, None)
     assert pool.dex_name == "SushiSwap V2"  # no registry label: name and version
     assert replace(pool, label=sushi.label).dex_name == "SushiSwap"
+
+
+# A PAIR NAMED BY ITS ADDRESS: resolve_pair believes factory() only where CREATE2 agrees
+
+SELECTORS = {
+    "0x0dfe1681": "token0",
+    "0xd21220a7": "token1",
+    "0xc45a0155": "factory",
+    "0xddca3f43": "fee",
+}
+
+
+def _node(answers: dict[str, dict[str, str | int]]) -> FakeNode:
+    """A node whose contracts answer ``token0()``, ``token1()``, ``factory()``, ``fee()``
+    from ``answers`` (address -> getter -> value); anything else reverts."""
+
+    def call(params: list[Any]) -> Any:
+        getter = SELECTORS.get(params[0]["data"][:10])
+        value = answers.get(params[0]["to"].lower(), {}).get(getter or "")
+        if value is None:
+            return Fault(3, "execution reverted", "0x")
+        word = int(value, 16) if isinstance(value, str) else value
+        return "0x" + word.to_bytes(32, "big").hex()
+
+    return FakeNode({"eth_call": call})
+
+
+async def _resolve(registry: dict[int, Chain], chain_id: int, node: FakeNode, address: str) -> Any:
+    rpc = node.client()
+    try:
+        return await resolve_pair(rpc, registry[chain_id], address)
+    finally:
+        await rpc.aclose()
+
+
+async def test_a_real_pair_of_a_fork_resolves_to_its_token(registry: dict[int, Chain]) -> None:
+    sushi = _dex(registry, 1, "SushiSwap", "V2")
+    pepe = "0x6982508145454Ce325dDbE47a25d4ec3d2311933"
+    pair = sushi.pool_address(pepe, WETH)
+    assert pair is not None
+    token0, token1 = sorted((pepe, WETH), key=lambda a: int(a, 16))
+    node = _node({pair.lower(): {"token0": token0, "token1": token1, "factory": sushi.factory}})
+    assert await _resolve(registry, 1, node, pair) == (checksum(pepe), pair)
+
+
+async def test_a_contract_claiming_a_registry_factory_is_no_pair(
+    registry: dict[int, Chain],
+) -> None:
+    sushi = _dex(registry, 1, "SushiSwap", "V2")
+    impostor = "0x00000000000000000000000000000000000000aa"
+    token0, token1 = sorted((USDC, WETH), key=lambda a: int(a, 16))
+    node = _node({impostor: {"token0": token0, "token1": token1, "factory": sushi.factory}})
+    assert await _resolve(registry, 1, node, impostor) is None
+
+
+async def test_a_pancakeswap_v3_pool_resolves_by_its_deployer_and_fee(
+    registry: dict[int, Chain],
+) -> None:
+    pancake = _dex(registry, 56, "PancakeSwap", "V3")
+    pool = "0x36696169C63e42cd08ce11f5deeBbCeBae652050"  # WBNB/USDT, 0.05%
+    token0, token1 = sorted((WBNB, USDT_BSC), key=lambda a: int(a, 16))
+    getters: dict[str, str | int] = {"token0": token0, "token1": token1, "factory": pancake.factory}
+    right = _node({pool.lower(): getters | {"fee": 500}})
+    assert await _resolve(registry, 56, right, pool) == (token0, pool)
+    wrong_fee = _node({pool.lower(): getters | {"fee": 2500}})  # not where 2500 would be
+    assert await _resolve(registry, 56, wrong_fee, pool) is None
