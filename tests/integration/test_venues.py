@@ -116,3 +116,18 @@ async def test_a_pancakeswap_v3_pool_address_resolves_to_its_token(
     body = (await client.get("/v2/IsHoneypot", params={"address": pool.lower()})).json()
     assert body["token"]["address"] == token["address"]
     assert body["pairAddress"] == pool
+
+
+async def test_pools_of_every_dex_are_ranked_together_by_liquidity(
+    client: httpx.AsyncClient, devnet: Any
+) -> None:
+    token = _token(devnet, "multi-venue")
+    by_depth = sorted(token["pools"], key=lambda p: -int(p["baseAmount"]))
+    params = {"address": token["address"], "chainID": 31337}
+    pairs = (await client.get("/v1/GetPairs", params=params)).json()
+    assert [p["Pair"]["Address"] for p in pairs] == [p["address"].lower() for p in by_depth]
+    names = [p["Pair"]["Name"].split(":")[0] for p in pairs]
+    assert names == ["PancakeSwap V3", "DevSwap V2", "Uniswap V2"]
+    body = (await client.get("/v2/IsHoneypot", params=params)).json()
+    assert body["pairAddress"] == by_depth[0]["address"]  # the deepest: PancakeSwap's
+    assert body["honeypotResult"]["isHoneypot"] is False
