@@ -10,6 +10,7 @@ price of its deepest stablecoin V2 pair (documented in docs/api.md).
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -23,6 +24,8 @@ from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.chain.tokens import call_params, decode_uint
 from tokenrisk.errors import CallReverted, MalformedResponse, MethodUnsupported, RpcError
 from tokenrisk.model import Pool
+
+log = logging.getLogger("tokenrisk")
 
 PAIR_CREATED = "0x0d3648bd0f6ba80134a33ba9275ac585d9d315f0ad8355cddefde31afa28d0e9"
 POOL_CREATED = "0x783cca1c0412dd0d695e784568c96da2e9c22ff989357a2e8b1d9b2b4e6b7118"
@@ -198,6 +201,7 @@ async def find_pools(rpc: RpcClient, chain: Chain, token: str, block: str = "lat
         if not cands:
             return []
         reserves = await _reserves(rpc, token, cands, block)
+    _check_init_code_hashes(chain, token, cands)
     pools = [
         _pool(chain, token, cand, res, price)
         for cand, res in zip(cands, reserves, strict=True)
@@ -205,6 +209,28 @@ async def find_pools(rpc: RpcClient, chain: Chain, token: str, block: str = "lat
     ]
     pools.sort(key=lambda p: (-p.depth, p.address))
     return pools
+
+
+_misplaced: set[tuple[int, str, str]] = set()
+
+
+def _check_init_code_hashes(chain: Chain, token: str, cands: list[_Candidate]) -> None:
+    """Warn once per DEX when its factory names a pool where the registry's CREATE2 (init
+    code hash, deployer) does not put it: the entry's hash is wrong, so pair addresses of
+    that DEX named in requests will not resolve (:func:`resolve_pair`)."""
+    for cand in cands:
+        expected = cand.dex.pool_address(token, cand.base.address, cand.fee)
+        key = (chain.id, cand.dex.name, cand.dex.version)
+        if expected not in (None, cand.address) and key not in _misplaced:
+            _misplaced.add(key)
+            log.warning(
+                "chain %s: %s's factory names pool %s where its init code hash puts %s; "
+                "check the registry entry's init_code_hash and deployer",
+                chain.id,
+                cand.dex.label,
+                cand.address,
+                expected,
+            )
 
 
 LOOKUP_GAS = 5_000_000  # as call_params gives every direct lookup and balance read
