@@ -63,11 +63,11 @@ class Pool:
     reserves1: int
     liquidity_usd: float | None  # None: the base token has no USD price path (not 0)
     fee: int | None = None  # V3 fee tier in hundredths of a bip
+    label: str | None = None  # the DEX's display name from the registry ("SushiSwap")
     chain_id: int = 0
     created_at_timestamp: int | None = None
     creation_tx_hash: str | None = None
     against_base: bool = True
-    label: str | None = None  # the DEX's display name from the registry ("SushiSwap")
 
     @property
     def type(self) -> str:

@@ -12,14 +12,7 @@ from typing import Any
 
 from tokenrisk.chain.abi import checksum
 from tokenrisk.chain.coalesce import CoalescingRpc
-from tokenrisk.chain.registry import (
-    BaseToken,
-    Chain,
-    Dex,
-    apply_overrides,
-    dex_from_dict,
-    load_registry,
-)
+from tokenrisk.chain.registry import BaseToken, Chain, Dex, apply_overrides, load_registry
 from tokenrisk.chain.rpc import RpcClient, RpcSettings
 from tokenrisk.config import ChainNode, Settings
 from tokenrisk.errors import UnknownChain
@@ -33,20 +26,7 @@ def devnet_chain(manifest: dict[str, Any]) -> Chain:
     """Registry entry of the embedded devnet from its build manifest's infrastructure addresses."""
     a = manifest["addresses"]
     v3 = (100, 500, 3000, 10000)
-    if manifest.get("dexes"):  # the build lists its DEXes as registry entries
-        dexes = tuple(dex_from_dict(d) for d in manifest["dexes"])
-    else:  # a build from before that lists only Uniswap's addresses
-        dexes = (
-            Dex("Uniswap", "V2", a["V2_FACTORY"], a["V2_ROUTER"]),
-            Dex(
-                "Uniswap",
-                "V3",
-                a["V3_FACTORY"],
-                a["SWAP_ROUTER"],
-                quoter=a["QUOTER_V2"],
-                fee_tiers=v3,
-            ),
-        )
+    listed = tuple(Dex.from_dict(d) for d in manifest.get("dexes", ()))  # every venue
     return Chain(
         id=int(manifest.get("chainId", DEVNET_ID)),
         name="Devnet",
@@ -58,7 +38,18 @@ def devnet_chain(manifest: dict[str, Any]) -> Chain:
             BaseToken(a["USDT"], "USDT", 6, True),
             BaseToken(a["DAI"], "DAI", 18, True),
         ),
-        dexes=dexes,
+        dexes=listed
+        or (  # a build from before the manifest listed its DEXes: Uniswap's only
+            Dex("Uniswap", "V2", a["V2_FACTORY"], a["V2_ROUTER"]),
+            Dex(
+                "Uniswap",
+                "V3",
+                a["V3_FACTORY"],
+                a["SWAP_ROUTER"],
+                quoter=a["QUOTER_V2"],
+                fee_tiers=v3,
+            ),
+        ),
     )
 
 

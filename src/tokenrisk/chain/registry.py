@@ -43,6 +43,11 @@ class Dex:
     deployer: str | None = None
     display_name: str | None = None
 
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Dex:
+        """A DEX from a registry ``[[chains.dexes]]`` entry; raises KeyError/ValueError."""
+        return _dex(raw)
+
     @property
     def label(self) -> str:
         """The display name: ``display_name``, else e.g. "Uniswap V2"."""
@@ -99,11 +104,6 @@ class Chain:
 
 def _base(raw: dict[str, Any], stable: bool) -> BaseToken:
     return BaseToken(checksum(raw["address"]), str(raw["symbol"]), int(raw["decimals"]), stable)
-
-
-def dex_from_dict(raw: dict[str, Any]) -> Dex:
-    """A DEX from a registry ``[[chains.dexes]]`` entry; raises KeyError/ValueError."""
-    return _dex(raw)
 
 
 def _dex(raw: dict[str, Any]) -> Dex:

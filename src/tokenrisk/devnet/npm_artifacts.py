@@ -18,12 +18,12 @@ from typing import Any
 from tokenrisk.chain.abi import to_bytes
 from tokenrisk.devnet import layout
 
+_PANCAKE_CORE = "@pancakeswap/v3-core/artifacts/contracts"
+_PANCAKE_PERIPHERY = "@pancakeswap/v3-periphery/artifacts/contracts"
 _V2_CORE = "@uniswap/v2-core"
 _V2_PERIPHERY = "@uniswap/v2-periphery"
 _V3_CORE = "@uniswap/v3-core"
 _V3_PERIPHERY = "@uniswap/v3-periphery"
-_PANCAKE_CORE = "@pancakeswap/v3-core/artifacts/contracts"
-_PANCAKE_PERIPHERY = "@pancakeswap/v3-periphery/artifacts/contracts"
 
 ARTIFACT_FILES: dict[str, tuple[str, str]] = {
     "WETH9": (f"{_V2_PERIPHERY}/build/WETH9.json", f"{_V2_PERIPHERY}/contracts/test/WETH9.sol"),
@@ -38,27 +38,6 @@ ARTIFACT_FILES: dict[str, tuple[str, str]] = {
     "UniswapV2Router02": (
         f"{_V2_PERIPHERY}/build/UniswapV2Router02.json",
         f"{_V2_PERIPHERY}/contracts/UniswapV2Router02.sol",
-    ),
-    "UniswapV3Factory": (
-        f"{_V3_CORE}/artifacts/contracts/UniswapV3Factory.sol/UniswapV3Factory.json",
-        f"{_V3_CORE}/contracts/UniswapV3Factory.sol",
-    ),
-    "UniswapV3Pool": (
-        f"{_V3_CORE}/artifacts/contracts/UniswapV3Pool.sol/UniswapV3Pool.json",
-        f"{_V3_CORE}/contracts/UniswapV3Pool.sol",
-    ),
-    "SwapRouter": (
-        f"{_V3_PERIPHERY}/artifacts/contracts/SwapRouter.sol/SwapRouter.json",
-        f"{_V3_PERIPHERY}/contracts/SwapRouter.sol",
-    ),
-    "QuoterV2": (
-        f"{_V3_PERIPHERY}/artifacts/contracts/lens/QuoterV2.sol/QuoterV2.json",
-        f"{_V3_PERIPHERY}/contracts/lens/QuoterV2.sol",
-    ),
-    "NonfungiblePositionManager": (
-        f"{_V3_PERIPHERY}/artifacts/contracts/NonfungiblePositionManager.sol/"
-        "NonfungiblePositionManager.json",
-        f"{_V3_PERIPHERY}/contracts/NonfungiblePositionManager.sol",
     ),
     # PancakeSwap V3: the packages ship no .sol of these (only interfaces and libraries)
     "PancakeV3Factory": (
@@ -80,6 +59,27 @@ ARTIFACT_FILES: dict[str, tuple[str, str]] = {
     "PancakeNonfungiblePositionManager": (
         f"{_PANCAKE_PERIPHERY}/NonfungiblePositionManager.sol/NonfungiblePositionManager.json",
         "@pancakeswap/v3-periphery/contracts/NonfungiblePositionManager.sol",
+    ),
+    "UniswapV3Factory": (
+        f"{_V3_CORE}/artifacts/contracts/UniswapV3Factory.sol/UniswapV3Factory.json",
+        f"{_V3_CORE}/contracts/UniswapV3Factory.sol",
+    ),
+    "UniswapV3Pool": (
+        f"{_V3_CORE}/artifacts/contracts/UniswapV3Pool.sol/UniswapV3Pool.json",
+        f"{_V3_CORE}/contracts/UniswapV3Pool.sol",
+    ),
+    "SwapRouter": (
+        f"{_V3_PERIPHERY}/artifacts/contracts/SwapRouter.sol/SwapRouter.json",
+        f"{_V3_PERIPHERY}/contracts/SwapRouter.sol",
+    ),
+    "QuoterV2": (
+        f"{_V3_PERIPHERY}/artifacts/contracts/lens/QuoterV2.sol/QuoterV2.json",
+        f"{_V3_PERIPHERY}/contracts/lens/QuoterV2.sol",
+    ),
+    "NonfungiblePositionManager": (
+        f"{_V3_PERIPHERY}/artifacts/contracts/NonfungiblePositionManager.sol/"
+        "NonfungiblePositionManager.json",
+        f"{_V3_PERIPHERY}/contracts/NonfungiblePositionManager.sol",
     ),
 }
 """contract name -> (artifact JSON, Solidity source), both relative to node_modules."""
