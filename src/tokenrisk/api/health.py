@@ -79,7 +79,20 @@ class HealthReport(wire.WireModel):
     watchLagBlocks: dict[str, int] | None = Field(  # noqa: N815 (the wire's name)
         default=None,
         description="With the watcher in this process (`serve --watch`): blocks it is "
-        "behind each chain's head (docs/watch.md).",
+        "behind each chain's head: to the oldest block with a check not done yet "
+        "(docs/watch.md).",
+    )
+    watchQueuedChecks: dict[str, int] | None = Field(  # noqa: N815 (the wire's name)
+        default=None, description="With the watcher: checks found and not done yet, by chain."
+    )
+    watchChecksPerSecond: float | None = Field(  # noqa: N815 (the wire's name)
+        default=None, description="With the watcher: checks this process ran per second."
+    )
+    watchEvents: int | None = Field(  # noqa: N815 (the wire's name)
+        default=None, description="With the watcher: events this process committed."
+    )
+    watchWebhookFailures: int | None = Field(  # noqa: N815 (the wire's name)
+        default=None, description="With the watcher: webhook POSTs that failed (each retry)."
     )
 
     @property
@@ -197,8 +210,7 @@ def add_health_route(app: FastAPI, probe: HealthProbe, valid_key: KeyCheck | Non
         if valid_key is not None and not await valid_key(offered):
             report = HealthReport(status=report.status)
         elif (watch := getattr(request.app.state, "watch", None)) is not None:
-            lag = {str(chain): blocks for chain, blocks in watch.watcher.lag.items()}
-            report = report.model_copy(update={"watchLagBlocks": lag})
+            report = report.model_copy(update=_watching(watch.status()))
         return JSONResponse(wire.dump(report), status_code=status)
 
 
@@ -211,3 +223,14 @@ def add_metrics_route(app: FastAPI, valid_key: KeyCheck | None) -> None:
         if valid_key is not None and not await valid_key(offered):
             raise AuthError("a valid API key is required (X-API-KEY header)")
         return Response(metrics.exposition(), media_type=metrics.CONTENT_TYPE)
+
+
+def _watching(status: dict[str, Any]) -> dict[str, Any]:
+    """The embedded watcher's figures (``WatchProcess.status``) as /health fields."""
+    return {
+        "watchLagBlocks": {str(c): n for c, n in status["watch_lag_blocks"].items()},
+        "watchQueuedChecks": {str(c): n for c, n in status["queued_checks"].items()},
+        "watchChecksPerSecond": status["checks_per_second"],
+        "watchEvents": status["events"],
+        "watchWebhookFailures": status["webhook_failures"],
+    }

@@ -10,6 +10,7 @@ price of its deepest stablecoin V2 pair (documented in docs/api.md).
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
@@ -30,6 +31,8 @@ from tokenrisk.chain.signatures import PAIR_CREATED, POOL_CREATED
 from tokenrisk.chain.tokens import call_params
 from tokenrisk.errors import CallReverted, MalformedResponse, MethodUnsupported, RpcError
 from tokenrisk.model import Pool
+
+log = logging.getLogger("tokenrisk")
 
 
 @dataclass(frozen=True)
@@ -224,6 +227,7 @@ async def find_pools(
         if not cands:
             return []
         reserves = await _reserves(rpc, token, cands, block)
+    _check_init_code_hashes(chain, token, cands, memo)
     pools = [
         _pool(chain, token, cand, res, price)
         for cand, res in zip(cands, reserves, strict=True)
@@ -231,6 +235,34 @@ async def find_pools(
     ]
     pools.sort(key=lambda p: (-p.depth, p.address))
     return pools
+
+
+MISPLACED_WARNING_TTL = 3600.0
+"""How long one warning about a DEX's misplaced pools stands for that DEX (an hour)."""
+
+
+def _check_init_code_hashes(
+    chain: Chain, token: str, cands: list[_Candidate], memo: NativePools | None
+) -> None:
+    """Warn (once an hour per DEX, remembered in the Node's ``memo``) when its factory
+    names a pool where the registry's CREATE2 (init code hash, deployer) does not put it:
+    the entry's hash is wrong, so pair addresses of that DEX named in requests will not
+    resolve (:func:`resolve_pair`)."""
+    for cand in cands:
+        expected = cand.dex.pool_address(token, cand.base.address, cand.fee)
+        key = f"misplaced:{chain.id}:{cand.dex.name}:{cand.dex.version}"
+        if expected in (None, cand.address) or (memo is not None and memo.value(key) is not None):
+            continue
+        if memo is not None:
+            memo.put(key, [], MISPLACED_WARNING_TTL)
+        log.warning(
+            "chain %s: %s's factory names pool %s where its init code hash puts %s; "
+            "check the registry entry's init_code_hash and deployer",
+            chain.id,
+            cand.dex.label,
+            cand.address,
+            expected,
+        )
 
 
 LOOKUP_GAS = 5_000_000  # as call_params gives every direct lookup and balance read
@@ -354,6 +386,7 @@ def _pool(
         liquidity_usd=_liquidity(res[1], cand.base, price),
         fee=cand.fee,
         chain_id=chain.id,
+        label=cand.dex.label,
     )
 
 
@@ -379,23 +412,36 @@ async def resolve_pair(
 ) -> tuple[str, str] | None:
     """If ``address`` is a pair/pool of a registry DEX, return (token, pair address).
 
-    The token is the side that is not a base token (token0 when both are bases).
+    A contract that merely answers ``factory()`` with a registry factory is not taken
+    for its pool: where the registry knows the DEX's init code hash, the address must be
+    the one that DEX's CREATE2 gives for the two tokens (and the fee, on V3).  The token
+    is the side that is not a base token (token0 when both are bases).
     """
     calls = [
         ("eth_call", call_params(address, encode_call(sig), block))
-        for sig in ("token0()", "token1()", "factory()")
+        for sig in ("token0()", "token1()", "factory()", "fee()")
     ]
     results = await rpc.batch(calls)
-    if any(
-        isinstance(r, CallReverted) or not isinstance(r, str) or len(to_bytes(r)) < 32
-        for r in results
-    ):
+    if any(not _word_reply(r) for r in results[:3]):
         return None
-    token0, token1, factory = (word_address(to_bytes(r)[:32]) for r in results)
-    if factory not in {d.factory for d in chain.dexes}:
+    token0, token1, factory = (word_address(to_bytes(r)[:32]) for r in results[:3])
+    fee = decode_uint(results[3]) if _word_reply(results[3]) else None
+    makers = [d for d in chain.dexes if d.factory == factory]
+    if not any(_made_by(d, address, token0, token1, fee) for d in makers):
         return None
     token = token1 if chain.base_token(token0) and not chain.base_token(token1) else token0
     return token, checksum(address)
+
+
+def _word_reply(result: object) -> bool:
+    return isinstance(result, str) and len(to_bytes(result)) >= 32
+
+
+def _made_by(dex: Dex, address: str, token0: str, token1: str, fee: int | None) -> bool:
+    """Whether ``dex`` would have put the pool of these tokens at ``address`` (True when
+    the registry does not know its init code hash: then its factory's word is taken)."""
+    expected = dex.pool_address(token0, token1, fee if dex.version == "V3" else None)
+    return expected is None or expected.lower() == address.lower()
 
 
 @dataclass(frozen=True)
@@ -583,6 +629,7 @@ def _other_pool(
         fee=cand.fee,
         chain_id=chain.id,
         against_base=False,
+        label=cand.dex.label,
     )
 
 

@@ -73,11 +73,12 @@ class _Journey:
         return v3_exact_input(path[0], path[1], self.route.fee or 3000, recipient, amount)
 
     async def quote(self, chain: Chain, amount: int, selling: bool) -> int | None:
-        """The router's (V2) or QuoterV2's (V3) quote; None when it cannot quote."""
+        """The venue's router's (V2) or QuoterV2's (V3) quote; None when it cannot quote."""
         path = [self.token, WETH] if selling else [WETH, self.token]
         if self.route.dex == "v2":
-            return await v2_quote(chain, amount, path)
-        return await v3_quote(chain, amount, path[0], path[1], self.route.fee or 3000)
+            return await v2_quote(chain, amount, path, self.route.router)
+        fee = self.route.fee or 3000
+        return await v3_quote(chain, amount, path[0], path[1], fee, self.route.quoter)
 
 
 async def measure_tokens(devnet: Devnet) -> dict[str, dict[str, Any]]:

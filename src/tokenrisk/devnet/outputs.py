@@ -16,7 +16,7 @@ from tokenrisk.devnet.chain import Chain
 from tokenrisk.devnet.deployment import ETH_USD, Devnet
 from tokenrisk.devnet.npm_artifacts import load_npm_artifact
 from tokenrisk.devnet.trading import TokenLog
-from tokenrisk.devnet.uniswap import placements
+from tokenrisk.devnet.venues import PANCAKE_V3_DEPLOYER, infrastructure, registry_dexes
 
 CHAIN_ID = 31337
 
@@ -53,6 +53,7 @@ def manifest_of(
         "headTimestamp": int(head["timestamp"], 16),
         "ethUsd": ETH_USD,
         "addresses": dict(devnet.addresses),
+        "dexes": registry_dexes(),
         "stablePools": [{"token": s} | mf.pool_entry(p) for s, p in devnet.stable_pools],
         "contracts": helpers,
         "tokens": tokens,
@@ -65,8 +66,10 @@ def sources_of(
     """The verification registry: every open-source contract, no closed-source one."""
     solc = str(artifacts["solc"])
     registry: dict[str, Any] = {}
-    for placement in placements(devnet.owner):
+    for placement in infrastructure(devnet.owner):
         registry[placement.address] = mf.npm_source(load_npm_artifact(root, placement.artifact))
+    deployer = devnet.compiled["PoolDeployer"]
+    registry[PANCAKE_V3_DEPLOYER] = mf.compiled_source(root, deployer, solc)
     for pool in mf.all_pools(devnet):
         registry[pool.address] = mf.npm_source(load_npm_artifact(root, mf.pool_artifact_name(pool)))
     stable = devnet.compiled["DevStablecoin"]

@@ -23,9 +23,10 @@ from tokenrisk.devnet.swaps import (
     approve_calldata,
     balance_of_calldata,
     buy_calldata,
+    routers,
     sell_calldata,
 )
-from tokenrisk.devnet.uniswap import SWAP_ROUTER, V2_ROUTER, WETH
+from tokenrisk.devnet.uniswap import WETH
 from tokenrisk.errors import DevnetBuildError
 
 GAS_MONEY = 10**18
@@ -261,7 +262,7 @@ def _check(planned: list[Planned], outcomes: list[Outcome], logs: dict[str, Toke
 
 def _is_swap(item: Planned) -> bool:
     """True for the router call of a trade (not its approval, not an owner call)."""
-    is_router_call = item.tx.to in (V2_ROUTER, SWAP_ROUTER)
+    is_router_call = item.tx.to in routers()
     return is_router_call and not item.tx.data.startswith(APPROVE)
 
 

@@ -163,4 +163,5 @@ def _pool(
         reserves1=r_weth if token_first else r_token,
         liquidity_usd=round(2 * native * price, 2) if price is not None else None,
         chain_id=chain.id,
+        label=dex.label,
     )
