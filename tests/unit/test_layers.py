@@ -278,16 +278,10 @@ def shared_names(names: list[str]) -> dict[str, list[str]]:
 PACKAGES = {m for m, p in modules().items() if p.name == "__init__.py"}
 
 
-PENDING_CHECKS_REGROUP = {"liquidity", "tokens"}
-"""Names the ``checks/`` regroup (issue #30, done last, after the other branches of the
-session are merged) removes; this set is emptied then."""
-
-
 def test_no_two_modules_share_a_name() -> None:
     """A newcomer finds a module by its name alone (issue #30): outside the devnet
     builder, which mirrors the service's words on purpose, every name is one module."""
-    shared = shared_names(sorted(modules()))
-    assert set(shared) == PENDING_CHECKS_REGROUP, shared
+    assert shared_names(sorted(modules())) == {}
 
 
 def test_the_name_check_can_fail() -> None:

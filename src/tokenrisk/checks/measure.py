@@ -15,7 +15,7 @@ from tokenrisk.checks.deps import HoneypotDeps, Options
 from tokenrisk.checks.prepare import Prepared
 from tokenrisk.checks.scans import airdrop, holder_sells, owner_powers, unchecked
 from tokenrisk.checks.tasks import finish
-from tokenrisk.checks.tokens import base_info, counted, created, token_info
+from tokenrisk.checks.token_facts import base_info, counted, created, token_info
 from tokenrisk.checks.trace import code_report
 from tokenrisk.checks.trade import emulating, run_journey
 from tokenrisk.model import Analysis, Pool

@@ -1,5 +1,5 @@
 """Where IsHoneypot trades: the chosen pool, or one made inside the simulation
-(``simulateLiquidity``, see :mod:`tokenrisk.checks.liquidity`)."""
+(``simulateLiquidity``, see :mod:`tokenrisk.checks.simulated_pool`)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import asyncio
 
 from tokenrisk.chain.head import ChainHead
 from tokenrisk.checks.deps import HoneypotDeps
-from tokenrisk.checks.liquidity import simulated_pool
 from tokenrisk.checks.prepare import Prepared, prepare
+from tokenrisk.checks.simulated_pool import simulated_pool
 from tokenrisk.checks.target import Target
-from tokenrisk.checks.tokens import no_pairs
+from tokenrisk.checks.token_facts import no_pairs
 from tokenrisk.model import Pool
 
 
