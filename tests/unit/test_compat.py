@@ -1,5 +1,5 @@
-"""The drop-in renderers, without a node: the legacy v1 shapes (api/legacy.py) and the
-GoPlus entry (api/goplus.py) from hand-made typed results, and the selfdestruct scan."""
+"""The drop-in renderers, without a node: the legacy v1 shapes (api/compat/legacy.py) and the
+GoPlus entry (api/compat/goplus.py) from hand-made typed results, and the selfdestruct scan."""
 
 from __future__ import annotations
 
