@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from tokenrisk.chain.tokens import is_contract_code
 from tokenrisk.errors import RpcError
 
 
@@ -30,12 +31,14 @@ class JsonRpc(Protocol):
 
 
 async def has_code(rpc: JsonRpc, address: str, blocks: Sequence[int]) -> list[bool]:
-    """Per block: does ``address`` hold code there (one batch; raises the first error)."""
+    """Per block: does ``address`` hold contract code there (one batch; raises the first
+    error).  An EIP-7702 delegation is not: a wallet delegating is not a contract created
+    (:func:`~tokenrisk.chain.tokens.is_contract_code`, the one rule)."""
     replies = await rpc.batch([("eth_getCode", [address, hex(b)]) for b in blocks])
     for reply in replies:
         if isinstance(reply, Exception):
             raise reply
-    return [isinstance(r, str) and len(r) > 2 for r in replies]
+    return [is_contract_code(r) for r in replies]
 
 
 async def creation_block(
