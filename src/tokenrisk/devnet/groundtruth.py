@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tokenrisk.chain.signatures import DEPOSIT
 from tokenrisk.devnet.chain import Chain, Outcome, Tx
 from tokenrisk.devnet.deployment import Deployed, Devnet
 from tokenrisk.devnet.history import actor_address, holder_address
@@ -207,7 +208,7 @@ def _figures(leg: str, tax: LegTax) -> dict[str, Any]:
 async def _fund(chain: Chain, j: _Journey, amount_in: int) -> None:
     """ETH for gas and the buy, wrapped into WETH; both approvals given up front."""
     await chain.set_balances({j.buyer: amount_in + 10**18})
-    wrap = Tx(j.buyer, WETH, "0xd0e30db0", amount_in, label="ground truth: wrap")
+    wrap = Tx(j.buyer, WETH, DEPOSIT, amount_in, label="ground truth: wrap")
     approvals = [
         Tx(j.buyer, token, approve_calldata(j.route.router), label="ground truth: approve")
         for token in (WETH, j.token)

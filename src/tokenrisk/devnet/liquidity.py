@@ -13,6 +13,7 @@ import math
 from decimal import Decimal
 
 from tokenrisk.chain.abi import decode, encode_call, word_address
+from tokenrisk.chain.signatures import TRANSFER_TOPIC
 from tokenrisk.devnet.chain import Chain, Tx
 from tokenrisk.devnet.uniswap import NPM, V2_FACTORY, V2_ROUTER, V3_FACTORY, WETH
 from tokenrisk.errors import DevnetBuildError
@@ -173,7 +174,7 @@ async def mint_v3_full_range(
 
 
 def _minted_token_id(receipt: dict[str, object], npm: str = NPM) -> int:
-    transfer = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
+    transfer = TRANSFER_TOPIC
     logs = receipt.get("logs")
     for log in logs if isinstance(logs, list) else []:
         topics = log.get("topics", [])

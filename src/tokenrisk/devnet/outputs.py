@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tokenrisk.chain.abi import checksum, to_bytes
+from tokenrisk.chain.signatures import IMPLEMENTATION_SLOT
 from tokenrisk.devnet import manifest as mf
 from tokenrisk.devnet.catalogue import Catalogue
 from tokenrisk.devnet.chain import Chain
@@ -18,7 +19,6 @@ from tokenrisk.devnet.trading import TokenLog
 from tokenrisk.devnet.venues import PANCAKE_V3_DEPLOYER, infrastructure, registry_dexes
 
 CHAIN_ID = 31337
-EIP1967_IMPLEMENTATION_SLOT = "0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc"
 
 
 async def dump_state(chain: Chain) -> bytes:
@@ -89,7 +89,7 @@ def sources_of(
 
 async def mark_proxies(chain: Chain, registry: dict[str, Any]) -> None:
     """Say what an explorer would about EIP-1967 proxies: ``isProxy`` + ``implementation``."""
-    calls = [("eth_getStorageAt", [a, EIP1967_IMPLEMENTATION_SLOT, "latest"]) for a in registry]
+    calls = [("eth_getStorageAt", [a, IMPLEMENTATION_SLOT, "latest"]) for a in registry]
     for address, word in zip(list(registry), await chain.rpc.batch(calls), strict=True):
         if isinstance(word, str) and int(word, 16) != 0:
             registry[address]["isProxy"] = True
