@@ -34,6 +34,18 @@ class Dex:
 
 
 @dataclass(frozen=True)
+class UniswapV4:
+    """A Uniswap V4 deployment: pools live in the PoolManager; a wallet trades through
+    the Universal Router after approving Permit2 (docs/uniswap-v4.md)."""
+
+    pool_manager: str
+    universal_router: str
+    permit2: str
+    state_view: str | None = None
+    quoter: str | None = None
+
+
+@dataclass(frozen=True)
 class BaseToken:
     """A token the service buys with: wrapped native or a USD stablecoin."""
 
@@ -56,6 +68,7 @@ class Chain:
     rpc_url: str | None = field(default=None, repr=False)
     fork_url: str | None = field(default=None, repr=False)
     fork_block: int | None = None
+    uniswap_v4: UniswapV4 | None = None
 
     @property
     def base_tokens(self) -> tuple[BaseToken, ...]:
@@ -86,6 +99,18 @@ def _dex(raw: dict[str, Any]) -> Dex:
     )
 
 
+def _uniswap_v4(raw: dict[str, Any] | None) -> UniswapV4 | None:
+    if not raw:
+        return None
+    optional = {k: checksum(raw[k]) for k in ("state_view", "quoter") if raw.get(k)}
+    return UniswapV4(
+        pool_manager=checksum(raw["pool_manager"]),
+        universal_router=checksum(raw["universal_router"]),
+        permit2=checksum(raw["permit2"]),
+        **optional,
+    )
+
+
 def chain_from_dict(raw: dict[str, Any]) -> Chain:
     """Build a Chain from registry/config data; raises KeyError/ValueError when incomplete."""
     return Chain(
@@ -100,6 +125,7 @@ def chain_from_dict(raw: dict[str, Any]) -> Chain:
         rpc_url=raw.get("rpc_url"),
         fork_url=raw.get("fork_url"),
         fork_block=int(raw["fork_block"]) if raw.get("fork_block") is not None else None,
+        uniswap_v4=_uniswap_v4(raw.get("uniswap_v4")),
     )
 
 
@@ -137,6 +163,8 @@ def merge_chain(base: Chain, raw: Mapping[str, Any]) -> Chain:
     if "dexes" in raw:
         dexes = (_dex(d) for d in raw["dexes"])
         changes["dexes"] = _merged(base.dexes, dexes, key=lambda d: (d.name, d.version))
+    if "uniswap_v4" in raw:
+        changes["uniswap_v4"] = _uniswap_v4(raw["uniswap_v4"])
     if "whitelist" in raw:
         added = frozenset(checksum(a) for a in raw["whitelist"])
         changes["whitelist"] = base.whitelist | added
