@@ -258,9 +258,21 @@ def test_pools(tokens: list[Entry]) -> None:
 
 
 def check_pool(tid: str, pool: Entry) -> None:
-    assert pool["dex"] in {"v2", "v3"}, tid
+    assert pool["dex"] in {"v2", "v3", "v4"}, tid
     assert pool["base"] in BASES, tid
-    if pool["dex"] == "v3":
+    if pool["dex"] == "v4":  # native ETH (base WETH), a hook contract the build places
+        assert pool["base"] == "WETH", tid
+        assert set(pool) <= {
+            "dex",
+            "base",
+            "fee",
+            "tickSpacing",
+            "hook",
+            "hookArgs",
+            "tokenAmount",
+            "baseAmount",
+        }, tid
+    elif pool["dex"] == "v3":
         assert set(pool) == {"dex", "base", "fee", "tokenAmount", "baseAmount"}, tid
         assert pool["fee"] in V3_FEES, tid
     else:

@@ -18,7 +18,7 @@ from typing import Any
 from tokenrisk.chain import reader
 from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, encode_call, to_bytes, word_address
 from tokenrisk.chain.coalesce import CoalescingRpc
-from tokenrisk.chain.registry import BaseToken, Chain, Dex
+from tokenrisk.chain.registry import BaseToken, Chain, Dex, v4_dex
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.chain.tokens import call_params, decode_uint
 from tokenrisk.errors import CallReverted, MalformedResponse, MethodUnsupported, RpcError
@@ -345,6 +345,8 @@ def base_reserve(pool: Pool) -> int:
 
 
 def dex_of(chain: Chain, pool: Pool) -> Dex:
+    if pool.version == "V4" and chain.uniswap_v4 is not None:
+        return v4_dex(chain.uniswap_v4)
     return next(d for d in chain.dexes if d.router == pool.router and d.version == pool.version)
 
 

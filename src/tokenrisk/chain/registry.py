@@ -22,7 +22,8 @@ _T = TypeVar("_T")
 
 @dataclass(frozen=True)
 class Dex:
-    """One V2- or V3-style exchange deployment."""
+    """One V2- or V3-style exchange deployment (or, built by :func:`v4_dex`, Uniswap V4:
+    ``factory`` the PoolManager, ``router`` the Universal Router)."""
 
     name: str  # family, e.g. "Uniswap", "SushiSwap", "PancakeSwap"
     version: str  # "V2" or "V3"
@@ -31,6 +32,7 @@ class Dex:
     init_code_hash: str | None = None
     quoter: str | None = None
     fee_tiers: tuple[int, ...] = ()
+    permit2: str | None = None  # V4: what a wallet approves (the router pulls through it)
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,13 @@ class UniswapV4:
     permit2: str
     state_view: str | None = None
     quoter: str | None = None
+
+
+def v4_dex(v4: UniswapV4) -> Dex:
+    """The :class:`Dex` a V4 trade goes through."""
+    return Dex(
+        "Uniswap", "V4", v4.pool_manager, v4.universal_router, quoter=v4.quoter, permit2=v4.permit2
+    )
 
 
 @dataclass(frozen=True)

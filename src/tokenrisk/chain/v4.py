@@ -19,16 +19,17 @@ dynamic fee shows as tax (the V4Quoter runs the hook and would hide it).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from eth_utils.crypto import keccak
 
+from tokenrisk.chain import dex
 from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, encode_args, encode_call, to_bytes
 from tokenrisk.chain.registry import Chain, UniswapV4
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.chain.tokens import call_params
-from tokenrisk.errors import CallReverted, MethodUnsupported
+from tokenrisk.errors import CallReverted, MethodUnsupported, RpcError
 from tokenrisk.model import Pool
 
 INITIALIZE = (
@@ -215,26 +216,19 @@ async def find_v4_pools(
     found = [f for f in await initialized(rpc, v4, token, block) if _base_of(chain, f.key, token)]
     if not found:
         return []
-    replies = await rpc.batch(
-        [
-            (
-                "eth_call",
-                call_params(**_as_params(state_call(v4.pool_manager, f.key.id)), block=block),
-            )
-            for f in found
-        ]
-    )
+    calls = [state_call(v4.pool_manager, f.key.id) for f in found]
+    replies = await rpc.batch([("eth_call", call_params(c["to"], c["data"], block)) for c in calls])
+    stamps = await dex.block_stamps(rpc, [f.block for f in found])
     pools = []
     for item, reply in zip(found, replies, strict=True):
         state = None if isinstance(reply, CallReverted) else decode_state(reply)
         if state is not None and state.sqrt_price_x96:
-            pools.append(_pool(chain, v4, token, item, state, native_usd))
+            pool = _pool(chain, v4, token, item, state, native_usd)
+            stamp = stamps.get(item.block)
+            created = stamp[0] if stamp is not None else None
+            pools.append(replace(pool, created_at_timestamp=created, creation_tx_hash=item.tx_hash))
     pools.sort(key=lambda p: (-p.depth, p.pool_id or ""))
     return pools
-
-
-def _as_params(call: dict[str, str]) -> dict[str, str]:
-    return {"to": call["to"], "data": call["data"]}
 
 
 def _pool(
@@ -281,3 +275,21 @@ def key_of(pool: Pool) -> PoolKey:
 def candidate_sort(pools: Sequence[Pool]) -> list[Pool]:
     """Pools of every version, deepest (USD) first (V2/V3 and V4 ranked together)."""
     return sorted(pools, key=lambda p: (-p.depth, p.pool_id or p.address))
+
+
+async def with_v4(
+    rpc: RpcClient, chain: Chain, token: str, pools: list[Pool], block: str = "latest"
+) -> list[Pool]:
+    """``pools`` (V2/V3) and the token's V4 pools, ranked together by USD liquidity.
+
+    A node that refuses the ``Initialize`` log search (a range cap, no logs) leaves the
+    V4 pools unknown: the V2/V3 answer stands (docs/uniswap-v4.md).
+    """
+    if chain.uniswap_v4 is None:
+        return pools
+    try:
+        price = await dex.native_usd_price(rpc, chain, block)
+        found = await find_v4_pools(rpc, chain, token, price, block)
+    except RpcError:
+        return pools
+    return candidate_sort([*pools, *found])

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tokenrisk.chain.abi import encode_args
 from tokenrisk.devnet.catalogue import Catalogue
 from tokenrisk.devnet.chain import Chain
 from tokenrisk.devnet.deployment import (
@@ -18,6 +19,8 @@ from tokenrisk.devnet.deployment import (
     deploy_token,
 )
 from tokenrisk.devnet.uniswap import deploy_uniswap, placements
+from tokenrisk.devnet.v4 import addresses as v4_addresses
+from tokenrisk.devnet.v4 import deploy_v4
 
 OWNER_ETH = 100_000
 
@@ -32,12 +35,21 @@ async def set_up(
     await chain.set_balances({a: OWNER_ETH * 10**18 for a in (owner, infra, keeper)})
     say("placing WETH9 and Uniswap V2/V3 at their mainnet addresses")
     await deploy_uniswap(chain, root, infra, fee_to_setter=owner)
-    addresses = {p.key: p.address for p in placements(owner)} | {
-        "OWNER": owner,
-        "INFRA": infra,
-        "KEEPER": keeper,  # a second controller, e.g. a fee keeper hidden in storage
-    }
+    say("placing Permit2, Uniswap V4 and the Universal Router at their mainnet addresses")
+    await deploy_v4(chain, root, infra, owner)
+    addresses = (
+        {p.key: p.address for p in placements(owner)}
+        | v4_addresses(owner)
+        | {
+            "OWNER": owner,
+            "INFRA": infra,
+            "KEEPER": keeper,  # a second controller, e.g. a fee keeper hidden in storage
+        }
+    )
     devnet = Devnet(chain, _compiled(artifacts), owner, infra, addresses)
+    seeder = devnet.artifact("V4Seeder", "V4 pools")
+    ctor = encode_args(["address"], [addresses["POOL_MANAGER"]])
+    addresses["V4_SEEDER"] = await chain.deploy(infra, seeder.bytecode, ctor, "deploy V4Seeder")
     say("deploying stablecoins and their WETH pools")
     await deploy_stablecoins(devnet)
     say(f"deploying {len(catalogue.tokens)} catalogue tokens and their pools")

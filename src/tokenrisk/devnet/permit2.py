@@ -54,6 +54,21 @@ def standard_input(root: Path) -> str:
     return json.dumps(document, sort_keys=True)
 
 
+def source_artifact(root: Path) -> NpmArtifact:
+    """Permit2's source and settings for the verification registry (no bytecode)."""
+    source = layout.node_modules(root) / SOURCES / "src/Permit2.sol"
+    return NpmArtifact(
+        name="Permit2",
+        bytecode="0x",
+        abi=[],
+        source_path=f"{SOURCES}/src/Permit2.sol",
+        source=source.read_text(),
+        compiler="solc-0.8.17",
+        optimizer=dict(SETTINGS["optimizer"]),
+        metadata=None,
+    )
+
+
 def compile_permit2(root: Path) -> NpmArtifact:
     """Compile Permit2; raises SolcError on a compile error or unreadable output."""
     stdout = run_node(root, ["--module", COMPILER_MODULE], standard_input(root))

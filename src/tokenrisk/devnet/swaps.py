@@ -1,4 +1,5 @@
-"""Calldata of the swaps a person makes: Router02 and SwapRouter, fee-on-transfer safe.
+"""Calldata of the swaps a person makes: Router02 and SwapRouter, fee-on-transfer safe,
+and the Universal Router's V4 swap (:mod:`tokenrisk.chain.universal`) with Permit2.
 
 Pure functions (no node): the build's history and the ground-truth tests both use them.
 Every minimum output is 0, because the devnet wants to see what a token does to a
@@ -9,10 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tokenrisk.chain import universal
+from tokenrisk.chain import v4 as pools_v4
 from tokenrisk.chain.abi import decode, encode_call
-from tokenrisk.devnet.chain import Chain
+from tokenrisk.devnet.chain import Chain, Tx
 from tokenrisk.devnet.liquidity import DEADLINE
 from tokenrisk.devnet.uniswap import QUOTER_V2, SWAP_ROUTER, V2_ROUTER, WETH
+from tokenrisk.devnet.v4 import PERMIT2, POOL_MANAGER, UNIVERSAL_ROUTER
 from tokenrisk.errors import AbiDecodeError, DevnetBuildError
 
 _V3_EXACT_INPUT_SINGLE = (
@@ -22,16 +26,65 @@ _V3_EXACT_INPUT_SINGLE = (
 
 @dataclass(frozen=True)
 class Route:
-    """Where a token trades against one base: a V2 pair or a V3 pool (with its fee)."""
+    """Where a token trades against one base: a V2 pair, a V3 pool (with its fee) or a
+    native-ETH V4 pool (with its key)."""
 
     dex: str
     base: str
     fee: int | None = None
+    key: tuple[str, str, int, int, str] | None = None
 
     @property
     def router(self) -> str:
-        """The contract a trader calls (and approves) for this route."""
+        """The contract a trader calls for this route."""
+        if self.dex == "v4":
+            return UNIVERSAL_ROUTER
         return V2_ROUTER if self.dex == "v2" else SWAP_ROUTER
+
+    @property
+    def spender(self) -> str:
+        """The contract a trader approves: the router, or Permit2 for the Universal Router."""
+        return PERMIT2 if self.dex == "v4" else self.router
+
+
+ROUTERS = (V2_ROUTER, SWAP_ROUTER, UNIVERSAL_ROUTER)
+"""The contracts a history trade calls."""
+
+
+def approvals(route: Route, wallet: str, token: str, label: str) -> list[Tx]:
+    """What ``wallet`` sends before ``route``'s router may spend its ``token``."""
+    txs = [Tx(wallet, token, approve_calldata(route.spender), label=label)]
+    if route.dex == "v4":
+        data = universal.permit2_approve(token, route.router)
+        txs.append(Tx(wallet, PERMIT2, data, label=label))
+    return txs
+
+
+def v4_swap(route: Route, token: str, amount: int, selling: bool, weth: bool) -> str:
+    """A V4 swap of ``token`` through the Universal Router: paid in ETH (value) and paid
+    out in ETH, or (``weth``) paid and paid out in WETH."""
+    key = universal.as_key(route.key)
+    if weth:
+        return universal.trade(key, token, WETH, True, amount, selling)
+    return universal.eth_in(key, (key[0].lower() == token.lower()) == selling, amount)
+
+
+async def v4_state(chain: Chain, route: Route) -> pools_v4.PoolState:
+    key = pools_v4.PoolKey(*universal.as_key(route.key))
+    call = pools_v4.state_call(POOL_MANAGER, key.id)
+    state = pools_v4.decode_state("0x" + (await chain.call(POOL_MANAGER, call["data"])).hex())
+    if state is None:
+        raise DevnetBuildError("the V4 pool's state could not be read")
+    return state
+
+
+async def v4_quote(chain: Chain, route: Route, token: str, amount: int, selling: bool) -> int:
+    """The pool's own curve for ``amount`` in, its LP fee taken, no hook
+    (:func:`tokenrisk.chain.v4.expected_out`): what a V4 trade is held against."""
+    key = pools_v4.PoolKey(*universal.as_key(route.key))
+    zero_for_one = (key.currency0.lower() == token.lower()) == selling
+    state = await v4_state(chain, route)
+    return pools_v4.expected_out(state, amount, zero_for_one, pools_v4.static_fee(key))
 
 
 def buy_calldata(route: Route, token: str, recipient: str, amount_in: int) -> tuple[str, int]:
@@ -40,6 +93,8 @@ def buy_calldata(route: Route, token: str, recipient: str, amount_in: int) -> tu
     A WETH base is paid in ETH (Router02 ``swapExactETHFor...``, or SwapRouter with
     ``msg.value``); any other base is an ERC-20 the buyer holds and has approved.
     """
+    if route.dex == "v4":
+        return v4_swap(route, token, amount_in, False, False), amount_in
     if route.dex == "v2":
         if route.base == WETH:
             sig = (
@@ -55,8 +110,11 @@ def buy_calldata(route: Route, token: str, recipient: str, amount_in: int) -> tu
 def sell_calldata(route: Route, token: str, recipient: str, amount: int) -> str:
     """Calldata selling ``amount`` raw units of ``token`` (router already approved).
 
-    V2 WETH routes pay out ETH; other routes pay out the base token (WETH for V3).
+    V2 WETH routes pay out ETH; other routes pay out the base token (WETH for V3; ETH
+    for the devnet's native V4 pools).
     """
+    if route.dex == "v4":
+        return v4_swap(route, token, amount, True, False)
     if route.dex == "v2":
         if route.base == WETH:
             sig = (

@@ -19,12 +19,14 @@ from tokenrisk.devnet.chain import Outcome, Tx
 from tokenrisk.devnet.deployment import Deployed, Devnet, Pool
 from tokenrisk.devnet.history import HistoryPlan, Step
 from tokenrisk.devnet.swaps import (
+    ROUTERS,
+    approvals,
     approve_calldata,
     balance_of_calldata,
     buy_calldata,
     sell_calldata,
 )
-from tokenrisk.devnet.uniswap import SWAP_ROUTER, V2_ROUTER, WETH
+from tokenrisk.devnet.uniswap import WETH
 from tokenrisk.errors import DevnetBuildError
 
 APPROVE_SELECTOR = "0x095ea7b3"
@@ -189,14 +191,14 @@ def _sell(devnet: Devnet, token: Deployed, step: Step, balance: int) -> list[Pla
     route = sell_pool(token).route
     label = f"{token.spec.id}: {step.kind} by {step.actor}"
     must = sell_must_succeed(token, step)
-    approve = Tx(step.actor, token.address, approve_calldata(route.router), label=label)
+    allow = [Planned(tx, step, must) for tx in approvals(route, step.actor, token.address, label)]
     sell = Tx(
         step.actor,
         route.router,
         sell_calldata(route, token.address, step.actor, amount),
         label=label,
     )
-    return [Planned(approve, step, must), Planned(sell, step, must)]
+    return [*allow, Planned(sell, step, must)]
 
 
 def _siphon(devnet: Devnet, token: Deployed, step: Step, balance: int) -> list[Planned]:
@@ -261,7 +263,7 @@ def _check(planned: list[Planned], outcomes: list[Outcome], logs: dict[str, Toke
 
 def _is_swap(item: Planned) -> bool:
     """True for the router call of a trade (not its approval, not an owner call)."""
-    is_router_call = item.tx.to in (V2_ROUTER, SWAP_ROUTER)
+    is_router_call = item.tx.to in ROUTERS
     return is_router_call and not item.tx.data.startswith(APPROVE_SELECTOR)
 
 

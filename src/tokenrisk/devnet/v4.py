@@ -24,7 +24,8 @@ from eth_utils.crypto import keccak
 from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, encode_call, to_bytes
 from tokenrisk.devnet.chain import Chain, Tx
 from tokenrisk.devnet.npm_artifacts import NpmArtifact, load_npm_artifact
-from tokenrisk.devnet.permit2 import PERMIT2, place_permit2
+from tokenrisk.devnet.permit2 import PERMIT2 as PERMIT2
+from tokenrisk.devnet.permit2 import place_permit2
 from tokenrisk.devnet.uniswap import (
     NPM,
     V2_FACTORY,
@@ -45,6 +46,8 @@ UNIVERSAL_ROUTER = "0x66a9893cC07D91D95644AEDD05D03f95e1dBA8Af"
 _ROUTER_PARAMS = "(address,address,address,address,bytes32,bytes32,address,address,address,address)"
 DYNAMIC_FEE = 0x800000
 MIN_TICK, MAX_TICK = -887272, 887272
+V4Key = tuple[str, str, int, int, str]
+"""(currency0, currency1, fee, tickSpacing, hooks); native ETH is address 0."""
 
 HOOK_FLAGS = {
     "beforeSwap": 1 << 7,
