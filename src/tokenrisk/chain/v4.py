@@ -18,6 +18,7 @@ dynamic fee shows as tax (the V4Quoter runs the hook and would hide it).
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -176,23 +177,55 @@ def _topic(address: str) -> str:
     return "0x" + address[2:].lower().rjust(64, "0")
 
 
+SCANNED_MAX = 4096
+REREAD = 64
+"""Blocks read again below the last head a token's events were read at (a shallow reorg
+or a lagging backend cannot hide a pool)."""
+_scanned: OrderedDict[tuple[str, str], tuple[int, list[Found]]] = OrderedDict()
+"""(PoolManager, token) -> (head the events were read at, the pools found), at "latest"
+only; module-level like :mod:`tokenrisk.chain.dex`'s native pools (docs/uniswap-v4.md)."""
+
+
 async def initialized(rpc: RpcClient, v4: UniswapV4, token: str, block: str) -> list[Found]:
     """Every V4 pool with ``token`` as currency0 or currency1, oldest first ([] when the
-    node has no ``eth_getLogs``: V4 pools are then unknown, never guessed)."""
-    calls = [
-        (
-            "eth_getLogs",
-            [{"address": v4.pool_manager, "topics": topics, "fromBlock": "0x0", "toBlock": block}],
-        )
-        for topics in ([INITIALIZE, None, _topic(token)], [INITIALIZE, None, None, _topic(token)])
-    ]
-    found: dict[str, Found] = {}
-    for logs in await rpc.batch(calls, tolerate=MethodUnsupported):
+    node has no ``eth_getLogs``: V4 pools are then unknown, never guessed).
+
+    The first search reads the whole history; later ones at "latest" only the blocks
+    since the head it was read at (less :data:`REREAD`)."""
+    memo = (v4.pool_manager.lower(), token.lower())
+    known = _scanned.get(memo) if block == "latest" else None
+    start = max(0, known[0] - REREAD + 1) if known else 0
+    calls: list[tuple[str, list[Any]]] = [("eth_blockNumber", [])] if block == "latest" else []
+    for topics in ([INITIALIZE, None, _topic(token)], [INITIALIZE, None, None, _topic(token)]):
+        query = {"address": v4.pool_manager, "topics": topics}
+        calls.append(("eth_getLogs", [query | {"fromBlock": hex(start), "toBlock": block}]))
+    try:
+        replies = await rpc.batch(calls, tolerate=MethodUnsupported)
+    except RpcError:
+        if known is None:
+            raise
+        replies = []  # e.g. the chain went back below the kept head (a devnet revert)
+    if known is not None and (not replies or _number(replies[0]) < known[0]):
+        _scanned.pop(memo, None)  # the chain is no longer where it was read: read it all
+        return await initialized(rpc, v4, token, block)
+    found = {f.key.id: f for f in (known[1] if known else [])}
+    for logs in replies[-2:]:
         for log in logs if isinstance(logs, list) else []:
             item = read_initialize(log)
             if item is not None:
                 found.setdefault(item.key.id, item)
-    return sorted(found.values(), key=lambda f: (f.block, f.key.id))
+    pools = sorted(found.values(), key=lambda f: (f.block, f.key.id))
+    head = replies[0] if block == "latest" else None
+    if isinstance(head, str) and all(isinstance(r, list) for r in replies[-2:]):
+        _scanned[memo] = (int(head, 16), pools)
+        _scanned.move_to_end(memo)
+        while len(_scanned) > SCANNED_MAX:
+            _scanned.popitem(last=False)
+    return pools
+
+
+def _number(reply: Any) -> int:
+    return int(reply, 16) if isinstance(reply, str) else -1
 
 
 def _base_of(chain: Chain, key: PoolKey, token: str) -> tuple[str, bool] | None:

@@ -76,7 +76,9 @@ def token_entry(token: Deployed, roles: TokenRoles, log: TokenLog) -> dict[str, 
 
 
 def pool_entry(pool: Pool) -> dict[str, Any]:
-    return {
+    """A pool in the manifest; a V4 pool's ``address`` is the PoolManager and ``key`` its
+    pool key (currency0, currency1, fee, tickSpacing, hooks; native ETH is address 0)."""
+    entry = {
         "dex": pool.spec.dex,
         "base": pool.spec.base,
         "fee": pool.spec.fee,
@@ -84,6 +86,7 @@ def pool_entry(pool: Pool) -> dict[str, Any]:
         "tokenAmount": pool.spec.token_amount,
         "baseAmount": pool.spec.base_amount,
     }
+    return entry | ({"key": list(pool.key)} if pool.key is not None else {})
 
 
 # SOURCE REGISTRY
