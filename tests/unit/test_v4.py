@@ -74,3 +74,15 @@ def test_weth_sell_swaps_takes_to_the_router_and_wraps() -> None:
     )
     assert swap[0][1] is False and swap[0][2] == 5  # token (currency1) in: not zeroForOne
     assert decode(["address", "uint256"], inputs[1])[0].lower() == universal.MSG_SENDER
+
+
+def test_a_hooks_revert_is_unwrapped_to_its_own_reason() -> None:
+    from tokenrisk.chain.abi import WRAPPED_ERROR_SELECTOR, decode_revert, encode_args
+
+    hook = "0x4CDdED37c88c222EE003D96066d3933B89c18080"
+    inner = bytes.fromhex("08c379a0") + encode_args(["string"], ["sells are closed"])
+    args = encode_args(
+        ["address", "bytes4", "bytes", "bytes"], [hook, b"\x57\x5e\x24\xb4", inner, b""]
+    )
+    text = decode_revert(WRAPPED_ERROR_SELECTOR + args)
+    assert text == f"sells are closed (in {hook}, wrapped by the V4 PoolManager)"
