@@ -123,7 +123,17 @@ def test_bnb_chain_stablecoins_have_18_decimals(registry: dict[int, Chain]) -> N
 def test_raw_entries_use_only_known_keys(raw: dict[str, Any]) -> None:
     chain_keys = {"id", "name", "short_name", "currency", "wrapped_native", "stablecoins", "dexes"}
     chain_keys.add("uniswap_v4")
-    dex_keys = {"name", "version", "factory", "router", "init_code_hash", "quoter", "fee_tiers"}
+    dex_keys = {
+        "name",
+        "version",
+        "factory",
+        "router",
+        "init_code_hash",
+        "quoter",
+        "fee_tiers",
+        "deployer",
+        "display_name",
+    }
     v4_keys = {"pool_manager", "universal_router", "permit2", "state_view", "quoter"}
     for entry in raw["chains"]:
         assert set(entry) <= chain_keys, entry["id"]

@@ -9,11 +9,19 @@ from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.model import Pool
 
 
-async def find_pools(rpc: RpcClient, chain: Chain, token: str, block: str = "latest") -> list[Pool]:
-    """Every base-token pool of ``token``, V2/V3 and V4, deepest (USD) first."""
-    return await v4.with_v4(
-        rpc, chain, token, await dex.find_pools(rpc, chain, token, block), block
-    )
+async def find_pools(
+    rpc: RpcClient,
+    chain: Chain,
+    token: str,
+    block: str = "latest",
+    memo: dex.NativePools | None = None,
+    events: dex.NativePools | None = None,
+) -> list[Pool]:
+    """Every base-token pool of ``token``, V2/V3 and V4, deepest (USD) first; ``memo``
+    (the Node's) remembers the native token's pools, ``events`` (the Node's) the V4
+    ``Initialize`` events read."""
+    found = await dex.find_pools(rpc, chain, token, block, memo)
+    return await v4.with_v4(rpc, chain, token, found, block, memo, events)
 
 
 async def resolve_pair(

@@ -18,7 +18,6 @@ dynamic fee shows as tax (the V4Quoter runs the hook and would hide it).
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -177,23 +176,26 @@ def _topic(address: str) -> str:
     return "0x" + address[2:].lower().rjust(64, "0")
 
 
-SCANNED_MAX = 4096
 REREAD = 64
 """Blocks read again below the last head a token's events were read at (a shallow reorg
 or a lagging backend cannot hide a pool)."""
-_scanned: OrderedDict[tuple[str, str], tuple[int, list[Found]]] = OrderedDict()
-"""(PoolManager, token) -> (head the events were read at, the pools found), at "latest"
-only; module-level like :mod:`tokenrisk.chain.dex`'s native pools (docs/uniswap-v4.md)."""
 
 
-async def initialized(rpc: RpcClient, v4: UniswapV4, token: str, block: str) -> list[Found]:
+def _memo_key(v4: UniswapV4, token: str) -> str:
+    return f"v4-initialize:{v4.pool_manager.lower()}:{token.lower()}"
+
+
+async def initialized(
+    rpc: RpcClient, v4: UniswapV4, token: str, block: str, memo: dex.NativePools | None = None
+) -> list[Found]:
     """Every V4 pool with ``token`` as currency0 or currency1, oldest first ([] when the
     node has no ``eth_getLogs``: V4 pools are then unknown, never guessed).
 
-    The first search reads the whole history; later ones at "latest" only the blocks
-    since the head it was read at (less :data:`REREAD`)."""
-    memo = (v4.pool_manager.lower(), token.lower())
-    known = _scanned.get(memo) if block == "latest" else None
+    The first search reads the whole history; later ones at "latest" (with the Node's
+    ``memo``) only the blocks since the head it was read at, less :data:`REREAD`."""
+    key = _memo_key(v4, token)
+    kept = memo.value(key) if memo is not None and block == "latest" else None
+    known = (int(kept[0]), list(kept[1:])) if kept else None
     start = max(0, known[0] - REREAD + 1) if known else 0
     calls: list[tuple[str, list[Any]]] = [("eth_blockNumber", [])] if block == "latest" else []
     for topics in ([INITIALIZE, None, _topic(token)], [INITIALIZE, None, None, _topic(token)]):
@@ -206,8 +208,7 @@ async def initialized(rpc: RpcClient, v4: UniswapV4, token: str, block: str) -> 
             raise
         replies = []  # e.g. the chain went back below the kept head (a devnet revert)
     if known is not None and (not replies or _number(replies[0]) < known[0]):
-        _scanned.pop(memo, None)  # the chain is no longer where it was read: read it all
-        return await initialized(rpc, v4, token, block)
+        return await initialized(rpc, v4, token, block)  # the chain moved back: read it all
     found = {f.key.id: f for f in (known[1] if known else [])}
     for logs in replies[-2:]:
         for log in logs if isinstance(logs, list) else []:
@@ -216,11 +217,9 @@ async def initialized(rpc: RpcClient, v4: UniswapV4, token: str, block: str) -> 
                 found.setdefault(item.key.id, item)
     pools = sorted(found.values(), key=lambda f: (f.block, f.key.id))
     head = replies[0] if block == "latest" else None
-    if isinstance(head, str) and all(isinstance(r, list) for r in replies[-2:]):
-        _scanned[memo] = (int(head, 16), pools)
-        _scanned.move_to_end(memo)
-        while len(_scanned) > SCANNED_MAX:
-            _scanned.popitem(last=False)
+    complete = all(isinstance(r, list) for r in replies[-2:])
+    if memo is not None and isinstance(head, str) and complete:
+        memo.put(key, [int(head, 16), *pools])
     return pools
 
 
@@ -238,7 +237,12 @@ def _base_of(chain: Chain, key: PoolKey, token: str) -> tuple[str, bool] | None:
 
 
 async def find_v4_pools(
-    rpc: RpcClient, chain: Chain, token: str, native_usd: float | None, block: str = "latest"
+    rpc: RpcClient,
+    chain: Chain,
+    token: str,
+    native_usd: float | None,
+    block: str = "latest",
+    memo: dex.NativePools | None = None,
 ) -> list[Pool]:
     """The token's V4 pools against ETH or a base token, as :class:`Pool` rows whose
     ``address`` is the PoolManager (where the pool's tokens are) and ``pool_id``,
@@ -246,7 +250,8 @@ async def find_v4_pools(
     v4 = chain.uniswap_v4
     if v4 is None:
         return []
-    found = [f for f in await initialized(rpc, v4, token, block) if _base_of(chain, f.key, token)]
+    every = await initialized(rpc, v4, token, block, memo)
+    found = [f for f in every if _base_of(chain, f.key, token)]
     if not found:
         return []
     calls = [state_call(v4.pool_manager, f.key.id) for f in found]
@@ -311,7 +316,13 @@ def candidate_sort(pools: Sequence[Pool]) -> list[Pool]:
 
 
 async def with_v4(
-    rpc: RpcClient, chain: Chain, token: str, pools: list[Pool], block: str = "latest"
+    rpc: RpcClient,
+    chain: Chain,
+    token: str,
+    pools: list[Pool],
+    block: str = "latest",
+    memo: dex.NativePools | None = None,
+    events: dex.NativePools | None = None,
 ) -> list[Pool]:
     """``pools`` (V2/V3) and the token's V4 pools, ranked together by USD liquidity.
 
@@ -321,8 +332,8 @@ async def with_v4(
     if chain.uniswap_v4 is None:
         return pools
     try:
-        price = await dex.native_usd_price(rpc, chain, block)
-        found = await find_v4_pools(rpc, chain, token, price, block)
+        price = await dex.native_usd_price(rpc, chain, block, memo)
+        found = await find_v4_pools(rpc, chain, token, price, block, events)
     except RpcError:
         return pools
     return candidate_sort([*pools, *found])

@@ -21,6 +21,7 @@ from tokenrisk.devnet.history import TokenRoles
 from tokenrisk.devnet.npm_artifacts import NpmArtifact, load_npm_artifact
 from tokenrisk.devnet.permit2 import PERMIT2, source_artifact
 from tokenrisk.devnet.trading import TokenLog
+from tokenrisk.devnet.venues import venue
 
 NOT_VERIFIED = {"verified": False}
 """A ``sources.json`` entry saying "this contract's source is not verified"."""
@@ -82,6 +83,7 @@ def pool_entry(pool: Pool) -> dict[str, Any]:
         "dex": pool.spec.dex,
         "base": pool.spec.base,
         "fee": pool.spec.fee,
+        **({"venue": pool.spec.venue} if pool.spec.venue else {}),
         "address": pool.address,
         "tokenAmount": pool.spec.token_amount,
         "baseAmount": pool.spec.base_amount,
@@ -142,7 +144,7 @@ def v4_sources(root: Path, devnet: Devnet, solc: str) -> dict[str, Any]:
 def pool_artifact_name(pool: Pool) -> str:
     if pool.spec.dex == "v4":
         return "PoolManager"
-    return "UniswapV2Pair" if pool.spec.dex == "v2" else "UniswapV3Pool"
+    return venue(pool.spec.dex, pool.spec.venue).pool_artifact
 
 
 def all_pools(devnet: Devnet) -> list[Pool]:

@@ -10,13 +10,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tokenrisk.chain import universal
-from tokenrisk.chain import v4 as pools_v4
 from tokenrisk.chain.abi import decode, encode_call
 from tokenrisk.devnet.chain import Chain, Tx
 from tokenrisk.devnet.liquidity import DEADLINE
-from tokenrisk.devnet.uniswap import QUOTER_V2, SWAP_ROUTER, V2_ROUTER, WETH
-from tokenrisk.devnet.v4 import PERMIT2, POOL_MANAGER, UNIVERSAL_ROUTER
+from tokenrisk.devnet.uniswap import QUOTER_V2, V2_ROUTER, WETH
+from tokenrisk.devnet.v4 import (
+    PERMIT2,
+    UNIVERSAL_ROUTER,
+    PoolState,
+    permit2_approve,
+    v4_key_quote,
+    v4_key_state,
+    v4_trade,
+)
+from tokenrisk.devnet.venues import routers as _venue_routers
+from tokenrisk.devnet.venues import venue as venue  # re-exported: pools are made on it
 from tokenrisk.errors import AbiDecodeError, DevnetBuildError
 
 _V3_EXACT_INPUT_SINGLE = (
@@ -26,12 +34,14 @@ _V3_EXACT_INPUT_SINGLE = (
 
 @dataclass(frozen=True)
 class Route:
-    """Where a token trades against one base: a V2 pair, a V3 pool (with its fee) or a
-    native-ETH V4 pool (with its key)."""
+    """Where a token trades against one base: a V2 pair or a V3 pool (with its fee), on
+    Uniswap or another ``venue`` (:mod:`tokenrisk.devnet.venues`), or a native-ETH
+    Uniswap V4 pool (with its ``key``)."""
 
     dex: str
     base: str
     fee: int | None = None
+    venue: str | None = None
     key: tuple[str, str, int, int, str] | None = None
 
     @property
@@ -39,7 +49,12 @@ class Route:
         """The contract a trader calls for this route."""
         if self.dex == "v4":
             return UNIVERSAL_ROUTER
-        return V2_ROUTER if self.dex == "v2" else SWAP_ROUTER
+        return venue(self.dex, self.venue).router
+
+    @property
+    def quoter(self) -> str:
+        """The V3 venue's QuoterV2 (V2 routes quote on their router)."""
+        return venue(self.dex, self.venue).quoter or self.router
 
     @property
     def spender(self) -> str:
@@ -47,15 +62,16 @@ class Route:
         return PERMIT2 if self.dex == "v4" else self.router
 
 
-ROUTERS = (V2_ROUTER, SWAP_ROUTER, UNIVERSAL_ROUTER)
-"""The contracts a history trade calls."""
+def routers() -> tuple[str, ...]:
+    """The contracts a history trade calls: every venue's routers and the Universal Router."""
+    return (*_venue_routers(), UNIVERSAL_ROUTER)
 
 
 def approvals(route: Route, wallet: str, token: str, label: str) -> list[Tx]:
     """What ``wallet`` sends before ``route``'s router may spend its ``token``."""
     txs = [Tx(wallet, token, approve_calldata(route.spender), label=label)]
     if route.dex == "v4":
-        data = universal.permit2_approve(token, route.router)
+        data = permit2_approve(token, route.router)
         txs.append(Tx(wallet, PERMIT2, data, label=label))
     return txs
 
@@ -63,28 +79,24 @@ def approvals(route: Route, wallet: str, token: str, label: str) -> list[Tx]:
 def v4_swap(route: Route, token: str, amount: int, selling: bool, weth: bool) -> str:
     """A V4 swap of ``token`` through the Universal Router: paid in ETH (value) and paid
     out in ETH, or (``weth``) paid and paid out in WETH."""
-    key = universal.as_key(route.key)
-    if weth:
-        return universal.trade(key, token, WETH, True, amount, selling)
-    return universal.eth_in(key, (key[0].lower() == token.lower()) == selling, amount)
+    return v4_trade(_key(route), token, amount, selling, weth)
 
 
-async def v4_state(chain: Chain, route: Route) -> pools_v4.PoolState:
-    key = pools_v4.PoolKey(*universal.as_key(route.key))
-    call = pools_v4.state_call(POOL_MANAGER, key.id)
-    state = pools_v4.decode_state("0x" + (await chain.call(POOL_MANAGER, call["data"])).hex())
-    if state is None:
-        raise DevnetBuildError("the V4 pool's state could not be read")
-    return state
+async def v4_state(chain: Chain, route: Route) -> PoolState:
+    """The route's V4 pool's price and active liquidity now."""
+    return await v4_key_state(chain, _key(route))
 
 
 async def v4_quote(chain: Chain, route: Route, token: str, amount: int, selling: bool) -> int:
     """The pool's own curve for ``amount`` in, its LP fee taken, no hook
     (:func:`tokenrisk.chain.v4.expected_out`): what a V4 trade is held against."""
-    key = pools_v4.PoolKey(*universal.as_key(route.key))
-    zero_for_one = (key.currency0.lower() == token.lower()) == selling
-    state = await v4_state(chain, route)
-    return pools_v4.expected_out(state, amount, zero_for_one, pools_v4.static_fee(key))
+    return await v4_key_quote(chain, _key(route), token, amount, selling)
+
+
+def _key(route: Route) -> tuple[str, str, int, int, str]:
+    if route.key is None:
+        raise DevnetBuildError("a V4 route needs its pool key")
+    return route.key
 
 
 def buy_calldata(route: Route, token: str, recipient: str, amount_in: int) -> tuple[str, int]:
@@ -154,25 +166,28 @@ def transfer_calldata(to: str, amount: int) -> str:
     return encode_call("transfer(address,uint256)", [to, amount])
 
 
-async def v2_quote(chain: Chain, amount: int, path: list[str]) -> int | None:
-    """What the V2 router quotes for ``amount`` along ``path``; None when it cannot."""
+async def v2_quote(
+    chain: Chain, amount: int, path: list[str], router: str = V2_ROUTER
+) -> int | None:
+    """What a V2 router (Uniswap's by default) quotes for ``amount`` along ``path``; None
+    when it cannot."""
     data = encode_call("getAmountsOut(uint256,address[])", [amount, path])
     try:
-        (amounts,) = decode(["uint256[]"], await chain.call(V2_ROUTER, data))
+        (amounts,) = decode(["uint256[]"], await chain.call(router, data))
     except (DevnetBuildError, AbiDecodeError):  # a token the router cannot quote
         return None
     return int(amounts[-1])
 
 
 async def v3_quote(
-    chain: Chain, amount: int, token_in: str, token_out: str, fee: int
+    chain: Chain, amount: int, token_in: str, token_out: str, fee: int, quoter: str = QUOTER_V2
 ) -> int | None:
-    """What QuoterV2 quotes for ``amount`` in one pool; None when it cannot (a token
-    that refuses to send to the quoter, a contract, makes the quote revert)."""
+    """What a QuoterV2 (Uniswap's by default) quotes for ``amount`` in one pool; None when
+    it cannot (a token that refuses to send to the quoter, a contract, makes it revert)."""
     sig = "quoteExactInputSingle((address,address,uint256,uint24,uint160))"
     data = encode_call(sig, [(token_in, token_out, amount, fee, 0)])
     try:
-        return int(decode(["uint256"], (await chain.call(QUOTER_V2, data))[:66])[0])
+        return int(decode(["uint256"], (await chain.call(quoter, data))[:66])[0])
     except (DevnetBuildError, AbiDecodeError):
         return None
 

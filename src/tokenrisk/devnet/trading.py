@@ -14,22 +14,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tokenrisk.chain.abi import decode, encode_call
+from tokenrisk.chain.signatures import APPROVE
 from tokenrisk.devnet.catalogue import resolve_args
 from tokenrisk.devnet.chain import Outcome, Tx
 from tokenrisk.devnet.deployment import Deployed, Devnet, Pool
 from tokenrisk.devnet.history import HistoryPlan, Step
 from tokenrisk.devnet.swaps import (
-    ROUTERS,
     approvals,
     approve_calldata,
     balance_of_calldata,
     buy_calldata,
+    routers,
     sell_calldata,
 )
 from tokenrisk.devnet.uniswap import WETH
 from tokenrisk.errors import DevnetBuildError
 
-APPROVE_SELECTOR = "0x095ea7b3"
 GAS_MONEY = 10**18
 """ETH each fresh EOA gets on top of what it spends (10M gas at a few gwei fits)."""
 
@@ -263,8 +263,8 @@ def _check(planned: list[Planned], outcomes: list[Outcome], logs: dict[str, Toke
 
 def _is_swap(item: Planned) -> bool:
     """True for the router call of a trade (not its approval, not an owner call)."""
-    is_router_call = item.tx.to in ROUTERS
-    return is_router_call and not item.tx.data.startswith(APPROVE_SELECTOR)
+    is_router_call = item.tx.to in routers()
+    return is_router_call and not item.tx.data.startswith(APPROVE)
 
 
 def _failure(item: Planned, outcome: Outcome) -> dict[str, Any]:

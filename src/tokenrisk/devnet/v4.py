@@ -21,7 +21,10 @@ from pathlib import Path
 
 from eth_utils.crypto import keccak
 
+from tokenrisk.chain import universal
+from tokenrisk.chain import v4 as pools_v4
 from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, encode_call, to_bytes
+from tokenrisk.chain.v4 import PoolState as PoolState  # re-exported: the ground truth reads it
 from tokenrisk.devnet.chain import Chain, Tx
 from tokenrisk.devnet.npm_artifacts import NpmArtifact, load_npm_artifact
 from tokenrisk.devnet.permit2 import PERMIT2 as PERMIT2
@@ -36,6 +39,7 @@ from tokenrisk.devnet.uniswap import (
     Placement,
     place,
 )
+from tokenrisk.errors import DevnetBuildError
 
 POOL_MANAGER = "0x000000000004444c5dc75cB358380D2e3dE08A90"
 POSITION_MANAGER = "0xbD216513d74C8cf14cf4747E6AaA6420FF64ee9e"
@@ -165,3 +169,35 @@ def ctor_of(
     """Constructor types and arguments of a hook: (manager, token, owner, *extra)."""
     types = ("address", "address", "address", *("uint256",) * len(extra))
     return types, (POOL_MANAGER, token, owner, *extra)
+
+
+# TRADES THROUGH THE UNIVERSAL ROUTER (history and ground truth)
+
+
+def v4_trade(key: V4Key, token: str, amount: int, selling: bool, weth: bool) -> str:
+    """Universal Router calldata: paid in ETH (value) and paid out in ETH, or (``weth``)
+    paid and paid out in WETH as the simulation trades (:mod:`tokenrisk.chain.universal`)."""
+    if weth:
+        return universal.trade(key, token, WETH, True, amount, selling)
+    return universal.eth_in(key, (key[0].lower() == token.lower()) == selling, amount)
+
+
+def permit2_approve(token: str, spender: str) -> str:
+    return universal.permit2_approve(token, spender)
+
+
+async def v4_key_state(chain: Chain, key: V4Key) -> PoolState:
+    """The pool's price and active liquidity now (the PoolManager's ``extsload``)."""
+    call = pools_v4.state_call(POOL_MANAGER, pools_v4.PoolKey(*key).id)
+    state = pools_v4.decode_state("0x" + (await chain.call(POOL_MANAGER, call["data"])).hex())
+    if state is None:
+        raise DevnetBuildError("the V4 pool's state could not be read")
+    return state
+
+
+async def v4_key_quote(chain: Chain, key: V4Key, token: str, amount: int, selling: bool) -> int:
+    """The pool's own curve for ``amount`` in, its LP fee taken, no hook."""
+    pool = pools_v4.PoolKey(*key)
+    zero_for_one = (pool.currency0.lower() == token.lower()) == selling
+    state = await v4_key_state(chain, key)
+    return pools_v4.expected_out(state, amount, zero_for_one, pools_v4.static_fee(pool))

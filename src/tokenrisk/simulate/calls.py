@@ -22,9 +22,8 @@ from typing import Any
 
 from tokenrisk.chain import universal
 from tokenrisk.chain import v4 as pools_v4
-from tokenrisk.chain.abi import ZERO_ADDRESS, encode_call
+from tokenrisk.chain.abi import ZERO_ADDRESS, decode_uint, encode_call
 from tokenrisk.chain.registry import Dex
-from tokenrisk.chain.tokens import decode_uint
 from tokenrisk.model import Pool
 from tokenrisk.simulate.slots import BalanceSlot as BalanceSlot  # re-exported: callers fund with it
 from tokenrisk.simulate.slots import find_balance_slot as find_balance_slot
