@@ -163,19 +163,20 @@ async def test_a_pancakeswap_v3_pool_resolves_by_its_deployer_and_fee(
 def test_a_wrong_init_code_hash_is_reported_once(
     registry: dict[int, Chain], caplog: pytest.LogCaptureFixture
 ) -> None:
+    from tokenrisk.caching import MemoryCache
     from tokenrisk.chain import dex as discovery
 
-    discovery._misplaced.clear()
+    memo: MemoryCache[str, list[object]] = MemoryCache(16)  # the Node's, in the service
     chain = registry[1]
     sushi = _dex(registry, 1, "SushiSwap", "V2")
     weth = chain.wrapped_native
     real = discovery._Candidate(sushi, weth, None, "0x397FF1542f962076d0BFE58eA045FfA2d347ACa0")
-    discovery._check_init_code_hashes(chain, USDC, [real])
+    discovery._check_init_code_hashes(chain, USDC, [real], memo)
     assert not caplog.records  # the factory's pair is where the registry's hash puts it
     wrong = replace(sushi, init_code_hash="0x" + "11" * 32)
     misplaced = replace(real, dex=wrong)
-    discovery._check_init_code_hashes(chain, USDC, [misplaced, misplaced])
-    discovery._check_init_code_hashes(chain, USDC, [misplaced])
+    discovery._check_init_code_hashes(chain, USDC, [misplaced, misplaced], memo)
+    discovery._check_init_code_hashes(chain, USDC, [misplaced], memo)
     assert [r.getMessage() for r in caplog.records] == [
         "chain 1: SushiSwap's factory names pool 0x397FF1542f962076d0BFE58eA045FfA2d347ACa0 "
         f"where its init code hash puts {wrong.pool_address(USDC, WETH)}; "
