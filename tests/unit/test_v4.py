@@ -86,3 +86,11 @@ def test_a_hooks_revert_is_unwrapped_to_its_own_reason() -> None:
     )
     text = decode_revert(WRAPPED_ERROR_SELECTOR + args)
     assert text == f"sells are closed (in {hook}, wrapped by the V4 PoolManager)"
+
+
+def test_a_uint24_is_also_tried_as_a_99_percent_fee_in_pips() -> None:
+    from tokenrisk.simulate.hostile import Targets, argument_sets
+
+    targets = Targets(buyer="0x" + "11" * 20, pair="0x" + "22" * 20)
+    assert (990_000,) in argument_sets(["uint24"], targets, 40)
+    assert (990_000,) not in argument_sets(["uint16"], targets, 40)
