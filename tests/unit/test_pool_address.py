@@ -158,6 +158,8 @@ async def test_a_pancakeswap_v3_pool_resolves_by_its_deployer_and_fee(
     assert await _resolve(registry, 56, right, pool) == (token0, pool)
     wrong_fee = _node({pool.lower(): getters | {"fee": 2500}})  # not where 2500 would be
     assert await _resolve(registry, 56, wrong_fee, pool) is None
+    no_fee = _node({pool.lower(): getters})  # fee() reverts: no V3 pool
+    assert await _resolve(registry, 56, no_fee, pool) is None
 
 
 def test_a_wrong_init_code_hash_is_reported_once(

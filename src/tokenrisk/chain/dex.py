@@ -441,9 +441,12 @@ def _word_reply(result: object) -> bool:
 
 def _made_by(dex: Dex, address: str, token0: str, token1: str, fee: int | None) -> bool:
     """Whether ``dex`` would have put the pool of these tokens at ``address`` (True when
-    the registry does not know its init code hash: then its factory's word is taken)."""
+    the registry does not know its init code hash: then its factory's word is taken; a
+    V3 "pool" without a ``fee()`` is none)."""
+    if dex.init_code_hash is None:
+        return True
     expected = dex.pool_address(token0, token1, fee if dex.version == "V3" else None)
-    return expected is None or expected.lower() == address.lower()
+    return expected is not None and expected.lower() == address.lower()
 
 
 @dataclass(frozen=True)
