@@ -45,7 +45,11 @@ class TokenInfo:
 
 @dataclass(frozen=True)
 class Pool:
-    """One V2 pair or V3 pool of the token, normally against a base token.
+    """One V2 pair, V3 pool or V4 pool of the token, normally against a base token.
+
+    A V4 pool lives inside the PoolManager: ``address`` is the PoolManager (it holds the
+    pool's tokens, so balances read there as at a pair) and ``pool_id`` names the pool;
+    ``fee`` is the key's fee (0x800000: dynamic), ``router`` the Universal Router.
 
     ``against_base`` is False for a pool against a token that is not a registry base
     token (found from the factory's creation events); then ``base_token`` is that other
@@ -54,7 +58,7 @@ class Pool:
 
     address: str
     dex: str  # family name, e.g. "Uniswap"
-    version: str  # "V2" or "V3"
+    version: str  # "V2", "V3" or "V4"
     token0: str
     token1: str
     base_token: str  # the side used to buy (WETH, a stablecoin, ...)
@@ -68,6 +72,10 @@ class Pool:
     created_at_timestamp: int | None = None
     creation_tx_hash: str | None = None
     against_base: bool = True
+    pool_id: str | None = None  # V4: the pool's id inside the PoolManager (``address``)
+    hooks: str | None = None  # V4: the pool key's hooks contract (zero address: none)
+    tick_spacing: int | None = None  # V4: the pool key's tick spacing
+    native: bool = False  # V4: the base side is native ETH (``base_token`` names the wrapped one)
 
     @property
     def type(self) -> str:

@@ -12,7 +12,14 @@ from typing import Any
 
 from tokenrisk.chain.abi import checksum
 from tokenrisk.chain.coalesce import CoalescingRpc
-from tokenrisk.chain.registry import BaseToken, Chain, Dex, apply_overrides, load_registry
+from tokenrisk.chain.registry import (
+    BaseToken,
+    Chain,
+    Dex,
+    UniswapV4,
+    apply_overrides,
+    load_registry,
+)
 from tokenrisk.chain.rpc import RpcClient, RpcSettings
 from tokenrisk.config import ChainNode, Settings
 from tokenrisk.errors import UnknownChain
@@ -50,6 +57,16 @@ def devnet_chain(manifest: dict[str, Any]) -> Chain:
                 fee_tiers=v3,
             ),
         ),
+        uniswap_v4=_devnet_v4(a),
+    )
+
+
+def _devnet_v4(a: dict[str, str]) -> UniswapV4 | None:
+    """The devnet's Uniswap V4 (None for a devnet built before it had one)."""
+    if "POOL_MANAGER" not in a:
+        return None
+    return UniswapV4(
+        a["POOL_MANAGER"], a["UNIVERSAL_ROUTER"], a["PERMIT2"], a["STATE_VIEW"], a["V4_QUOTER"]
     )
 
 

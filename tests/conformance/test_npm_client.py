@@ -28,6 +28,7 @@ ROUTERS = {  # (dex, venue) -> the router, at its canonical mainnet address on t
     ("v2", None): "0x7a250d5630B4cF539739dF2C5dAcb4c659F2488D",
     ("v3", None): "0xE592427A0AEce92De3Edee1F18E0157C05861564",
     ("v3", "pancakeswap"): "0x1b81D678ffb9C0263b24A97847620C99d213eB14",
+    ("v4", None): "0x66a9893cC07D91D95644AEDD05D03f95e1dBA8Af",  # the Universal Router
 }
 SCRIPT = Path(__file__).with_name("npm_client.js")
 CLIENT = Path("node_modules/@normalizex/honeypot-is/package.json")

@@ -23,6 +23,7 @@ from eth_utils import to_checksum_address
 
 from tokenrisk.api.app import create_app
 from tokenrisk.chain.abi import encode_call
+from tokenrisk.chain.v4 import PoolKey, hook_permissions
 from tokenrisk.config import Settings
 from tokenrisk.service import Service, connect_devnet
 from tokenrisk.tiers import Tier
@@ -167,6 +168,27 @@ async def test_get_pairs_lists_every_pool(
     assert sorted(p["Pair"]["Address"] for p in pairs) == sorted(
         p["address"].lower() for p in entry["pools"]
     )
+
+
+@pytest.mark.parametrize("entry_id", ["v4-plain", "v4-hook-sell-99", "v4-dynamic-fee-raise"])
+async def test_get_pairs_lists_a_v4_pool_with_its_id_and_hook(
+    client: httpx.AsyncClient, devnet: Any, entry_id: str
+) -> None:
+    """A V4 pool: the PoolManager as its address, the pool id (keccak of the key), the
+    hook and what its address bits allow, native ETH, the key's fee."""
+    entry = _token(devnet, entry_id)
+    (pool,) = entry["pools"]
+    key = PoolKey(*pool["key"])
+    (pair,) = await _ok(client, "/v1/GetPairs", address=entry["address"].lower())
+    assert pair["Pair"]["Address"] == devnet.manifest["addresses"]["POOL_MANAGER"].lower()
+    assert pair["Pair"]["PoolId"] == key.id and pair["Pair"]["NativeEth"] is True
+    assert pair["Pair"]["Name"].startswith("Uniswap V4: ")
+    assert pair["Fee"] == key.fee and pair["Liquidity"] > 0
+    if int(key.hooks, 16):
+        assert pair["Pair"]["Hooks"] == key.hooks.lower()
+        assert pair["Pair"]["HookPermissions"] == list(hook_permissions(key.hooks))
+    else:
+        assert "Hooks" not in pair["Pair"]
 
 
 V2_ROUTER = "0x7a250d5630B4cF539739dF2C5dAcb4c659F2488D"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
@@ -20,11 +21,13 @@ import pytest
 from eth_utils.crypto import keccak
 
 from tokenrisk.chain.abi import checksum, decode, encode_args, encode_call, to_bytes
+from tokenrisk.chain.v4 import PoolKey, decode_state, state_call
 from tokenrisk.devnet.chain import Chain, Outcome, Tx
 from tokenrisk.devnet.instance import RunningDevnet
 from tokenrisk.devnet.node import repo_root
 from tokenrisk.devnet.swaps import (
     Route,
+    approvals,
     approve_calldata,
     balance_of_calldata,
     buy_calldata,
@@ -52,6 +55,7 @@ CANONICAL = {
     "QUOTER_V2": "0x61fFE014bA17989E743c5F6cB21bF9697530B21e",
     "NPM": "0xC36442b4a4522E871399CD717aBDD847Ab11FE88",
 }
+V4_POOL_MANAGER = "0x000000000004444c5dc75cB358380D2e3dE08A90"
 V2_INIT_CODE_HASH = "96e8ac4277198ff8b6f785478aa9a39f403cb768dd02cbee326c3e7da348845f"
 V3_INIT_CODE_HASH = "e34f199b19b2b4f47f68442619d555527d244f78a3297ea89325f843f87b8b54"
 TRANSFER = "0x" + bytes(keccak(text="Transfer(address,address,uint256)")).hex()
@@ -124,6 +128,9 @@ async def test_pools_sit_at_their_create2_addresses(devnet: RunningDevnet, chain
     pools = all_pools(devnet)
     assert any(p["dex"] == "v2" for _, p in pools) and any(p["dex"] == "v3" for _, p in pools)
     for token, pool in pools:
+        if pool["dex"] == "v4":  # inside the PoolManager, at its canonical address
+            assert pool["address"] == addresses["POOL_MANAGER"] == V4_POOL_MANAGER
+            continue
         base = addresses[pool["base"]]
         token0, token1 = sorted((token, base), key=lambda a: int(a, 16))
         if pool["dex"] == "v2":
@@ -174,6 +181,13 @@ async def test_token_is_deployed_with_liquid_pools(
     for pool in token["pools"]:
         assert len(to_bytes(await chain.code(pool["address"]))) > 0
         held = await call_uint(chain, token["address"], balance_of_calldata(pool["address"]))
+        if pool["dex"] == "v4":  # native ETH: the pool's own state says what it holds
+            key = PoolKey(*pool["key"])
+            call = state_call(pool["address"], key.id)
+            state = decode_state("0x" + (await chain.call(call["to"], call["data"])).hex())
+            assert state is not None and state.liquidity > 0 and state.reserves[0] > 0, pool
+            assert held > 0, pool
+            continue
         base = await call_uint(chain, base_of[pool["base"]], balance_of_calldata(pool["address"]))
         assert base > 0, pool
         assert (held == 0) if token_id in TOKEN_SIDE_TAKEN else (held > 0), pool
@@ -192,7 +206,8 @@ def ground_truth_route(devnet: RunningDevnet, token: dict[str, Any]) -> tuple[Ro
     pool = pools[0]
     decimals = 18 if pool["base"] in ("WETH", "DAI") else 6
     size = int(Decimal(pool["baseAmount"]) * Decimal(10**decimals) / 500)
-    route = Route(pool["dex"], addresses[pool["base"]], pool["fee"], pool.get("venue"))
+    key = tuple(pool["key"]) if "key" in pool else None
+    route = Route(pool["dex"], addresses[pool["base"]], pool["fee"], pool.get("venue"), key)
     return route, size
 
 
@@ -226,9 +241,9 @@ async def sell(chain: Chain, token: str, route: Route, seller: str, fraction: De
     amount = int(await call_uint(chain, token, balance_of_calldata(seller)) * fraction)
     if amount == 0:
         return False
-    approve = Tx(seller, token, approve_calldata(route.router), gas=GAS, label="approve")
-    if not (await chain.send(approve, allow_revert=True)).ok:
-        return False
+    for approve in approvals(route, seller, token, "approve"):
+        if not (await chain.send(replace(approve, gas=GAS), allow_revert=True)).ok:
+            return False
     data = sell_calldata(route, token, seller, amount)
     return (await chain.send(Tx(seller, route.router, data, 0, GAS, "sell"), allow_revert=True)).ok
 

@@ -204,3 +204,30 @@ async def test_swap_back_dump_costs_the_seller_more_than_the_fee(
     sell = (await honeypot(client, token["address"]))["taxDetails"]["sell"]
     assert sell["tokenUnit"] == pytest.approx(5.0, abs=0.05)
     assert sell["difference"] > 0.5
+
+
+V4_TOKENS = (
+    "v4-plain",
+    "v4-hook-fee-1",
+    "v4-dynamic-fee-raise",
+    "v4-hook-sell-99",
+    "v4-hook-swallow",
+)
+
+
+@pytest.mark.parametrize("token_id", V4_TOKENS)
+async def test_v4_hook_taxes_match_mined_ground_truth(
+    client: httpx.AsyncClient, devnet: Any, token_id: str
+) -> None:
+    """A V4 pool's hook fee, returned delta or raised dynamic fee: the simulated taxes
+    (Universal Router, Permit2, the pool's curve without its hook as the quote) agree
+    with the mined trades through the same router."""
+    token = entry(devnet, token_id)
+    truth = token["groundTruth"]
+    body = await honeypot(client, token["address"])
+    assert body["honeypotResult"]["isHoneypot"] is token["expected"]["isHoneypot"]
+    assert body["pair"]["pair"]["type"] == "UniswapV4", body["pair"]
+    sim, details = body["simulationResult"], body["taxDetails"]
+    for leg in ("buy", "sell", "transfer"):
+        near(sim[f"{leg}Tax"], truth[f"{leg}TaxEffective"], f"{leg} effective")
+        near(details[leg]["tokenUnit"], truth[f"{leg}TaxTokenUnit"], f"{leg} token units")

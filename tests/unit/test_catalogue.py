@@ -263,12 +263,16 @@ PANCAKE_FEES = {100, 500, 2500, 10000}
 
 
 def check_pool(tid: str, pool: Entry) -> None:
-    assert pool["dex"] in {"v2", "v3"}, tid
+    assert pool["dex"] in {"v2", "v3", "v4"}, tid
     assert pool["base"] in BASES, tid
     venue = pool.get("venue")
-    assert venue is None or venue in VENUES[pool["dex"]], tid
+    assert venue is None or venue in VENUES.get(pool["dex"], set()), tid
     keys = set(pool) - {"venue"}
-    if pool["dex"] == "v3":
+    if pool["dex"] == "v4":  # native ETH (base WETH), a hook contract the build places
+        assert pool["base"] == "WETH" and venue is None, tid
+        v4_keys = {"dex", "base", "fee", "tickSpacing", "hook", "hookArgs"}
+        assert keys <= v4_keys | {"tokenAmount", "baseAmount"}, tid
+    elif pool["dex"] == "v3":
         assert keys == {"dex", "base", "fee", "tokenAmount", "baseAmount"}, tid
         assert pool["fee"] in (PANCAKE_FEES if venue == "pancakeswap" else V3_FEES), tid
     else:

@@ -122,6 +122,7 @@ def test_bnb_chain_stablecoins_have_18_decimals(registry: dict[int, Chain]) -> N
 
 def test_raw_entries_use_only_known_keys(raw: dict[str, Any]) -> None:
     chain_keys = {"id", "name", "short_name", "currency", "wrapped_native", "stablecoins", "dexes"}
+    chain_keys.add("uniswap_v4")
     dex_keys = {
         "name",
         "version",
@@ -133,8 +134,10 @@ def test_raw_entries_use_only_known_keys(raw: dict[str, Any]) -> None:
         "deployer",
         "display_name",
     }
+    v4_keys = {"pool_manager", "universal_router", "permit2", "state_view", "quoter"}
     for entry in raw["chains"]:
         assert set(entry) <= chain_keys, entry["id"]
+        assert set(entry.get("uniswap_v4", {})) <= v4_keys, entry["id"]
         for dex in entry["dexes"]:
             assert set(dex) <= dex_keys, (entry["id"], dex)
 
@@ -217,3 +220,10 @@ def _full_entry(chain_id: int) -> dict[str, Any]:
         ],
         "dexes": [SUSHI_V3],
     }
+
+
+def test_ethereum_has_uniswap_v4(registry: dict[int, Chain]) -> None:
+    v4 = registry[1].uniswap_v4
+    assert v4 is not None
+    assert v4.pool_manager == "0x000000000004444c5dc75cB358380D2e3dE08A90"
+    assert v4.permit2 == "0x000000000022D473030F116dDEE9F6B43aC78BA3"

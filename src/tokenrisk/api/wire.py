@@ -28,6 +28,7 @@ from typing import Annotated, Any, Protocol
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PlainSerializer, WithJsonSchema
 
 from tokenrisk.chain.registry import Chain
+from tokenrisk.chain.v4 import hook_permissions
 from tokenrisk.checks import results
 from tokenrisk.findings import FINDINGS, OwnerPowers, PowerFinding
 from tokenrisk.model import (
@@ -295,10 +296,30 @@ class ChainInfo(WireModel):
 
 class PairRef(WireModel):
     name: str = Field(description='DEX name, then token0-token1 symbols: "Uniswap V2: PEPE-WETH".')
-    address: str = Field(description="Pair or pool address.")
+    address: str = Field(
+        description="Pair or pool address; for a Uniswap V4 pool the PoolManager, which holds "
+        "every V4 pool's tokens (the pool itself is poolId)."
+    )
     token0: str = Field(description="Address of token0.")
     token1: str = Field(description="Address of token1.")
-    type: str = Field(description="<dex>V2 or <dex>V3, e.g. UniswapV2.")
+    type: str = Field(description="<dex>V2, <dex>V3 or UniswapV4, e.g. UniswapV2.")
+    poolId: str | None = Field(
+        default=None, description="Extension, Uniswap V4 only: the pool id (keccak of its key)."
+    )
+    hooks: str | None = Field(
+        default=None,
+        description="Extension, Uniswap V4 only: the pool's hook contract; absent without one.",
+    )
+    hookPermissions: list[str] | None = Field(
+        default=None,
+        description="Extension, Uniswap V4 only: what the hook's address bits let it do "
+        "(beforeSwap, afterSwapReturnsDelta, ...).",
+    )
+    nativeEth: bool | None = Field(
+        default=None,
+        description="Extension, Uniswap V4 only: true when the pool trades native ETH; the "
+        "token0/token1 address shown for it is then the wrapped native token.",
+    )
 
 
 class PairInfo(WireModel):
@@ -447,7 +468,26 @@ class IsHoneypotResponse(WireModel):
 class PairItemPair(WireModel):
     Name: str = Field(description='DEX name, then token0-token1 symbols: "Uniswap V2: A-B".')
     Tokens: list[str] = Field(description="The two token addresses (lower case), token0 first.")
-    Address: str = Field(description="Pair or pool address (lower case).")
+    Address: str = Field(
+        description="Pair or pool address (lower case); for a Uniswap V4 pool the PoolManager "
+        "(the pool itself is PoolId)."
+    )
+    PoolId: str | None = Field(
+        default=None, description="Extension, Uniswap V4 only: the pool id (keccak of its key)."
+    )
+    Hooks: str | None = Field(
+        default=None,
+        description="Extension, Uniswap V4 only: the pool's hook contract (lower case); absent "
+        "without one.",
+    )
+    HookPermissions: list[str] | None = Field(
+        default=None, description="Extension, Uniswap V4 only: what the hook's address bits allow."
+    )
+    NativeEth: bool | None = Field(
+        default=None,
+        description="Extension, Uniswap V4 only: the pool trades native ETH (shown as the "
+        "wrapped native token's address).",
+    )
 
 
 class PairItem(WireModel):
@@ -473,7 +513,8 @@ class PairItem(WireModel):
     Fee: int | None = Field(
         default=None,
         description="Extension: a V3 pool's fee tier in hundredths of a basis point "
-        "(3000 = 0.3%); absent for V2 pairs, whose fee is the DEX's own.",
+        "(3000 = 0.3%), or a V4 pool key's fee (8388608 = 0x800000: a dynamic fee its hook "
+        "sets); absent for V2 pairs, whose fee is the DEX's own.",
     )
 
 
@@ -956,6 +997,7 @@ def pair_info(pool: Pool, chain_id: int, token_symbols: tuple[str, str]) -> Pair
             token0=pool.token0,
             token1=pool.token1,
             type=pool.type,
+            **_v4_ref(pool),
         ),
         chainId=str(chain_id),
         reserves0=str(pool.reserves0),
@@ -983,6 +1025,7 @@ def pair_item(pool: Pool, chain_id: int, token_symbols: tuple[str, str]) -> Pair
             Name=pair_name(pool, token_symbols),
             Tokens=[pool.token0.lower(), pool.token1.lower()],
             Address=pool.address.lower(),
+            **{k[0].upper() + k[1:]: v for k, v in _v4_ref(pool, lower=True).items()},
         ),
         Reserves=[float(pool.reserves0), float(pool.reserves1)],
         Liquidity=_round(pool.liquidity_usd),
@@ -990,8 +1033,21 @@ def pair_item(pool: Pool, chain_id: int, token_symbols: tuple[str, str]) -> Pair
         Router=pool.router.lower(),
         CreatedAtTimestamp=pool.created_at_timestamp,
         CreationTxHash=pool.creation_tx_hash,
-        Fee=pool.fee if pool.version == "V3" else None,
+        Fee=pool.fee if pool.version in ("V3", "V4") else None,
     )
+
+
+def _v4_ref(pool: Pool, lower: bool = False) -> dict[str, Any]:
+    """The V4 extensions of a pair reference (nothing for V2/V3)."""
+    if pool.pool_id is None:
+        return {}
+    hooks = pool.hooks if pool.hooks and int(pool.hooks, 16) else None
+    return {
+        "poolId": pool.pool_id,
+        "hooks": (hooks.lower() if lower else hooks) if hooks else None,
+        "hookPermissions": list(hook_permissions(hooks)) if hooks else None,
+        "nativeEth": True if pool.native else None,
+    }
 
 
 def verification_response(

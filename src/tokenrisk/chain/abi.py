@@ -211,6 +211,8 @@ def decode_revert(data: str | bytes | None) -> str | None:
             return "malformed Error(string)"
     if raw.startswith(_PANIC_SELECTOR) and len(raw) >= 36:
         return f"panic 0x{int.from_bytes(raw[4:36], 'big'):02x}"
+    if raw.startswith(WRAPPED_ERROR_SELECTOR):
+        return _wrapped(raw)
     if len(raw) >= 4:
         return f"custom error 0x{raw[:4].hex()}"
     return None
@@ -234,6 +236,21 @@ def topic_address(topic: str) -> str:
     """The address an indexed event topic (a 0x-hex word) holds, lowercase and not
     checksummed: the hot path of log indexing compares and stores it as it is."""
     return "0x" + topic[-40:].lower()
+
+
+WRAPPED_ERROR_SELECTOR = bytes.fromhex("90bfb865")
+"""Uniswap V4's ``WrappedError(address target, bytes4 selector, bytes reason, bytes details)``:
+the PoolManager's wrapping of a revert from a hook (or a token) it called."""
+
+
+def _wrapped(raw: bytes) -> str:
+    """The innermost reason of a V4 ``WrappedError``, naming the contract that reverted."""
+    try:
+        target, _, reason, _ = decode(["address", "bytes4", "bytes", "bytes"], raw[4:])
+    except AbiDecodeError:
+        return f"custom error 0x{raw[:4].hex()}"
+    inner = decode_revert(bytes(reason)) or "no reason"
+    return f"{inner} (in {checksum(str(target))}, wrapped by the V4 PoolManager)"
 
 
 def word_address(word: bytes) -> str:

@@ -25,7 +25,7 @@ from tokenrisk.chain.abi import (
     word_address,
 )
 from tokenrisk.chain.coalesce import CoalescingRpc
-from tokenrisk.chain.registry import BaseToken, Chain, Dex
+from tokenrisk.chain.registry import BaseToken, Chain, Dex, v4_dex
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.chain.signatures import PAIR_CREATED, POOL_CREATED
 from tokenrisk.chain.tokens import call_params
@@ -404,6 +404,8 @@ def base_reserve(pool: Pool) -> int:
 
 
 def dex_of(chain: Chain, pool: Pool) -> Dex:
+    if pool.version == "V4" and chain.uniswap_v4 is not None:
+        return v4_dex(chain.uniswap_v4)
     return next(d for d in chain.dexes if d.router == pool.router and d.version == pool.version)
 
 

@@ -67,6 +67,10 @@ def _scanned() -> MemoryCache[str, Scanned]:
     return MemoryCache(CREATIONS_KEPT)
 
 
+def _v4_pools() -> MemoryCache[str, list[Any]]:
+    return MemoryCache(CREATIONS_KEPT)
+
+
 def _native_pools() -> MemoryCache[str, list[Any]]:
     """One entry: the wrapped native token's stablecoin pools, for USD prices
     (``chain.dex.NATIVE_POOLS_TTL`` each time they are read)."""
@@ -90,6 +94,9 @@ class Node:
     created: MemoryCache[str, Creation] = field(default_factory=_creations, repr=False)
     scanned: MemoryCache[str, Scanned] = field(default_factory=_scanned, repr=False)
     native_pools: MemoryCache[str, list[Any]] = field(default_factory=_native_pools, repr=False)
+    v4_pools: MemoryCache[str, list[Any]] = field(default_factory=_v4_pools, repr=False)
+    """Uniswap V4: by token, the head its ``Initialize`` events were read through and the
+    pools they announced (:func:`tokenrisk.chain.v4.initialized`)."""
     fork: Fork | None = field(default=None, repr=False)
     """Fork mode: the local fork this chain's node is (its block goes into answers)."""
     _capabilities: Capabilities | None = field(default=None, repr=False)

@@ -24,7 +24,9 @@ _T = TypeVar("_T")
 
 @dataclass(frozen=True)
 class Dex:
-    """One V2- or V3-style exchange deployment.
+    """One V2- or V3-style exchange deployment (or, built by :func:`v4_dex`, Uniswap V4:
+    ``factory`` the PoolManager, ``router`` the Universal Router, ``permit2`` what a wallet
+    approves).
 
     ``init_code_hash`` is keccak256 of the pair/pool creation code, so a pool's address
     follows from its tokens (CREATE2, :meth:`pool_address`): V2 forks each have their
@@ -42,6 +44,7 @@ class Dex:
     fee_tiers: tuple[int, ...] = ()
     deployer: str | None = None
     display_name: str | None = None
+    permit2: str | None = None  # V4: what a wallet approves (the router pulls through it)
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> Dex:
@@ -70,6 +73,25 @@ class Dex:
 
 
 @dataclass(frozen=True)
+class UniswapV4:
+    """A Uniswap V4 deployment: pools live in the PoolManager; a wallet trades through
+    the Universal Router after approving Permit2 (docs/uniswap-v4.md)."""
+
+    pool_manager: str
+    universal_router: str
+    permit2: str
+    state_view: str | None = None
+    quoter: str | None = None
+
+
+def v4_dex(v4: UniswapV4) -> Dex:
+    """The :class:`Dex` a V4 trade goes through."""
+    return Dex(
+        "Uniswap", "V4", v4.pool_manager, v4.universal_router, quoter=v4.quoter, permit2=v4.permit2
+    )
+
+
+@dataclass(frozen=True)
 class BaseToken:
     """A token the service buys with: wrapped native or a USD stablecoin."""
 
@@ -92,6 +114,7 @@ class Chain:
     rpc_url: str | None = field(default=None, repr=False)
     fork_url: str | None = field(default=None, repr=False)
     fork_block: int | None = None
+    uniswap_v4: UniswapV4 | None = None
 
     @property
     def base_tokens(self) -> tuple[BaseToken, ...]:
@@ -124,6 +147,18 @@ def _dex(raw: dict[str, Any]) -> Dex:
     )
 
 
+def _uniswap_v4(raw: dict[str, Any] | None) -> UniswapV4 | None:
+    if not raw:
+        return None
+    optional = {k: checksum(raw[k]) for k in ("state_view", "quoter") if raw.get(k)}
+    return UniswapV4(
+        pool_manager=checksum(raw["pool_manager"]),
+        universal_router=checksum(raw["universal_router"]),
+        permit2=checksum(raw["permit2"]),
+        **optional,
+    )
+
+
 def chain_from_dict(raw: dict[str, Any]) -> Chain:
     """Build a Chain from registry/config data; raises KeyError/ValueError when incomplete."""
     return Chain(
@@ -138,6 +173,7 @@ def chain_from_dict(raw: dict[str, Any]) -> Chain:
         rpc_url=raw.get("rpc_url"),
         fork_url=raw.get("fork_url"),
         fork_block=int(raw["fork_block"]) if raw.get("fork_block") is not None else None,
+        uniswap_v4=_uniswap_v4(raw.get("uniswap_v4")),
     )
 
 
@@ -175,6 +211,8 @@ def merge_chain(base: Chain, raw: Mapping[str, Any]) -> Chain:
     if "dexes" in raw:
         dexes = (_dex(d) for d in raw["dexes"])
         changes["dexes"] = _merged(base.dexes, dexes, key=lambda d: (d.name, d.version))
+    if "uniswap_v4" in raw:
+        changes["uniswap_v4"] = _uniswap_v4(raw["uniswap_v4"])
     if "whitelist" in raw:
         added = frozenset(checksum(a) for a in raw["whitelist"])
         changes["whitelist"] = base.whitelist | added

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, replace
 
-from tokenrisk.chain import dex
+from tokenrisk.chain import pools as every_dex
 from tokenrisk.chain.node import Node
 from tokenrisk.chain.registry import Chain
 from tokenrisk.chain.tokens import is_contract_code, is_erc20, read_token
@@ -50,8 +50,8 @@ async def _target_on(node: Node, address: str, require_token: bool = True) -> Ta
     rpc, chain = node.rpc, node.chain
     code, resolved, pools, erc20 = await asyncio.gather(
         rpc.call("eth_getCode", [address, "latest"]),
-        dex.resolve_pair(rpc, chain, address),
-        dex.find_pools(rpc, chain, address, memo=node.native_pools),
+        every_dex.resolve_pair(rpc, chain, address),
+        every_dex.find_pools(rpc, chain, address, memo=node.native_pools, events=node.v4_pools),
         is_erc20(rpc, address) if require_token else given(True),
     )
     if not is_contract_code(code):
@@ -68,7 +68,10 @@ async def _target_on(node: Node, address: str, require_token: bool = True) -> Ta
         )
     if require_token and not await is_erc20(rpc, token):
         raise _not_a_token(address, chain)
-    return Target(node, token, await dex.find_pools(rpc, chain, token, memo=node.native_pools))
+    pools = await every_dex.find_pools(
+        rpc, chain, token, memo=node.native_pools, events=node.v4_pools
+    )
+    return Target(node, token, pools)
 
 
 async def resolve(nodes: list[Node], address: str, require_token: bool = True) -> Target:
@@ -136,5 +139,6 @@ async def base_token_info(node: Node, address: str) -> TokenInfo:
 def no_pairs_reason(chain: Chain) -> str:
     """What was searched, for the 404 "No pairs found" body."""
     bases = ", ".join(b.symbol for b in chain.base_tokens)
-    dexes = ", ".join(f"{d.name} {d.version}" for d in chain.dexes) or "no DEX"
+    names = [f"{d.name} {d.version}" for d in chain.dexes]
+    dexes = ", ".join(names + (["Uniswap V4"] if chain.uniswap_v4 else [])) or "no DEX"
     return f"no pool of this token against {bases} on {dexes} (chain {chain.id})"

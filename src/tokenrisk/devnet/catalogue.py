@@ -44,6 +44,11 @@ class PoolSpec:
     base_amount: str
     fee: int | None = None
     venue: str | None = None
+    hook: str | None = None
+    """V4: the hook contract the build deploys for the pool (None: no hook)."""
+    hook_args: tuple[int, ...] = ()
+    """V4: the hook's constructor arguments after (manager, token, owner)."""
+    tick_spacing: int = 60
 
     @property
     def key(self) -> str:
@@ -168,8 +173,11 @@ def _pool(entry: dict[str, Any]) -> PoolSpec:
         base=str(entry["base"]),
         token_amount=str(entry["tokenAmount"]),
         base_amount=str(entry["baseAmount"]),
-        fee=int(fee) if fee is not None else (3000 if entry["dex"] == "v3" else None),
+        fee=int(fee) if fee is not None else (3000 if entry["dex"] in ("v3", "v4") else None),
         venue=str(entry["venue"]) if entry.get("venue") else None,
+        hook=str(entry["hook"]) if entry.get("hook") else None,
+        hook_args=tuple(int(a) for a in entry.get("hookArgs", [])),
+        tick_spacing=int(entry.get("tickSpacing", 60)),
     )
 
 

@@ -20,6 +20,7 @@ from tokenrisk.devnet.liquidity import (
     approve,
     create_v2_pair,
     create_v3_pool,
+    create_v4_pool,
     mint_v3_full_range,
     raw_amount,
     wrap_eth,
@@ -61,10 +62,12 @@ class Pool:
     address: str
     base_address: str
     base_raw: int
+    key: tuple[str, str, int, int, str] | None = None
+    """V4: the pool key (its ``address`` is the PoolManager)."""
 
     @property
     def route(self) -> Route:
-        return Route(self.spec.dex, self.base_address, self.spec.fee, self.spec.venue)
+        return Route(self.spec.dex, self.base_address, self.spec.fee, self.spec.venue, self.key)
 
 
 @dataclass
@@ -199,6 +202,8 @@ async def add_pool(
         raw_amount(spec.base_amount, _decimals(spec.base)),
     )
     label = f"{label}: {spec.key} pool"
+    if spec.dex == "v4":
+        return await _add_v4_pool(devnet, owner, token, spec, amounts, label, register)
     where = venue(spec.dex, spec.venue)
     if spec.dex == "v2":
         address = await create_v2_pair(chain, owner, token, base, label, where.factory)
@@ -215,6 +220,30 @@ async def add_pool(
     await _fund_base(devnet, owner, spec, base, amounts[1], label)
     await _fill(devnet, owner, token, base, spec, amounts, label)
     return Pool(spec=spec, address=address, base_address=base, base_raw=amounts[1])
+
+
+async def _add_v4_pool(
+    devnet: Devnet,
+    owner: str,
+    token: str,
+    spec: PoolSpec,
+    amounts: tuple[int, int],
+    label: str,
+    register: bool,
+) -> Pool:
+    """A native-ETH V4 pool (base ``WETH`` in the catalogue means ETH on V4), its hook,
+    the PoolManager registered with the token as its AMM."""
+    if spec.base != "WETH":
+        raise DevnetBuildError(f"{label}: the devnet's V4 pools are against native ETH")
+    chain, manager = devnet.chain, devnet.addresses["POOL_MANAGER"]
+    bytecode = devnet.artifact(spec.hook, label).bytecode if spec.hook else ""
+    accounts = (owner, devnet.infra, devnet.addresses["V4_SEEDER"])
+    pool = (spec.fee or 3000, spec.tick_spacing, spec.hook, spec.hook_args, bytecode)
+    key = await create_v4_pool(chain, accounts, token, pool, amounts, label)
+    if register:
+        data = encode_call("setAmm(address,bool)", [manager, True])
+        await chain.send(Tx(owner, token, data, label=f"{label}: setAmm"))
+    return Pool(spec=spec, address=manager, base_address=WETH, base_raw=amounts[1], key=key)
 
 
 async def _fund_base(

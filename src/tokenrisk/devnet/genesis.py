@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tokenrisk.chain.abi import encode_args
 from tokenrisk.devnet.catalogue import Catalogue
 from tokenrisk.devnet.chain import Chain
 from tokenrisk.devnet.deployment import (
@@ -20,6 +21,8 @@ from tokenrisk.devnet.deployment import (
 )
 from tokenrisk.devnet.npm_artifacts import NpmArtifact
 from tokenrisk.devnet.uniswap import deploy_uniswap
+from tokenrisk.devnet.v4 import addresses as v4_addresses
+from tokenrisk.devnet.v4 import deploy_v4
 from tokenrisk.devnet.venues import PANCAKE_V3_DEPLOYER, deploy_venues, infrastructure
 
 OWNER_ETH = 100_000
@@ -38,13 +41,22 @@ async def set_up(
     say("placing PancakeSwap V3 at its mainnet addresses and a second V2 factory")
     compiled = _compiled(artifacts)
     await deploy_venues(chain, root, _as_npm(compiled["PoolDeployer"]), infra, owner)
-    addresses = {p.key: p.address for p in infrastructure(owner)} | {
-        "PANCAKE_V3_DEPLOYER": PANCAKE_V3_DEPLOYER,
-        "OWNER": owner,
-        "INFRA": infra,
-        "KEEPER": keeper,  # a second controller, e.g. a fee keeper hidden in storage
-    }
+    say("placing Permit2, Uniswap V4 and the Universal Router at their mainnet addresses")
+    await deploy_v4(chain, root, infra, owner)
+    addresses = (
+        {p.key: p.address for p in infrastructure(owner)}
+        | v4_addresses(owner)
+        | {
+            "PANCAKE_V3_DEPLOYER": PANCAKE_V3_DEPLOYER,
+            "OWNER": owner,
+            "INFRA": infra,
+            "KEEPER": keeper,  # a second controller, e.g. a fee keeper hidden in storage
+        }
+    )
     devnet = Devnet(chain, compiled, owner, infra, addresses)
+    seeder = devnet.artifact("V4Seeder", "V4 pools")
+    ctor = encode_args(["address"], [addresses["POOL_MANAGER"]])
+    addresses["V4_SEEDER"] = await chain.deploy(infra, seeder.bytecode, ctor, "deploy V4Seeder")
     say("deploying stablecoins and their WETH pools")
     await deploy_stablecoins(devnet)
     say(f"deploying {len(catalogue.tokens)} catalogue tokens and their pools")

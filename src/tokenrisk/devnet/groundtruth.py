@@ -28,13 +28,16 @@ from tokenrisk.devnet.deployment import Deployed, Devnet
 from tokenrisk.devnet.history import actor_address, holder_address
 from tokenrisk.devnet.swaps import (
     Route,
-    approve_calldata,
+    approvals,
     balance,
     transfer_calldata,
     v2_quote,
     v2_swap_tokens,
     v3_exact_input,
     v3_quote,
+    v4_quote,
+    v4_state,
+    v4_swap,
 )
 from tokenrisk.devnet.trading import sell_pool
 from tokenrisk.devnet.uniswap import WETH
@@ -68,6 +71,8 @@ class _Journey:
     def swap(self, amount: int, recipient: str, selling: bool) -> str:
         """Calldata of a swap paid and paid out in WETH (router already approved)."""
         path = [self.token, WETH] if selling else [WETH, self.token]
+        if self.route.dex == "v4":  # paid and paid out in WETH, like the simulation
+            return v4_swap(self.route, self.token, amount, selling, weth=True)
         if self.route.dex == "v2":
             return v2_swap_tokens(path, amount, recipient)
         return v3_exact_input(path[0], path[1], self.route.fee or 3000, recipient, amount)
@@ -75,10 +80,18 @@ class _Journey:
     async def quote(self, chain: Chain, amount: int, selling: bool) -> int | None:
         """The venue's router's (V2) or QuoterV2's (V3) quote; None when it cannot quote."""
         path = [self.token, WETH] if selling else [WETH, self.token]
+        if self.route.dex == "v4":
+            return await v4_quote(chain, self.route, self.token, amount, selling)
         if self.route.dex == "v2":
             return await v2_quote(chain, amount, path, self.route.router)
         fee = self.route.fee or 3000
         return await v3_quote(chain, amount, path[0], path[1], fee, self.route.quoter)
+
+    async def base_reserve(self, chain: Chain) -> int:
+        """The pool's WETH (V4: the ETH side of its active liquidity)."""
+        if self.route.dex == "v4":
+            return (await v4_state(chain, self.route)).reserves[0]
+        return await balance(chain, WETH, self.pair)
 
 
 async def measure_tokens(devnet: Devnet) -> dict[str, dict[str, Any]]:
@@ -106,7 +119,7 @@ def _journey(token: Deployed, start: int) -> _Journey | None:
     if not token.pools:
         return None
     pool = sell_pool(token)
-    if pool.spec.dex not in ("v2", "v3") or pool.base_address != WETH:
+    if pool.spec.dex not in ("v2", "v3", "v4") or pool.base_address != WETH:
         return None
     tid = token.spec.id
     buyer, receiver = (actor_address(tid, "groundtruth", n) for n in (0, 1))
@@ -115,7 +128,7 @@ def _journey(token: Deployed, start: int) -> _Journey | None:
 
 
 async def _measure(chain: Chain, j: _Journey) -> dict[str, Any]:
-    amount_in = await balance(chain, WETH, j.pair) * BUY_BPS // 10_000
+    amount_in = await j.base_reserve(chain) * BUY_BPS // 10_000
     await _fund(chain, j, amount_in)
     # BUY
     quote = await j.quote(chain, amount_in, selling=False)
@@ -209,11 +222,12 @@ async def _fund(chain: Chain, j: _Journey, amount_in: int) -> None:
     """ETH for gas and the buy, wrapped into WETH; both approvals given up front."""
     await chain.set_balances({j.buyer: amount_in + 10**18})
     wrap = Tx(j.buyer, WETH, DEPOSIT, amount_in, label="ground truth: wrap")
-    approvals = [
-        Tx(j.buyer, token, approve_calldata(j.route.router), label="ground truth: approve")
+    allow = [
+        tx
         for token in (WETH, j.token)
+        for tx in approvals(j.route, j.buyer, token, "ground truth: approve")
     ]
-    for second, tx in enumerate([wrap, *approvals], start=1):
+    for second, tx in enumerate([wrap, *allow], start=1):
         await chain.cheat("evm_setNextBlockTimestamp", j.start + second)
         await chain.send(tx)
 
@@ -221,8 +235,8 @@ async def _fund(chain: Chain, j: _Journey, amount_in: int) -> None:
 async def _approve(chain: Chain, j: _Journey, wallet: str, timestamp: int) -> None:
     """``wallet`` lets the router spend its tokens (and has ETH for gas)."""
     await chain.set_balances({wallet: 10**18})
-    tx = Tx(wallet, j.token, approve_calldata(j.route.router), label="ground truth: approve")
-    await _send_at(chain, timestamp, tx)
+    for n, tx in enumerate(approvals(j.route, wallet, j.token, "ground truth: approve")):
+        await _send_at(chain, timestamp + n, tx)
 
 
 async def _send_at(chain: Chain, timestamp: int, tx: Tx) -> Outcome:

@@ -16,6 +16,7 @@ from tokenrisk.chain.abi import decode, encode_call, word_address
 from tokenrisk.chain.signatures import TRANSFER_TOPIC
 from tokenrisk.devnet.chain import Chain, Tx
 from tokenrisk.devnet.uniswap import NPM, V2_FACTORY, V2_ROUTER, V3_FACTORY, WETH
+from tokenrisk.devnet.v4 import V4Key, ctor_of, place_hook, seed_pool
 from tokenrisk.errors import DevnetBuildError
 
 DEADLINE = 2**63
@@ -188,3 +189,29 @@ async def v2_reserves(chain: Chain, pair: str) -> tuple[int, int]:
     data = await chain.call(pair, encode_call("getReserves()"))
     reserve0, reserve1, _ = decode(["uint112", "uint112", "uint32"], data)
     return int(reserve0), int(reserve1)
+
+
+async def create_v4_pool(
+    chain: Chain,
+    accounts: tuple[str, str, str],
+    token: str,
+    pool: tuple[int, int, str | None, tuple[int, ...], str],
+    amounts: tuple[int, int],
+    label: str,
+) -> V4Key:
+    """A native-ETH Uniswap V4 pool of ``token``: its hook (if any) placed at a flagged
+    address, initialized and filled through ``V4Seeder``; returns the pool key.
+
+    ``accounts``: (owner, deployer of the hook, seeder contract); ``pool``: (fee, tick
+    spacing, hook contract name, hook's extra constructor args, hook bytecode);
+    ``amounts``: (token, ETH) raw.
+    """
+    owner, deployer, seeder = accounts
+    fee, spacing, hook_name, hook_args, bytecode = pool
+    hooks = "0x" + "00" * 20
+    if hook_name is not None:
+        ctor = ctor_of(hook_name, token, owner, hook_args)
+        hooks = await place_hook(chain, bytecode, hook_name, ctor, label, deployer)
+    key: V4Key = ("0x" + "00" * 20, token, fee, spacing, hooks)
+    await seed_pool(chain, owner, seeder, key, (amounts[1], amounts[0]), label)
+    return key

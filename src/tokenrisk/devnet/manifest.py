@@ -18,7 +18,8 @@ from typing import Any
 
 from tokenrisk.devnet.deployment import Compiled, Deployed, Devnet, Pool
 from tokenrisk.devnet.history import TokenRoles
-from tokenrisk.devnet.npm_artifacts import NpmArtifact
+from tokenrisk.devnet.npm_artifacts import NpmArtifact, load_npm_artifact
+from tokenrisk.devnet.permit2 import PERMIT2, source_artifact
 from tokenrisk.devnet.trading import TokenLog
 from tokenrisk.devnet.venues import venue
 
@@ -76,7 +77,9 @@ def token_entry(token: Deployed, roles: TokenRoles, log: TokenLog) -> dict[str, 
 
 
 def pool_entry(pool: Pool) -> dict[str, Any]:
-    return {
+    """A pool in the manifest; a V4 pool's ``address`` is the PoolManager and ``key`` its
+    pool key (currency0, currency1, fee, tickSpacing, hooks; native ETH is address 0)."""
+    entry = {
         "dex": pool.spec.dex,
         "base": pool.spec.base,
         "fee": pool.spec.fee,
@@ -85,6 +88,7 @@ def pool_entry(pool: Pool) -> dict[str, Any]:
         "tokenAmount": pool.spec.token_amount,
         "baseAmount": pool.spec.base_amount,
     }
+    return entry | ({"key": list(pool.key)} if pool.key is not None else {})
 
 
 # SOURCE REGISTRY
@@ -120,7 +124,26 @@ def npm_source(artifact: NpmArtifact) -> dict[str, Any]:
     }
 
 
+def v4_sources(root: Path, devnet: Devnet, solc: str) -> dict[str, Any]:
+    """Registry entries of Uniswap V4, Permit2, the seeder and every V4 pool's hook."""
+    from tokenrisk.devnet.v4 import placements
+
+    registry = {
+        p.address: npm_source(load_npm_artifact(root, p.artifact)) for p in placements(devnet.owner)
+    }
+    registry[PERMIT2] = npm_source(source_artifact(root))
+    registry[devnet.addresses["V4_SEEDER"]] = compiled_source(
+        root, devnet.compiled["V4Seeder"], solc
+    )
+    for pool in all_pools(devnet):
+        if pool.key is not None and pool.spec.hook:
+            registry[pool.key[4]] = compiled_source(root, devnet.compiled[pool.spec.hook], solc)
+    return registry
+
+
 def pool_artifact_name(pool: Pool) -> str:
+    if pool.spec.dex == "v4":
+        return "PoolManager"
     return venue(pool.spec.dex, pool.spec.venue).pool_artifact
 
 

@@ -24,6 +24,9 @@ _V2_CORE = "@uniswap/v2-core"
 _V2_PERIPHERY = "@uniswap/v2-periphery"
 _V3_CORE = "@uniswap/v3-core"
 _V3_PERIPHERY = "@uniswap/v3-periphery"
+_V4_CORE = "@uniswap/v4-core"
+_V4_PERIPHERY = "@uniswap/v4-periphery"
+_UR = "@uniswap/universal-router"
 
 ARTIFACT_FILES: dict[str, tuple[str, str]] = {
     "WETH9": (f"{_V2_PERIPHERY}/build/WETH9.json", f"{_V2_PERIPHERY}/contracts/test/WETH9.sol"),
@@ -81,8 +84,27 @@ ARTIFACT_FILES: dict[str, tuple[str, str]] = {
         "NonfungiblePositionManager.json",
         f"{_V3_PERIPHERY}/contracts/NonfungiblePositionManager.sol",
     ),
+    "PoolManager": (
+        f"{_V4_CORE}/out/PoolManager.sol/PoolManager.json",
+        f"{_V4_CORE}/src/PoolManager.sol",
+    ),
+    "StateView": (
+        f"{_V4_PERIPHERY}/foundry-out/StateView.sol/StateView.json",
+        f"{_V4_PERIPHERY}/src/lens/StateView.sol",
+    ),
+    "V4Quoter": (
+        f"{_V4_PERIPHERY}/foundry-out/V4Quoter.sol/V4Quoter.json",
+        f"{_V4_PERIPHERY}/src/lens/V4Quoter.sol",
+    ),
+    "UniversalRouter": (
+        f"{_UR}/artifacts/contracts/UniversalRouter.sol/UniversalRouter.json",
+        f"{_UR}/contracts/UniversalRouter.sol",
+    ),
 }
-"""contract name -> (artifact JSON, Solidity source), both relative to node_modules."""
+"""contract name -> (artifact JSON, Solidity source), both relative to node_modules.
+
+V4 core and periphery ship Foundry artifacts (``bytecode.object``, ``rawMetadata``);
+the others Hardhat or Waffle ones (``bytecode`` as a string)."""
 
 _CBOR_SOLC = bytes.fromhex("64736f6c6343")  # CBOR text "solc" then a 3-byte string
 
@@ -111,8 +133,10 @@ def load_npm_artifact(root: Path, name: str) -> NpmArtifact:
     artifact_rel, source_rel = ARTIFACT_FILES[name]
     modules = layout.node_modules(root)
     raw = json.loads((modules / artifact_rel).read_text())
-    bytecode = "0x" + to_bytes(str(raw["bytecode"])).hex()
-    metadata = raw.get("metadata") if isinstance(raw.get("metadata"), str) else None
+    code = raw["bytecode"]
+    bytecode = "0x" + to_bytes(str(code["object"] if isinstance(code, dict) else code)).hex()
+    metadata = raw.get("rawMetadata", raw.get("metadata"))
+    metadata = metadata if isinstance(metadata, str) else None
     source_file = modules / source_rel
     return NpmArtifact(
         name=name,

@@ -72,6 +72,7 @@ def sources_of(
     registry[PANCAKE_V3_DEPLOYER] = mf.compiled_source(root, deployer, solc)
     for pool in mf.all_pools(devnet):
         registry[pool.address] = mf.npm_source(load_npm_artifact(root, mf.pool_artifact_name(pool)))
+    registry |= mf.v4_sources(root, devnet, solc)
     stable = devnet.compiled["DevStablecoin"]
     for symbol in ("USDC", "USDT", "DAI"):
         registry[devnet.addresses[symbol]] = mf.compiled_source(root, stable, solc)

@@ -1,4 +1,5 @@
-"""Calldata of the swaps a person makes: Router02 and SwapRouter, fee-on-transfer safe.
+"""Calldata of the swaps a person makes: Router02 and SwapRouter, fee-on-transfer safe,
+and the Universal Router's V4 swap (:mod:`tokenrisk.chain.universal`) with Permit2.
 
 Pure functions (no node): the build's history and the ground-truth tests both use them.
 Every minimum output is 0, because the devnet wants to see what a token does to a
@@ -10,10 +11,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tokenrisk.chain.abi import decode, encode_call
-from tokenrisk.devnet.chain import Chain
+from tokenrisk.devnet.chain import Chain, Tx
 from tokenrisk.devnet.liquidity import DEADLINE
 from tokenrisk.devnet.uniswap import QUOTER_V2, V2_ROUTER, WETH
-from tokenrisk.devnet.venues import routers as routers  # re-exported: the history's routers
+from tokenrisk.devnet.v4 import (
+    PERMIT2,
+    UNIVERSAL_ROUTER,
+    PoolState,
+    permit2_approve,
+    v4_key_quote,
+    v4_key_state,
+    v4_trade,
+)
+from tokenrisk.devnet.venues import routers as _venue_routers
 from tokenrisk.devnet.venues import venue as venue  # re-exported: pools are made on it
 from tokenrisk.errors import AbiDecodeError, DevnetBuildError
 
@@ -25,22 +35,68 @@ _V3_EXACT_INPUT_SINGLE = (
 @dataclass(frozen=True)
 class Route:
     """Where a token trades against one base: a V2 pair or a V3 pool (with its fee), on
-    Uniswap or another ``venue`` (:mod:`tokenrisk.devnet.venues`)."""
+    Uniswap or another ``venue`` (:mod:`tokenrisk.devnet.venues`), or a native-ETH
+    Uniswap V4 pool (with its ``key``)."""
 
     dex: str
     base: str
     fee: int | None = None
     venue: str | None = None
+    key: tuple[str, str, int, int, str] | None = None
 
     @property
     def router(self) -> str:
-        """The contract a trader calls (and approves) for this route."""
+        """The contract a trader calls for this route."""
+        if self.dex == "v4":
+            return UNIVERSAL_ROUTER
         return venue(self.dex, self.venue).router
 
     @property
     def quoter(self) -> str:
         """The V3 venue's QuoterV2 (V2 routes quote on their router)."""
         return venue(self.dex, self.venue).quoter or self.router
+
+    @property
+    def spender(self) -> str:
+        """The contract a trader approves: the router, or Permit2 for the Universal Router."""
+        return PERMIT2 if self.dex == "v4" else self.router
+
+
+def routers() -> tuple[str, ...]:
+    """The contracts a history trade calls: every venue's routers and the Universal Router."""
+    return (*_venue_routers(), UNIVERSAL_ROUTER)
+
+
+def approvals(route: Route, wallet: str, token: str, label: str) -> list[Tx]:
+    """What ``wallet`` sends before ``route``'s router may spend its ``token``."""
+    txs = [Tx(wallet, token, approve_calldata(route.spender), label=label)]
+    if route.dex == "v4":
+        data = permit2_approve(token, route.router)
+        txs.append(Tx(wallet, PERMIT2, data, label=label))
+    return txs
+
+
+def v4_swap(route: Route, token: str, amount: int, selling: bool, weth: bool) -> str:
+    """A V4 swap of ``token`` through the Universal Router: paid in ETH (value) and paid
+    out in ETH, or (``weth``) paid and paid out in WETH."""
+    return v4_trade(_key(route), token, amount, selling, weth)
+
+
+async def v4_state(chain: Chain, route: Route) -> PoolState:
+    """The route's V4 pool's price and active liquidity now."""
+    return await v4_key_state(chain, _key(route))
+
+
+async def v4_quote(chain: Chain, route: Route, token: str, amount: int, selling: bool) -> int:
+    """The pool's own curve for ``amount`` in, its LP fee taken, no hook
+    (:func:`tokenrisk.chain.v4.expected_out`): what a V4 trade is held against."""
+    return await v4_key_quote(chain, _key(route), token, amount, selling)
+
+
+def _key(route: Route) -> tuple[str, str, int, int, str]:
+    if route.key is None:
+        raise DevnetBuildError("a V4 route needs its pool key")
+    return route.key
 
 
 def buy_calldata(route: Route, token: str, recipient: str, amount_in: int) -> tuple[str, int]:
@@ -49,6 +105,8 @@ def buy_calldata(route: Route, token: str, recipient: str, amount_in: int) -> tu
     A WETH base is paid in ETH (Router02 ``swapExactETHFor...``, or SwapRouter with
     ``msg.value``); any other base is an ERC-20 the buyer holds and has approved.
     """
+    if route.dex == "v4":
+        return v4_swap(route, token, amount_in, False, False), amount_in
     if route.dex == "v2":
         if route.base == WETH:
             sig = (
@@ -64,8 +122,11 @@ def buy_calldata(route: Route, token: str, recipient: str, amount_in: int) -> tu
 def sell_calldata(route: Route, token: str, recipient: str, amount: int) -> str:
     """Calldata selling ``amount`` raw units of ``token`` (router already approved).
 
-    V2 WETH routes pay out ETH; other routes pay out the base token (WETH for V3).
+    V2 WETH routes pay out ETH; other routes pay out the base token (WETH for V3; ETH
+    for the devnet's native V4 pools).
     """
+    if route.dex == "v4":
+        return v4_swap(route, token, amount, True, False)
     if route.dex == "v2":
         if route.base == WETH:
             sig = (

@@ -20,6 +20,7 @@ from tokenrisk.devnet.chain import Outcome, Tx
 from tokenrisk.devnet.deployment import Deployed, Devnet, Pool
 from tokenrisk.devnet.history import HistoryPlan, Step
 from tokenrisk.devnet.swaps import (
+    approvals,
     approve_calldata,
     balance_of_calldata,
     buy_calldata,
@@ -190,14 +191,14 @@ def _sell(devnet: Devnet, token: Deployed, step: Step, balance: int) -> list[Pla
     route = sell_pool(token).route
     label = f"{token.spec.id}: {step.kind} by {step.actor}"
     must = sell_must_succeed(token, step)
-    approve = Tx(step.actor, token.address, approve_calldata(route.router), label=label)
+    allow = [Planned(tx, step, must) for tx in approvals(route, step.actor, token.address, label)]
     sell = Tx(
         step.actor,
         route.router,
         sell_calldata(route, token.address, step.actor, amount),
         label=label,
     )
-    return [Planned(approve, step, must), Planned(sell, step, must)]
+    return [*allow, Planned(sell, step, must)]
 
 
 def _siphon(devnet: Devnet, token: Deployed, step: Step, balance: int) -> list[Planned]:

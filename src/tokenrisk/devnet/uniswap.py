@@ -131,7 +131,7 @@ def relocate(runtime: bytes, old: str, new: str, expected: int) -> bytes:
     found = runtime.count(old_bytes)
     if found != expected:
         raise DevnetBuildError(
-            f"runtime code embeds its deploy address {found} times, expected {expected}"
+            f"{new}: runtime code embeds its deploy address {found} times, expected {expected}"
         )
     return runtime.replace(old_bytes, new_bytes) if expected else runtime
 

@@ -2,8 +2,11 @@
 
 A :class:`Route` knows how a person trades on a pool: through the DEX's router
 (Uniswap V2 Router02-style ``...SupportingFeeOnTransferTokens`` swaps, or a V3
-SwapRouter ``exactInputSingle``), and how the router quotes it (``getAmountsOut`` or
-a V3 QuoterV2).  Wallets are funded with the base token by overriding its balance slot,
+SwapRouter ``exactInputSingle``, or the Universal Router's V4 swap after Permit2
+approvals: :mod:`tokenrisk.chain.universal`), and how the router quotes it
+(``getAmountsOut`` or a V3 QuoterV2; for V4 the pool's own curve without its hook, from
+its state read by the quote call: :func:`tokenrisk.chain.v4.expected_out`).  Wallets are
+funded with the base token by overriding its balance slot,
 which :func:`tokenrisk.slots.find_balance_slot` discovers for mapping-based ERC-20s
 (Solidity and Vyper layouts), with ``deposit()`` of native currency as the fallback for
 the wrapped native.
@@ -17,6 +20,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from tokenrisk.chain import universal
+from tokenrisk.chain import v4 as pools_v4
 from tokenrisk.chain.abi import ZERO_ADDRESS, decode_uint, encode_call
 from tokenrisk.chain.registry import Dex
 from tokenrisk.model import Pool
@@ -45,11 +50,40 @@ class Route:
 
     @property
     def v3(self) -> bool:
+        """Quoted by a QuoterV2-like call (the V4 quote is read apart: :meth:`v4_quote`)."""
         return self.dex.version == "V3"
 
+    @property
+    def v4(self) -> bool:
+        return self.dex.version == "V4"
+
+    @property
+    def spender(self) -> str:
+        """What a wallet approves on the token it pays: the router, or Permit2 (V4)."""
+        return self.dex.permit2 or self.dex.router
+
+    def approvals(self, token: str, owner: str) -> list[dict[str, Any]]:
+        """The calls that let the router spend ``owner``'s ``token``: ``approve``, and for
+        the Universal Router also ``Permit2.approve(token, router, ...)``."""
+        calls = [approve(token, owner, self.spender)]
+        if self.v4:
+            data = universal.permit2_approve(token, self.dex.router)
+            calls.append({"from": owner, "to": self.spender, "data": data})
+        return calls
+
+    def v4_quote(self, amount_in: int, selling: bool) -> V4Quote:
+        """What :func:`quoted_amount` needs to read a V4 quote call's answer."""
+        key = pools_v4.key_of(self.pool)
+        zero_for_one = (key.currency0.lower() == self.token.lower()) == selling
+        return (amount_in, zero_for_one, pools_v4.static_fee(key))
+
     def quote(self, amount_in: int, selling: bool = False) -> dict[str, Any]:
-        """A call whose return data starts with the expected output amount."""
+        """A call whose return data starts with the expected output amount (V4: the
+        pool's state, read with :meth:`v4_quote`)."""
         token_in, token_out = (self.token, self.base) if selling else (self.base, self.token)
+        if self.v4:
+            key = pools_v4.key_of(self.pool)
+            return pools_v4.state_call(self.pool.address, key.id)
         if not self.v3:
             sig = "getAmountsOut(uint256,address[])"
             data = filled(sig, (0, (token_in, token_out)), {0: amount_in})
@@ -60,7 +94,10 @@ class Route:
 
     def swap(self, wallet: str, amount_in: int, selling: bool = False) -> dict[str, Any]:
         token_in, token_out = (self.token, self.base) if selling else (self.base, self.token)
-        if not self.v3:
+        if self.v4:
+            key = pools_v4.key_of(self.pool).as_tuple()
+            data = universal.trade(key, self.token, self.base, self.pool.native, amount_in, selling)
+        elif not self.v3:
             sig = (
                 "swapExactTokensForTokensSupportingFeeOnTransferTokens"
                 "(uint256,uint256,address[],address,uint256)"
@@ -76,8 +113,16 @@ class Route:
         return {"from": wallet, "to": self.dex.router, "data": data}
 
 
-def quoted_amount(return_data: str, v3: bool) -> int | None:
-    """Output amount from a quote call's return data (last element of getAmountsOut)."""
+V4Quote = tuple[int, bool, int]
+"""A V4 quote's amount in, direction (zeroForOne) and LP fee (see :meth:`Route.v4_quote`)."""
+
+
+def quoted_amount(return_data: str, v3: bool, v4: V4Quote | None = None) -> int | None:
+    """Output amount from a quote call's return data (last element of getAmountsOut;
+    with ``v4``, the pool curve's output from the pool state the call read)."""
+    if v4 is not None:
+        state = pools_v4.decode_state(return_data)
+        return None if state is None else pools_v4.expected_out(state, v4[0], v4[1], v4[2])
     raw = bytes.fromhex(return_data[2:]) if return_data else b""
     if v3:
         return decode_uint("0x" + raw[:32].hex()) if len(raw) >= 32 else None

@@ -238,5 +238,5 @@ def _buy_tax(o: Outcome, v3: bool) -> float | None:
     quote, got = o.get("c.quote"), _uint(o, "c.bought")
     if quote is None or not quote.ok or got is None or not _ok(o, "c.buy"):
         return None
-    expected = quoted_amount(quote.data, v3)
+    expected = quoted_amount(quote.data, v3, o.quotes.get("c.quote"))
     return shortfall(expected, got)

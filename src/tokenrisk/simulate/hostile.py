@@ -22,6 +22,10 @@ limit), 10,000 and 9,900 (100% and 99% in basis points), 25, 100, 2^256-1, 1,000
 SCALES = (5, 10, 20, 50, 990, 10**18, 99 * 10**16)
 """Further values tried one argument position at a time: small percentages, per mille,
 and 1e18 fractions (100% and 99% as a wad)."""
+PIPS = (990_000,)
+"""A ``uint24`` is how Uniswap V3/V4 and their hooks write fees, in hundredths of a bip
+(1,000,000 = 100%): 99% in that unit, tried one position at a time too (a dynamic LP
+fee a token's owner hands its V4 hook)."""
 _SIGNED = (99, 0, 10_000, 9_900, 25, 100, -1, 1_000)
 _SCALAR = re.compile(r"^(address|bool|string|bytes|u?int(\d*)|bytes(\d+))$")
 _ZERO = "0x0000000000000000000000000000000000000000"
@@ -198,7 +202,8 @@ def _wide(abi_type: str, targets: Targets) -> list[Any]:
     base = values_for(abi_type, targets) or []
     if abi_type.startswith("uint"):
         top = 2 ** int(abi_type[4:] or 256) - 1
-        more = [v for v in (*SCALES, *targets.amounts) if v <= top]
+        pips = PIPS if abi_type == "uint24" else ()
+        more = [v for v in (*SCALES, *pips, *targets.amounts) if v <= top]
         return list(dict.fromkeys([*base, *more]))
     return base
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from tokenrisk.errors import CallReverted
 from tokenrisk.model import Limit, SimulationReport, Unmeasured
 from tokenrisk.simulate.accounting import LegTax, explain
-from tokenrisk.simulate.calls import BalanceSlot, approve, balance_of, fresh_address
+from tokenrisk.simulate.calls import BalanceSlot, balance_of, fresh_address
 from tokenrisk.simulate.limits import (
     Accept,
     Found,
@@ -534,7 +534,8 @@ async def _max_sell(
         seller = fresh_address()
         token = sim.route.token
         p.block(3, {token: {"stateDiff": slot.override(seller, size)}})
-        p.call(approve(token, seller, sim.route.dex.router))
+        for call in sim.route.approvals(token, seller):
+            p.call(call)
         p.call(balance_of(token, seller, seller))
         sim.add_sell(p, seller, size, "big")
         return p

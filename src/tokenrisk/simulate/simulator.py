@@ -51,7 +51,7 @@ from tokenrisk.simulate.accounting import (
 from tokenrisk.simulate.calls import (
     BalanceSlot,
     Route,
-    approve,
+    V4Quote,
     balance_of,
     fresh_address,
     quoted_amount,
@@ -204,6 +204,7 @@ class Plan:
     blocks: list[dict[str, Any]] = field(default_factory=list)
     marks: dict[str, tuple[int, int]] = field(default_factory=dict)
     actors: dict[str, str] = field(default_factory=dict)  # role ("buyer", a sell tag) -> address
+    quotes: dict[str, V4Quote] = field(default_factory=dict)  # V4 quote mark -> how to read it
     base: ChainHead | None = None  # the pinned base block; None: ``head`` itself
     limits: NodeLimits = field(default_factory=NodeLimits)
     heavy: list[list[bool]] = field(default_factory=list)  # per call: a trade, not a read
@@ -255,6 +256,13 @@ class Plan:
         self.heavy[-1].append(heavy)
         if mark:
             self.marks[mark] = (len(self.blocks) - 1, len(calls) - 1)
+
+    def quote(self, route: Route, wallet: str, amount: int, mark: str, selling: bool) -> None:
+        """The route's quote for ``amount`` as call ``mark`` (a V4 quote reads the pool's
+        state; how to turn it into an amount is kept for :func:`quoted_of`)."""
+        self.call({"from": wallet, **route.quote(amount, selling=selling)}, mark)
+        if route.v4:
+            self.quotes[mark] = route.v4_quote(amount, selling)
 
     def params(self) -> list[Any]:
         spent = sum(int(c.get("gas", "0x0"), 16) for b in self.prelude for c in b["calls"])
@@ -325,6 +333,7 @@ def _number_of(block: Any) -> int | None:
 class Outcome:
     results: dict[str, CallResult]
     actors: dict[str, str] = field(default_factory=dict)
+    quotes: dict[str, V4Quote] = field(default_factory=dict)
 
     def __getitem__(self, mark: str) -> CallResult:
         return self.results[mark]
@@ -365,7 +374,7 @@ def _outcome(plan: Plan, reply: Any) -> Outcome:
                 out[mark] = parse_call(block["calls"][c])
     except (IndexError, KeyError, TypeError) as exc:
         raise MalformedResponse("eth_simulateV1 returned fewer calls than were sent") from exc
-    return Outcome(out, dict(plan.actors))
+    return Outcome(out, dict(plan.actors), dict(plan.quotes))
 
 
 def too_many_blocks(exc: RpcError) -> bool:
@@ -478,8 +487,9 @@ class Simulator:
         for call in pre:
             s.call(call)  # wrapping the base token: a WETH deposit, not the token
         route = self.route
-        s.call(approve(route.base, buyer, route.dex.router))
-        s.call({"from": buyer, **route.quote(amount_in)}, "quote")
+        for call in route.approvals(route.base, buyer):
+            s.call(call)
+        s.quote(route, buyer, amount_in, "quote", selling=False)
         s.call(balance_of(route.base, buyer, buyer), "base_before")
         s.call(route.swap(buyer, amount_in), "buy", heavy=True)
         s.call(balance_of(route.token, buyer, buyer), "bought")
@@ -500,12 +510,13 @@ class Simulator:
         route = self.route
         pair = route.pool.address
         s.actors[tag] = seller
-        s.call(approve(route.token, seller, route.dex.router))
+        for call in route.approvals(route.token, seller):
+            s.call(call)
         s.call(balance_of(route.token, seller, seller), f"{tag}.seller_before")
         if pool:
             s.call(balance_of(route.token, pair, seller), f"{tag}.pool_before")
         s.call(balance_of(route.base, seller, seller), f"{tag}.base_before")
-        s.call({"from": seller, **route.quote(amount, selling=True)}, f"{tag}.quote")
+        s.quote(route, seller, amount, f"{tag}.quote", selling=True)
         s.call(route.swap(seller, amount, selling=True), f"{tag}.sell", heavy=True)
         if pool:
             s.call(balance_of(route.token, pair, seller), f"{tag}.pool_after")
@@ -602,7 +613,9 @@ def _uint(outcome: Outcome, mark: str) -> int | None:
 
 def _quoted(outcome: Outcome, mark: str, v3: bool) -> int | None:
     result = outcome.get(mark)
-    return quoted_amount(result.data, v3) if result is not None and result.ok else None
+    if result is None or not result.ok:
+        return None
+    return quoted_amount(result.data, v3, outcome.quotes.get(mark))
 
 
 def buy_leg(outcome: Outcome, route: Route) -> LegTax:

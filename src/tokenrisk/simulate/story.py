@@ -19,7 +19,7 @@ from typing import Any
 from tokenrisk.chain.abi import encode_call
 from tokenrisk.chain.signatures import TOTAL_SUPPLY
 from tokenrisk.errors import RpcError
-from tokenrisk.simulate.calls import approve, balance_of, fresh_address, transfer
+from tokenrisk.simulate.calls import balance_of, fresh_address, transfer
 from tokenrisk.simulate.hostile import Targets as Targets
 from tokenrisk.simulate.simulator import Plan, Simulator
 from tokenrisk.simulate.slots import BalanceSlot
@@ -170,8 +170,10 @@ def _buy_block(
         extra, pre = sim.funding.apply(wallet, amount)
         _merge(overrides, extra)
         calls += [(c, None, False) for c in pre]
+        calls += [(c, None, False) for c in route.approvals(route.base, wallet)]
+        if route.v4:
+            plan.quotes[f"{tag}.quote"] = route.v4_quote(amount, False)
         calls += [
-            (approve(route.base, wallet, route.dex.router), None, False),
             ({"from": wallet, **route.quote(amount)}, f"{tag}.quote", False),
             (route.swap(wallet, amount), f"{tag}.buy", True),
             (balance_of(route.token, wallet, wallet), f"{tag}.bought", False),
@@ -259,8 +261,9 @@ def _late_buy(sim: Simulator, p: Plan, story: Story) -> None:
     p.fund(late, sim.funding.native(story.b_in))
     for c in pre:
         p.call(c)
-    p.call(approve(route.base, late, route.dex.router))
-    p.call({"from": late, **route.quote(story.b_in)}, "c.quote")
+    for call in route.approvals(route.base, late):
+        p.call(call)
+    p.quote(route, late, story.b_in, "c.quote", selling=False)
     p.call(route.swap(late, story.b_in), "c.buy", heavy=True)
     p.call(balance_of(route.token, late, late), "c.bought")
 
