@@ -40,6 +40,7 @@ class Window:
     client: list[tuple[float, float]] = field(default_factory=list)
     node: list[tuple[float, float]] = field(default_factory=list)
     connections: int = 0
+    bodies: list[bytes] | None = None  # every request's body, when asked for (debugging)
 
     @property
     def requests(self) -> int:
@@ -148,6 +149,8 @@ class LatencyProxy:
                 writer.write(reply)
                 await writer.drain()
                 window = self.current
+                if window.bodies is not None:
+                    window.bodies.append(request.split(b"\r\n\r\n", 1)[1])
                 window.node.append((sent, answered))
                 window.client.append((arrived, time.perf_counter()))
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):

@@ -22,6 +22,7 @@ from tokenrisk.store.engine import Store
 from tokenrisk.verification.verifier import Verifier
 
 BASE_TOKENS_KEPT = 1024
+JOURNEYS_KEPT = 4096
 """Registry base tokens (by chain) whose slot and metadata are kept: far more than any
 registry lists, so in practice each is read once per process."""
 
@@ -56,6 +57,11 @@ class Trading:
     base_slots: MemoryCache[tuple[int, str], BalanceSlot | None] = field(
         default_factory=lambda: MemoryCache(BASE_TOKENS_KEPT)
     )
+    journeys: MemoryCache[tuple[str, str, int], tuple[int, int, int]] = field(
+        default_factory=lambda: MemoryCache(JOURNEYS_KEPT)
+    )
+    """Amounts earlier journeys saw per (pool, token, buy size): the transfer and the
+    sells are sent with the buy when it delivers them (``simulate.ahead``)."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,105 @@
+"""Before/after for the journey sent ahead (simulate/ahead.py), on every devnet token.
+
+The first IsHoneypot of a token runs the journey step by step (buy, then transfer, then
+sells) and remembers its amounts; the second sends the transfer and the sells with the
+buy, planned from those amounts.  The two answers must be the same, and both must meet
+the catalogue's expectations.  What differs between any two runs of the same check is
+left out: the gas of a trade (every run's wallets are fresh random addresses, whose
+zero bytes cost less calldata gas), also where a text quotes it, and
+``ownerPowers.cached``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from expectations import assert_details
+
+from tokenrisk.api.app import create_app
+from tokenrisk.config import Settings
+from tokenrisk.service import Service, connect_devnet
+
+pytestmark = pytest.mark.integration
+
+VOLATILE = {"buyGas", "sellGas", "gas", "cached"}
+
+
+@pytest.fixture(scope="module")
+async def service(devnet: Any, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Service]:
+    settings = Settings(
+        devnet=False,
+        data_dir=tmp_path_factory.mktemp("ahead"),
+        deadline=60.0,
+        cache_ttl=0,
+    )
+    svc = connect_devnet(settings, devnet.url, devnet.manifest, Path(devnet.build_dir))
+    yield svc
+    await svc.close()
+
+
+def _stable(value: Any) -> Any:
+    """``value`` without the fields that differ between two runs of one check."""
+    if isinstance(value, dict):
+        return {k: _stable(v) for k, v in value.items() if k not in VOLATILE}
+    if isinstance(value, list):
+        return [_stable(v) for v in value]
+    if isinstance(value, str) and "gas" in value.lower():
+        return re.sub(r"\d[\d,]*", "N", value)
+    return value
+
+
+async def test_answers_are_the_same_with_the_journey_sent_ahead(
+    service: Service, devnet: Any
+) -> None:
+    memo = service.honeypot.trading.journeys
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://tokenrisk.test") as http:
+        for entry in devnet.manifest["tokens"]:
+            params = {"address": entry["address"], "chainID": 31337}
+            hits = memo.stats.hits
+            step_by_step = await http.get("/v2/IsHoneypot", params=params)
+            assert memo.stats.hits == hits, entry["id"]  # the first check had nothing to use
+            ahead = await http.get("/v2/IsHoneypot", params=params)
+            assert ahead.status_code == step_by_step.status_code, entry["id"]
+            if step_by_step.status_code != 200:
+                continue
+            first, second = step_by_step.json(), ahead.json()
+            assert _stable(second) == _stable(first), entry["id"]
+            assert second["honeypotResult"]["isHoneypot"] is entry["expected"]["isHoneypot"]
+            assert_details(second, entry["expected"])
+    assert memo.stats.hits >= len(devnet.manifest["tokens"]) // 2  # the path was taken
+
+
+@pytest.mark.parametrize("wrong", [(1, 0, 0), (0, 1, 0), (0, 0, -1)])
+async def test_a_wrong_memory_is_dropped_and_the_answer_stands(
+    service: Service, devnet: Any, monkeypatch: pytest.MonkeyPatch, wrong: tuple[int, int, int]
+) -> None:
+    """Remembered amounts that no longer fit (a buy delivering another amount, a
+    transfer leaving another balance): the steps sent ahead are dropped, the answer is
+    the step-by-step one."""
+    memo = service.honeypot.trading.journeys
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://tokenrisk.test") as http:
+        for entry_id in ("plain", "fot-3", "sell-burn", "max-tx"):
+            entry = next(t for t in devnet.manifest["tokens"] if t["id"] == entry_id)
+            params = {"address": entry["address"], "chainID": 31337}
+            first = (await http.get("/v2/IsHoneypot", params=params)).json()
+            real = memo.get
+
+            def off(key: Any, real: Any = real) -> tuple[bool, Any]:
+                found, amounts = real(key)
+                if not found:
+                    return found, amounts
+                return True, tuple(a + d for a, d in zip(amounts, wrong, strict=True))
+
+            monkeypatch.setattr(memo, "get", off)
+            second = (await http.get("/v2/IsHoneypot", params=params)).json()
+            monkeypatch.undo()
+            assert _stable(second) == _stable(first), entry_id
