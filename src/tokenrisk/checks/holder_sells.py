@@ -64,14 +64,18 @@ async def _analyse(
     siphon = asyncio.ensure_future(
         siphoned_holders(node.rpc, store, node.id, token, [a for a, _ in people])
     )
+    # the snipers that are not among ``people`` sell alongside them
+    others = asyncio.ensure_future(_other_snipers(sim, holding, {a for a, _ in people}))
     try:
         sold = await sell_all(sim, sells)
         siphoned = await siphon
+        held, fresh = await others
     finally:
         siphon.cancel()
+        others.cancel()
     results = [replace(r, siphoned=True) if r.holder in siphoned else r for r in sold]
     over = sum(1 for (_, b), (_, c) in zip(people, sells, strict=True) if c < b)
-    snipers = await _sniper_sells(sim, await holding, results)
+    snipers = _sniper_sells(held, results, fresh)
     stats = aggregate(results)
     if over:
         stats = replace(stats, sold_at_pool_limit=over, pool_limit_wei=cap)
@@ -82,18 +86,21 @@ async def _analyse(
     )
 
 
-async def _sniper_sells(
-    sim: Simulator, holding: list[tuple[str, int]], analysed: list[HolderSell]
-) -> list[HolderSell]:
-    """Sell results of the snipers that still hold a balance and are not contracts
-    (``holding``: :func:`holding_snipers`).
+async def _other_snipers(
+    sim: Simulator, holding: asyncio.Future[list[tuple[str, int]]], people: Set[str]
+) -> tuple[list[tuple[str, int]], list[HolderSell]]:
+    """The snipers still holding a balance (``holding``: :func:`holding_snipers`), and
+    the sells of those not in ``people`` (capped at what the pool can take, as for
+    every holder)."""
+    held = await holding
+    todo = capped([(a, b) for a, b in held if a not in people], pool_sell_limit(sim))
+    return held, await sell_all(sim, todo)
 
-    Snipers already among the analysed holders reuse their result; the others sell now
-    (capped at what the pool can take, as for every holder).
-    """
-    if not holding:
-        return []
+
+def _sniper_sells(
+    holding: list[tuple[str, int]], analysed: list[HolderSell], fresh: list[HolderSell]
+) -> list[HolderSell]:
+    """Sell results of the snipers that still hold a balance and are not contracts:
+    those among the analysed holders reuse their result, then the ``fresh`` ones."""
     known = {r.holder: r for r in analysed}
-    todo = capped([(a, b) for a, b in holding if a not in known], pool_sell_limit(sim))
-    fresh = await sell_all(sim, todo)
     return [known[a] for a, _ in holding if a in known] + fresh
