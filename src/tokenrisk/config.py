@@ -267,7 +267,12 @@ class WatchConfig(_Section):
     poll_interval: float = Field(default=1.0, gt=0, description="seconds between head polls")
     blocks_per_step: int = Field(default=10, ge=1, description="blocks processed per step")
     max_checks_per_step: int = Field(
-        default=16, ge=1, description="checks per step; the rest wait (reported as lag)"
+        default=16, ge=1, description="checks in flight at most (handed out, not done)"
+    )
+    max_checks_per_block: int = Field(
+        default=4,
+        ge=1,
+        description="checks handed out per block the head moves; the rest queue (the lag)",
     )
     interval_blocks: int = Field(
         default=0, ge=0, description="re-check every watched token every N blocks (0: off)"
@@ -280,11 +285,10 @@ class WatchConfig(_Section):
         ge=0,
         description="percent of a pool's base reserve a Mint/Burn must move to re-check (0: any)",
     )
-    watchlist_limits: dict[str, int] = Field(
-        default_factory=lambda: {"free": 10},
-        description="tier name -> most tokens one key may watch (others: default_limit)",
+    private_webhooks: bool = Field(
+        default=False,
+        description="keys may register webhooks on loopback/private addresses (tests, LAN)",
     )
-    default_limit: int = Field(default=100, ge=0, description="watchlist size of other tiers")
     webhooks: tuple[WebhookConfig, ...] = Field(default=(), description="`[[watch.webhooks]]`")
     webhook_attempts: int = Field(default=5, ge=1, description="tries before a dead letter")
     webhook_backoff: float = Field(default=1.0, gt=0, description="seconds before a 2nd try")

@@ -89,6 +89,12 @@ WATCH_LAG = Gauge(
     ["chain"],
     registry=REGISTRY,
 )
+WATCH_QUEUED = Gauge(
+    "tokenrisk_watch_queued_checks",
+    "Checks the watcher found and has not done yet (the per-block cap queues), by chain.",
+    ["chain"],
+    registry=REGISTRY,
+)
 WATCH_CHECKS = Counter(
     "tokenrisk_watch_checks", "Checks the watcher ran, by chain.", ["chain"], registry=REGISTRY
 )
@@ -137,8 +143,9 @@ def index_refreshed(chain_id: int, blocks_behind: int) -> None:
     INDEX_LAG.labels(str(chain_id)).set(blocks_behind)
 
 
-def watch_step(chain_id: int, lag_blocks: int) -> None:
+def watch_step(chain_id: int, lag_blocks: int, queued: int = 0) -> None:
     WATCH_LAG.labels(chain=str(chain_id)).set(lag_blocks)
+    WATCH_QUEUED.labels(chain=str(chain_id)).set(queued)
 
 
 def watch_check(chain_id: int) -> None:

@@ -8,7 +8,8 @@ holders, every analysis on.  A ``[tiers.default]`` table replaces it.
 
 The ceilings bound what an operator can grant: every holder beyond the first 50 costs a
 ``balanceOf`` and an ``extcodesize`` read per request, and no DEX registry has more than
-a few dozen pools per token.
+a few dozen pools per token.  Every watched token is re-read each block and every
+webhook endpoint is a delivery loop of its own: both are bounded per key.
 """
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ TOP_HOLDERS_DEFAULT = 50
 TOP_HOLDERS_CEILING = 1000
 PAIRS_DEFAULT = 10
 PAIRS_CEILING = 100
+WATCHLIST_DEFAULT = 100
+WATCHLIST_CEILING = 100_000
+WEBHOOKS_DEFAULT = 2
+WEBHOOKS_CEILING = 100
 
 
 class Tier(BaseModel):
@@ -50,6 +55,18 @@ class Tier(BaseModel):
         default=True, description="IsHoneypot simulates real holders selling (`holderAnalysis`)"
     )
     owner_powers: bool = Field(default=True, description="IsHoneypot runs the owner-power scan")
+    max_watchlist: int = Field(
+        default=WATCHLIST_DEFAULT,
+        ge=0,
+        le=WATCHLIST_CEILING,
+        description="tokens one key may watch (`POST /v2/watch`; above it: 403)",
+    )
+    max_webhooks: int = Field(
+        default=WEBHOOKS_DEFAULT,
+        ge=0,
+        le=WEBHOOKS_CEILING,
+        description="webhook endpoints one key may register (`POST /v2/watch/webhooks`)",
+    )
 
 
 def tier_table(configured: Mapping[str, Tier], legacy_rate_limit: int) -> dict[str, Tier]:

@@ -27,6 +27,7 @@ from test_accessibility import at_both_widths
 
 from tokenrisk.config import Settings, WatchConfig
 from tokenrisk.devnet.instance import RunningDevnet
+from tokenrisk.tiers import Tier
 
 pytestmark = pytest.mark.integration
 CLI = "from tokenrisk.cli.main import main; main()"
@@ -163,8 +164,9 @@ def test_a_full_watchlist_says_what_to_do(
     page: Page, devnet: RunningDevnet, console: Console, tmp_path: Path
 ) -> None:
     """A key past its tier's watchlist limit (here 0) gets the 403 in words."""
-    watch = WatchConfig(embedded=True, poll_interval=0.2, watchlist_limits={}, default_limit=0)
-    settings = Settings(devnet=False, data_dir=tmp_path, deadline=60.0, watch=watch)
+    watch = WatchConfig(embedded=True, poll_interval=0.2)
+    tiers = {"default": Tier(max_watchlist=0)}
+    settings = Settings(devnet=False, data_dir=tmp_path, deadline=60.0, watch=watch, tiers=tiers)
     console.expect_status(403)
     with LiveServer(settings, devnet) as server:
         open_token(page, server, 31337, token(devnet, "plain")["address"])

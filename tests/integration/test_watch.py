@@ -58,6 +58,7 @@ class Receiver(BaseHTTPRequestHandler):
     """A real webhook receiver: records each body whose signature checks."""
 
     received: list[dict[str, Any]] = []
+    paths: list[str] = []  # the path of each received body
     fail_next = 0
 
     def do_POST(self) -> None:  # noqa: N802
@@ -68,6 +69,7 @@ class Receiver(BaseHTTPRequestHandler):
             self.send_response(500)
         elif hmac.compare_digest(expected, self.headers["X-Tokenrisk-Signature"]):
             Receiver.received.append(json.loads(body))
+            Receiver.paths.append(self.path)
             self.send_response(204)
         else:
             self.send_response(401)
@@ -79,7 +81,7 @@ class Receiver(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def receiver() -> Iterator[str]:
-    Receiver.received = []
+    Receiver.received, Receiver.paths = [], []
     server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

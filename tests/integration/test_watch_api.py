@@ -9,12 +9,15 @@ from typing import Any
 
 import httpx
 import pytest
+from test_watch import SECRET, Receiver, receiver  # noqa: F401 (fixture)
 
 from tokenrisk.api.app import create_app
 from tokenrisk.config import Settings, WatchConfig
 from tokenrisk.service import Service, connect_devnet
 from tokenrisk.store.watch import NewEvent, WatchCursor, WatchStore
+from tokenrisk.tiers import Tier
 from tokenrisk.watch.events import event_id
+from tokenrisk.watch.webhooks import Webhooks
 
 pytestmark = pytest.mark.integration
 ALICE, BOB = {"X-API-KEY": "alice-key"}, {"X-API-KEY": "bob-key"}
@@ -28,7 +31,8 @@ async def service(devnet: Any, tmp_path: Path) -> AsyncIterator[Service]:
         devnet=False,
         data_dir=tmp_path,
         api_keys=frozenset({"alice-key", "bob-key"}),
-        watch=WatchConfig(watchlist_limits={"default": 1}),
+        watch=WatchConfig(private_webhooks=True),  # the test's receiver is on loopback
+        tiers={"default": Tier(max_watchlist=1, max_webhooks=1)},
     )
     svc = connect_devnet(settings, devnet.url, devnet.manifest, Path(devnet.manifest_path).parent)
     yield svc
@@ -95,3 +99,47 @@ async def test_the_stream_shows_each_key_its_alerts_and_resumes(
     assert bad.status_code == 400
     status = (await http.get("/v2/watch/status", headers=ALICE)).json()
     assert status["chains"]["31337"]["block"] == 3 and status["webhooks"] == []
+
+
+async def test_each_key_registers_its_webhooks_and_gets_its_events_only(
+    http: httpx.AsyncClient,
+    service: Service,
+    receiver: str,  # noqa: F811
+) -> None:
+    """A real receiver: alice's endpoint gets the new pools and her alert, not bob's;
+    delivery status is per endpoint; the tier bounds how many endpoints a key has."""
+    hook = "/v2/watch/webhooks"
+    assert (await http.post(hook, json={"url": receiver}, headers={})).status_code == 401
+    for key, token in ((ALICE, TOKEN), (BOB, OTHER)):
+        watched = {"address": token, "chainID": 31337}
+        assert (await http.post("/v2/watch", json=watched, headers=key)).status_code == 201
+    mine = await http.post(hook, json={"url": receiver + "/alice", "secret": SECRET}, headers=ALICE)
+    assert mine.status_code == 201 and "secret" not in mine.json()
+    made = await http.post(hook, json={"url": receiver + "/bob"}, headers=BOB)
+    assert made.status_code == 201 and len(made.json()["secret"]) == 64  # generated, once
+    full = await http.post(hook, json={"url": receiver + "/2", "secret": SECRET}, headers=ALICE)
+    assert full.status_code == 403 and "at most 1" in full.json()["error"]
+    wrong = await http.post(hook, json={"url": "ftp://x", "secret": SECRET}, headers=BOB)
+    assert wrong.status_code == 400
+
+    events = [_event("new_pool", OTHER, 1), _event("alert", TOKEN, 2), _event("alert", OTHER, 3)]
+    WatchStore(service.store).commit(31337, None, WatchCursor(3, "0x"), events, {})
+    hooks = Webhooks((), WatchStore(service.store), backoff=0.0)
+    async with httpx.AsyncClient() as client:
+        for _ in range(3):  # bounded: each pass sends what is due
+            await hooks.deliver(client)
+    alice = [
+        b["id"]
+        for b, p in zip(Receiver.received, Receiver.paths, strict=True)
+        if p.endswith("/alice")
+    ]
+    assert alice == [events[0].event_id, events[1].event_id]  # not bob's alert
+    assert len(Receiver.paths) == 2  # bob's signature (not the receiver's secret): 401
+    (status,) = (await http.get(hook, headers=ALICE)).json()["webhooks"]
+    assert status["deliveredSeq"] == 3 and status["lastStatus"] == "ok"
+    assert status["endpoint"] == mine.json()["endpoint"] and "url" not in status
+    (bobs,) = (await http.get(hook, headers=BOB)).json()["webhooks"]
+    assert bobs["lastStatus"] == "HTTP 401" and bobs["deliveredSeq"] == 0
+    gone = await http.delete(f"{hook}/{bobs['endpoint']}", headers=BOB)
+    assert gone.json()["removed"] is True
+    assert (await http.get(hook, headers=BOB)).json() == {"webhooks": []}

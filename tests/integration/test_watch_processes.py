@@ -25,6 +25,7 @@ from serving import wait_healthy
 from test_watch import SECRET, Receiver, receiver  # noqa: F401 (fixture)
 
 from tokenrisk.devnet.node import free_port
+from tokenrisk.devnet.redisserver import start_redis
 from tokenrisk.store.engine import create_store
 from tokenrisk.store.watch import WatchStore
 
@@ -125,18 +126,39 @@ def chain(devnet: Any) -> Iterator[None]:
     _rpc(devnet.url, "evm_revert", snapshot)
 
 
+@pytest.fixture(params=["one watcher", "two watchers and a job queue"])
+def watchers(request: pytest.FixtureRequest) -> Iterator[tuple[int, str | None]]:
+    """How many ``tokenrisk watch`` run, and the Redis they share (None: no Redis)."""
+    if request.param == "one watcher":
+        yield 1, None
+        return
+    server = start_redis()
+    if server is None:
+        pytest.skip("redis-server is not installed (scripts/with-redis.sh installs it)")
+    try:
+        yield 2, server.url
+    finally:
+        server.stop()
+
+
 def test_launch_arm_kill_restart(
     devnet: Any,
     chain: None,
     tmp_path: Path,
     receiver: str,  # noqa: F811
+    watchers: tuple[int, str | None],
 ) -> None:
+    """With two watchers sharing Redis, one follows the chain and both run checks
+    from the job queue; the first is killed and started again in the middle."""
+    count, redis_url = watchers
     env = _env(devnet, tmp_path, receiver)
+    if redis_url is not None:
+        env["TOKENRISK_REDIS_URL"] = redis_url
     log = tmp_path / "processes.log"
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     serve = _start(env, log, "serve", "--port", str(port))
-    watch = _start(env, log, "watch")
+    watch, *others = [_start(env, log, "watch") for _ in range(count)]
     opened = create_store(f"sqlite:///{tmp_path / 'tokenrisk.sqlite3'}")
     store = WatchStore(opened)
     try:
@@ -173,7 +195,8 @@ def test_launch_arm_kill_restart(
         assert [e.kind for e in events] == ["new_pool", "alert"]  # nothing lost or repeated
         assert [r["id"] for r in Receiver.received] == [e.event_id for e in events]
     finally:
-        _stop(watch)
+        for process in [watch, *others]:
+            _stop(process)
         _stop(serve)
         opened.close()
 
@@ -202,5 +225,9 @@ def test_serve_watch_runs_the_watcher_inside_the_server(
         assert Receiver.received[0]["id"] == new_pool["id"]
         health = httpx.get(f"{url}/health").json()
         assert health["watchLagBlocks"]["31337"] >= 0
+        assert health["watchQueuedChecks"]["31337"] >= 0 and health["watchEvents"] >= 1
+        assert health["watchChecksPerSecond"] > 0 and health["watchWebhookFailures"] == 0
+        scraped = httpx.get(f"{url}/metrics").text
+        assert 'tokenrisk_watch_events_total{chain="31337",kind="new_pool"} 1.0' in scraped
     finally:
         _stop(serve)

@@ -3,12 +3,18 @@ the cursor's compare-and-set, events kept once, watchlist limits, dead letters).
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import httpx
 import pytest
+from typer.testing import CliRunner
 
+from tokenrisk.cli.main import app
 from tokenrisk.errors import StoreConflict
+from tokenrisk.jobs import WATCH_JOB_EPOCH, watch_job_id
 from tokenrisk.store.engine import Store
-from tokenrisk.store.watch import Delivery, NewEvent, WatchCursor, WatchStore
+from tokenrisk.store.watch import Delivery, NewEvent, Task, TaskStore, WatchCursor, WatchStore
 from tokenrisk.watch.blocks import Trigger
 from tokenrisk.watch.events import changes, event_id
 from tokenrisk.watch.watcher import Bounds, Watcher, _first_per_token
@@ -122,11 +128,32 @@ def _bare(bounds: Bounds) -> Watcher:
     return Watcher(deps=None, store=None, bounds=bounds)  # type: ignore[arg-type]
 
 
-def test_checks_past_the_cap_wait_for_the_next_step() -> None:
-    watcher = _bare(Bounds(max_checks=2))
-    assert watcher._cut(10, 20, [11, 12]) == 20
-    assert watcher._cut(10, 20, [15, 11, 18]) == 17  # the third check's block waits
-    assert watcher._cut(10, 20, [10, 10, 10]) == 10  # never less than one block
+def _task(token: str, block: int, kind: str = "recheck") -> Task:
+    return Task(1, token, kind, block, "call", "0x" + f"{block:064x}")
+
+
+def test_checks_past_the_cap_stay_queued_and_run_in_order(store: Store) -> None:
+    """The follower's checks are committed with its cursor, handed out oldest block
+    first under the cap, and each finished once (a second worker's copy commits nothing)."""
+    watch, tasks = WatchStore(store), TaskStore(store)
+    start, moved = WatchCursor(10, "0x10"), WatchCursor(13, "0x13")
+    watch.commit(1, None, start, [], {})
+    found = [_task(TOKEN, 12), _task(OTHER, 11), _task(TOKEN, 11, "new_pool")]
+    watch.commit(1, start, moved, [], {}, found)
+    watch.commit(1, moved, moved, [], {}, found)  # found again: kept once
+    assert tasks.waiting(1) == (3, 11)
+    assert tasks.dispatch(1, budget=2, ceiling=16) == 2  # block 11's two: the rest wait
+    assert tasks.dispatch(1, budget=5, ceiling=2) == 0  # two in flight: none more
+    assert tasks.open_tokens(1) == sorted([TOKEN, OTHER])
+    assert [t.block for t in tasks.taken(1, TOKEN)] == [11]
+    assert watch.finish(tasks.taken(1, TOKEN)[0], [_event(11)], {"risk": "low"}) == 1
+    with pytest.raises(StoreConflict):  # the same check finished by a second worker
+        watch.finish(_task(TOKEN, 11, "new_pool"), [_event(11)], {"risk": "high"})
+    assert watch.snapshot(1, TOKEN) == {"risk": "low"}
+    assert tasks.dispatch(1, budget=5, ceiling=16) == 1
+    assert [(t.kind, t.block) for t in tasks.taken(1, TOKEN)] == [("recheck", 12)]
+    watch.commit(1, moved, WatchCursor(11, "0x11"), [], {})  # a reorg back to block 11
+    assert tasks.waiting(1) == (1, 11) and tasks.taken(1, TOKEN) == []
 
 
 def test_interval_rechecks_every_watched_token_once() -> None:
@@ -193,3 +220,29 @@ async def test_a_time_bomb_horizon_rechecks_at_the_first_block_past_it() -> None
         (OTHER, 4_321, "", "horizon"),
     ]
     assert len(node.asked) < 40
+
+
+def test_the_cli_manages_a_keys_webhooks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOKENRISK_DATA_DIR", str(tmp_path))
+    cli = CliRunner()
+    made = cli.invoke(app, ["watch", "webhook", "add", "http://127.0.0.1:9/h", "--key", "alice"])
+    assert made.exit_code == 0, made.output
+    added = json.loads(made.output)
+    assert len(added["secret"]) == 64
+    listed = json.loads(cli.invoke(app, ["watch", "webhook", "list", "--key", "alice"]).output)
+    assert listed == [
+        {"endpoint": added["endpoint"], "delivered_seq": 0, "attempts": 0, "last_status": "never"}
+    ]
+    assert cli.invoke(app, ["watch", "webhook", "list", "--key", "bob"]).output.strip() == "[]"
+    bad = cli.invoke(app, ["watch", "webhook", "add", "file:///etc/passwd", "--key", "alice"])
+    assert bad.exit_code != 0
+    gone = cli.invoke(app, ["watch", "webhook", "remove", added["endpoint"], "--key", "alice"])
+    assert "removed" in gone.output
+
+
+def test_a_tokens_job_id_is_one_per_period() -> None:
+    """One job per token at a time; a job stuck with a dead worker is replaced later."""
+    first = watch_job_id(1, TOKEN.upper(), now=WATCH_JOB_EPOCH * 7)
+    assert first == watch_job_id(1, TOKEN, now=WATCH_JOB_EPOCH * 8 - 1)
+    assert first != watch_job_id(1, TOKEN, now=WATCH_JOB_EPOCH * 8)
+    assert first != watch_job_id(2, TOKEN, now=WATCH_JOB_EPOCH * 7)

@@ -75,7 +75,20 @@ class HealthReport(WireModel):
     watchLagBlocks: dict[str, int] | None = Field(  # noqa: N815 (the wire's name)
         default=None,
         description="With the watcher in this process (`serve --watch`): blocks it is "
-        "behind each chain's head (docs/watch.md).",
+        "behind each chain's head: to the oldest block with a check not done yet "
+        "(docs/watch.md).",
+    )
+    watchQueuedChecks: dict[str, int] | None = Field(  # noqa: N815 (the wire's name)
+        default=None, description="With the watcher: checks found and not done yet, by chain."
+    )
+    watchChecksPerSecond: float | None = Field(  # noqa: N815 (the wire's name)
+        default=None, description="With the watcher: checks this process ran per second."
+    )
+    watchEvents: int | None = Field(  # noqa: N815 (the wire's name)
+        default=None, description="With the watcher: events this process committed."
+    )
+    watchWebhookFailures: int | None = Field(  # noqa: N815 (the wire's name)
+        default=None, description="With the watcher: webhook POSTs that failed (each retry)."
     )
 
     @property

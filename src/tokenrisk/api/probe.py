@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
@@ -67,8 +68,7 @@ def add_health_route(app: FastAPI, probe: HealthProbe, keys: KeyGate | None) -> 
         if keys is not None and not await keys.valid(offered):
             report = HealthReport(status=report.status)
         elif (watch := getattr(request.app.state, "watch", None)) is not None:
-            lag = {str(chain): blocks for chain, blocks in watch.watcher.lag.items()}
-            report = report.model_copy(update={"watchLagBlocks": lag})
+            report = report.model_copy(update=_watching(watch.status()))
         return JSONResponse(wire.dump(report), status_code=status)
 
 
@@ -81,3 +81,14 @@ def add_metrics_route(app: FastAPI, keys: KeyGate | None) -> None:
         if keys is not None and not await keys.valid(offered):
             raise AuthError("a valid API key is required (X-API-KEY header)")
         return Response(metrics.exposition(), media_type=metrics.CONTENT_TYPE)
+
+
+def _watching(status: dict[str, Any]) -> dict[str, Any]:
+    """The embedded watcher's figures (``WatchProcess.status``) as /health fields."""
+    return {
+        "watchLagBlocks": {str(c): n for c, n in status["watch_lag_blocks"].items()},
+        "watchQueuedChecks": {str(c): n for c, n in status["queued_checks"].items()},
+        "watchChecksPerSecond": status["checks_per_second"],
+        "watchEvents": status["events"],
+        "watchWebhookFailures": status["webhook_failures"],
+    }

@@ -2,7 +2,8 @@
 ``DELETE /v2/watch/{chainID}/{address}`` and ``GET /v2/watch/events`` (server-sent events).
 
 A watchlist belongs to the caller's API key (callers without a key share the anonymous
-list); its size is bounded by the key's tier (``[watch] watchlist_limits``, 403 past it).
+list); its size is bounded by the key's tier (``max_watchlist``, 403 past it).  A key's
+webhook endpoints: :mod:`tokenrisk.api.webhook_routes`.
 The stream sends every ``new_pool`` and ``retracted`` event and the ``alert`` events of
 tokens the key watches, each as ``id: <seq>``, ``event: <kind>``, ``data: <json>``.  A
 client that reconnects with ``Last-Event-ID: <seq>`` (or ``?after=<seq>``) gets what it
@@ -26,9 +27,9 @@ from tokenrisk.api.failures import ERRORS
 from tokenrisk.api.gate import Gate
 from tokenrisk.api.params import parse_chain_id, require_address
 from tokenrisk.api.runner import Runner
-from tokenrisk.config import WebhookConfig
+from tokenrisk.api.webhook_routes import add_webhook_routes
 from tokenrisk.errors import Forbidden, InputError, UnknownChain
-from tokenrisk.store.watch import StoredEvent, WatchStore, endpoint_name
+from tokenrisk.store.watch import StoredEvent, TaskStore, WatchStore, endpoint_name
 
 POLL = 0.5  # seconds between store reads of an idle stream
 KEEPALIVE = 15.0
@@ -47,6 +48,7 @@ def key_of(caller: Caller) -> str:
 
 
 def add_watch_routes(app: FastAPI, runner: Runner, gate: Gate) -> None:
+    add_webhook_routes(app, runner, gate)  # first: /v2/watch/webhooks/... before /{chain}/...
     caller_of = Depends(gate)
 
     def store() -> WatchStore:
@@ -56,8 +58,7 @@ def add_watch_routes(app: FastAPI, runner: Runner, gate: Gate) -> None:
     async def watch(body: WatchRequest, caller: Caller = caller_of) -> JSONResponse:
         token = require_address("address", body.address)
         chain_id = _chain(runner, _text(body.chainID))
-        config = runner.service.settings.watch
-        limit = config.watchlist_limits.get(caller.tier_name, config.default_limit)
+        limit = caller.tier.max_watchlist
         added = await asyncio.to_thread(store().add, key_of(caller), chain_id, token, limit)
         if not added:
             raise Forbidden(f"this key's tier may watch at most {limit} tokens")
@@ -81,11 +82,9 @@ def add_watch_routes(app: FastAPI, runner: Runner, gate: Gate) -> None:
         for chain_id in runner.service.nodes:
             node = runner.service.nodes.node(chain_id)
             head = int(await node.rpc.call("eth_blockNumber", []), 16)
-            cursor = await asyncio.to_thread(store().cursor, chain_id)
-            block = None if cursor is None else cursor.block
-            lag = None if block is None else head - block
-            chains[str(chain_id)] = {"head": head, "block": block, "watch_lag_blocks": lag}
-        hooks = await asyncio.to_thread(_hooks, store(), runner.service.settings.watch.webhooks)
+            chains[str(chain_id)] = await asyncio.to_thread(_progress, store(), chain_id, head)
+        urls = [hook.url for hook in runner.service.settings.watch.webhooks]
+        hooks = await asyncio.to_thread(_hooks, store(), urls)
         return JSONResponse({"chains": chains, "webhooks": hooks})
 
     @app.get(
@@ -115,6 +114,17 @@ def add_watch_routes(app: FastAPI, runner: Runner, gate: Gate) -> None:
         return StreamingResponse(frames, media_type="text/event-stream", headers=headers)
 
 
+def _progress(store: WatchStore, chain_id: int, head: int) -> dict[str, Any]:
+    """The committed block, the checks not done yet and the lag: from the head to the
+    oldest block with a check not done (the committed block when there is none)."""
+    cursor = store.cursor(chain_id)
+    queued, oldest = TaskStore(store.store).waiting(chain_id)
+    block = None if cursor is None else cursor.block
+    done = block if oldest is None or block is None else min(block, oldest - 1)
+    lag = None if done is None else max(head - done, 0)
+    return {"head": head, "block": block, "watch_lag_blocks": lag, "queuedChecks": queued}
+
+
 def _listing(store: WatchStore, key: str) -> list[dict[str, Any]]:
     """The key's tokens, each with the watcher's last answer once it has one."""
     rows = []
@@ -127,11 +137,11 @@ def _listing(store: WatchStore, key: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _hooks(store: WatchStore, hooks: Sequence[WebhookConfig]) -> list[dict[str, Any]]:
+def _hooks(store: WatchStore, urls: Sequence[str]) -> list[dict[str, Any]]:
     """Delivery status per endpoint, named by its digest (never its URL)."""
     rows = []
-    for hook in hooks:
-        name = endpoint_name(hook.url)
+    for url in urls:
+        name = endpoint_name(url)
         state = store.delivery(name)
         rows.append(
             {
@@ -194,9 +204,7 @@ async def _frames(store: WatchStore, key: str, after: int, limit: int | None) ->
 
 
 async def _visible(store: WatchStore, key: str, event: StoredEvent) -> bool:
-    if event.kind != "alert":
-        return True
-    return key in await asyncio.to_thread(store.watchers, event.chain_id, event.token)
+    return event.kind != "alert" or await asyncio.to_thread(store.visible, key, event)
 
 
 def _frame(event: StoredEvent) -> str:

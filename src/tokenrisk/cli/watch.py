@@ -16,14 +16,14 @@ from pathlib import Path
 import typer
 
 from tokenrisk.cli.session import ConfigOpt, console, failures, ready, valid_address
+from tokenrisk.cli.webhooks import watch_store, webhook_app
 from tokenrisk.config import Settings, load_settings
 from tokenrisk.devnet.launch import arm, launch, recorded_url
 from tokenrisk.devnet.layout import devnet_dir, read_manifest
 from tokenrisk.errors import DevnetBuildError
-from tokenrisk.store.engine import create_store
-from tokenrisk.store.watch import WatchStore
 
 watch_app = typer.Typer(help="Check new pools as they launch; alert when a watched token turns.")
+watch_app.add_typer(webhook_app, name="webhook")
 KeyOpt = typer.Option("", "--key", help="API key name whose watchlist this is")
 ChainArg = typer.Option(..., "--chain-id", help="the token's chain id")
 RpcOpt = typer.Option(None, "--rpc-url", help="devnet node (default: the one serve started)")
@@ -51,8 +51,7 @@ async def _follow(settings: Settings) -> None:
     await run_watch(settings, stop, lambda chains: console.print(f"watching chains {chains}"))
 
 
-def _store(config: Path | None) -> WatchStore:
-    return WatchStore(create_store(load_settings(config).database_url))
+_store = watch_store
 
 
 @watch_app.command("add")

@@ -21,8 +21,8 @@ from tokenrisk.devnet.node import free_port
 class RedisServer:
     """One redis-server child process; ``url`` to connect, ``stop()`` to end it."""
 
-    def __init__(self, binary: str) -> None:
-        self.port = free_port()
+    def __init__(self, binary: str, port: int | None = None) -> None:
+        self.port = port or free_port()
         self.dir = Path(tempfile.mkdtemp(prefix="tokenrisk-redis-"))
         args = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
         args += ["--appendonly", "no", "--dir", str(self.dir), "--protected-mode", "yes"]
@@ -62,12 +62,13 @@ class RedisServer:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def start_redis() -> RedisServer | None:
-    """A running server, or None when redis-server is not installed."""
+def start_redis(port: int | None = None) -> RedisServer | None:
+    """A running server (on ``port``: a restart of one that stopped), or None when
+    redis-server is not installed."""
     binary = shutil.which("redis-server")
     if binary is None:
         return None
-    server = RedisServer(binary)
+    server = RedisServer(binary, port)
     try:
         server.wait()
     except RuntimeError:

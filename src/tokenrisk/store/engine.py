@@ -12,7 +12,9 @@ the data directory, WAL mode) and on PostgreSQL (``postgresql+psycopg://...``)::
     api_key_usage      (name, day, endpoint) -> requests
     schema_version     version -> description, applied_at   one row per applied migration
     watchlist, watch_cursors, watch_state, watch_events, webhook_cursors,
-    webhook_dead_letters   the watcher's tables (operations in tokenrisk.store.watch)
+    webhook_dead_letters,  the watcher's tables (operations in tokenrisk.store.watch
+    watch_tasks,           and tokenrisk.store.watchtasks)
+    watch_key_webhooks
 
 The schema is versioned: :data:`MIGRATIONS` lists every change in order, and opening a
 store applies the ones it lacks, each in the same transaction as its ``schema_version``
@@ -287,6 +289,31 @@ dead_letter_table = Table(
     Column("created_at", Float, nullable=False),
 )
 
+watch_task_table = Table(
+    "watch_tasks",
+    metadata,
+    Column("chain_id", BigInteger, primary_key=True),
+    Column("task_id", String(32), primary_key=True),  # a digest of what the task is
+    Column("token", String(42), nullable=False),
+    Column("kind", String(16), nullable=False),  # new_pool, recheck, baseline
+    Column("block", BigInteger, nullable=False),
+    Column("tx", String(66), nullable=True),
+    Column("pool", String(42), nullable=True),
+    Column("why", String(16), nullable=False),
+    Column("dispatched", Integer, nullable=False),  # 0: queued, 1: handed to a worker
+    Column("created_at", Float, nullable=False),
+)
+
+key_webhook_table = Table(
+    "watch_key_webhooks",
+    metadata,
+    Column("key_name", String(64), primary_key=True),  # "" for callers without a key
+    Column("endpoint", String(64), primary_key=True),  # a digest of the URL
+    Column("url", Text, nullable=False),  # never logged nor returned
+    Column("secret", String(128), nullable=False),
+    Column("created_at", Float, nullable=False),
+)
+
 schema_table = Table(
     "schema_version",
     metadata,
@@ -338,6 +365,11 @@ MIGRATIONS: tuple[Migration, ...] = (
             webhook_table,
             dead_letter_table,
         ),
+    ),
+    Migration(
+        5,
+        "watch: queued checks, webhook endpoints per API key",
+        _create(watch_task_table, key_webhook_table),
     ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -36,6 +36,9 @@ from tokenrisk.store.engine import (
     watchlist_table,
     webhook_table,
 )
+from tokenrisk.store.watchtasks import Task as Task
+from tokenrisk.store.watchtasks import TaskStore as TaskStore
+from tokenrisk.store.watchtasks import drop_from, insert_tasks, remove_task
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,11 @@ class WatchStore:
             )
             return {str(r.key_name) for r in rows}
 
+    def visible(self, key_name: str, event: StoredEvent) -> bool:
+        """Whether ``key_name`` receives ``event`` (its SSE stream and its webhooks): new
+        pools and retractions go to every key, an alert to the keys watching its token."""
+        return event.kind != "alert" or key_name in self.watchers(event.chain_id, event.token)
+
     # CURSOR, ANSWERS, EVENTS
 
     def cursor(self, chain_id: int) -> WatchCursor | None:
@@ -186,13 +194,31 @@ class WatchStore:
         new: WatchCursor,
         events: Sequence[NewEvent],
         snapshots: dict[str, tuple[int, dict[str, Any]]],
+        tasks: Sequence[Task] = (),
     ) -> int:
-        """One processed range, all or nothing (module docstring); returns how many
-        events were new.  Raises StoreConflict when the cursor is not ``expected``."""
+        """One processed range, all or nothing (module docstring): its events, answers
+        and the checks it found (queued); returns how many events were new.  Raises
+        StoreConflict when the cursor is not ``expected``.  A cursor moved back (a
+        reorg) drops the queued checks of the blocks it left."""
         with self.store.transaction("watch commit", writes=True) as conn:
             _move(conn, chain_id, expected, new)
+            if expected is not None and new.block < expected.block:
+                drop_from(conn, chain_id, new.block + 1)
+            insert_tasks(conn, tasks)
             for token, (block, snap) in snapshots.items():
                 _put_snapshot(conn, chain_id, token, block, snap)
+            return sum(_insert_event(conn, event) for event in events)
+
+    def finish(
+        self, task: Task, events: Sequence[NewEvent], snapshot: dict[str, Any] | None
+    ) -> int:
+        """A check's outcome with its task's removal, all or nothing; returns how many
+        events were new.  StoreConflict when another worker finished the task first."""
+        with self.store.transaction("watch check commit", writes=True) as conn:
+            if not remove_task(conn, task):
+                raise StoreConflict("store: another worker finished this check first")
+            if snapshot is not None:
+                _put_snapshot(conn, task.chain_id, task.token, task.block, snapshot)
             return sum(_insert_event(conn, event) for event in events)
 
     def events_after(self, seq: int, limit: int = 100) -> list[StoredEvent]:

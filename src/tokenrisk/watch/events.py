@@ -21,6 +21,7 @@ import hashlib
 import json
 from typing import Any
 
+from tokenrisk.chain.abi import checksum
 from tokenrisk.checks.results import HoneypotResult
 
 Snapshot = dict[str, Any]
@@ -99,7 +100,7 @@ def new_pool_body(
     return {
         "kind": "new_pool",
         "chainID": chain_id,
-        "token": token,
+        "token": checksum(token),
         "pool": pool,
         "block": block,
         "transaction": tx,

@@ -2,8 +2,11 @@
 
 ``tokenrisk watch`` runs it on its own service; ``tokenrisk serve --watch`` runs it inside
 the server's lifespan.  Several may run: they coordinate through the store (each chain's
-cursor moves by compare-and-set, so a range is committed once; webhook cursors are per
-endpoint), and every check goes through the same bundle and simulation limit as the API.
+cursor moves by compare-and-set, so a range is committed once; each queued check is
+committed once; webhook cursors are per endpoint) and, with Redis, through leases (one
+follower per chain, one sender of webhooks) and the job queue (``enqueue``: the checks
+run on any worker).  Every check goes through the same bundle and simulation limit as
+the API.
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 
 import httpx
 from redis.asyncio import Redis
@@ -22,7 +26,7 @@ from tokenrisk.errors import TokenRiskError
 from tokenrisk.store.engine import Store
 from tokenrisk.store.watch import WatchStore
 from tokenrisk.watch.lease import Lease
-from tokenrisk.watch.watcher import Bounds, Watcher
+from tokenrisk.watch.watcher import Bounds, Enqueue, Watcher
 from tokenrisk.watch.webhooks import Endpoint, Webhooks
 
 log = logging.getLogger("tokenrisk.watch")
@@ -38,11 +42,17 @@ class WatchProcess:
     poll: float
     lease: Lease | None = None  # with Redis: chains shared among watchers
 
+    started: float = field(default_factory=time.monotonic)
+
     def status(self) -> dict[str, object]:
-        """``watch_lag_blocks`` per chain, checks and events since start, webhook failures."""
+        """``watch_lag_blocks`` and queued checks per chain; checks, checks per second,
+        events and webhook failures since start (of this process)."""
+        elapsed = max(time.monotonic() - self.started, 1e-9)
         return {
             "watch_lag_blocks": dict(self.watcher.lag),
+            "queued_checks": dict(self.watcher.queued),
             "checks": self.watcher.checks,
+            "checks_per_second": round(self.watcher.checks / elapsed, 3),
             "events": self.watcher.committed,
             "webhook_failures": self.webhooks.failures,
         }
@@ -56,8 +66,11 @@ class WatchProcess:
 
     async def _deliver(self, client: httpx.AsyncClient, stop: asyncio.Event) -> None:
         while not stop.is_set():
-            if self.webhooks.endpoints:
-                await self.webhooks.deliver(client)
+            try:
+                if self.lease is None or await self.lease.holds("webhooks"):
+                    await self.webhooks.deliver(client)
+            except TokenRiskError as exc:  # the store is down: the next pass retries
+                log.warning("webhook deliveries wait (%s)", exc.__class__.__name__)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), self.poll / 2)
 
@@ -91,10 +104,15 @@ async def follow(
 
 
 def watch_process(
-    deps: HoneypotDeps, store: Store, config: WatchConfig, redis: Redis | None = None
+    deps: HoneypotDeps,
+    store: Store,
+    config: WatchConfig,
+    redis: Redis | None = None,
+    enqueue: Enqueue | None = None,
 ) -> WatchProcess:
     """The process for ``config`` over the chains of ``deps.nodes``; ``redis`` (the job
-    queue's connection): chains are leased, so N watchers share them."""
+    queue's connection): chains are leased, so N watchers share them; ``enqueue``: the
+    checks go to the job queue (without it this process runs them)."""
     watch_store = WatchStore(store)
     bounds = Bounds(
         config.blocks_per_step,
@@ -102,12 +120,13 @@ def watch_process(
         config.interval_blocks,
         config.tax_threshold,
         config.liquidity_threshold,
+        config.max_checks_per_block,
     )
     endpoints = tuple(Endpoint(w.url, w.secret) for w in config.webhooks)
     hooks = Webhooks(endpoints, watch_store, config.webhook_attempts, config.webhook_backoff)
     chains = list(config.chains) or list(deps.nodes)
-    lease = None if redis is None else Lease(redis, ttl=max(10.0, config.poll_interval * 10))
-    watcher = Watcher(deps, watch_store, bounds)
+    lease = None if redis is None else Lease(redis, ttl=max(3.0, config.poll_interval * 10))
+    watcher = Watcher(deps, watch_store, bounds, enqueue)
     return WatchProcess(watcher, hooks, chains, config.poll_interval, lease)
 
 

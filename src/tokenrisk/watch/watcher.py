@@ -1,40 +1,47 @@
-"""The watcher: follows each chain's new blocks, checks new pools' tokens, re-checks
-watched tokens when something that can change their answer happens, and commits each
-processed range with its events at once (exactly once: :mod:`tokenrisk.store.watch`).
+"""The head follower: follows each chain's new blocks, finds what must be checked (new
+pools' tokens, watched tokens whose answer may have changed) and queues those checks;
+any worker runs them (:mod:`tokenrisk.watch.checker`).  Exactly once:
+:mod:`tokenrisk.store.watch` and :mod:`tokenrisk.store.watchtasks`.
 
 One :meth:`Watcher.step` per chain and poll:
 
 1. read the head and the chain's cursor (a first run starts at the head: the watcher
    follows what happens from now on); a cursor whose block hash changed is a reorg:
-   its events from that block on are retracted and the cursor steps back;
-2. take at most ``blocks_per_step`` blocks, fewer when they hold more than
-   ``max_checks`` checks (the rest wait for the next step: that is the lag reported);
-3. for each new pool (V2/V3 creation events of the registry's factories), check its
-   token with IsHoneypot (:func:`tokenrisk.checks.honeypot.is_honeypot`, the same check
-   the API runs); a pool without liquidity yet is kept pending and checked again on its
-   first liquidity event;
-4. for each watched token with a trigger (a direct call, an ownership/role/pause event,
-   a liquidity change of at least ``liquidity_threshold`` percent of the pool's base
-   reserve, a block past the time-bomb horizon its last answer's future sells showed,
-   the configured interval), check again and compare with the last
-   answer (:mod:`tokenrisk.watch.events`);
-5. commit events, answers and the cursor in one transaction.
+   its events from that block on are retracted, its queued checks dropped, and the
+   cursor steps back;
+2. newly watched tokens get a baseline check queued;
+3. take at most ``blocks_per_step`` blocks and find, in them, each new pool (V2/V3
+   creation events of the registry's factories: its token's first check, kept pending
+   until its first liquidity when it has none) and each watched token with a trigger
+   (a direct call, an ownership/role/pause event, a liquidity change of at least
+   ``liquidity_threshold`` percent of the pool's base reserve, a block past the
+   time-bomb horizon its last answer's future sells showed, the configured interval);
+4. commit those checks (queued) with the cursor in one transaction;
+5. hand out queued checks, oldest block first, at most ``max_checks_per_block`` for each
+   block the step advanced (and never more than ``max_checks`` in flight): the rest
+   stay queued, and the lag reported is the distance from the head to the oldest block
+   with a check not done yet;
+6. each token with handed-out checks goes to the job queue (``enqueue``: one job per
+   token, idempotent; Redis down or no queue: this watcher runs them itself).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from redis.exceptions import RedisError
 
 from tokenrisk import metrics
 from tokenrisk.chain.node import Node
 from tokenrisk.checks.deps import HoneypotDeps
-from tokenrisk.checks.honeypot import is_honeypot
-from tokenrisk.errors import StoreConflict, TokenRiskError
-from tokenrisk.store.watch import NewEvent, WatchCursor, WatchStore
+from tokenrisk.errors import StoreConflict
+from tokenrisk.store.watch import NewEvent, Task, TaskStore, WatchCursor, WatchStore
 from tokenrisk.watch import blocks, events
+from tokenrisk.watch.checker import Checker
 
 log = logging.getLogger("tokenrisk.watch")
 
@@ -44,10 +51,15 @@ class Bounds:
     """How much one step may do (``[watch]`` settings)."""
 
     blocks_per_step: int = 10
-    max_checks: int = 16
+    max_checks: int = 16  # checks in flight at most
     interval_blocks: int = 0  # 0: no periodic re-check
     tax_threshold: float = 5.0  # percentage points
     liquidity_threshold: float = 20.0  # percent of the pool's base reserve (0: any change)
+    max_checks_per_block: int = 4  # handed out per block the head moved (the rest queue)
+
+
+Enqueue = Callable[[int, str], Awaitable[object]]
+"""Puts "run token T's checks on chain C" on the job queue (idempotent per token)."""
 
 
 @dataclass
@@ -56,6 +68,7 @@ class Work:
 
     events: list[NewEvent] = field(default_factory=list)
     snapshots: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)
+    tasks: list[Task] = field(default_factory=list)
 
 
 @dataclass
@@ -65,13 +78,31 @@ class Watcher:
     deps: HoneypotDeps
     store: WatchStore
     bounds: Bounds = Bounds()
+    enqueue: Enqueue | None = None  # None: this watcher runs the checks it hands out
     lag: dict[int, int] = field(default_factory=dict)  # blocks behind the head, per chain
-    checks: int = 0  # checks run since start
-    committed: int = 0  # events committed since start
+    queued: dict[int, int] = field(default_factory=dict)  # checks not done, per chain
+    checker: Checker = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.checker = Checker(self.deps, self.store, self.bounds.tax_threshold)
+
+    @property
+    def checks(self) -> int:
+        """Checks this process ran since start."""
+        return self.checker.checks
+
+    @property
+    def committed(self) -> int:
+        """Events this process committed since start."""
+        return self.checker.committed
+
+    @property
+    def tasks(self) -> TaskStore:
+        return TaskStore(self.store.store)
 
     async def step(self, chain_id: int) -> int:
-        """Process one range of ``chain_id``; returns the events it committed (0 when
-        another watcher committed that range first)."""
+        """Process one range of ``chain_id`` and hand out its checks; returns the events
+        this watcher committed (0 when the checks went to the job queue)."""
         node = self.deps.nodes.node(chain_id)
         head = int(await node.rpc.call("eth_blockNumber", []), 16)
         cursor = await asyncio.to_thread(self.store.cursor, chain_id)
@@ -81,26 +112,49 @@ class Watcher:
             return await self._rewind(node, cursor)
         await self._baselines(node, cursor)
         end = min(head, cursor.block + self.bounds.blocks_per_step)
-        self.lag[chain_id] = head - cursor.block
-        if end <= cursor.block:
-            return 0
-        work, end = await self._range(node, cursor.block + 1, end)
-        self.lag[chain_id] = head - end
-        metrics.watch_step(chain_id, head - end)
-        return await self._commit(chain_id, cursor, await self._at(node, end), work)
+        if end > cursor.block:
+            work = Work(tasks=await self._range(node, cursor.block + 1, end))
+            await self._commit(chain_id, cursor, await self._at(node, end), work)
+        added = await self._work(chain_id, max(end - cursor.block, 1))
+        await self._measure(chain_id, head, end)
+        return added
+
+    async def _work(self, chain_id: int, blocks_moved: int) -> int:
+        """Hand out queued checks (module docstring, 5-6); returns events committed here."""
+        budget = self.bounds.max_checks_per_block * blocks_moved
+        await asyncio.to_thread(self.tasks.dispatch, chain_id, budget, self.bounds.max_checks)
+        tokens = await asyncio.to_thread(self.tasks.open_tokens, chain_id)
+        if self.enqueue is not None:
+            try:
+                for token in tokens:
+                    await self.enqueue(chain_id, token)
+                return 0
+            except RedisError:
+                log.warning("chain %s: job queue unreachable, checking here", chain_id)
+        added = 0
+        for token in tokens:
+            added += await self.checker.run(chain_id, token)
+        return added
+
+    async def _measure(self, chain_id: int, head: int, end: int) -> None:
+        """The lag: from the head back to the oldest block with a check not done yet
+        (the cursor's block when there is none)."""
+        waiting, oldest = await asyncio.to_thread(self.tasks.waiting, chain_id)
+        done_to = end if oldest is None else min(end, oldest - 1)
+        self.lag[chain_id] = max(head - done_to, 0)
+        self.queued[chain_id] = waiting
+        metrics.watch_step(chain_id, self.lag[chain_id], waiting)
 
     async def _baselines(self, node: Node, cursor: WatchCursor) -> None:
-        """Newly watched tokens get their first answer now (no event: nothing to
-        compare), committed with the cursor unmoved."""
+        """Newly watched tokens get a first check queued (its answer is the baseline: no
+        event), committed with the cursor unmoved."""
         tokens = await asyncio.to_thread(self.store.watched, node.id)
+        waiting = await asyncio.to_thread(self.tasks.tokens, node.id)
         work = Work()
-        for token in sorted(tokens)[: self.bounds.max_checks]:
+        for token in sorted(tokens - waiting):
             if await asyncio.to_thread(self.store.snapshot, node.id, token) is None:
-                snap = await self._check(node, token, None)
-                # a token that cannot be checked now is not tried again every poll: its
-                # next trigger takes the baseline
-                work.snapshots[token] = (cursor.block, snap or {"unchecked": True})
-        if work.snapshots:
+                work.tasks.append(Task(node.id, token, "baseline", cursor.block, "baseline"))
+        if work.tasks:
             await self._commit(node.id, cursor, cursor, work)
 
     async def _at(self, node: Node, number: int) -> WatchCursor:
@@ -111,41 +165,55 @@ class Watcher:
     ) -> int:
         try:
             added = await asyncio.to_thread(
-                self.store.commit, chain_id, expected, new, work.events, work.snapshots
+                self.store.commit,
+                chain_id,
+                expected,
+                new,
+                work.events,
+                work.snapshots,
+                work.tasks,
             )
         except StoreConflict:
             log.info("chain %s: another watcher committed this range first", chain_id)
             return 0
-        self.committed += added
+        self.checker.committed += added
         for event in work.events if added else ():
             metrics.watch_event(chain_id, event.kind)
         return added
 
-    async def _range(self, node: Node, start: int, end: int) -> tuple[Work, int]:
-        """Events and answers of ``start..end`` (``end`` cut when checks exceed the cap)."""
+    async def _range(self, node: Node, start: int, end: int) -> list[Task]:
+        """The checks ``start..end`` calls for (module docstring, 3)."""
         pools = await blocks.new_pools(node, start, end)
         watched = await self._tracked(node.id)
-        pending = frozenset(await asyncio.to_thread(self.store.pending, node.id))
+        pending = await asyncio.to_thread(self.store.pending, node.id)
+        pending.update(await asyncio.to_thread(self.tasks.pools, node.id))
         large = self.bounds.liquidity_threshold
-        found = await blocks.triggers(node, start, end, watched, large, pending)
+        found = await blocks.triggers(node, start, end, watched, large, frozenset(pending))
         found += self._interval(watched, start, end)
         found += await self._horizons(node, start, end)
-        end = self._cut(start, end, [p.block for p in pools] + [t.block for t in found])
-        work = Work()
-        for pool in (p for p in pools if p.block <= end):
-            await self._new_pool(node, pool, work)
-        for trigger in _first_per_token([t for t in found if t.block <= end]):
-            await self._recheck(node, trigger, work)
-        return work, end
+        bases = {b.address.lower() for b in node.chain.base_tokens}
+        tasks = [
+            Task(node.id, token.lower(), "new_pool", pool.block, "pool", pool.tx, pool.pool)
+            for pool in pools
+            for token in (pool.token0, pool.token1)
+            if token.lower() not in bases
+        ]
+        return tasks + [
+            Task(node.id, t.token, "recheck", t.block, t.why, t.tx or None)
+            for t in _first_per_token(found)
+        ]
 
     async def _tracked(self, chain_id: int) -> dict[str, str | None]:
-        """Watched and pending tokens -> their pool (None when not known yet)."""
+        """Watched and pending tokens (new pools waiting for liquidity or for their first
+        check) -> their pool (None when not known yet)."""
         tokens = await asyncio.to_thread(self.store.watched, chain_id)
         tracked: dict[str, str | None] = {}
         for token in tokens:
             snap = await asyncio.to_thread(self.store.snapshot, chain_id, token)
             tracked[token] = (snap or {}).get("pair")
         tracked.update(await asyncio.to_thread(self.store.pending, chain_id))
+        for token, pool in (await asyncio.to_thread(self.tasks.pools, chain_id)).items():
+            tracked.setdefault(token, pool)
         return tracked
 
     def _interval(
@@ -200,82 +268,6 @@ class Watcher:
             else:
                 low = middle + 1
         return low
-
-    def _cut(self, start: int, end: int, work_blocks: list[int]) -> int:
-        """The last block whose checks fit in ``max_checks`` (never before ``start``)."""
-        ordered = sorted(work_blocks)
-        if len(ordered) <= self.bounds.max_checks:
-            return end
-        return max(start, ordered[self.bounds.max_checks] - 1)
-
-    async def _check(self, node: Node, token: str, pool: str | None) -> dict[str, Any] | None:
-        """The token's answer reduced to a snapshot; None when it cannot be checked (no
-        liquidity yet, a node failure: checked again on the next trigger)."""
-        self.checks += 1
-        metrics.watch_check(node.id)
-        try:
-            result = await is_honeypot(self.deps, token, node.id, pool)
-            later = events.fail_after(result)
-            # the head read after the check: the one it simulated at is no later, so the
-            # horizon is never early
-            head = None if later is None else await blocks.head(node)
-        except TokenRiskError as exc:
-            log.info("chain %s: %s not checked (%s)", node.id, token, exc.__class__.__name__)
-            return None
-        snap = events.snapshot(result)
-        if head is not None and later is not None:
-            number, stamp = head
-            ahead = later // events.SECONDS_PER_BLOCK
-            snap["sellsFailFrom"] = {"block": number + ahead, "timestamp": stamp + later}
-        return snap
-
-    async def _new_pool(self, node: Node, pool: blocks.NewPool, work: Work) -> None:
-        bases = {b.address.lower() for b in node.chain.base_tokens}
-        for token in (pool.token0, pool.token1):
-            if token.lower() in bases:
-                continue
-            await self._launch(node, token, pool.pool, pool.block, pool.tx, work)
-
-    async def _launch(
-        self, node: Node, token: str, pool: str, block: int, tx: str | None, work: Work
-    ) -> None:
-        snap = await self._check(node, token, pool)
-        if snap is None or not snap.get("liquidity"):
-            work.snapshots[token.lower()] = (block, {"pending": True, "pair": pool})
-            return
-        body = events.new_pool_body(node.id, token, pool, block, tx, snap)
-        ident = events.event_id(node.id, token, "new_pool", block, pool)
-        work.events.append(await self._event(node, ident, token, "new_pool", block, body))
-        work.snapshots[token.lower()] = (block, snap)
-
-    async def _recheck(self, node: Node, trigger: blocks.Trigger, work: Work) -> None:
-        before = await asyncio.to_thread(self.store.snapshot, node.id, trigger.token)
-        if before is not None and before.get("pending"):
-            pool = str(before["pair"])
-            await self._launch(node, trigger.token, pool, trigger.block, trigger.tx, work)
-            return
-        after = await self._check(node, trigger.token, (before or {}).get("pair"))
-        if after is None:
-            return
-        work.snapshots[trigger.token] = (trigger.block, after)
-        if before is None or before.get("unchecked"):
-            return  # first answer: the baseline, nothing to compare
-        found = events.changes(before, after, self.bounds.tax_threshold)
-        if found:
-            tx = trigger.tx or None
-            body = events.alert_body(node.id, trigger.token, trigger.block, tx, found, after)
-            ident = events.event_id(node.id, trigger.token, "alert", trigger.block, found)
-            work.events.append(
-                await self._event(node, ident, trigger.token, "alert", trigger.block, body)
-            )
-
-    async def _event(
-        self, node: Node, ident: str, token: str, kind: str, block: int, body: dict[str, Any]
-    ) -> NewEvent:
-        body = {**body, "id": ident}
-        return NewEvent(
-            ident, node.id, token, kind, block, await blocks.block_hash(node, block), body
-        )
 
     async def _rewind(self, node: Node, cursor: WatchCursor) -> int:
         """A reorg: the cursor's block left the chain.  Step back one block (each step

@@ -1,4 +1,7 @@
-"""Webhook delivery: every event, in order, to each configured endpoint.
+"""Webhook delivery: events, in order, to each endpoint: the operator's
+(``[[watch.webhooks]]``) get every event; an endpoint an API key registered
+(:mod:`tokenrisk.store.watchhooks`) gets that key's events only, as its SSE stream
+(:meth:`WatchStore.visible`): the others move its cursor without a POST.
 
 Each POST carries the event's JSON body and three headers: ``X-Tokenrisk-Event`` (the
 event id: a receiver drops an id it has seen, which makes a redelivery after a crash
@@ -25,6 +28,7 @@ import httpx
 
 from tokenrisk import metrics
 from tokenrisk.store.watch import Delivery, StoredEvent, WatchStore, endpoint_name
+from tokenrisk.store.watchhooks import KeyHooks, key_endpoint_name
 
 log = logging.getLogger("tokenrisk.watch.webhooks")
 
@@ -33,10 +37,13 @@ log = logging.getLogger("tokenrisk.watch.webhooks")
 class Endpoint:
     url: str = field(repr=False)  # may hold a token: never printed
     secret: str = field(repr=False)
+    key: str | None = None  # the API key that registered it (None: the operator's)
 
     @property
     def name(self) -> str:
-        return endpoint_name(self.url)
+        return (
+            endpoint_name(self.url) if self.key is None else key_endpoint_name(self.key, self.url)
+        )
 
 
 def signature(secret: str, body: bytes) -> str:
@@ -53,32 +60,48 @@ class Webhooks:
     backoff: float = 1.0  # seconds before the second try; doubled each time
     timeout: float = 5.0
     failures: int = 0  # failed POSTs since start
+    keyed: bool = True  # also the endpoints API keys registered
     _not_before: dict[str, float] = field(default_factory=dict)
 
     async def deliver(self, client: httpx.AsyncClient, batch: int = 50) -> int:
         """Send what each endpoint has not had yet (stopping at its first failure);
         returns the events delivered."""
         sent = 0
-        for endpoint in self.endpoints:
+        for endpoint in self.endpoints + await self._registered():
             if time.monotonic() < self._not_before.get(endpoint.name, 0.0):
                 continue
             sent += await self._drain(client, endpoint, batch)
         return sent
 
+    async def _registered(self) -> tuple[Endpoint, ...]:
+        if not self.keyed:
+            return ()
+        rows = await asyncio.to_thread(KeyHooks(self.store.store).of)
+        return tuple(Endpoint(r.url, r.secret, r.key_name) for r in rows)
+
     async def _drain(self, client: httpx.AsyncClient, endpoint: Endpoint, batch: int) -> int:
         state = await asyncio.to_thread(self.store.delivery, endpoint.name)
         pending = await asyncio.to_thread(self.store.events_after, state.delivered_seq, batch)
-        sent = 0
+        sent, passed = 0, state
         for event in pending:
-            status = await self._post(client, endpoint, event)
-            if status == "ok":
-                state = Delivery(event.seq, 0, "ok")
-                await asyncio.to_thread(self.store.record_delivery, endpoint.name, state)
-                sent += 1
+            if not await self._for(endpoint, event):
+                passed = Delivery(event.seq, state.attempts, state.last_status)
                 continue
-            await self._failed(endpoint, event, state, status)
-            break
+            status = await self._post(client, endpoint, event)
+            if status != "ok":
+                await self._failed(endpoint, event, passed, status)
+                return sent
+            state = passed = Delivery(event.seq, 0, "ok")
+            await asyncio.to_thread(self.store.record_delivery, endpoint.name, state)
+            sent += 1
+        if passed != state:  # events not this endpoint's: passed over
+            await asyncio.to_thread(self.store.record_delivery, endpoint.name, passed)
         return sent
+
+    async def _for(self, endpoint: Endpoint, event: StoredEvent) -> bool:
+        if endpoint.key is None or event.kind != "alert":
+            return True
+        return await asyncio.to_thread(self.store.visible, endpoint.key, event)
 
     async def _failed(
         self, endpoint: Endpoint, event: StoredEvent, state: Delivery, status: str
