@@ -51,6 +51,7 @@ class RemoteRun:
     requests: list[int] = field(default_factory=list)
     statuses: dict[int, int] = field(default_factory=dict)
     cpu: float = 0.0  # service CPU seconds over the whole pass
+    node_cpu: float = 0.0  # the node's (anvil's) CPU seconds over the whole pass
 
     @property
     def n(self) -> int:
@@ -86,14 +87,28 @@ class RemoteRun:
             f"{self.kind}: {self.n} checks ({statuses}); p50 {p50 * 1000:.1f} ms, p99 "
             f"{p99 * 1000:.1f} ms; round trips p50 {self.round_trips} (range {trips}), HTTP "
             f"requests p50 {statistics.median(self.requests):g}; p50 / (round trips x RTT + "
-            f"node time) = {p50 / self.model:.2f}"
+            f"node time) = {p50 / self.model:.2f}; {self.capacity()}"
+        )
+
+    def capacity(self) -> str:
+        """Checks per second one core of the service, and one core of the node, can give
+        at this pass's CPU per check (a pass is sequential: no contention inflates it)."""
+        n = max(1, self.n)
+        service, node = self.cpu / n, self.node_cpu / n
+        per = [f"{1 / c:.0f} checks/s per {who} core" for who, c in (("service", service),
+               ("node", node)) if c > 0]  # fmt: skip
+        return (
+            f"CPU per check: service {service * 1000:.1f} ms, node {node * 1000:.1f} ms "
+            f"({', '.join(per)})"
         )
 
 
 async def _pass(
-    http: BenchClient, proxy: LatencyProxy, pid: int, tokens: list[str], run: RemoteRun
+    http: BenchClient, proxy: LatencyProxy, pids: tuple[int, int], tokens: list[str], run: RemoteRun
 ) -> RemoteRun:
-    cpu_started = cpu_seconds(descendants(pid))
+    """``pids``: the server's and the node's."""
+    pid, node = pids
+    cpu_started, node_started = cpu_seconds(descendants(pid)), cpu_seconds([node])
     for token in tokens:
         window = proxy.window()
         started = time.perf_counter()
@@ -104,6 +119,7 @@ async def _pass(
         run.node.append(window.node_seconds)
         run.requests.append(window.requests)
     run.cpu = cpu_seconds(descendants(pid)) - cpu_started
+    run.node_cpu = cpu_seconds([node]) - node_started
     return run
 
 
@@ -117,9 +133,9 @@ async def remote_runs(
         with start_server(options) as server:
             async with BenchClient(server.url) as http:
                 await http.get(PATH, {"address": WETH, "chainID": CHAIN})
-                pid = server.process.pid
-                first = await _pass(http, proxy, pid, tokens, RemoteRun("first-sight", rtt))
-                again = await _pass(http, proxy, pid, tokens, RemoteRun("recomputed", rtt))
+                pids = (server.process.pid, devnet.node.process.pid)
+                first = await _pass(http, proxy, pids, tokens, RemoteRun("first-sight", rtt))
+                again = await _pass(http, proxy, pids, tokens, RemoteRun("recomputed", rtt))
     return [again, first]
 
 

@@ -23,6 +23,7 @@ from expectations import assert_details
 from tokenrisk.api.app import create_app
 from tokenrisk.config import Settings
 from tokenrisk.service import Service, connect_devnet
+from tokenrisk.simulate.slots import BalanceSlot
 
 pytestmark = pytest.mark.integration
 
@@ -76,13 +77,13 @@ async def test_answers_are_the_same_with_the_journey_sent_ahead(
     assert memo.stats.hits >= len(devnet.manifest["tokens"]) // 2  # the path was taken
 
 
-@pytest.mark.parametrize("wrong", [(1, 0, 0), (0, 1, 0), (0, 0, -1)])
+@pytest.mark.parametrize("wrong", [(1, 0, 0, None), (0, 1, 0, None), (0, 0, -1, None), "slot"])
 async def test_a_wrong_memory_is_dropped_and_the_answer_stands(
-    service: Service, devnet: Any, monkeypatch: pytest.MonkeyPatch, wrong: tuple[int, int, int]
+    service: Service, devnet: Any, monkeypatch: pytest.MonkeyPatch, wrong: Any
 ) -> None:
     """Remembered amounts that no longer fit (a buy delivering another amount, a
-    transfer leaving another balance): the steps sent ahead are dropped, the answer is
-    the step-by-step one."""
+    transfer leaving another balance, another balance layout): the steps sent ahead
+    are dropped, the answer is the step-by-step one."""
     memo = service.honeypot.trading.journeys
     app = create_app(service.settings, service)
     transport = httpx.ASGITransport(app=app)
@@ -97,7 +98,11 @@ async def test_a_wrong_memory_is_dropped_and_the_answer_stands(
                 found, amounts = real(key)
                 if not found:
                     return found, amounts
-                return True, tuple(a + d for a, d in zip(amounts, wrong, strict=True))
+                if wrong == "slot":  # another balance layout than the one verified now
+                    layout = amounts[3] or BalanceSlot(0, False)
+                    return True, (*amounts[:3], BalanceSlot(layout.slot + 1, layout.vyper))
+                moved = (a + d for a, d in zip(amounts[:3], wrong, strict=False))
+                return True, (*moved, amounts[3])
 
             monkeypatch.setattr(memo, "get", off)
             second = (await http.get("/v2/IsHoneypot", params=params)).json()

@@ -57,7 +57,7 @@ class Trading:
     base_slots: MemoryCache[tuple[int, str], BalanceSlot | None] = field(
         default_factory=lambda: MemoryCache(BASE_TOKENS_KEPT)
     )
-    journeys: MemoryCache[tuple[str, str, int], tuple[int, int, int]] = field(
+    journeys: MemoryCache[tuple[str, str, int], tuple[int, int, int, BalanceSlot | None]] = field(
         default_factory=lambda: MemoryCache(JOURNEYS_KEPT)
     )
     """Amounts earlier journeys saw per (pool, token, buy size): the transfer and the

@@ -8,11 +8,13 @@ process's ``Trading``); the transfer and the sells are then planned with them an
 together with the buy.
 
 They are used only when the buy delivered, and the transfer left, exactly the
-remembered amounts: the plans are then those the step-by-step journey would have built
-from what it saw, so the answer is the same.  Otherwise they are dropped (cancelled, or
-their replies ignored) and the journey goes on step by step from the buy, whose result
-stands: a miss costs the node some work, never a round trip more than before.  A fresh
-EOA still sends every buy, transfer and sell; the memo holds amounts, never a verdict.
+remembered amounts, and the token's balance layout verified alongside the buy is the
+remembered one (the large sells and the delayed sell by block count use it): the plans
+are then those the step-by-step journey would have built from what it saw, so the
+answer is the same.  Otherwise they are dropped (cancelled, or their replies ignored)
+and the journey goes on step by step from the buy, whose result stands: a miss costs
+the node some work, never a round trip more than before.  A fresh EOA still sends every
+buy, transfer and sell; the memo holds amounts, never a verdict.
 """
 
 from __future__ import annotations
@@ -23,11 +25,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from tokenrisk.caching import MemoryCache
+from tokenrisk.simulate.slots import BalanceSlot
 
 JourneyKey = tuple[str, str, int]
 """(pool address, token address, buy size in base-token wei)."""
-Amounts = tuple[int, int, int]
-"""(tokens the buy delivered, tokens the transfer's receiver got, tokens the buyer kept)."""
+Amounts = tuple[int, int, int, BalanceSlot | None]
+"""(tokens the buy delivered, tokens the transfer's receiver got, tokens the buyer kept,
+the token's verified balance layout): the large sells and the delayed sell by block
+count are planned with that layout, used when this check's verification finds it again."""
 JourneyMemo = MemoryCache[JourneyKey, Amounts]
 
 
@@ -50,9 +55,10 @@ class Ahead:
         """The buy delivered what the plans were made for."""
         return tokens == self.amounts[0]
 
-    def kept(self, received: int, remaining: int) -> bool:
-        """The transfer left what the sells were planned with."""
-        return (received, remaining) == self.amounts[1:]
+    def kept(self, received: int, remaining: int, slot: BalanceSlot | None) -> bool:
+        """The transfer left what the sells were planned with, and the token's balance
+        layout verified now is the one they were planned with."""
+        return (received, remaining, slot) == self.amounts[1:]
 
     async def drop(self) -> None:
         """Unless the journey used them: cancel what is still running (a finished sells

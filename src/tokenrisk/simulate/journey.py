@@ -137,12 +137,13 @@ def _launch(
     amounts = None if sim.prelude else recalled(memo, _key(sim, amount_in))
     if amounts is None:
         return None
-    bought, received, remaining = amounts
+    bought, received, remaining, slot = amounts
     sent = bought * sim.settings.transfer_bps // 10_000
     buyer, receiver = fresh_address(), fresh_address()
     moved = asyncio.create_task(sim.run_one(_transfer_plan(sim, buyer, receiver, amount_in, sent)))
     wallets = (buyer, receiver, sent, remaining, received)
-    rest = asyncio.create_task(_sells(sim, amount_in, wallets, token_slot, token_reserve))
+    remembered = _slot_source(slot)  # checked against ``token_slot`` before use
+    rest = asyncio.create_task(_sells(sim, amount_in, wallets, remembered, token_reserve))
     return Ahead(amounts, buyer, receiver, moved, rest)
 
 
@@ -215,15 +216,16 @@ async def _after_buy(
     transfer_ok = moved["transfer"].ok
     received = moved["received"].uint or 0
     remaining = moved["sender_after_transfer"].uint or 0
-    remember(memo, _key(sim, bought.amount_in), (bought.tokens, received, remaining))
     moved_tax = transfer_leg(moved, sim.route, sent) if transfer_ok and sent else LegTax(None, None)
     # SELL (and, at the same time, large sells for the max-sell limit)
     wallets = (buyer, receiver, sent, remaining, received)
-    if ahead is not None and ahead.kept(received, remaining):
+    if ahead is not None and ahead.kept(received, remaining, await token_slot):
         ahead.used = True
         sold = await ahead.rest
     else:
         sold = await _sells(sim, bought.amount_in, wallets, token_slot, token_reserve)
+    seen = (bought.tokens, received, remaining, await token_slot)
+    remember(memo, _key(sim, bought.amount_in), seen)
     (main, same, delayed, half), big_sells, counted = sold
     if isinstance(main, CallReverted):
         raise main
