@@ -108,3 +108,30 @@ async def test_a_wrong_memory_is_dropped_and_the_answer_stands(
             second = (await http.get("/v2/IsHoneypot", params=params)).json()
             monkeypatch.undo()
             assert _stable(second) == _stable(first), entry_id
+
+
+@pytest.mark.parametrize("before", [frozenset({"0x" + "00" * 19 + "01"}), "with-more"])
+async def test_a_trace_calling_other_contracts_reads_their_code(
+    service: Service, devnet: Any, before: Any
+) -> None:
+    """The code read with the trace covers what the last trace called: when this trace
+    calls something else it is read again, and extra addresses read are not listed
+    (GetContractVerification lists every contract of the trace)."""
+    seen = service.verification.trading.traced
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    entry = next(t for t in devnet.manifest["tokens"] if t["id"] == "proxy-verified")
+    params = {"address": entry["address"], "chainID": 31337}
+    path = "/v2/GetContractVerification"
+    async with httpx.AsyncClient(transport=transport, base_url="http://tokenrisk.test") as http:
+        first = (await http.get(path, params=params)).json()
+        key = (31337, entry["address"].lower())
+        called = seen.value(key)
+        assert called  # the proxy's implementation, the pair, the router, WETH
+        other = next(t for t in devnet.manifest["tokens"] if t["id"] == "plain")["address"]
+        extra = {other.lower(), devnet.manifest["addresses"]["OWNER"].lower()}  # code, none
+        seen.put(key, before if before != "with-more" else called | extra)
+        second = (await http.get(path, params=params)).json()
+    assert len(first["contractsOpenSource"]) >= 3
+    first.pop("contractCalls"), second.pop("contractCalls")  # from fresh random wallets
+    assert second == first

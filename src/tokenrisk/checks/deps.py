@@ -62,6 +62,11 @@ class Trading:
     )
     """Amounts earlier journeys saw per (pool, token, buy size): the transfer and the
     sells are sent with the buy when it delivers them (``simulate.ahead``)."""
+    traced: MemoryCache[tuple[int, str], frozenset[str]] = field(
+        default_factory=lambda: MemoryCache(JOURNEYS_KEPT)
+    )
+    """What the last call trace of a token on a chain called: their code is read with
+    the next trace, used when that trace calls nothing else (``checks.trace``)."""
 
 
 @dataclass(frozen=True)
