@@ -135,3 +135,29 @@ async def test_a_trace_calling_other_contracts_reads_their_code(
     assert len(first["contractsOpenSource"]) >= 3
     first.pop("contractCalls"), second.pop("contractCalls")  # from fresh random wallets
     assert second == first
+
+
+@pytest.mark.parametrize("change", ["balance", "fewer", "snipers"])
+async def test_holders_found_anew_are_the_ones_that_sell(
+    service: Service, devnet: Any, change: str
+) -> None:
+    """The holders' sells sent with the reads that find them (the last check's people)
+    are used only when those reads find the same people and balances."""
+    memo = service.honeypot.trading.crowds
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    entry = next(t for t in devnet.manifest["tokens"] if t["id"] == "sniper-blacklist")
+    params = {"address": entry["address"], "chainID": 31337}
+    async with httpx.AsyncClient(transport=transport, base_url="http://tokenrisk.test") as http:
+        first = (await http.get("/v2/IsHoneypot", params=params)).json()
+        key = (31337, entry["address"].lower(), first["pairAddress"].lower())
+        people, held = memo.value(key)
+        assert people and first["holderAnalysis"]["holders"]
+        stale = {
+            "balance": ((people[0][0], people[0][1] // 2), *people[1:]),
+            "fewer": people[1:],
+            "snipers": people,
+        }[change]
+        memo.put(key, (stale, held if change != "snipers" else (*held, people[0])))
+        second = (await http.get("/v2/IsHoneypot", params=params)).json()
+    assert _stable(second) == _stable(first)
