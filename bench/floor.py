@@ -16,7 +16,7 @@ from tokenrisk.chain import dex
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.service import devnet_chain
 from tokenrisk.simulate.calls import Route, find_balance_slot, fresh_address
-from tokenrisk.simulate.engine import Funding, Head, SimSettings, Simulator
+from tokenrisk.simulate.simulator import Funding, Head, SimSettings, Simulator
 
 
 async def journey_params(rpc: RpcClient, manifest: dict[str, Any], token: str) -> list[Any]:

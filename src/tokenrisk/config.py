@@ -106,7 +106,15 @@ class DexEntry(_Section):
     version: Literal["V2", "V3"] = Field(description="`V2` or `V3`")
     factory: str = Field(pattern=_ADDRESS, description="factory address")
     router: str = Field(pattern=_ADDRESS, description="router address")
-    init_code_hash: str | None = Field(default=None, description="V2 pair init code hash")
+    init_code_hash: str | None = Field(
+        default=None, pattern=r"^0x[0-9a-fA-F]{64}$", description="pair/pool init code hash"
+    )
+    deployer: str | None = Field(
+        default=None, pattern=_ADDRESS, description="V3 pool deployer when not the factory"
+    )
+    display_name: str | None = Field(
+        default=None, description='how pools are named, e.g. "SushiSwap" (default: name version)'
+    )
     quoter: str | None = Field(default=None, pattern=_ADDRESS, description="V3 QuoterV2 address")
     fee_tiers: tuple[int, ...] | None = Field(
         default=None, description="V3 fee tiers (3000 = 0.3%)"

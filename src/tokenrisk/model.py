@@ -63,6 +63,7 @@ class Pool:
     reserves1: int
     liquidity_usd: float | None  # None: the base token has no USD price path (not 0)
     fee: int | None = None  # V3 fee tier in hundredths of a bip
+    label: str | None = None  # the DEX's display name from the registry ("SushiSwap")
     chain_id: int = 0
     created_at_timestamp: int | None = None
     creation_tx_hash: str | None = None
@@ -79,8 +80,8 @@ class Pool:
 
     @property
     def dex_name(self) -> str:
-        """The DEX's display name, e.g. "Uniswap V2"."""
-        return f"{self.dex} {self.version}"
+        """The DEX's display name, e.g. "Uniswap V2" or a fork's registry name."""
+        return self.label or f"{self.dex} {self.version}"
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ def devnet_chain(manifest: dict[str, Any]) -> Chain:
     """Registry entry of the embedded devnet from its build manifest's infrastructure addresses."""
     a = manifest["addresses"]
     v3 = (100, 500, 3000, 10000)
+    listed = tuple(Dex.from_dict(d) for d in manifest.get("dexes", ()))  # every venue
     return Chain(
         id=int(manifest.get("chainId", DEVNET_ID)),
         name="Devnet",
@@ -37,7 +38,8 @@ def devnet_chain(manifest: dict[str, Any]) -> Chain:
             BaseToken(a["USDT"], "USDT", 6, True),
             BaseToken(a["DAI"], "DAI", 18, True),
         ),
-        dexes=(
+        dexes=listed
+        or (  # a build from before the manifest listed its DEXes: Uniswap's only
             Dex("Uniswap", "V2", a["V2_FACTORY"], a["V2_ROUTER"]),
             Dex(
                 "Uniswap",

@@ -24,9 +24,10 @@ import pytest
 pytestmark = pytest.mark.integration
 
 CHAIN = 31337
-ROUTERS = {  # the canonical mainnet routers, where the devnet places them
-    "v2": "0x7a250d5630B4cF539739dF2C5dAcb4c659F2488D",
-    "v3": "0xE592427A0AEce92De3Edee1F18E0157C05861564",
+ROUTERS = {  # (dex, venue) -> the router, at its canonical mainnet address on the devnet
+    ("v2", None): "0x7a250d5630B4cF539739dF2C5dAcb4c659F2488D",
+    ("v3", None): "0xE592427A0AEce92De3Edee1F18E0157C05861564",
+    ("v3", "pancakeswap"): "0x1b81D678ffb9C0263b24A97847620C99d213eB14",
 }
 SCRIPT = Path(__file__).with_name("npm_client.js")
 CLIENT = Path("node_modules/@normalizex/honeypot-is/package.json")
@@ -68,14 +69,24 @@ def _pool(entry: dict[str, Any]) -> dict[str, Any] | None:
     return entry["pools"][0] if entry["pools"] else None
 
 
+def _router(pool: dict[str, Any], addresses: dict[str, str]) -> str:
+    """The router of the pool's DEX (the devnet's V2 fork sits at an address of its own)."""
+    if pool.get("venue") == "fork":
+        return addresses["FORK_V2_ROUTER"]
+    return ROUTERS[(pool["dex"], pool.get("venue"))]
+
+
 @pytest.fixture(scope="module")
-def outcomes(server_url: str, catalogue: list[dict[str, Any]]) -> dict[tuple[str, str], Any]:
+def outcomes(
+    server_url: str, catalogue: list[dict[str, Any]], devnet: Any
+) -> dict[tuple[str, str], Any]:
     """(token id, method) -> the client's result, for every token and the three methods."""
+    devnet_addresses = devnet.manifest["addresses"]
     calls: list[dict[str, Any]] = []
     keys: list[tuple[str, str]] = []
     for entry in catalogue:
         pool = _pool(entry)
-        router = ROUTERS[pool["dex"]] if pool else None
+        router = _router(pool, devnet_addresses) if pool else None
         pair = pool["address"] if pool else None
         for method, args in (
             ("honeypotScan", [entry["address"], router, pair, CHAIN]),

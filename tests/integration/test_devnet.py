@@ -110,12 +110,13 @@ def create2(factory: str, salt: bytes, init_code_hash: str) -> str:
 
 
 def all_pools(devnet: RunningDevnet) -> list[tuple[str, dict[str, Any]]]:
-    """(token address, pool entry) for stablecoin pools and every catalogue pool."""
+    """(token address, pool entry) for stablecoin pools and every catalogue pool on
+    Uniswap (the other venues' pools: tests/integration/test_venues.py)."""
     addresses = devnet.manifest["addresses"]
     pools = [(addresses[p["token"]], p) for p in devnet.manifest["stablePools"]]
     for token in devnet.manifest["tokens"]:
         pools += [(token["address"], p) for p in token["pools"]]
-    return pools
+    return [(token, pool) for token, pool in pools if "venue" not in pool]
 
 
 async def test_pools_sit_at_their_create2_addresses(devnet: RunningDevnet, chain: Chain) -> None:
@@ -191,7 +192,8 @@ def ground_truth_route(devnet: RunningDevnet, token: dict[str, Any]) -> tuple[Ro
     pool = pools[0]
     decimals = 18 if pool["base"] in ("WETH", "DAI") else 6
     size = int(Decimal(pool["baseAmount"]) * Decimal(10**decimals) / 500)
-    return Route(dex=pool["dex"], base=addresses[pool["base"]], fee=pool["fee"]), size
+    route = Route(pool["dex"], addresses[pool["base"]], pool["fee"], pool.get("venue"))
+    return route, size
 
 
 async def fresh_eoa(chain: Chain, token_id: str) -> str:

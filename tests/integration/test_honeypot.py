@@ -86,7 +86,7 @@ def _check_shape(body: dict[str, Any]) -> None:
     if "pair" in body:
         pair = body["pair"]
         assert isinstance(pair["reserves0"], str) and pair["reserves0"].isdigit()
-        assert pair["pair"]["type"] in ("UniswapV2", "UniswapV3")
+        assert pair["pair"]["type"] in ("UniswapV2", "UniswapV3", "PancakeSwapV3", "DevSwapV2")
         assert isinstance(pair["liquidity"], float | int)
     assert body["chain"]["id"] == "31337"
 

@@ -80,3 +80,26 @@ async def test_a_pair_address_resolves_alike(devnet: RunningDevnet) -> None:
     finally:
         await folded.aclose()
         await direct.aclose()
+
+
+async def test_a_delegated_eoa_is_a_wallet_on_a_real_node(devnet: RunningDevnet) -> None:
+    """EIP-7702: an account holding ``0xef0100 || delegate`` is a wallet for holder
+    analysis and owner callers, through the reader and through ``eth_getCode`` alike;
+    the same account with contract code is a contract."""
+    wallet = str(devnet.manifest["addresses"]["OWNER"])
+    delegate = str(devnet.manifest["tokens"][0]["address"])
+    folded, direct = CoalescingRpc(devnet.url), CoalescingRpc(devnet.url, fold=False)
+    snapshot = await direct.call("evm_snapshot")
+    try:
+        await direct.call("anvil_setCode", [wallet, "0xef0100" + delegate[2:].lower()])
+        for rpc in (folded, direct):
+            heads = await code_heads(rpc, [wallet])
+            assert heads[0].lower().startswith("0xef0100"), heads
+            assert await is_contract(rpc, [wallet, delegate]) == [False, True]
+        await direct.call("anvil_setCode", [wallet, "0x6080604052"])
+        for rpc in (folded, direct):
+            assert await is_contract(rpc, [wallet]) == [True]
+    finally:
+        assert await direct.call("evm_revert", [snapshot])
+        await folded.aclose()
+        await direct.aclose()

@@ -10,9 +10,15 @@ from eth_abi.abi import encode as eth_abi_encode
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tokenrisk.chain.abi import ZERO_ADDRESS, _fast_encode, encode_args, encode_call, selector
+from tokenrisk.chain.abi import (
+    ZERO_ADDRESS,
+    _fast_encode,
+    decode_uint,
+    encode_args,
+    encode_call,
+    selector,
+)
 from tokenrisk.chain.registry import Dex
-from tokenrisk.chain.tokens import decode_uint
 from tokenrisk.model import Pool
 from tokenrisk.simulate.calls import DEADLINE, Route, balance_of, filled
 

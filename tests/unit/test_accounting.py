@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tokenrisk.chain.signatures import TRANSFER_TOPIC
 from tokenrisk.simulate.accounting import (
-    TRANSFER_TOPIC,
     BuyFacts,
     Log,
     SellFacts,

@@ -411,7 +411,7 @@ def test_parse_head_rejects_partial_blocks() -> None:
 
 async def test_chain_health_age_and_failure() -> None:
     node = FakeNode(number=7, timestamp=1000)
-    line = await chain_health(FakeChain(1, "one"), node, 1.0, now=lambda: 1012.0)  # type: ignore[arg-type]
+    line = await chain_health(Node(FakeChain(1, "one"), node), 1.0, now=lambda: 1012.0)  # type: ignore[arg-type]
     assert line.model_dump(exclude_none=True) == {
         "chainId": 1,
         "name": "one",
@@ -421,7 +421,7 @@ async def test_chain_health_age_and_failure() -> None:
         "headAgeSeconds": 12.0,
     }
     node.down = True
-    line = await chain_health(FakeChain(1, "one"), node, 1.0)  # type: ignore[arg-type]
+    line = await chain_health(Node(FakeChain(1, "one"), node), 1.0)  # type: ignore[arg-type]
     assert line.model_dump(exclude_none=True) == {
         "chainId": 1,
         "name": "one",

@@ -122,7 +122,17 @@ def test_bnb_chain_stablecoins_have_18_decimals(registry: dict[int, Chain]) -> N
 
 def test_raw_entries_use_only_known_keys(raw: dict[str, Any]) -> None:
     chain_keys = {"id", "name", "short_name", "currency", "wrapped_native", "stablecoins", "dexes"}
-    dex_keys = {"name", "version", "factory", "router", "init_code_hash", "quoter", "fee_tiers"}
+    dex_keys = {
+        "name",
+        "version",
+        "factory",
+        "router",
+        "init_code_hash",
+        "quoter",
+        "fee_tiers",
+        "deployer",
+        "display_name",
+    }
     for entry in raw["chains"]:
         assert set(entry) <= chain_keys, entry["id"]
         for dex in entry["dexes"]:

@@ -278,3 +278,42 @@ def test_cors_origins_default_to_any_and_read_a_list_from_the_environment() -> N
     env = {"TOKENRISK_CORS_ORIGINS": "https://a.example, https://b.example"}
     assert load_settings(env=env).cors_origins == ("https://a.example", "https://b.example")
     assert load_settings(env={"TOKENRISK_CORS_ORIGINS": "[]"}).cors_origins == ()
+
+
+FORK_ENTRY = """[[chains]]
+id = 56
+
+[[chains.dexes]]
+name = "SomeSwap"
+version = "V2"
+display_name = "Some Swap"
+factory = "0x00000000000000000000000000000000000000e1"
+router = "0x00000000000000000000000000000000000000e2"
+init_code_hash = "0x1111111111111111111111111111111111111111111111111111111111111111"
+
+[[chains.dexes]]
+name = "Pancake Fork"
+version = "V3"
+factory = "0x00000000000000000000000000000000000000f1"
+deployer = "0x00000000000000000000000000000000000000f4"
+router = "0x00000000000000000000000000000000000000f2"
+quoter = "0x00000000000000000000000000000000000000f3"
+init_code_hash = "0x6ce8eb472fa82df5469c6ab6d485f17c3ad13c8cd7af59b3d4a8026c5ce0f7e2"
+fee_tiers = [100, 2500]
+"""
+
+
+def test_an_operator_adds_a_fork_with_its_keys(tmp_path: Path) -> None:
+    registry = chain_registry(load_settings(_write(tmp_path, FORK_ENTRY), env={}))
+    dexes = {(d.name, d.version): d for d in registry[56].dexes}
+    some, fork = dexes[("SomeSwap", "V2")], dexes[("Pancake Fork", "V3")]
+    assert some.label == "Some Swap"
+    assert some.init_code_hash == "0x" + "11" * 32
+    assert fork.label == "Pancake Fork V3"  # no display_name: name and version
+    assert fork.deployer == "0x00000000000000000000000000000000000000F4"
+    assert fork.fee_tiers == (100, 2500)
+
+
+def test_an_init_code_hash_must_be_32_bytes(tmp_path: Path) -> None:
+    path = _write(tmp_path, FORK_ENTRY.replace("0x11111111", "0x11"))
+    assert "init_code_hash" in _error(path)

@@ -13,11 +13,12 @@ from typing import Any
 
 from fakenode import FakeNode, Fault
 
+from tokenrisk.chain.head import ChainHead
 from tokenrisk.chain.registry import load_registry
 from tokenrisk.checks import sells
 from tokenrisk.model import Pool
 from tokenrisk.simulate.calls import Route
-from tokenrisk.simulate.engine import Funding, Head, SimSettings, Simulator
+from tokenrisk.simulate.simulator import Funding, SimSettings, Simulator
 
 CHAIN = load_registry()[1]
 DEX = next(d for d in CHAIN.dexes if d.version == "V2")
@@ -67,7 +68,7 @@ def simulator(node: Node) -> Simulator:
     pool = Pool(PAIR, "Uniswap", "V2", TOKEN, WETH, WETH, DEX.router, 10**24, 10**24, 1e6)
     route = Route(pool, DEX, TOKEN, WETH)
     return Simulator(
-        fake.client(), route, Head(100, 1_700_000_000), Funding(WETH, None), SimSettings()
+        fake.client(), route, ChainHead(100, 1_700_000_000), Funding(WETH, None), SimSettings()
     )
 
 

@@ -41,9 +41,10 @@ PURE = {
     "tokenrisk.model": {"tokenrisk.findings"},
     "tokenrisk.risk": {"tokenrisk.model", "tokenrisk.findings"},
     "tokenrisk.holders.stats": {"tokenrisk.model"},
-    "tokenrisk.simulate.accounting": set(),
+    "tokenrisk.simulate.accounting": {"tokenrisk.chain.signatures"},
 }
-"""Pure modules and everything they may import: no I/O, so unit-tested without a node."""
+"""Pure modules and everything they may import: no I/O, so unit-tested without a node
+(``chain.signatures`` is hex constants only)."""
 
 LAYERS: list[set[str]] = [
     {"errors", "tokenrisk"},
@@ -70,6 +71,11 @@ their types; ``checks`` below ``service``, which builds what each check is hande
 
 MAX_IMPORTS = 8
 """Most project modules one module may import (a module importing more does too much)."""
+
+CONSTANTS = {"tokenrisk.chain.signatures"}
+"""Tables of named constants that do not count towards :data:`MAX_IMPORTS`: importing
+the Transfer topic from the one place it is written adds no behaviour to a module, and
+counting it would push modules to write their own copy again (issue #30)."""
 
 SERVICE_HOLDERS = {"tokenrisk.api.app.create_app", "tokenrisk.api.lifespan.lifespan_of"}
 """The only functions that receive the whole service (the composition root): the app
@@ -150,8 +156,10 @@ def layer_violations(
 
 
 def crowded(edges: dict[str, frozenset[str]], most: int) -> dict[str, int]:
-    """Modules importing more than ``most`` project modules, with their count."""
-    return {m: len(ts) for m, ts in edges.items() if len(ts) > most}
+    """Modules importing more than ``most`` project modules (:data:`CONSTANTS` not
+    counted), with their count."""
+    counts = {m: len(ts - CONSTANTS) for m, ts in edges.items()}
+    return {m: n for m, n in counts.items() if n > most}
 
 
 def test_layers_are_one_way() -> None:
@@ -168,13 +176,13 @@ def test_the_checkers_catch_what_they_forbid() -> None:
     edges = {
         "tokenrisk.chain.rpc": frozenset({"tokenrisk.errors", "tokenrisk.chain.abi"}),
         "tokenrisk.chain.abi": frozenset({"tokenrisk.api.wire"}),  # upwards
-        "tokenrisk.store.engine": frozenset({"tokenrisk.simulate.engine"}),  # sideways
+        "tokenrisk.store.engine": frozenset({"tokenrisk.simulate.simulator"}),  # sideways
         "tokenrisk.api.wire": frozenset({"tokenrisk.chain.rpc", "tokenrisk.stray"}),  # no layer
         "tokenrisk.errors": frozenset(),
     }
     assert layer_violations(edges, layers) == [
         ("tokenrisk.chain.abi", "tokenrisk.api.wire"),
-        ("tokenrisk.store.engine", "tokenrisk.simulate.engine"),
+        ("tokenrisk.store.engine", "tokenrisk.simulate.simulator"),
         ("tokenrisk.api.wire", "tokenrisk.stray"),
     ]
     many = frozenset(f"tokenrisk.m{i}" for i in range(9))
@@ -182,6 +190,112 @@ def test_the_checkers_catch_what_they_forbid() -> None:
         "tokenrisk.hub": 9
     }
     assert crowded({"tokenrisk.hub": many}, 9) == {}
+    assert crowded({"tokenrisk.hub": many - {"tokenrisk.m0"} | CONSTANTS}, 8) == {}
+
+
+GLOBAL_STATE = {
+    "tokenrisk.redaction": {"_secrets", "_installed"},
+}
+"""Module globals a function may change, with why: the process-wide secrets the log
+filter redacts (registered once at start-up, never chain state).  Caches are not
+here: every in-process cache is a ``caching.MemoryCache`` owned by a Node, a bundle
+or the app (docs/architecture.md, "Caches")."""
+
+_MUTATORS = {"append", "add", "update", "setdefault", "pop", "popitem", "clear", "put"}
+_MUTATORS |= {"extend", "insert", "remove", "discard"}
+
+
+def mutated_globals(source: str) -> set[str]:
+    """Names assigned at module level that a function of the module changes (item
+    assignment, a mutating method, ``global``): module-global state, such as a cache."""
+    tree = ast.parse(source)
+    names: set[str] = set()
+    for node in tree.body:
+        targets = [node.target] if isinstance(node, ast.AnnAssign) else []
+        targets += node.targets if isinstance(node, ast.Assign) else []
+        names |= {t.id for t in targets if isinstance(t, ast.Name)}
+    found: set[str] = set()
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            found |= _changed(fn, names)
+    return found
+
+
+def _changed(fn: ast.AST, names: set[str]) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Global):
+            found |= set(node.names)
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del):
+            if isinstance(node.value, ast.Name) and node.value.id in names:
+                found.add(node.value.id)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            owner = node.func.value
+            if node.func.attr in _MUTATORS and isinstance(owner, ast.Name) and owner.id in names:
+                found.add(owner.id)
+    return found
+
+
+def test_no_module_global_state() -> None:
+    """No module keeps state in its globals (a cache there outlives its Node and is
+    shared by every test); only :data:`GLOBAL_STATE`'s entries, with their reason."""
+    state = {m: mutated_globals(p.read_text(encoding="utf-8")) for m, p in modules().items()}
+    assert {m: names for m, names in state.items() if names} == GLOBAL_STATE
+
+
+def test_the_global_state_check_can_fail() -> None:
+    source = """
+_pools: dict[str, int] = {}
+SEEN = set()
+LIMIT = 3
+counter = 0
+def remember(key: str) -> None:
+    _pools[key] = LIMIT
+    SEEN.add(key)
+def bump() -> None:
+    global counter
+    counter += 1
+def pure(xs: list[int]) -> None:
+    local = {}
+    local["a"] = 1
+    xs.append(LIMIT)
+"""
+    assert mutated_globals(source) == {"_pools", "SEEN", "counter"}
+
+
+def shared_names(names: list[str]) -> dict[str, list[str]]:
+    """Module file names (``engine`` for ``tokenrisk.store.engine``) that more than one
+    module outside the devnet builder carries, with those modules.  Packages (their
+    ``__init__``) are rooms, not modules, and do not count."""
+    by_name: dict[str, list[str]] = {}
+    for module in names:
+        if module.startswith("tokenrisk.devnet.") or module in PACKAGES:
+            continue
+        by_name.setdefault(module.rsplit(".", 1)[-1], []).append(module)
+    return {name: sorted(ms) for name, ms in by_name.items() if len(ms) > 1}
+
+
+PACKAGES = {m for m, p in modules().items() if p.name == "__init__.py"}
+
+
+PENDING_CHECKS_REGROUP = {"liquidity", "tokens"}
+"""Names the ``checks/`` regroup (issue #30, done last, after the other branches of the
+session are merged) removes; this set is emptied then."""
+
+
+def test_no_two_modules_share_a_name() -> None:
+    """A newcomer finds a module by its name alone (issue #30): outside the devnet
+    builder, which mirrors the service's words on purpose, every name is one module."""
+    shared = shared_names(sorted(modules()))
+    assert set(shared) == PENDING_CHECKS_REGROUP, shared
+
+
+def test_the_name_check_can_fail() -> None:
+    names = ["tokenrisk.simulate.engine", "tokenrisk.store.engine", "tokenrisk.chain.rpc"]
+    names += ["tokenrisk.devnet.rpc", "tokenrisk.holders", "tokenrisk.checks.holders"]
+    assert shared_names(names) == {
+        "engine": ["tokenrisk.simulate.engine", "tokenrisk.store.engine"]
+    }
 
 
 def service_parameters(path: Path, module: str) -> set[str]:

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from tokenrisk.simulate.engine import CallResult, Outcome
 from tokenrisk.simulate.limits import ladder, ladder_top_first
+from tokenrisk.simulate.simulator import CallResult, Outcome
 
 
 class Capped:

@@ -25,9 +25,9 @@ from tokenrisk.findings import (
     powers_json,
 )
 from tokenrisk.simulate.effects import classify, comparable
-from tokenrisk.simulate.engine import CallResult, Outcome
 from tokenrisk.simulate.hostile import Targets, argument_sets, render, split_types, values_for
 from tokenrisk.simulate.owners import PowerCache
+from tokenrisk.simulate.simulator import CallResult, Outcome
 
 BUYER = "0x1111111111111111111111111111111111111111"
 PAIR = "0x2222222222222222222222222222222222222222"
@@ -259,6 +259,27 @@ def test_lowered_tax_is_not_a_finding() -> None:
     assert kinds(story(sell_tax=0.0, buy_tax=0.0)) == []
 
 
+def sell_gas(gas: int) -> Outcome:
+    return story(**{"b.sell": CallResult(ok=True, data="0x", gas=gas, reason=None)})
+
+
+def test_a_sell_made_to_burn_gas_is_a_gas_trap() -> None:
+    """The finding added in its one place (findings.FINDINGS) is detected, graded and
+    printed like the others."""
+    base = sell_gas(150_000)
+    found = classify(base, sell_gas(4_000_000))
+    assert [e.kind for e in found] == ["owner_can_raise_sell_gas"]
+    assert found[0].evidence[0].before == "150000" and found[0].evidence[0].after == "4000000"
+    assert classify(base, sell_gas(1_100_000)) == []  # 7x, but under a million more
+    assert classify(sell_gas(2_000_000), sell_gas(3_100_000)) == []  # a million more, < 3x
+    assert classify(base, story(**{"b.sell": failed()})) == []  # a failed sell used no gas
+    from tokenrisk.findings import findings_markdown
+    from tokenrisk.risk import FLAG_SEVERITY
+
+    assert FLAG_SEVERITY["owner_can_raise_sell_gas"] == "medium"
+    assert "`owner_can_raise_sell_gas` | medium" in findings_markdown()
+
+
 def test_owner_change_is_informational() -> None:
     base = story(owner1=ok(int(BUYER, 16)))
     trial = story(owner1=ok(0))
@@ -286,12 +307,12 @@ def test_bundled_selector_table_is_correct() -> None:
 
 
 def test_storage_words_holding_small_numbers_are_not_addresses() -> None:
-    from tokenrisk.simulate.owners import word_address as _word_address
+    from tokenrisk.simulate.owners import stored_address as _stored
 
-    assert _word_address("0x" + (10**27).to_bytes(32, "big").hex()) is None  # a supply
-    assert _word_address("0x" + "00" * 12 + "f39fd6e51aad88f6f4ce6ab8827279cfffb92266") is not None
-    assert _word_address("0x" + "ff" * 32) is None  # packed or hashed, not an address
-    assert _word_address("0x" + "00" * 32, strict=False) is not None  # a getter's zero owner
+    assert _stored("0x" + (10**27).to_bytes(32, "big").hex()) is None  # a supply
+    assert _stored("0x" + "00" * 12 + "f39fd6e51aad88f6f4ce6ab8827279cfffb92266") is not None
+    assert _stored("0x" + "ff" * 32) is None  # packed or hashed, not an address
+    assert _stored("0x" + "00" * 32, strict=False) is not None  # a getter's zero owner
 
 
 def test_docs_print_the_findings_table() -> None:
@@ -377,7 +398,7 @@ def test_a_future_sell_failure_counts_once() -> None:
 def test_cli_section_prints_callers_findings_and_escapes_chain_text() -> None:
     from rich.console import Console
 
-    from tokenrisk.cli.powers import owner_powers_section
+    from tokenrisk.cli.powers_report import owner_powers_section
 
     body = {
         "ownerPowers": {
@@ -407,7 +428,7 @@ def test_cli_section_prints_callers_findings_and_escapes_chain_text() -> None:
 def test_cli_section_says_when_the_scan_did_not_run() -> None:
     from rich.console import Console
 
-    from tokenrisk.cli.powers import owner_powers_section
+    from tokenrisk.cli.powers_report import owner_powers_section
 
     console = Console(record=True, width=120)
     not_run = {"scanned": False, "error": "timeout", "renounced": False, "functions": 0}

@@ -11,8 +11,8 @@ import pytest
 from tokenrisk.chain.reader import READER_FILE, reader_code
 from tokenrisk.devnet.node import repo_root
 from tokenrisk.devnet.solc import compile_contracts, load_artifacts
+from tokenrisk.simulate.emulation import RUNNER_FILE, runner_code
 from tokenrisk.simulate.probe import PROBE_FILE, probe_artifact
-from tokenrisk.simulate.runner import RUNNER_FILE, runner_code
 
 
 @pytest.mark.parametrize(

@@ -12,24 +12,24 @@ import pytest
 from fakenode import FakeNode, Fault
 from simrules import RPC_GAS_CAP, Base, call_violations, simulate_violations
 
+from tokenrisk.chain.head import ChainHead
 from tokenrisk.chain.registry import load_registry
 from tokenrisk.checks import sells
 from tokenrisk.model import Pool
 from tokenrisk.simulate import journey, powers
 from tokenrisk.simulate import story as plot
 from tokenrisk.simulate.calls import BalanceSlot, Route
-from tokenrisk.simulate.engine import (
+from tokenrisk.simulate.gas import LIGHT_GAS, allot
+from tokenrisk.simulate.hostile import Targets
+from tokenrisk.simulate.simulator import (
     SIMULATION,
     Funding,
-    Head,
     NodeLimits,
     Plan,
     SimSettings,
     Simulator,
     sells_ahead,
 )
-from tokenrisk.simulate.gas import LIGHT_GAS, allot
-from tokenrisk.simulate.hostile import Targets
 
 CHAIN = load_registry()[1]
 DEX = next(d for d in CHAIN.dexes if d.version == "V2")
@@ -37,7 +37,7 @@ WETH = CHAIN.wrapped_native.address
 TOKEN = "0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0"
 PAIR = "0x000000000000000000000000000000000000bEEF"
 MINER = "0x" + "c0" * 20
-HEAD = Head(1_000, 1_700_000_000, base_fee=7 * 10**9, gas_limit=30_000_000, miner=MINER)
+HEAD = ChainHead(1_000, 1_700_000_000, base_fee=7 * 10**9, gas_limit=30_000_000, miner=MINER)
 BASE = Base(HEAD.number, HEAD.timestamp, HEAD.gas_limit, HEAD.base_fee)
 SLOT = BalanceSlot(3, "solidity")
 

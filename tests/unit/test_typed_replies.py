@@ -1,4 +1,4 @@
-"""Large simulations decoded typed (RpcClient.call_typed, engine.SIMULATION): the same
+"""Large simulations decoded typed (RpcClient.call_typed, simulator.SIMULATION): the same
 outcome as the plain JSON path for the same reply, the plain path for a reply that does
 not fit the type, and the same errors.
 
@@ -14,14 +14,15 @@ import pytest
 from fakenode import INTERNAL, REVERTED, FakeNode, deeply_nested
 
 from tokenrisk.chain import rpc
+from tokenrisk.chain.head import ChainHead
 from tokenrisk.chain.registry import load_registry
+from tokenrisk.chain.signatures import TRANSFER_TOPIC
 from tokenrisk.checks import sells
 from tokenrisk.errors import CallReverted, MalformedResponse, ReplyTooDeep, RpcError
 from tokenrisk.model import Pool
-from tokenrisk.simulate import engine
-from tokenrisk.simulate.accounting import TRANSFER_TOPIC
+from tokenrisk.simulate import simulator as sim_module
 from tokenrisk.simulate.calls import Route
-from tokenrisk.simulate.engine import Funding, Head, Plan, SimSettings, Simulator
+from tokenrisk.simulate.simulator import Funding, Plan, SimSettings, Simulator
 
 CHAIN = load_registry()[1]
 DEX = next(d for d in CHAIN.dexes if d.version == "V2")
@@ -93,7 +94,7 @@ def simulator(node: FakeNode) -> Simulator:
     pool = Pool(PAIR, "Uniswap", "V2", TOKEN, WETH, WETH, DEX.router, 10**24, 10**24, 1e6)
     route = Route(pool, DEX, TOKEN, WETH)
     return Simulator(
-        node.client(), route, Head(100, 1_700_000_000), Funding(WETH, None), SimSettings()
+        node.client(), route, ChainHead(100, 1_700_000_000), Funding(WETH, None), SimSettings()
     )
 
 
@@ -120,10 +121,10 @@ async def test_a_large_plan_is_decoded_typed_into_the_plain_outcome(fits: list[b
     node = FakeNode({"eth_simulateV1": reply})
     sim = simulator(node)
     plan = group(sim)
-    assert len(plan.blocks) >= engine.LARGE_SIMULATION
+    assert len(plan.blocks) >= sim_module.LARGE_SIMULATION
     (outcome,) = await sim.run([plan])
     assert fits == [True]
-    plain = engine._outcome(plan, reply(plan.params()))  # the plain JSON path
+    plain = sim_module._outcome(plan, reply(plan.params()))  # the plain JSON path
     assert outcome == plain
     assert outcome["h0.sell"].reason == "execution reverted: no way"
     assert outcome["h1.sell"].logs[0].address == TOKEN.lower()
@@ -137,7 +138,7 @@ async def test_small_and_large_plans_together_keep_their_places(fits: list[bool]
     outcomes = await sim.run(plans)
     assert fits == [True, True]  # the two large ones; the small ones share a batch
     for plan, outcome in zip(plans, outcomes, strict=True):
-        assert outcome == engine._outcome(plan, reply(plan.params()))
+        assert outcome == sim_module._outcome(plan, reply(plan.params()))
 
 
 async def test_a_reply_that_does_not_fit_the_type_takes_the_plain_path(fits: list[bool]) -> None:
@@ -150,7 +151,7 @@ async def test_a_reply_that_does_not_fit_the_type_takes_the_plain_path(fits: lis
     plan = group(sim)
     (outcome,) = await sim.run([plan])
     assert fits == [False]
-    assert outcome == engine._outcome(plan, odd(plan.params()))
+    assert outcome == sim_module._outcome(plan, odd(plan.params()))
     assert len(outcome["h1.sell"].logs) == 2
 
 
@@ -174,16 +175,16 @@ async def test_fewer_calls_than_sent_is_malformed(typed: bool) -> None:
     sim = simulator(FakeNode({"eth_simulateV1": short}))
     plan = group(sim, 12 if typed else 3)  # 3 blocks: a small plan, plain JSON
     with pytest.raises(MalformedResponse):
-        await sim.run([plan]) if typed else engine._outcome(plan, short(plan.params()))
+        await sim.run([plan]) if typed else sim_module._outcome(plan, short(plan.params()))
 
 
 async def test_call_typed_keeps_every_guard_of_call() -> None:
     deep = FakeNode(whole=deeply_nested(200_000)).client()
     with pytest.raises(ReplyTooDeep):
-        await deep.call_typed("eth_simulateV1", [], engine.SIMULATION)
+        await deep.call_typed("eth_simulateV1", [], sim_module.SIMULATION)
     await deep.aclose()
     other = FakeNode({"eth_simulateV1": "0x12", "eth_call": INTERNAL}).client()
-    assert await other.call_typed("eth_simulateV1", [], engine.SIMULATION) == "0x12"  # plain
+    assert await other.call_typed("eth_simulateV1", [], sim_module.SIMULATION) == "0x12"  # plain
     with pytest.raises(RpcError):
-        await other.call_typed("eth_call", [], engine.SIMULATION)
+        await other.call_typed("eth_call", [], sim_module.SIMULATION)
     await other.aclose()

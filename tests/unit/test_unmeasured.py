@@ -21,8 +21,8 @@ from tokenrisk.model import (
     Unmeasured,
 )
 from tokenrisk.simulate.accounting import LegTax
-from tokenrisk.simulate.engine import CallResult
 from tokenrisk.simulate.journey import _why_missing
+from tokenrisk.simulate.simulator import CallResult
 
 WETH_ADDRESS = "0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2"
 CHAIN = Chain(

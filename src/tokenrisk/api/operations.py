@@ -10,7 +10,7 @@ from tokenrisk.api import page
 from tokenrisk.api.admin import add_admin
 from tokenrisk.api.gate import Gate
 from tokenrisk.api.gating import keyring
-from tokenrisk.api.probe import HealthProbe, add_health_route, add_metrics_route
+from tokenrisk.api.health import HealthProbe, add_health_route, add_metrics_route
 from tokenrisk.api.runner import Runner
 from tokenrisk.config import Settings
 
@@ -18,10 +18,11 @@ from tokenrisk.config import Settings
 def add_operations(app: FastAPI, settings: Settings, runner: Runner, gate: Gate) -> None:
     timeout = min(settings.deadline, settings.rpc_timeout)
     probe = HealthProbe(runner, timeout, settings.server.health_cache_ttl)
-    add_health_route(app, probe, gate if settings.keys_required else None)
+    valid_key = gate.valid if settings.keys_required else None
+    add_health_route(app, probe, valid_key)
     if settings.operator_key:
         add_admin(app, settings.operator_key, gate, keyring(settings, runner))
-    add_metrics_route(app, gate if settings.keys_required else None)
+    add_metrics_route(app, valid_key)
     page.add_docs(app)
     page.add_page(
         app,

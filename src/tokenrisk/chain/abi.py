@@ -18,12 +18,13 @@ from eth_abi.abi import encode as _abi_encode
 from eth_utils.address import to_checksum_address
 from eth_utils.crypto import keccak
 
+from tokenrisk.chain.signatures import ERROR, PANIC
 from tokenrisk.errors import AbiDecodeError, InvalidAddress
 
 ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
 _HEX_ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
-_ERROR_SELECTOR = bytes.fromhex("08c379a0")
-_PANIC_SELECTOR = bytes.fromhex("4e487b71")
+_ERROR_SELECTOR = bytes.fromhex(ERROR[2:])
+_PANIC_SELECTOR = bytes.fromhex(PANIC[2:])
 
 
 def parse_address(value: str) -> str:
@@ -215,6 +216,22 @@ def decode_revert(data: str | bytes | None) -> str | None:
     return None
 
 
+def decode_uint(data: Any) -> int | None:
+    """The first 32-byte word of 0x-hex return data as an unsigned int (None if shorter).
+
+    Read straight from the hex (the hot path: every balance read); the RPC client has
+    already checked that ``eth_call`` results are hex.
+    """
+    if not isinstance(data, str) or not data.startswith("0x") or len(data) < 66:
+        return None
+    try:
+        return int(data[2:66], 16)
+    except ValueError:
+        return None
+
+
 def word_address(word: bytes) -> str:
-    """The address held in the low 20 bytes of a 32-byte word."""
+    """The address in the low 20 bytes of a 32-byte ABI word known to hold one (a
+    return value, an indexed topic); :func:`tokenrisk.simulate.owners.stored_address`
+    judges words of unknown type."""
     return checksum("0x" + word[-20:].hex())

@@ -41,7 +41,7 @@ four at a time, so only concurrent work is split."""
 LARGE_SIMULATION = 10
 """Simulated blocks from which a simulation fills a request alone (a holder-sell group
 of dozens of blocks): the node then runs those on all its cores at once.  The simulator
-(:mod:`tokenrisk.simulate.engine`) sends plans this large on their own and decodes their
+(:mod:`tokenrisk.simulate.simulator`) sends plans this large on their own and decodes their
 replies typed: hundreds of KiB, mostly block headers and log metadata never read."""
 TURNS = 3
 """Event-loop turns a request waits for company: tasks started together reach their

@@ -10,22 +10,29 @@ price of its deepest stablecoin V2 pair (documented in docs/api.md).
 from __future__ import annotations
 
 import asyncio
-import time
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 from tokenrisk.chain import reader
-from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, encode_call, to_bytes, word_address
+from tokenrisk.chain.abi import (
+    ZERO_ADDRESS,
+    checksum,
+    decode_uint,
+    encode_call,
+    to_bytes,
+    word_address,
+)
 from tokenrisk.chain.coalesce import CoalescingRpc
 from tokenrisk.chain.registry import BaseToken, Chain, Dex
 from tokenrisk.chain.rpc import RpcClient
-from tokenrisk.chain.tokens import call_params, decode_uint
+from tokenrisk.chain.signatures import PAIR_CREATED, POOL_CREATED
+from tokenrisk.chain.tokens import call_params
 from tokenrisk.errors import CallReverted, MalformedResponse, MethodUnsupported, RpcError
 from tokenrisk.model import Pool
 
-PAIR_CREATED = "0x0d3648bd0f6ba80134a33ba9275ac585d9d315f0ad8355cddefde31afa28d0e9"
-POOL_CREATED = "0x783cca1c0412dd0d695e784568c96da2e9c22ff989357a2e8b1d9b2b4e6b7118"
+log = logging.getLogger("tokenrisk")
 
 
 @dataclass(frozen=True)
@@ -122,30 +129,42 @@ def _usd(amount: int, base: BaseToken, native_usd: float | None) -> float | None
 NATIVE_POOLS_TTL = 300.0
 """Seconds the wrapped native token's stablecoin pools are remembered (their reserves
 are always read fresh; only a pool created meanwhile is missed until then)."""
-_native_pools: dict[tuple[int, str], tuple[float, list[_Candidate]]] = {}
 
 
-def _known_native(chain: Chain, block: str) -> list[_Candidate] | None:
+class NativePools(Protocol):
+    """Where a chain's wrapped native stablecoin pools are remembered: the
+    :class:`~tokenrisk.caching.MemoryCache` its :class:`~tokenrisk.chain.node.Node` owns
+    (``Node.native_pools``), keyed on the wrapped native token's address."""
+
+    def value(self, key: str) -> list[Any] | None: ...
+
+    def put(self, key: str, value: list[Any], ttl: float | None = None) -> None: ...
+
+
+def _known_native(chain: Chain, block: str, memo: NativePools | None) -> list[_Candidate] | None:
     """The remembered native pools (only for "latest"), None when not known."""
-    cached = _native_pools.get((chain.id, chain.wrapped_native.address))
-    if block == "latest" and cached is not None and cached[0] > time.monotonic():
-        return cached[1]
-    return None
+    if block != "latest" or memo is None:
+        return None
+    return memo.value(chain.wrapped_native.address.lower())
 
 
-def _remember_native(chain: Chain, block: str, found: list[_Candidate]) -> None:
-    if block == "latest":
-        key = (chain.id, chain.wrapped_native.address)
-        _native_pools[key] = (time.monotonic() + NATIVE_POOLS_TTL, found)
+def _remember_native(
+    chain: Chain, block: str, found: list[_Candidate], memo: NativePools | None
+) -> None:
+    if block == "latest" and memo is not None:
+        memo.put(chain.wrapped_native.address.lower(), found, NATIVE_POOLS_TTL)
 
 
-async def _native_candidates(rpc: RpcClient, chain: Chain, block: str) -> list[_Candidate]:
-    """The wrapped native token's pools against the chain's stablecoins (cached at "latest")."""
-    known = _known_native(chain, block)
+async def _native_candidates(
+    rpc: RpcClient, chain: Chain, block: str, memo: NativePools | None
+) -> list[_Candidate]:
+    """The wrapped native token's pools against the chain's stablecoins (remembered in
+    ``memo`` at "latest")."""
+    known = _known_native(chain, block, memo)
     if known is not None:
         return known
     found = await _candidates(rpc, chain, chain.wrapped_native.address, block)
-    _remember_native(chain, block, found)
+    _remember_native(chain, block, found, memo)
     return found
 
 
@@ -156,9 +175,12 @@ def _pricing(found: list[_Candidate]) -> list[_Candidate]:
     return v2 or found
 
 
-async def native_usd_price(rpc: RpcClient, chain: Chain, block: str = "latest") -> float | None:
-    """USD price of the wrapped native token from its deepest stablecoin pair (V2 preferred)."""
-    cands = _pricing(await _native_candidates(rpc, chain, block))
+async def native_usd_price(
+    rpc: RpcClient, chain: Chain, block: str = "latest", memo: NativePools | None = None
+) -> float | None:
+    """USD price of the wrapped native token from its deepest stablecoin pair (V2
+    preferred); its pools are remembered in ``memo`` (the Node's) when given."""
+    cands = _pricing(await _native_candidates(rpc, chain, block, memo))
     if not cands:
         return None
     reserves = await _reserves(rpc, chain.wrapped_native.address, cands, block)
@@ -181,23 +203,31 @@ def _price(
     return best[1] if best else None
 
 
-async def find_pools(rpc: RpcClient, chain: Chain, token: str, block: str = "latest") -> list[Pool]:
-    """All pools of ``token`` against the chain's base tokens, deepest (USD) first.
+async def find_pools(
+    rpc: RpcClient,
+    chain: Chain,
+    token: str,
+    block: str = "latest",
+    memo: NativePools | None = None,
+) -> list[Pool]:
+    """All pools of ``token`` against the chain's base tokens, deepest (USD) first;
+    ``memo`` (the Node's) remembers the wrapped native token's pools for pricing.
 
     With the reader contract (:mod:`tokenrisk.chain.reader`) every lookup, every
     found pool's two balances and the native price's reserves are ONE ``eth_call``;
     otherwise (or when the reader cannot answer for sure) lookups, then balances.
     """
-    linked = await linked_discovery(rpc, chain, token, block)
+    linked = await linked_discovery(rpc, chain, token, block, memo)
     if linked is not None:
         cands, reserves, price = linked
     else:
         cands, price = await asyncio.gather(
-            _candidates(rpc, chain, token, block), native_usd_price(rpc, chain, block)
+            _candidates(rpc, chain, token, block), native_usd_price(rpc, chain, block, memo)
         )
         if not cands:
             return []
         reserves = await _reserves(rpc, token, cands, block)
+    _check_init_code_hashes(chain, token, cands, memo)
     pools = [
         _pool(chain, token, cand, res, price)
         for cand, res in zip(cands, reserves, strict=True)
@@ -205,6 +235,34 @@ async def find_pools(rpc: RpcClient, chain: Chain, token: str, block: str = "lat
     ]
     pools.sort(key=lambda p: (-p.depth, p.address))
     return pools
+
+
+MISPLACED_WARNING_TTL = 3600.0
+"""How long one warning about a DEX's misplaced pools stands for that DEX (an hour)."""
+
+
+def _check_init_code_hashes(
+    chain: Chain, token: str, cands: list[_Candidate], memo: NativePools | None
+) -> None:
+    """Warn (once an hour per DEX, remembered in the Node's ``memo``) when its factory
+    names a pool where the registry's CREATE2 (init code hash, deployer) does not put it:
+    the entry's hash is wrong, so pair addresses of that DEX named in requests will not
+    resolve (:func:`resolve_pair`)."""
+    for cand in cands:
+        expected = cand.dex.pool_address(token, cand.base.address, cand.fee)
+        key = f"misplaced:{chain.id}:{cand.dex.name}:{cand.dex.version}"
+        if expected in (None, cand.address) or (memo is not None and memo.value(key) is not None):
+            continue
+        if memo is not None:
+            memo.put(key, [], MISPLACED_WARNING_TTL)
+        log.warning(
+            "chain %s: %s's factory names pool %s where its init code hash puts %s; "
+            "check the registry entry's init_code_hash and deployer",
+            chain.id,
+            cand.dex.label,
+            cand.address,
+            expected,
+        )
 
 
 LOOKUP_GAS = 5_000_000  # as call_params gives every direct lookup and balance read
@@ -247,7 +305,7 @@ def _linked_found(
 
 
 async def linked_discovery(
-    rpc: RpcClient, chain: Chain, token: str, block: str
+    rpc: RpcClient, chain: Chain, token: str, block: str, memo: NativePools | None = None
 ) -> Discovery | None:
     """Candidates, their reserves and the native price in ONE reader ``eth_call``.
 
@@ -258,7 +316,7 @@ async def linked_discovery(
         return None
     own = _lookup_calls(chain, token)
     weth = chain.wrapped_native.address
-    known = _known_native(chain, block)
+    known = _known_native(chain, block, memo)
     native = _lookup_calls(chain, weth, chain.stablecoins) if known is None else []
     ours = _linked_reads(token, own)
     theirs = [
@@ -276,7 +334,7 @@ async def linked_discovery(
     if known is None:
         pools = _linked_found(native, outcomes[len(ours) :])
         if pools is not None:
-            _remember_native(chain, block, pools[0])
+            _remember_native(chain, block, pools[0], memo)
     else:
         pools = _balances_found(known, outcomes[len(ours) :])
     if mine is None or pools is None:
@@ -328,6 +386,7 @@ def _pool(
         liquidity_usd=_liquidity(res[1], cand.base, price),
         fee=cand.fee,
         chain_id=chain.id,
+        label=cand.dex.label,
     )
 
 
@@ -353,23 +412,39 @@ async def resolve_pair(
 ) -> tuple[str, str] | None:
     """If ``address`` is a pair/pool of a registry DEX, return (token, pair address).
 
-    The token is the side that is not a base token (token0 when both are bases).
+    A contract that merely answers ``factory()`` with a registry factory is not taken
+    for its pool: where the registry knows the DEX's init code hash, the address must be
+    the one that DEX's CREATE2 gives for the two tokens (and the fee, on V3).  The token
+    is the side that is not a base token (token0 when both are bases).
     """
     calls = [
         ("eth_call", call_params(address, encode_call(sig), block))
-        for sig in ("token0()", "token1()", "factory()")
+        for sig in ("token0()", "token1()", "factory()", "fee()")
     ]
     results = await rpc.batch(calls)
-    if any(
-        isinstance(r, CallReverted) or not isinstance(r, str) or len(to_bytes(r)) < 32
-        for r in results
-    ):
+    if any(not _word_reply(r) for r in results[:3]):
         return None
-    token0, token1, factory = (word_address(to_bytes(r)[:32]) for r in results)
-    if factory not in {d.factory for d in chain.dexes}:
+    token0, token1, factory = (word_address(to_bytes(r)[:32]) for r in results[:3])
+    fee = decode_uint(results[3]) if _word_reply(results[3]) else None
+    makers = [d for d in chain.dexes if d.factory == factory]
+    if not any(_made_by(d, address, token0, token1, fee) for d in makers):
         return None
     token = token1 if chain.base_token(token0) and not chain.base_token(token1) else token0
     return token, checksum(address)
+
+
+def _word_reply(result: object) -> bool:
+    return isinstance(result, str) and len(to_bytes(result)) >= 32
+
+
+def _made_by(dex: Dex, address: str, token0: str, token1: str, fee: int | None) -> bool:
+    """Whether ``dex`` would have put the pool of these tokens at ``address`` (True when
+    the registry does not know its init code hash: then its factory's word is taken; a
+    V3 "pool" without a ``fee()`` is none)."""
+    if dex.init_code_hash is None:
+        return True
+    expected = dex.pool_address(token0, token1, fee if dex.version == "V3" else None)
+    return expected is not None and expected.lower() == address.lower()
 
 
 @dataclass(frozen=True)
@@ -557,6 +632,7 @@ def _other_pool(
         fee=cand.fee,
         chain_id=chain.id,
         against_base=False,
+        label=cand.dex.label,
     )
 
 

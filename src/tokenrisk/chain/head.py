@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from tokenrisk.errors import MalformedResponse
@@ -30,15 +30,32 @@ class Caller(Protocol):
 
 @dataclass(frozen=True)
 class ChainHead:
-    """The latest block of a chain as the node reports it."""
+    """A block as the node reports it: the head that was read, or (:meth:`after`) a
+    block simulated after it, which has no hash.
+
+    The one head type: the results cache, ``/health`` and the holder index key on it,
+    and simulations are pinned to it (``tag``), keep its gas limit and charge its base
+    fee to its fee recipient.
+    """
 
     number: int
-    hash: str
     timestamp: int  # unix seconds, the block's own clock
-    read_at: float = field(default=0.0, compare=False, repr=False)  # monotonic, when asked
+    hash: str = ""  # "" for a simulated block
     base_fee: int = 0  # wei; 0 for a block without ``baseFeePerGas`` (pre-London chains)
     gas_limit: int = 30_000_000  # the block's gas limit; simulations stay within it
     miner: str = "0x0000000000000000000000000000000000000000"  # the block's fee recipient
+    read_at: float = field(default=0.0, compare=False, repr=False)  # monotonic, when asked
+
+    @property
+    def tag(self) -> str:
+        """The block parameter pinning a request to this block (never "latest")."""
+        return hex(self.number)
+
+    def after(self, blocks: int, seconds: int) -> ChainHead:
+        """The simulated block ``blocks`` and ``seconds`` later (same fees and gas limit)."""
+        return replace(
+            self, number=self.number + blocks, timestamp=self.timestamp + seconds, hash=""
+        )
 
 
 _REQUEST_HEADS: ContextVar[dict[int, asyncio.Task[ChainHead]] | None] = ContextVar(

@@ -67,6 +67,12 @@ def _scanned() -> MemoryCache[str, Scanned]:
     return MemoryCache(CREATIONS_KEPT)
 
 
+def _native_pools() -> MemoryCache[str, list[Any]]:
+    """One entry: the wrapped native token's stablecoin pools, for USD prices
+    (``chain.dex.NATIVE_POOLS_TTL`` each time they are read)."""
+    return MemoryCache(4)
+
+
 @dataclass(eq=False)
 class Node:
     """A chain's registry entry and the client of the node serving it.
@@ -75,13 +81,15 @@ class Node:
     the Node sees the new client.  ``created``: pool creations, by lowercase pool
     address; ``scanned``: by lowercase token, the head through which its creation events
     were read and the pools they announced (both checked against the chain's block
-    hashes before reuse: :mod:`~tokenrisk.chain.created`).
+    hashes before reuse: :mod:`~tokenrisk.chain.created`); ``native_pools``: the wrapped
+    native token's stablecoin pools that price pools in USD (``dex.find_pools(memo=)``).
     """
 
     chain: Chain
     rpc: RpcClient
     created: MemoryCache[str, Creation] = field(default_factory=_creations, repr=False)
     scanned: MemoryCache[str, Scanned] = field(default_factory=_scanned, repr=False)
+    native_pools: MemoryCache[str, list[Any]] = field(default_factory=_native_pools, repr=False)
     fork: Fork | None = field(default=None, repr=False)
     """Fork mode: the local fork this chain's node is (its block goes into answers)."""
     _capabilities: Capabilities | None = field(default=None, repr=False)

@@ -13,7 +13,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tokenrisk.chain.abi import checksum
+from eth_utils.crypto import keccak
+
+from tokenrisk.chain.abi import checksum, encode_args, to_bytes
 
 DATA_FILE = Path(__file__).parents[1] / "data" / "chains.toml"
 V3_FEE_TIERS = (100, 500, 3000, 10000)
@@ -22,7 +24,14 @@ _T = TypeVar("_T")
 
 @dataclass(frozen=True)
 class Dex:
-    """One V2- or V3-style exchange deployment."""
+    """One V2- or V3-style exchange deployment.
+
+    ``init_code_hash`` is keccak256 of the pair/pool creation code, so a pool's address
+    follows from its tokens (CREATE2, :meth:`pool_address`): V2 forks each have their
+    own.  ``deployer`` is the contract that runs that CREATE2 when it is not the factory
+    (PancakeSwap V3's PancakeV3PoolDeployer).  ``display_name`` is how pools are named
+    ("PancakeSwap V2: A-B"); by default the name and the version.
+    """
 
     name: str  # family, e.g. "Uniswap", "SushiSwap", "PancakeSwap"
     version: str  # "V2" or "V3"
@@ -31,6 +40,33 @@ class Dex:
     init_code_hash: str | None = None
     quoter: str | None = None
     fee_tiers: tuple[int, ...] = ()
+    deployer: str | None = None
+    display_name: str | None = None
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Dex:
+        """A DEX from a registry ``[[chains.dexes]]`` entry; raises KeyError/ValueError."""
+        return _dex(raw)
+
+    @property
+    def label(self) -> str:
+        """The display name: ``display_name``, else e.g. "Uniswap V2"."""
+        return self.display_name or f"{self.name} {self.version}"
+
+    def pool_address(self, token_a: str, token_b: str, fee: int | None = None) -> str | None:
+        """Where this DEX puts the pool of two tokens (and a V3 fee tier), by CREATE2
+        from the deployer (or the factory) with the DEX's init code hash; None when the
+        registry does not know that hash (or a V3 pool's fee)."""
+        if self.init_code_hash is None or (self.version == "V3" and fee is None):
+            return None
+        token0, token1 = sorted((token_a, token_b), key=lambda a: int(a, 16))
+        if self.version == "V2":
+            salt = keccak(to_bytes(token0) + to_bytes(token1))
+        else:
+            salt = keccak(encode_args(["address", "address", "uint24"], [token0, token1, fee]))
+        origin = to_bytes(self.deployer or self.factory)
+        digest = keccak(b"\xff" + origin + salt + to_bytes(self.init_code_hash))
+        return checksum("0x" + digest[12:].hex())
 
 
 @dataclass(frozen=True)
@@ -83,6 +119,8 @@ def _dex(raw: dict[str, Any]) -> Dex:
         init_code_hash=raw.get("init_code_hash"),
         quoter=checksum(raw["quoter"]) if raw.get("quoter") else None,
         fee_tiers=tiers,
+        deployer=checksum(raw["deployer"]) if raw.get("deployer") else None,
+        display_name=str(raw["display_name"]) if raw.get("display_name") else None,
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tokenrisk.chain.abi import checksum, decode, encode_call, to_bytes
+from tokenrisk.chain.abi import checksum, decode, decode_uint, encode_call, to_bytes
 from tokenrisk.chain.coalesce import CoalescingRpc
 from tokenrisk.chain.reader import CODE_HEAD
 from tokenrisk.chain.rpc import RpcClient
@@ -40,20 +40,6 @@ def decode_text(data: Any) -> str:
 
 def _clean(text: str) -> str:
     return "".join(ch for ch in text if ch.isprintable())[:64]
-
-
-def decode_uint(data: Any) -> int | None:
-    """The first 32-byte word of 0x-hex return data as an unsigned int (None if shorter).
-
-    Read straight from the hex (the hot path: every balance read); the RPC client has
-    already checked that ``eth_call`` results are hex.
-    """
-    if not isinstance(data, str) or not data.startswith("0x") or len(data) < 66:
-        return None
-    try:
-        return int(data[2:66], 16)
-    except ValueError:
-        return None
 
 
 async def read_token(rpc: RpcClient, address: str, block: str = "latest") -> TokenInfo:
@@ -111,6 +97,25 @@ async def code_heads(rpc: RpcClient, addresses: list[str], block: str = "latest"
     return [str(r) if isinstance(r, str) else "0x" for r in results]
 
 
+DELEGATION_PREFIX = "0xef0100"
+"""EIP-7702: an externally owned account that delegated its code holds exactly
+``0xef0100 || address``.  Its key still signs for it, so it is a wallet, not a contract."""
+
+
+def is_contract_code(code: object) -> bool:
+    """The one is-contract rule: the account holds code (or its first bytes, as
+    :func:`code_heads` reads them) that is not an EIP-7702 delegation.
+
+    Delegated EOAs count as wallets everywhere: holder analysis keeps them among the
+    people, the owner-power scan impersonates them as EOAs, the call trace does not try
+    to verify them.  Anything but a hex string (an error reply) is "no code".
+    """
+    if not isinstance(code, str) or len(code) <= 2:
+        return False
+    return not code.lower().startswith(DELEGATION_PREFIX)
+
+
 async def is_contract(rpc: RpcClient, addresses: list[str], block: str = "latest") -> list[bool]:
-    """Code present at each address; "no" only from a successful code read (errors raise)."""
-    return [len(head) > 2 for head in await code_heads(rpc, addresses, block)]
+    """:func:`is_contract_code` for each address; "no" only from a successful code read
+    (errors raise)."""
+    return [is_contract_code(head) for head in await code_heads(rpc, addresses, block)]

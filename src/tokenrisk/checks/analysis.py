@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+from tokenrisk.chain.head import ChainHead
 from tokenrisk.checks.deps import HoneypotDeps, Options
 from tokenrisk.checks.indexing import refresh_index
 from tokenrisk.checks.measure import measure
@@ -12,14 +13,13 @@ from tokenrisk.checks.target import Target
 from tokenrisk.checks.tasks import finish
 from tokenrisk.checks.venue import ready_pool
 from tokenrisk.model import Analysis, Pool
-from tokenrisk.simulate.engine import Head
 
 
 async def analyse(
     deps: HoneypotDeps,
     target: Target,
     pool: Pool | None,
-    head: Head | None,
+    head: ChainHead | None,
     liquidity: str,
     options: Options,
 ) -> Analysis:

@@ -17,7 +17,7 @@ from tokenrisk.checks.sells import capped, pool_sell_limit, sell_all
 from tokenrisk.holders.siphon import siphoned_holders
 from tokenrisk.holders.stats import HolderSell, aggregate
 from tokenrisk.model import HolderStats, Pool
-from tokenrisk.simulate.engine import Simulator
+from tokenrisk.simulate.simulator import Simulator
 from tokenrisk.store.engine import Store
 
 

@@ -11,12 +11,12 @@ import asyncio
 
 from tokenrisk import risk
 from tokenrisk.chain.abi import parse_address
+from tokenrisk.chain.head import ChainHead
 from tokenrisk.checks.analysis import analyse
 from tokenrisk.checks.deps import EVERY_ANALYSIS, HoneypotDeps, Options
 from tokenrisk.checks.prepare import head_of
 from tokenrisk.checks.results import HoneypotResult
 from tokenrisk.checks.target import Target, pick_pool, resolve
-from tokenrisk.simulate.engine import Head
 
 
 async def is_honeypot(
@@ -49,7 +49,7 @@ async def is_honeypot(
 
 async def _target_and_head(
     deps: HoneypotDeps, address: str, chain_id: int | None
-) -> tuple[Target, Head | None]:
+) -> tuple[Target, ChainHead | None]:
     """The target, with the head block read alongside when the chain is known."""
     nodes = deps.nodes.select(chain_id)
     if chain_id is None:  # the chain is known only once resolved

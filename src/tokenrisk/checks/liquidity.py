@@ -24,6 +24,8 @@ async def simulated_pool(deps: HoneypotDeps, target: Target) -> SimulatedPool | 
     if not providers:
         return "no holder of this token can provide liquidity"
     try:
-        return await simulate_pool(node.rpc, node.chain, token, providers[0], slot, head)
+        return await simulate_pool(
+            node.rpc, node.chain, token, providers[0], slot, head, node.native_pools
+        )
     except LiquidityError as exc:
         return str(exc)

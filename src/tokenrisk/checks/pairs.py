@@ -38,7 +38,8 @@ async def _pairs_on(node: Node, token: str) -> list[Pool]:
     then comes from the node's history: :mod:`tokenrisk.chain.created`)."""
     rpc, chain = node.rpc, node.chain
     base, found = await asyncio.gather(
-        dex.find_pools(rpc, chain, token), created.creations(node, token)
+        dex.find_pools(rpc, chain, token, memo=node.native_pools),
+        created.creations(node, token),
     )
     others = await dex.other_pools(rpc, chain, token, found or [], base)
     known = await created.complete(node, found, base)

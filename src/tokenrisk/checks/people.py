@@ -11,8 +11,8 @@ from tokenrisk.caching import MemoryCache
 from tokenrisk.chain.abi import checksum
 from tokenrisk.chain.node import Node
 from tokenrisk.chain.tokens import balances_of, is_contract
-from tokenrisk.checks.launch import sniper_addresses
 from tokenrisk.holders.index import top_holders
+from tokenrisk.holders.launch import sniper_addresses
 from tokenrisk.model import Pool
 from tokenrisk.store.engine import Store
 

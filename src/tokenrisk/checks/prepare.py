@@ -18,8 +18,8 @@ from tokenrisk.checks.deps import Trading
 from tokenrisk.checks.tasks import given
 from tokenrisk.model import Pool, SimulationReport
 from tokenrisk.simulate.calls import BalanceSlot, Route, find_balance_slot
-from tokenrisk.simulate.engine import Funding, Head, NodeLimits, SimSettings, Simulator
 from tokenrisk.simulate.liquidity import SimulatedPool
+from tokenrisk.simulate.simulator import ChainHead, Funding, NodeLimits, SimSettings, Simulator
 
 
 @dataclass
@@ -54,11 +54,10 @@ class Prepared:
         return SimSettings().buy_amount(dex.base_reserve(self.route.pool))
 
 
-async def head_of(node: Node) -> Head:
+async def head_of(node: Node) -> ChainHead:
     """The head block the simulations start after (and are pinned to), with its base
     fee, gas limit and fee recipient: simulated blocks keep them."""
-    head = await node.head()
-    return Head(head.number, head.timestamp, head.base_fee, head.gas_limit, head.miner)
+    return await node.head()
 
 
 async def limits_of(node: Node) -> NodeLimits:
@@ -88,7 +87,7 @@ async def prepare(
     pool: Pool,
     token: str,
     simulated: SimulatedPool | None = None,
-    head: Head | None = None,
+    head: ChainHead | None = None,
 ) -> Prepared:
     """Route, funding and simulator for ``pool``; the token's balance slot is searched in
     a task so that the journey's first simulations need not wait for it."""

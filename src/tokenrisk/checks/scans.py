@@ -10,10 +10,10 @@ from dataclasses import replace
 
 from tokenrisk.checks.deps import HoneypotDeps, Options, owner_powers_enabled
 from tokenrisk.checks.holder_sells import analyse_holders
-from tokenrisk.checks.launch import airdrop_summary
 from tokenrisk.checks.prepare import Prepared
 from tokenrisk.errors import MethodUnsupported
 from tokenrisk.findings import OwnerPowers
+from tokenrisk.holders.launch import airdrop_summary
 from tokenrisk.model import AirdropSummary, HolderStats, Pool
 from tokenrisk.simulate.powers import scan
 from tokenrisk.simulate.powers import unchecked as unchecked  # what a scan left unchecked

@@ -17,7 +17,8 @@ import asyncio
 
 from tokenrisk.errors import CallReverted, RpcError
 from tokenrisk.holders.stats import HolderSell
-from tokenrisk.simulate.engine import (
+from tokenrisk.simulate.reserves import token_side_short
+from tokenrisk.simulate.simulator import (
     Outcome,
     Plan,
     Simulator,
@@ -25,7 +26,6 @@ from tokenrisk.simulate.engine import (
     sell_leg,
     too_many_blocks,
 )
-from tokenrisk.simulate.reserves import token_side_short
 
 V2_MAX_RESERVE = 2**112 - 1
 """A Uniswap V2 pair stores reserves as uint112: a sell that would lift the pair's token

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from tokenrisk.chain import dex
 from tokenrisk.chain.node import Node
 from tokenrisk.chain.registry import Chain
-from tokenrisk.chain.tokens import is_erc20, read_token
+from tokenrisk.chain.tokens import is_contract_code, is_erc20, read_token
 from tokenrisk.checks.search import on_every_chain
 from tokenrisk.checks.tasks import given
 from tokenrisk.errors import NotAToken, NotFoundError
@@ -51,10 +51,10 @@ async def _target_on(node: Node, address: str, require_token: bool = True) -> Ta
     code, resolved, pools, erc20 = await asyncio.gather(
         rpc.call("eth_getCode", [address, "latest"]),
         dex.resolve_pair(rpc, chain, address),
-        dex.find_pools(rpc, chain, address),
+        dex.find_pools(rpc, chain, address, memo=node.native_pools),
         is_erc20(rpc, address) if require_token else given(True),
     )
-    if len(code) <= 2:
+    if not is_contract_code(code):
         return None
     if resolved is None:
         if require_token and not erc20:
@@ -68,7 +68,7 @@ async def _target_on(node: Node, address: str, require_token: bool = True) -> Ta
         )
     if require_token and not await is_erc20(rpc, token):
         raise _not_a_token(address, chain)
-    return Target(node, token, await dex.find_pools(rpc, chain, token))
+    return Target(node, token, await dex.find_pools(rpc, chain, token, memo=node.native_pools))
 
 
 async def resolve(nodes: list[Node], address: str, require_token: bool = True) -> Target:

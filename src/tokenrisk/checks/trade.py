@@ -2,7 +2,7 @@
 explained by the token's own failure.
 
 Without ``eth_simulateV1`` the same journey runs through ``eth_call`` and the runner
-contract (:mod:`tokenrisk.simulate.runner`), with a note saying what that cannot see;
+contract (:mod:`tokenrisk.simulate.emulation`), with a note saying what that cannot see;
 the single-call probe contract is the last resort when even that fails.
 
 Shared by IsHoneypot and GetContractVerification; every run is counted in the metrics.
@@ -18,9 +18,9 @@ from tokenrisk.chain import dex
 from tokenrisk.checks.prepare import Prepared
 from tokenrisk.errors import MethodUnsupported, RpcError
 from tokenrisk.model import SimulationReport
+from tokenrisk.simulate.emulation import emulated, notes_of, one_block
 from tokenrisk.simulate.journey import simulate
 from tokenrisk.simulate.probe import explain_sell_failure, probe_simulate
-from tokenrisk.simulate.runner import emulated, notes_of, one_block
 
 
 async def run_journey(ready: Prepared, simulations: asyncio.Semaphore) -> SimulationReport:
@@ -105,7 +105,7 @@ async def emulating(ready: Prepared) -> Prepared:
 
 async def _emulated(ready: Prepared) -> SimulationReport:
     """The whole journey with every simulation run through the runner contract, then
-    what one block hides checked apart (:func:`~tokenrisk.simulate.runner.one_block`)."""
+    what one block hides checked apart (:func:`~tokenrisk.simulate.emulation.one_block`)."""
     assert ready.sim is not None and ready.token_slot is not None
     sim = emulated(ready.sim, (await ready.node.capabilities()).call_block_overrides)
     pool = ready.route.pool

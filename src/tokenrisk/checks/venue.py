@@ -5,20 +5,20 @@ from __future__ import annotations
 
 import asyncio
 
+from tokenrisk.chain.head import ChainHead
 from tokenrisk.checks.deps import HoneypotDeps
 from tokenrisk.checks.liquidity import simulated_pool
 from tokenrisk.checks.prepare import Prepared, prepare
 from tokenrisk.checks.target import Target
 from tokenrisk.checks.tokens import no_pairs
 from tokenrisk.model import Pool
-from tokenrisk.simulate.engine import Head
 
 
 async def ready_pool(
     deps: HoneypotDeps,
     target: Target,
     pool: Pool | None,
-    head: Head | None,
+    head: ChainHead | None,
     index: asyncio.Task[None],
     liquidity: str,
 ) -> Prepared:

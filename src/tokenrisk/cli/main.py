@@ -21,8 +21,8 @@ from rich.console import Console
 from rich.table import Table
 
 from tokenrisk.cli.commands import register
-from tokenrisk.cli.keys import keys_app
-from tokenrisk.cli.watch import add_devnet_commands, watch_app
+from tokenrisk.cli.keys_command import keys_app
+from tokenrisk.cli.watch_command import add_devnet_commands, watch_app
 from tokenrisk.devnet.build import ensure_devnet
 from tokenrisk.devnet.layout import read_manifest
 from tokenrisk.errors import SolcError, TokenRiskError

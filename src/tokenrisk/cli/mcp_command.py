@@ -1,4 +1,4 @@
-"""``tokenrisk mcp``: the MCP server (:mod:`tokenrisk.api.mcp`) on stdio, for AI agents.
+"""``tokenrisk mcp``: the MCP server (:mod:`tokenrisk.api.compat.mcp`) on stdio, for AI agents.
 
 It opens the same app ``tokenrisk serve`` serves, in this process, and answers each tool
 call with one request to it, sent with ``--key`` (or ``TOKENRISK_MCP_KEY``): the API's
@@ -28,7 +28,7 @@ def mcp(
     """Serve the MCP tools check_token, get_pairs, top_holders and contract_verification
     on stdio (on the embedded devnet unless nodes are configured)."""
     from tokenrisk.api.app import create_app
-    from tokenrisk.api.mcp import serve_stdio
+    from tokenrisk.api.compat.mcp import serve_stdio
 
     with failures():
         settings = load_settings(config)

@@ -22,7 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tokenrisk.api.wire import IsHoneypotResponse, JourneyStep
-from tokenrisk.cli.powers import owner_powers_section
+from tokenrisk.cli.powers_report import owner_powers_section
 
 EXIT_SAFE = 0
 EXIT_RISKY = 1

@@ -7,7 +7,7 @@ unchanged) and resolves the ``$placeholders`` its arguments use::
     $name $symbol $decimals $supplyWei      the token's own metadata
     $OWNER $WETH $V2_ROUTER ... $DAI        well-known devnet addresses
     $contract:<id>                          a helper contract deployed earlier
-    $pool:<dex>:<base>[:<fee>]              a pool created for this token
+    $pool:<dex>:<base>[:<fee>][@<venue>]    a pool created for this token
     $holder:<n>                             the n-th (0-based) history buyer of this token
     $wallet:<n>                             the n-th fresh EOA of this token (fee wallets)
 
@@ -32,18 +32,25 @@ CATALOGUE_PATH = Path(__file__).with_name("catalogue.json")
 
 @dataclass(frozen=True)
 class PoolSpec:
-    """One pool to create for a token; amounts are decimal strings of whole tokens."""
+    """One pool to create for a token; amounts are decimal strings of whole tokens.
+
+    ``dex`` is the family (``v2``, ``v3``); ``venue`` the DEX when it is not Uniswap
+    (``pancakeswap``, ``fork``: :mod:`tokenrisk.devnet.venues`).
+    """
 
     dex: str
     base: str
     token_amount: str
     base_amount: str
     fee: int | None = None
+    venue: str | None = None
 
     @property
     def key(self) -> str:
-        """``v2:WETH`` or ``v3:WETH:3000``, as used by ``$pool:`` placeholders."""
-        return f"{self.dex}:{self.base}" + (f":{self.fee}" if self.fee is not None else "")
+        """``v2:WETH``, ``v3:WETH:3000`` or ``v3:WETH:2500@pancakeswap``, as used by
+        ``$pool:`` placeholders."""
+        fee = f":{self.fee}" if self.fee is not None else ""
+        return f"{self.dex}:{self.base}{fee}" + (f"@{self.venue}" if self.venue else "")
 
 
 @dataclass(frozen=True)
@@ -162,6 +169,7 @@ def _pool(entry: dict[str, Any]) -> PoolSpec:
         token_amount=str(entry["tokenAmount"]),
         base_amount=str(entry["baseAmount"]),
         fee=int(fee) if fee is not None else (3000 if entry["dex"] == "v3" else None),
+        venue=str(entry["venue"]) if entry.get("venue") else None,
     )
 
 

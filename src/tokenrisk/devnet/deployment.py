@@ -24,8 +24,8 @@ from tokenrisk.devnet.liquidity import (
     raw_amount,
     wrap_eth,
 )
-from tokenrisk.devnet.swaps import Route
-from tokenrisk.devnet.uniswap import NPM, V2_ROUTER, WETH
+from tokenrisk.devnet.swaps import Route, venue
+from tokenrisk.devnet.uniswap import WETH
 from tokenrisk.errors import DevnetBuildError
 
 STABLECOINS = (("USDC", "USD Coin", 6), ("USDT", "Tether USD", 6), ("DAI", "Dai Stablecoin", 18))
@@ -64,7 +64,7 @@ class Pool:
 
     @property
     def route(self) -> Route:
-        return Route(dex=self.spec.dex, base=self.base_address, fee=self.spec.fee)
+        return Route(self.spec.dex, self.base_address, self.spec.fee, self.spec.venue)
 
 
 @dataclass
@@ -199,10 +199,14 @@ async def add_pool(
         raw_amount(spec.base_amount, _decimals(spec.base)),
     )
     label = f"{label}: {spec.key} pool"
+    where = venue(spec.dex, spec.venue)
     if spec.dex == "v2":
-        address = await create_v2_pair(chain, owner, token, base, label)
-    elif spec.dex == "v3" and spec.fee is not None:
-        address = await create_v3_pool(chain, owner, token, base, spec.fee, amounts, label)
+        address = await create_v2_pair(chain, owner, token, base, label, where.factory)
+    elif spec.dex == "v3" and spec.fee is not None and where.position_manager is not None:
+        contracts = (where.position_manager, where.factory)
+        address = await create_v3_pool(
+            chain, owner, token, base, spec.fee, amounts, label, contracts
+        )
     else:
         raise DevnetBuildError(f"{label}: unknown dex {spec.dex!r}")
     if register:
@@ -234,14 +238,16 @@ async def _fill(
     label: str,
 ) -> None:
     chain = devnet.chain
-    spender = V2_ROUTER if spec.dex == "v2" else NPM
+    where = venue(spec.dex, spec.venue)
+    spender = where.router if spec.dex == "v2" else where.position_manager or where.router
     await approve(chain, owner, token, spender, label)
     if base != WETH or spec.dex == "v3":
         await approve(chain, owner, base, spender, label)
     if spec.dex == "v2":
-        await add_v2_liquidity(chain, owner, token, base, amounts, label)
+        await add_v2_liquidity(chain, owner, token, base, amounts, label, where.router)
     else:
-        await mint_v3_full_range(chain, owner, token, base, spec.fee or 3000, amounts, label)
+        fee = spec.fee or 3000
+        await mint_v3_full_range(chain, owner, token, base, fee, amounts, label, spender)
 
 
 def _base_address(devnet: Devnet, spec: PoolSpec, label: str) -> str:

@@ -1,6 +1,7 @@
 """The chain every devnet build starts from: funded accounts, WETH9 and Uniswap V2/V3 at
-their mainnet addresses, the stablecoins with deep WETH pools, and the catalogue's
-helper contracts and tokens with their pools."""
+their mainnet addresses, PancakeSwap V3 at its own and a second V2 factory, the
+stablecoins with deep WETH pools, and the catalogue's helper contracts and tokens with
+their pools."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ from tokenrisk.devnet.deployment import (
     deploy_stablecoins,
     deploy_token,
 )
-from tokenrisk.devnet.uniswap import deploy_uniswap, placements
+from tokenrisk.devnet.npm_artifacts import NpmArtifact
+from tokenrisk.devnet.uniswap import deploy_uniswap
+from tokenrisk.devnet.venues import PANCAKE_V3_DEPLOYER, deploy_venues, infrastructure
 
 OWNER_ETH = 100_000
 
@@ -32,12 +35,16 @@ async def set_up(
     await chain.set_balances({a: OWNER_ETH * 10**18 for a in (owner, infra, keeper)})
     say("placing WETH9 and Uniswap V2/V3 at their mainnet addresses")
     await deploy_uniswap(chain, root, infra, fee_to_setter=owner)
-    addresses = {p.key: p.address for p in placements(owner)} | {
+    say("placing PancakeSwap V3 at its mainnet addresses and a second V2 factory")
+    compiled = _compiled(artifacts)
+    await deploy_venues(chain, root, _as_npm(compiled["PoolDeployer"]), infra, owner)
+    addresses = {p.key: p.address for p in infrastructure(owner)} | {
+        "PANCAKE_V3_DEPLOYER": PANCAKE_V3_DEPLOYER,
         "OWNER": owner,
         "INFRA": infra,
         "KEEPER": keeper,  # a second controller, e.g. a fee keeper hidden in storage
     }
-    devnet = Devnet(chain, _compiled(artifacts), owner, infra, addresses)
+    devnet = Devnet(chain, compiled, owner, infra, addresses)
     say("deploying stablecoins and their WETH pools")
     await deploy_stablecoins(devnet)
     say(f"deploying {len(catalogue.tokens)} catalogue tokens and their pools")
@@ -45,6 +52,20 @@ async def set_up(
     for spec in catalogue.tokens:
         await deploy_token(devnet, spec)
     return devnet
+
+
+def _as_npm(compiled: Compiled) -> NpmArtifact:
+    """A contract of this repository in the shape :func:`deploy_venues` places."""
+    return NpmArtifact(
+        compiled.name,
+        compiled.bytecode,
+        compiled.abi,
+        compiled.source_path,
+        None,
+        None,
+        None,
+        compiled.metadata or None,
+    )
 
 
 def _compiled(artifacts: dict[str, Any]) -> dict[str, Compiled]:

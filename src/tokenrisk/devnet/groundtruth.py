@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tokenrisk.chain.signatures import DEPOSIT
 from tokenrisk.devnet.chain import Chain, Outcome, Tx
 from tokenrisk.devnet.deployment import Deployed, Devnet
 from tokenrisk.devnet.history import actor_address, holder_address
@@ -72,11 +73,12 @@ class _Journey:
         return v3_exact_input(path[0], path[1], self.route.fee or 3000, recipient, amount)
 
     async def quote(self, chain: Chain, amount: int, selling: bool) -> int | None:
-        """The router's (V2) or QuoterV2's (V3) quote; None when it cannot quote."""
+        """The venue's router's (V2) or QuoterV2's (V3) quote; None when it cannot quote."""
         path = [self.token, WETH] if selling else [WETH, self.token]
         if self.route.dex == "v2":
-            return await v2_quote(chain, amount, path)
-        return await v3_quote(chain, amount, path[0], path[1], self.route.fee or 3000)
+            return await v2_quote(chain, amount, path, self.route.router)
+        fee = self.route.fee or 3000
+        return await v3_quote(chain, amount, path[0], path[1], fee, self.route.quoter)
 
 
 async def measure_tokens(devnet: Devnet) -> dict[str, dict[str, Any]]:
@@ -206,7 +208,7 @@ def _figures(leg: str, tax: LegTax) -> dict[str, Any]:
 async def _fund(chain: Chain, j: _Journey, amount_in: int) -> None:
     """ETH for gas and the buy, wrapped into WETH; both approvals given up front."""
     await chain.set_balances({j.buyer: amount_in + 10**18})
-    wrap = Tx(j.buyer, WETH, "0xd0e30db0", amount_in, label="ground truth: wrap")
+    wrap = Tx(j.buyer, WETH, DEPOSIT, amount_in, label="ground truth: wrap")
     approvals = [
         Tx(j.buyer, token, approve_calldata(j.route.router), label="ground truth: approve")
         for token in (WETH, j.token)

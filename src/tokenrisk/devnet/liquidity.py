@@ -13,6 +13,7 @@ import math
 from decimal import Decimal
 
 from tokenrisk.chain.abi import decode, encode_call, word_address
+from tokenrisk.chain.signatures import TRANSFER_TOPIC
 from tokenrisk.devnet.chain import Chain, Tx
 from tokenrisk.devnet.uniswap import NPM, V2_FACTORY, V2_ROUTER, V3_FACTORY, WETH
 from tokenrisk.errors import DevnetBuildError
@@ -25,8 +26,9 @@ MIN_TICK = -887272
 MAX_TICK = 887272
 MIN_SQRT_RATIO = 4295128739
 MAX_SQRT_RATIO = 1461446703485210103287273052203988822378723970342
-TICK_SPACING = {100: 1, 500: 10, 3000: 60, 10000: 200}
-"""Fee tier (hundredths of a bip) -> tick spacing, as enabled in the canonical factory."""
+TICK_SPACING = {100: 1, 500: 10, 2500: 50, 3000: 60, 10000: 200}
+"""Fee tier (hundredths of a bip) -> tick spacing, as enabled in the canonical factories
+(2500 is PancakeSwap V3's tier, 3000 Uniswap V3's; the others are both's)."""
 
 _NPM_MINT = (
     "mint((address,address,uint24,int24,int24,uint256,uint256,uint256,uint256,address,uint256))"
@@ -79,21 +81,29 @@ async def wrap_eth(chain: Chain, owner: str, amount: int, label: str) -> None:
 # V2
 
 
-async def create_v2_pair(chain: Chain, sender: str, token_a: str, token_b: str, label: str) -> str:
-    """``UniswapV2Factory.createPair``; returns the pair address."""
+async def create_v2_pair(
+    chain: Chain, sender: str, token_a: str, token_b: str, label: str, factory: str = V2_FACTORY
+) -> str:
+    """``UniswapV2Factory.createPair`` (on ``factory``); returns the pair address."""
     data = encode_call("createPair(address,address)", [token_a, token_b])
-    await chain.send(Tx(sender=sender, to=V2_FACTORY, data=data, label=f"{label}: createPair"))
-    return await v2_pair_of(chain, token_a, token_b)
+    await chain.send(Tx(sender=sender, to=factory, data=data, label=f"{label}: createPair"))
+    return await v2_pair_of(chain, token_a, token_b, factory)
 
 
-async def v2_pair_of(chain: Chain, token_a: str, token_b: str) -> str:
-    """``getPair`` on the canonical V2 factory (zero address when there is none)."""
+async def v2_pair_of(chain: Chain, token_a: str, token_b: str, factory: str = V2_FACTORY) -> str:
+    """``getPair`` on a V2 factory, the canonical one by default (zero when there is none)."""
     data = encode_call("getPair(address,address)", [token_a, token_b])
-    return word_address(await chain.call(V2_FACTORY, data))
+    return word_address(await chain.call(factory, data))
 
 
 async def add_v2_liquidity(
-    chain: Chain, owner: str, token: str, base: str, amounts: tuple[int, int], label: str
+    chain: Chain,
+    owner: str,
+    token: str,
+    base: str,
+    amounts: tuple[int, int],
+    label: str,
+    router: str = V2_ROUTER,
 ) -> None:
     """Add ``amounts`` = (token, base) raw units through Router02 (ETH when base is WETH).
 
@@ -103,11 +113,11 @@ async def add_v2_liquidity(
     if base == WETH:
         sig = "addLiquidityETH(address,uint256,uint256,uint256,address,uint256)"
         data = encode_call(sig, [token, token_amount, 0, 0, owner, DEADLINE])
-        tx = Tx(owner, V2_ROUTER, data, value=base_amount, label=f"{label}: addLiquidityETH")
+        tx = Tx(owner, router, data, value=base_amount, label=f"{label}: addLiquidityETH")
     else:
         sig = "addLiquidity(address,address,uint256,uint256,uint256,uint256,address,uint256)"
         args = [token, base, token_amount, base_amount, 0, 0, owner, DEADLINE]
-        tx = Tx(owner, V2_ROUTER, encode_call(sig, args), label=f"{label}: addLiquidity")
+        tx = Tx(owner, router, encode_call(sig, args), label=f"{label}: addLiquidity")
     await chain.send(tx)
 
 
@@ -115,42 +125,60 @@ async def add_v2_liquidity(
 
 
 async def create_v3_pool(
-    chain: Chain, sender: str, token: str, base: str, fee: int, amounts: tuple[int, int], label: str
+    chain: Chain,
+    sender: str,
+    token: str,
+    base: str,
+    fee: int,
+    amounts: tuple[int, int],
+    label: str,
+    contracts: tuple[str, str] = (NPM, V3_FACTORY),
 ) -> str:
-    """Create and initialise a V3 pool at the price implied by (token, base) amounts."""
+    """Create and initialise a V3 pool at the price implied by (token, base) amounts,
+    through ``contracts`` = (position manager, factory): Uniswap's by default."""
     token0, token1 = sorted_pair(token, base)
     amount0, amount1 = amounts if token0 == token else (amounts[1], amounts[0])
     sig = "createAndInitializePoolIfNecessary(address,address,uint24,uint160)"
     data = encode_call(sig, [token0, token1, fee, sqrt_price_x96(amount0, amount1)])
-    await chain.send(Tx(sender=sender, to=NPM, data=data, label=f"{label}: create V3 pool"))
-    return await v3_pool_of(chain, token, base, fee)
+    npm, factory = contracts
+    await chain.send(Tx(sender=sender, to=npm, data=data, label=f"{label}: create V3 pool"))
+    return await v3_pool_of(chain, token, base, fee, factory)
 
 
-async def v3_pool_of(chain: Chain, token_a: str, token_b: str, fee: int) -> str:
-    """``getPool`` on the canonical V3 factory (zero address when there is none)."""
+async def v3_pool_of(
+    chain: Chain, token_a: str, token_b: str, fee: int, factory: str = V3_FACTORY
+) -> str:
+    """``getPool`` on a V3 factory, the canonical one by default (zero when there is none)."""
     data = encode_call("getPool(address,address,uint24)", [token_a, token_b, fee])
-    return word_address(await chain.call(V3_FACTORY, data))
+    return word_address(await chain.call(factory, data))
 
 
 async def mint_v3_full_range(
-    chain: Chain, owner: str, token: str, base: str, fee: int, amounts: tuple[int, int], label: str
+    chain: Chain,
+    owner: str,
+    token: str,
+    base: str,
+    fee: int,
+    amounts: tuple[int, int],
+    label: str,
+    npm: str = NPM,
 ) -> int:
-    """Mint a full-range position (NPM already approved for both); returns the NFT id."""
+    """Mint a full-range position (``npm`` already approved for both); returns the NFT id."""
     token0, token1 = sorted_pair(token, base)
     amount0, amount1 = amounts if token0 == token else (amounts[1], amounts[0])
     lower, upper = full_range_ticks(fee)
     params = (token0, token1, fee, lower, upper, amount0, amount1, 0, 0, owner, DEADLINE)
     data = encode_call(_NPM_MINT, [params])
-    outcome = await chain.send(Tx(sender=owner, to=NPM, data=data, label=f"{label}: V3 mint"))
-    return _minted_token_id(outcome.receipt)
+    outcome = await chain.send(Tx(sender=owner, to=npm, data=data, label=f"{label}: V3 mint"))
+    return _minted_token_id(outcome.receipt, npm)
 
 
-def _minted_token_id(receipt: dict[str, object]) -> int:
-    transfer = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
+def _minted_token_id(receipt: dict[str, object], npm: str = NPM) -> int:
+    transfer = TRANSFER_TOPIC
     logs = receipt.get("logs")
     for log in logs if isinstance(logs, list) else []:
         topics = log.get("topics", [])
-        if log.get("address", "").lower() == NPM.lower() and topics and topics[0] == transfer:
+        if log.get("address", "").lower() == npm.lower() and topics and topics[0] == transfer:
             return int(topics[3], 16)
     raise DevnetBuildError("V3 mint emitted no position NFT")
 

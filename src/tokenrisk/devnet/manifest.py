@@ -20,6 +20,7 @@ from tokenrisk.devnet.deployment import Compiled, Deployed, Devnet, Pool
 from tokenrisk.devnet.history import TokenRoles
 from tokenrisk.devnet.npm_artifacts import NpmArtifact
 from tokenrisk.devnet.trading import TokenLog
+from tokenrisk.devnet.venues import venue
 
 NOT_VERIFIED = {"verified": False}
 """A ``sources.json`` entry saying "this contract's source is not verified"."""
@@ -79,6 +80,7 @@ def pool_entry(pool: Pool) -> dict[str, Any]:
         "dex": pool.spec.dex,
         "base": pool.spec.base,
         "fee": pool.spec.fee,
+        **({"venue": pool.spec.venue} if pool.spec.venue else {}),
         "address": pool.address,
         "tokenAmount": pool.spec.token_amount,
         "baseAmount": pool.spec.base_amount,
@@ -119,7 +121,7 @@ def npm_source(artifact: NpmArtifact) -> dict[str, Any]:
 
 
 def pool_artifact_name(pool: Pool) -> str:
-    return "UniswapV2Pair" if pool.spec.dex == "v2" else "UniswapV3Pool"
+    return venue(pool.spec.dex, pool.spec.venue).pool_artifact
 
 
 def all_pools(devnet: Devnet) -> list[Pool]:

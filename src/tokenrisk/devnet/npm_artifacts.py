@@ -18,6 +18,8 @@ from typing import Any
 from tokenrisk.chain.abi import to_bytes
 from tokenrisk.devnet import layout
 
+_PANCAKE_CORE = "@pancakeswap/v3-core/artifacts/contracts"
+_PANCAKE_PERIPHERY = "@pancakeswap/v3-periphery/artifacts/contracts"
 _V2_CORE = "@uniswap/v2-core"
 _V2_PERIPHERY = "@uniswap/v2-periphery"
 _V3_CORE = "@uniswap/v3-core"
@@ -36,6 +38,27 @@ ARTIFACT_FILES: dict[str, tuple[str, str]] = {
     "UniswapV2Router02": (
         f"{_V2_PERIPHERY}/build/UniswapV2Router02.json",
         f"{_V2_PERIPHERY}/contracts/UniswapV2Router02.sol",
+    ),
+    # PancakeSwap V3: the packages ship no .sol of these (only interfaces and libraries)
+    "PancakeV3Factory": (
+        f"{_PANCAKE_CORE}/PancakeV3Factory.sol/PancakeV3Factory.json",
+        "@pancakeswap/v3-core/contracts/PancakeV3Factory.sol",
+    ),
+    "PancakeV3Pool": (
+        f"{_PANCAKE_CORE}/PancakeV3Pool.sol/PancakeV3Pool.json",
+        "@pancakeswap/v3-core/contracts/PancakeV3Pool.sol",
+    ),
+    "PancakeSwapRouter": (
+        f"{_PANCAKE_PERIPHERY}/SwapRouter.sol/SwapRouter.json",
+        "@pancakeswap/v3-periphery/contracts/SwapRouter.sol",
+    ),
+    "PancakeQuoterV2": (
+        f"{_PANCAKE_PERIPHERY}/lens/QuoterV2.sol/QuoterV2.json",
+        "@pancakeswap/v3-periphery/contracts/lens/QuoterV2.sol",
+    ),
+    "PancakeNonfungiblePositionManager": (
+        f"{_PANCAKE_PERIPHERY}/NonfungiblePositionManager.sol/NonfungiblePositionManager.json",
+        "@pancakeswap/v3-periphery/contracts/NonfungiblePositionManager.sol",
     ),
     "UniswapV3Factory": (
         f"{_V3_CORE}/artifacts/contracts/UniswapV3Factory.sol/UniswapV3Factory.json",

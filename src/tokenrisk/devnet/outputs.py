@@ -9,16 +9,16 @@ from pathlib import Path
 from typing import Any
 
 from tokenrisk.chain.abi import checksum, to_bytes
+from tokenrisk.chain.signatures import IMPLEMENTATION_SLOT
 from tokenrisk.devnet import manifest as mf
 from tokenrisk.devnet.catalogue import Catalogue
 from tokenrisk.devnet.chain import Chain
 from tokenrisk.devnet.deployment import ETH_USD, Devnet
 from tokenrisk.devnet.npm_artifacts import load_npm_artifact
 from tokenrisk.devnet.trading import TokenLog
-from tokenrisk.devnet.uniswap import placements
+from tokenrisk.devnet.venues import PANCAKE_V3_DEPLOYER, infrastructure, registry_dexes
 
 CHAIN_ID = 31337
-EIP1967_IMPLEMENTATION_SLOT = "0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc"
 
 
 async def dump_state(chain: Chain) -> bytes:
@@ -53,6 +53,7 @@ def manifest_of(
         "headTimestamp": int(head["timestamp"], 16),
         "ethUsd": ETH_USD,
         "addresses": dict(devnet.addresses),
+        "dexes": registry_dexes(),
         "stablePools": [{"token": s} | mf.pool_entry(p) for s, p in devnet.stable_pools],
         "contracts": helpers,
         "tokens": tokens,
@@ -65,8 +66,10 @@ def sources_of(
     """The verification registry: every open-source contract, no closed-source one."""
     solc = str(artifacts["solc"])
     registry: dict[str, Any] = {}
-    for placement in placements(devnet.owner):
+    for placement in infrastructure(devnet.owner):
         registry[placement.address] = mf.npm_source(load_npm_artifact(root, placement.artifact))
+    deployer = devnet.compiled["PoolDeployer"]
+    registry[PANCAKE_V3_DEPLOYER] = mf.compiled_source(root, deployer, solc)
     for pool in mf.all_pools(devnet):
         registry[pool.address] = mf.npm_source(load_npm_artifact(root, mf.pool_artifact_name(pool)))
     stable = devnet.compiled["DevStablecoin"]
@@ -86,7 +89,7 @@ def sources_of(
 
 async def mark_proxies(chain: Chain, registry: dict[str, Any]) -> None:
     """Say what an explorer would about EIP-1967 proxies: ``isProxy`` + ``implementation``."""
-    calls = [("eth_getStorageAt", [a, EIP1967_IMPLEMENTATION_SLOT, "latest"]) for a in registry]
+    calls = [("eth_getStorageAt", [a, IMPLEMENTATION_SLOT, "latest"]) for a in registry]
     for address, word in zip(list(registry), await chain.rpc.batch(calls), strict=True):
         if isinstance(word, str) and int(word, 16) != 0:
             registry[address]["isProxy"] = True

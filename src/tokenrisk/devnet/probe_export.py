@@ -15,8 +15,8 @@ from pathlib import Path
 from tokenrisk.chain.reader import READER_FILE
 from tokenrisk.devnet.node import repo_root
 from tokenrisk.devnet.solc import compile_contracts
+from tokenrisk.simulate.emulation import RUNNER_FILE
 from tokenrisk.simulate.probe import PROBE_FILE
-from tokenrisk.simulate.runner import RUNNER_FILE
 
 EXPORTS = (
     ("TokenRiskProbe", PROBE_FILE),

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from tokenrisk.chain.abi import decode, encode_call
+from tokenrisk.chain.signatures import TOTAL_SUPPLY
 from tokenrisk.devnet.catalogue import resolve_args
 from tokenrisk.devnet.chain import Chain, Tx
 from tokenrisk.devnet.deployment import Deployed, Devnet
@@ -30,8 +31,6 @@ from tokenrisk.devnet.history import holder_address
 from tokenrisk.devnet.swaps import approve_calldata, balance_of_calldata, sell_calldata
 from tokenrisk.devnet.trading import sell_pool
 from tokenrisk.errors import DevnetBuildError
-
-TOTAL_SUPPLY = "0x18160ddd"
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,10 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from tokenrisk.chain.signatures import TRANSFER_TOPIC
 from tokenrisk.devnet.chain import Chain
 from tokenrisk.devnet.node import start_anvil
 from tokenrisk.errors import DevnetBuildError
-
-TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
 
 
 def verify_dump(state_file: Path, manifest: dict[str, Any]) -> None:

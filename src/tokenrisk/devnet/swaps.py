@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from tokenrisk.chain.abi import decode, encode_call
 from tokenrisk.devnet.chain import Chain
 from tokenrisk.devnet.liquidity import DEADLINE
-from tokenrisk.devnet.uniswap import QUOTER_V2, SWAP_ROUTER, V2_ROUTER, WETH
+from tokenrisk.devnet.uniswap import QUOTER_V2, V2_ROUTER, WETH
+from tokenrisk.devnet.venues import routers as routers  # re-exported: the history's routers
+from tokenrisk.devnet.venues import venue as venue  # re-exported: pools are made on it
 from tokenrisk.errors import AbiDecodeError, DevnetBuildError
 
 _V3_EXACT_INPUT_SINGLE = (
@@ -22,16 +24,23 @@ _V3_EXACT_INPUT_SINGLE = (
 
 @dataclass(frozen=True)
 class Route:
-    """Where a token trades against one base: a V2 pair or a V3 pool (with its fee)."""
+    """Where a token trades against one base: a V2 pair or a V3 pool (with its fee), on
+    Uniswap or another ``venue`` (:mod:`tokenrisk.devnet.venues`)."""
 
     dex: str
     base: str
     fee: int | None = None
+    venue: str | None = None
 
     @property
     def router(self) -> str:
         """The contract a trader calls (and approves) for this route."""
-        return V2_ROUTER if self.dex == "v2" else SWAP_ROUTER
+        return venue(self.dex, self.venue).router
+
+    @property
+    def quoter(self) -> str:
+        """The V3 venue's QuoterV2 (V2 routes quote on their router)."""
+        return venue(self.dex, self.venue).quoter or self.router
 
 
 def buy_calldata(route: Route, token: str, recipient: str, amount_in: int) -> tuple[str, int]:
@@ -96,25 +105,28 @@ def transfer_calldata(to: str, amount: int) -> str:
     return encode_call("transfer(address,uint256)", [to, amount])
 
 
-async def v2_quote(chain: Chain, amount: int, path: list[str]) -> int | None:
-    """What the V2 router quotes for ``amount`` along ``path``; None when it cannot."""
+async def v2_quote(
+    chain: Chain, amount: int, path: list[str], router: str = V2_ROUTER
+) -> int | None:
+    """What a V2 router (Uniswap's by default) quotes for ``amount`` along ``path``; None
+    when it cannot."""
     data = encode_call("getAmountsOut(uint256,address[])", [amount, path])
     try:
-        (amounts,) = decode(["uint256[]"], await chain.call(V2_ROUTER, data))
+        (amounts,) = decode(["uint256[]"], await chain.call(router, data))
     except (DevnetBuildError, AbiDecodeError):  # a token the router cannot quote
         return None
     return int(amounts[-1])
 
 
 async def v3_quote(
-    chain: Chain, amount: int, token_in: str, token_out: str, fee: int
+    chain: Chain, amount: int, token_in: str, token_out: str, fee: int, quoter: str = QUOTER_V2
 ) -> int | None:
-    """What QuoterV2 quotes for ``amount`` in one pool; None when it cannot (a token
-    that refuses to send to the quoter, a contract, makes the quote revert)."""
+    """What a QuoterV2 (Uniswap's by default) quotes for ``amount`` in one pool; None when
+    it cannot (a token that refuses to send to the quoter, a contract, makes it revert)."""
     sig = "quoteExactInputSingle((address,address,uint256,uint24,uint160))"
     data = encode_call(sig, [(token_in, token_out, amount, fee, 0)])
     try:
-        return int(decode(["uint256"], (await chain.call(QUOTER_V2, data))[:66])[0])
+        return int(decode(["uint256"], (await chain.call(quoter, data))[:66])[0])
     except (DevnetBuildError, AbiDecodeError):
         return None
 

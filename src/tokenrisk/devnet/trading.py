@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tokenrisk.chain.abi import decode, encode_call
+from tokenrisk.chain.signatures import APPROVE
 from tokenrisk.devnet.catalogue import resolve_args
 from tokenrisk.devnet.chain import Outcome, Tx
 from tokenrisk.devnet.deployment import Deployed, Devnet, Pool
@@ -22,12 +23,12 @@ from tokenrisk.devnet.swaps import (
     approve_calldata,
     balance_of_calldata,
     buy_calldata,
+    routers,
     sell_calldata,
 )
-from tokenrisk.devnet.uniswap import SWAP_ROUTER, V2_ROUTER, WETH
+from tokenrisk.devnet.uniswap import WETH
 from tokenrisk.errors import DevnetBuildError
 
-APPROVE_SELECTOR = "0x095ea7b3"
 GAS_MONEY = 10**18
 """ETH each fresh EOA gets on top of what it spends (10M gas at a few gwei fits)."""
 
@@ -261,8 +262,8 @@ def _check(planned: list[Planned], outcomes: list[Outcome], logs: dict[str, Toke
 
 def _is_swap(item: Planned) -> bool:
     """True for the router call of a trade (not its approval, not an owner call)."""
-    is_router_call = item.tx.to in (V2_ROUTER, SWAP_ROUTER)
-    return is_router_call and not item.tx.data.startswith(APPROVE_SELECTOR)
+    is_router_call = item.tx.to in routers()
+    return is_router_call and not item.tx.data.startswith(APPROVE)
 
 
 def _failure(item: Planned, outcome: Outcome) -> dict[str, Any]:

@@ -33,10 +33,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Sequen
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar, cast
 
-from tokenrisk.chain.abi import encode_call
+from tokenrisk.chain.abi import decode_uint, encode_call
 from tokenrisk.chain.head import ChainHead, read_head
 from tokenrisk.chain.history import JsonRpc, creation_block, has_code
-from tokenrisk.chain.tokens import call_params, decode_uint
+from tokenrisk.chain.signatures import TRANSFER_TOPIC
+from tokenrisk.chain.tokens import call_params
 from tokenrisk.errors import (
     CallReverted,
     DeadlineExceeded,
@@ -50,7 +51,6 @@ from tokenrisk.store.engine import Cursor, Store, TransferLog
 
 T = TypeVar("T")
 
-TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
 DEVNET_CHAIN_IDS = frozenset({31337, 1337})
 
 

@@ -1,7 +1,10 @@
 """What happened around a token's launch: its snipers and its pre-launch airdrops.
 
-Pure: the caller reads Transfer logs from the holder index (``store``) and passes them in;
-this module only decides who is a sniper and what counts as an airdrop.
+The rules (:func:`snipers`, :func:`launch_block`, :func:`airdrop`) are pure: they take
+Transfer logs and decide who is a sniper and what counts as an airdrop; the readers at
+the end (:func:`sniper_addresses`, :func:`airdrop_summary`) feed them the indexed
+transfers of the token's pools, for IsHoneypot's ``holderAnalysis`` and
+``token.airdropSummary``.
 
 **Launch** is the block of the first transfer *out of* one of the token's pools, i.e. the
 first buy.  A pool is often created long before trading is enabled (the devnet's
@@ -20,10 +23,15 @@ an airdrop, and then the summary counts zero.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Sequence, Set
+from typing import Any
 
-from tokenrisk.model import AirdropSummary
-from tokenrisk.store.engine import TransferLog
+from tokenrisk.chain.abi import ZERO_ADDRESS
+from tokenrisk.chain.node import Node
+from tokenrisk.holders.index import memo_at_index_head
+from tokenrisk.model import AirdropSummary, Pool
+from tokenrisk.store.engine import Store, TransferLog
 
 SNIPER_BLOCKS = 3
 """Blocks from the first buy (that block included) whose buyers count as snipers."""
@@ -89,3 +97,51 @@ def airdrop(
         transfers=len(dropped),
         amount=sum(t.amount for t in dropped),
     )
+
+
+# READ FROM THE INDEX (the rules above over the indexed transfers of a token's pools)
+
+
+async def pool_transfers(store: Store, chain_id: int, token: str, pools: list[Pool]) -> list[Any]:
+    """Indexed transfers out of the token's pools, oldest first (the launch window)."""
+    senders = {p.address.lower() for p in pools}
+    return await asyncio.to_thread(store.transfers_sent, chain_id, token, senders, None, 5_000)
+
+
+async def sniper_addresses(store: Store, chain_id: int, token: str, pools: list[Pool]) -> list[str]:
+    """Addresses that bought from the token's pools in the first blocks of trading."""
+    pool_addresses = {p.address.lower() for p in pools}
+    return snipers(await pool_transfers(store, chain_id, token, pools), pool_addresses)
+
+
+async def airdrop_summary(
+    node: Node, store: Store, token: str, pools: list[Pool]
+) -> AirdropSummary | None:
+    """``token.airdropSummary`` (rule: :func:`airdrop`); None when the
+    deployer cannot be found (no indexed mint, or the node lacks the transaction).
+
+    The deployer is the sender of the transaction that minted the first tokens.  Read
+    once per index state (:func:`~tokenrisk.holders.index.memo_at_index_head`).
+    """
+    key = ("airdrop", tuple(sorted({p.address.lower() for p in pools})))
+    work = lambda: _airdrop_summary(node, store, token, pools)  # noqa: E731
+    return await memo_at_index_head(store, node.id, token, key, work)
+
+
+async def _airdrop_summary(
+    node: Node, store: Store, token: str, pools: list[Pool]
+) -> AirdropSummary | None:
+    chain_id = node.id
+    first_buy = launch_block(await pool_transfers(store, chain_id, token, pools))
+    mints = await asyncio.to_thread(
+        store.transfers_sent, chain_id, token, [ZERO_ADDRESS], first_buy, 1
+    )
+    if not mints:
+        return None
+    tx = await node.rpc.call("eth_getTransactionByHash", [mints[0].tx_hash])
+    if not isinstance(tx, dict) or not isinstance(tx.get("from"), str):
+        return None
+    sources = {tx["from"].lower(), token.lower()}
+    sent = await asyncio.to_thread(store.transfers_sent, chain_id, token, sources, first_buy)
+    pool_addresses = {p.address.lower() for p in pools}
+    return airdrop(sent, sources, pool_addresses, first_buy)

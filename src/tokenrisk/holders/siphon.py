@@ -44,10 +44,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from tokenrisk.chain.abi import ZERO_ADDRESS, checksum
+from tokenrisk.chain.signatures import APPROVAL_TOPIC
 from tokenrisk.holders.index import IndexSettings, JsonRpc, LogReader
 from tokenrisk.store.engine import Store, TransferLog
 
-APPROVAL_TOPIC = "0x8c5be1e5ebec7d5bd14f71427d1e84f3dd0314c0f7b2291e5b200ac8c7c3b925"
 TX_BATCH = 200
 
 

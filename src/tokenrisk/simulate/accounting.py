@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
+from tokenrisk.chain.signatures import TRANSFER_TOPIC
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from tokenrisk.chain.abi import ZERO_ADDRESS, encode_call
+from tokenrisk.chain.abi import ZERO_ADDRESS, decode_uint, encode_call
 from tokenrisk.chain.registry import Dex
-from tokenrisk.chain.tokens import decode_uint
 from tokenrisk.model import Pool
 from tokenrisk.simulate.slots import BalanceSlot as BalanceSlot  # re-exported: callers fund with it
 from tokenrisk.simulate.slots import find_balance_slot as find_balance_slot

@@ -1,6 +1,6 @@
 """The fresh buyer's journey: buy, transfer, sell, and the limits around them.
 
-Composes :mod:`tokenrisk.simulate.engine` plans into one :class:`SimulationReport`.  Phases:
+Composes :mod:`tokenrisk.simulate.simulator` plans into one :class:`SimulationReport`.  Phases:
 
 1. BUY at the default size; if it fails, smaller sizes (a max-buy limit) before giving up.
 2. TRANSFER 10% of the bought amount to a second fresh wallet.
@@ -20,16 +20,6 @@ from tokenrisk.model import Limit, SimulationReport, Unmeasured
 from tokenrisk.simulate.accounting import LegTax, explain
 from tokenrisk.simulate.ahead import Ahead, JourneyKey, JourneyMemo, recalled, remember
 from tokenrisk.simulate.calls import BalanceSlot, approve, balance_of, fresh_address
-from tokenrisk.simulate.engine import (
-    CallResult,
-    Outcome,
-    Plan,
-    Simulator,
-    buy_leg,
-    sell_leg,
-    sells_ahead,
-    transfer_leg,
-)
 from tokenrisk.simulate.limits import (
     Accept,
     Found,
@@ -39,6 +29,16 @@ from tokenrisk.simulate.limits import (
     refine,
 )
 from tokenrisk.simulate.reserves import token_side_short
+from tokenrisk.simulate.simulator import (
+    CallResult,
+    Outcome,
+    Plan,
+    Simulator,
+    buy_leg,
+    sell_leg,
+    sells_ahead,
+    transfer_leg,
+)
 
 _DOWN = (10, 100, 1_000, 10_000)  # divisors tried when the default buy fails
 _UP_BPS = (200, 500, 1_000, 2_500, 5_000)  # larger buys, in bps of the base reserve
@@ -508,9 +508,9 @@ _BY_BLOCKS = "delayed sell by block count"
 async def _counted(
     sim: Simulator, token_slot: asyncio.Future[BalanceSlot | None], amount: int
 ) -> str | tuple[str, ...] | None:
-    """The delayed sell by block count (:func:`.engine.sells_ahead`): why a sell ``delayed_blocks``
-    later fails (a str), None when it goes through, or what left it unchecked (a tuple
-    of one sentence for ``SimulationReport.unchecked``)."""
+    """The delayed sell by block count (:func:`~.simulator.sells_ahead`): why a sell
+    ``delayed_blocks`` later fails (a str), None when it goes through, or what left it
+    unchecked (a tuple of one sentence for ``SimulationReport.unchecked``)."""
     if not sim.limits.block_overrides:
         return (f"{_BY_BLOCKS}: the node ignores eth_call block overrides",)
     if sim.prelude:

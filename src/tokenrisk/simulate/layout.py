@@ -29,11 +29,11 @@ import evmole
 
 from tokenrisk.chain.abi import ZERO_ADDRESS, checksum
 from tokenrisk.chain.rpc import RpcClient
+from tokenrisk.chain.signatures import BALANCE_OF, TOTAL_SUPPLY, TRANSFER, TRANSFER_FROM
 from tokenrisk.errors import RpcError
 
-BALANCE_OF = "70a08231"
-TOTAL_SUPPLY = "18160ddd"
-TRANSFERS = frozenset({"a9059cbb", "23b872dd"})
+_READS_BALANCE, _READS_SUPPLY = BALANCE_OF[2:], TOTAL_SUPPLY[2:]  # evmole: 8 hex, no 0x
+TRANSFERS = frozenset({TRANSFER[2:], TRANSFER_FROM[2:]})
 _DEAD = 0xDEAD
 
 
@@ -73,8 +73,8 @@ def guarded_writes(slots: Sequence[Slot], surface: frozenset[str]) -> list[Write
     """Functions outside ``surface`` (selectors with 0x) that read an address value and
     write a balance, the supply or a value transfers read; one per function, the
     strongest kind first (balances, then supply, then transfer rules)."""
-    balances = [s for s in slots if BALANCE_OF in s.reads and s.type.startswith("mapping")]
-    supply = [s for s in slots if TOTAL_SUPPLY in s.reads and not s.type.startswith("mapping")]
+    balances = [s for s in slots if _READS_BALANCE in s.reads and s.type.startswith("mapping")]
+    supply = [s for s in slots if _READS_SUPPLY in s.reads and not s.type.startswith("mapping")]
     rules = [
         s
         for s in slots

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from tokenrisk.errors import CallReverted
-from tokenrisk.simulate.engine import Outcome, Plan, Simulator
+from tokenrisk.simulate.simulator import Outcome, Plan, Simulator
 
 PlanOf = Callable[[int], Plan]
 Accept = Callable[[Outcome], bool]

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from tokenrisk.chain.abi import checksum, encode_call, to_bytes, word_address
-from tokenrisk.chain.dex import native_usd_price
+from tokenrisk.chain.dex import NativePools, native_usd_price
 from tokenrisk.chain.registry import Chain, Dex
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.errors import LiquidityError, MalformedResponse
 from tokenrisk.model import Pool
 from tokenrisk.simulate.calls import DEADLINE, BalanceSlot, approve, balance_of
-from tokenrisk.simulate.engine import Head, funds, parse_call, price
+from tokenrisk.simulate.simulator import ChainHead, funds, parse_call, price
 
 SIMULATED_NATIVE = 10  # whole units of the wrapped native token put in the pool
 TOKEN_SHARE = 2  # the provider puts 1/TOKEN_SHARE of its balance in the pool
@@ -32,9 +32,9 @@ _CALL_GAS = 500_000  # approvals and reads
 class SimulatedPool:
     pool: Pool
     prelude: list[dict[str, Any]]
-    head: Head  # the prelude block: simulations continue after it
+    head: ChainHead  # the prelude block: simulations continue after it
     provider: str  # the holder whose tokens went into the pool
-    base: Head  # the head that was read: every simulation is pinned to it
+    base: ChainHead  # the head that was read: every simulation is pinned to it
 
 
 def _v2(chain: Chain) -> Dex:
@@ -51,7 +51,7 @@ def _prelude(
     provider: str,
     amounts: tuple[int, int],
     slot: BalanceSlot,
-    head: Head,
+    head: ChainHead,
 ) -> dict[str, Any]:
     token_amount, base_amount = amounts
     gas_price = price(head.base_fee)
@@ -89,7 +89,7 @@ def _prelude(
     }
 
 
-async def _run(rpc: RpcClient, blocks: list[dict[str, Any]], base: Head) -> list[Any]:
+async def _run(rpc: RpcClient, blocks: list[dict[str, Any]], base: ChainHead) -> list[Any]:
     """``blocks`` simulated on ``base`` (pinned: a block landing meanwhile changes
     nothing); one reply block per block sent (the prelude has no gaps)."""
     reply = await rpc.call(
@@ -106,9 +106,11 @@ async def simulate_pool(
     token: str,
     provider: tuple[str, int],
     slot: BalanceSlot | None,
-    head: Head,
+    head: ChainHead,
+    memo: NativePools | None = None,
 ) -> SimulatedPool:
-    """Create (or deepen) the token/wrapped-native V2 pool inside a prelude block.
+    """Create (or deepen) the token/wrapped-native V2 pool inside a prelude block;
+    ``memo`` (the Node's) remembers the native token's pools that price it in USD.
 
     ``provider`` is (holder address, token balance).  Raises LiquidityError when the
     liquidity cannot be added (the message names the node's reason).
@@ -125,13 +127,13 @@ async def simulate_pool(
         raise LiquidityError(f"adding simulated liquidity failed: {added.reason}")
     pair = word_address(to_bytes(calls[3]["returnData"])[:32])
     reserves = await _reserves(rpc, prelude, token, weth.address, pair, head)
-    usd = await native_usd_price(rpc, chain)
+    usd = await native_usd_price(rpc, chain, memo=memo)
     pool = _pool(chain, dex, token, pair, reserves, usd)
     return SimulatedPool(pool, [prelude], head.after(1, 12), provider[0], head)
 
 
 async def _reserves(
-    rpc: RpcClient, prelude: dict[str, Any], token: str, weth: str, pair: str, head: Head
+    rpc: RpcClient, prelude: dict[str, Any], token: str, weth: str, pair: str, head: ChainHead
 ) -> tuple[int, int]:
     provider = prelude["calls"][0]["from"]  # funded for these reads too (its extra)
     reads = [balance_of(token, pair, provider), balance_of(weth, pair, provider)]
@@ -161,4 +163,5 @@ def _pool(
         reserves1=r_weth if token_first else r_token,
         liquidity_usd=round(2 * native * price, 2) if price is not None else None,
         chain_id=chain.id,
+        label=dex.label,
     )

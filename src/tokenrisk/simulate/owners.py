@@ -22,13 +22,12 @@ from tokenrisk.caching import MemoryCache, SharedBytes
 from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, encode_call
 from tokenrisk.chain.history import creation_block
 from tokenrisk.chain.rpc import RpcClient
-from tokenrisk.chain.tokens import code_heads
+from tokenrisk.chain.signatures import ADMIN_SLOT, IMPLEMENTATION_SLOT
+from tokenrisk.chain.tokens import code_heads, is_contract_code
 from tokenrisk.errors import RpcError
 from tokenrisk.findings import Caller, OwnerPowers, powers_from_json, powers_json
-from tokenrisk.simulate.engine import Simulator
+from tokenrisk.simulate.simulator import Simulator
 
-IMPLEMENTATION_SLOT = "0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc"
-ADMIN_SLOT = "0xb53127684a568b3173ae13b9f8a6016e243e63b6e8ee1178d6a717850b5d6103"
 DEAD = "0x000000000000000000000000000000000000dead"
 OWNER_GETTERS = ("owner()", "getOwner()", "admin()")
 GETTER_GAS = 5_000_000
@@ -76,22 +75,22 @@ async def read_facts(
     found: list[tuple[str, str]] = []
     owner: str | None = None
     for name, answer in zip(getters, answers, strict=True):
-        address = word_address(answer, strict=False)
+        address = stored_address(answer, strict=False)
         if name == "owner()" and address is not None:
             owner = address
         if address is not None and address != ZERO_ADDRESS:
             found.append((address, "role admin" if name == ROLE_ADMIN else name))
-    admin = word_address(admin_word)
+    admin = stored_address(admin_word)
     if admin:
         found.append((admin, "EIP-1967 admin slot"))
     packed: list[tuple[str, str]] = []
     for i, word in enumerate(words):
-        address = word_address(word)
+        address = stored_address(word)
         if address:
             found.append((address, f"storage slot {i}"))
         else:
             packed += [(a, f"storage slot {i} (packed)") for a in packed_addresses(word)]
-    impl = word_address(impl_word)
+    impl = stored_address(impl_word)
     impl_code = str(await rpc.call("eth_getCode", [impl, block])) if impl else None
     return Facts(str(code), impl, impl_code, admin, owner, tuple(found), tuple(packed))
 
@@ -113,9 +112,11 @@ def packed_addresses(word: Any) -> list[str]:
     return out
 
 
-def word_address(word: Any, strict: bool = True) -> str | None:
-    """An address held in a 32-byte word, or None.
+def stored_address(word: Any, strict: bool = True) -> str | None:
+    """An address a storage word or getter answer (0x-hex) seems to hold, or None.
 
+    Unlike :func:`tokenrisk.chain.abi.word_address`, which decodes an ABI ``address``
+    word it is told holds one, this one judges whether a word of unknown type does.
     ``strict`` (storage words): the top 12 bytes are zero and the address part has a
     non-zero leading byte, so small numbers (decimals, supplies) are not mistaken for
     addresses.  Getter results need only the zero padding.
@@ -166,10 +167,10 @@ async def role_holders(rpc: RpcClient, token: str, block: str) -> list[tuple[str
     replies = await rpc.batch(calls) if calls else []
     found: list[tuple[str, str]] = []
     for (role, account), reply in zip(pairs, replies, strict=False):
-        if word_address(reply, strict=False) is not None and int(str(reply), 16) == 1:
+        if stored_address(reply, strict=False) is not None and int(str(reply), 16) == 1:
             found.append((checksum(account), f"role {_short(role)} (RoleGranted)"))
     for (role, _), reply in zip(members, replies[len(pairs) :], strict=True):
-        member = word_address(reply, strict=False)
+        member = stored_address(reply, strict=False)
         if member is not None and member != ZERO_ADDRESS:
             found.append((member, f"role {_short(role)} (getRoleMember)"))
     return found
@@ -338,12 +339,6 @@ async def _existing(
         if used or (isinstance(code, str) and len(code) > 2):
             out.append(candidate)
     return out
-
-
-def is_contract_code(code: Any) -> bool:
-    """True for contract code; EIP-7702 delegated EOAs (0xef0100...) still count as EOAs."""
-    text = str(code) if not isinstance(code, RpcError) else "0x"
-    return len(text) > 2 and not text.lower().startswith("0xef0100")
 
 
 FACTS_KEPT = 256

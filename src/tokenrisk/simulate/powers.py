@@ -31,6 +31,7 @@ from dataclasses import replace
 from eth_utils.crypto import keccak
 
 from tokenrisk.chain.abi import ZERO_ADDRESS
+from tokenrisk.chain.signatures import OWNER
 from tokenrisk.errors import RpcError, TokenRiskError
 from tokenrisk.findings import (
     FINDINGS,
@@ -44,8 +45,8 @@ from tokenrisk.findings import (
 )
 from tokenrisk.simulate import owners
 from tokenrisk.simulate.effects import Effect, classify, comparable, holding
-from tokenrisk.simulate.engine import Outcome, Plan, Simulator, sells_ahead
 from tokenrisk.simulate.owners import DEAD, Facts, PowerCache
+from tokenrisk.simulate.simulator import Outcome, Plan, Simulator, sells_ahead
 from tokenrisk.simulate.story import (
     SHRINK,
     Story,
@@ -335,8 +336,8 @@ def unchecked(result: OwnerPowers | None) -> tuple[str, ...]:
 
 
 async def _counted(sim: Simulator, amount: int) -> tuple[list[str | None], tuple[str, ...]]:
-    """The future sells by block count (:func:`.engine.sells_ahead`): a failure reason (or None) per
-    :data:`FUTURE` horizon, and what left them unchecked (a note)."""
+    """The future sells by block count (:func:`~.simulator.sells_ahead`): a failure reason
+    (or None) per :data:`FUTURE` horizon, and what left them unchecked (a note)."""
     none: list[str | None] = [None] * len(FUTURE)
     if not sim.limits.block_overrides:
         return none, (f"{NOT_CHECKED}{_BY_BLOCKS}: the node ignores eth_call block overrides",)
@@ -354,7 +355,7 @@ def _future(
     outcomes: Sequence[Outcome | RpcError], counted: Sequence[str | None]
 ) -> tuple[FutureSell, ...]:
     """Each horizon's sell: failed when it failed by time (the simulation) or by block
-    count (``counted``, from :func:`.engine.sells_ahead`)."""
+    count (``counted``, from :func:`.simulator.sells_ahead`)."""
     out: list[FutureSell] = []
     for (label, seconds), o, by_blocks in zip(FUTURE, outcomes, counted, strict=True):
         if isinstance(o, RpcError):
@@ -449,7 +450,7 @@ def _weight(finding: PowerFinding) -> float:
 def _renounced(owner: str) -> PowerFinding:
     evidence = (Evidence("owner()", "-", owner),)
     detail = "the owner getter returns the zero address and no caller found a usable power"
-    return PowerFinding("owner_renounced", "owner()", "0x8da5cb5b", None, (), evidence, detail)
+    return PowerFinding("owner_renounced", "owner()", OWNER, None, (), evidence, detail)
 
 
 def _ordered(findings: list[PowerFinding]) -> list[PowerFinding]:

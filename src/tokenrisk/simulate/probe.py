@@ -7,7 +7,7 @@ fresh address by a state override.  Two uses:
 - :func:`trace_journey`: ``debug_traceCall`` with the callTracer over one probe call gives
   the call tree of a buy *and* a sell at once (a trace covers one call only);
 - :func:`probe_simulate`: the last resort for a node without ``eth_simulateV1`` that
-  refuses even the runner (:mod:`tokenrisk.simulate.runner`).  The probe is a contract,
+  refuses even the runner (:mod:`tokenrisk.simulate.emulation`).  The probe is a contract,
   trades in a single block and measures gas from inside, so its report carries a note
   saying so and has no limits or delayed-sell checks.
 """
@@ -33,8 +33,8 @@ from tokenrisk.errors import (
 from tokenrisk.model import ContractCall, SimulationReport
 from tokenrisk.simulate.accounting import shortfall
 from tokenrisk.simulate.calls import Route, fresh_address
-from tokenrisk.simulate.engine import Funding, Head
 from tokenrisk.simulate.gas import funds, price
+from tokenrisk.simulate.simulator import ChainHead, Funding
 
 PROBE_FILE = Path(__file__).parents[1] / "data" / "probe.json"
 _RUN = "run((address,address,address,address,address,address,uint24,bool,bool,uint256))"
@@ -48,7 +48,7 @@ def probe_artifact() -> dict[str, Any]:
     return data
 
 
-def _priced(call: dict[str, Any], head: Head | None) -> tuple[dict[str, Any], str, int]:
+def _priced(call: dict[str, Any], head: ChainHead | None) -> tuple[dict[str, Any], str, int]:
     """``call`` priced like a real transaction at ``head`` (gas price = its base fee + a
     tip), the block tag pinning it, and what its sender must hold to pay for it.  Without a
     head (a caller that read none): "latest" and the base fee unknown, so a tip alone."""
@@ -60,7 +60,7 @@ def _priced(call: dict[str, Any], head: Head | None) -> tuple[dict[str, Any], st
 
 
 def _probe_request(
-    route: Route, funding: Funding, amount_in: int, head: Head | None
+    route: Route, funding: Funding, amount_in: int, head: ChainHead | None
 ) -> tuple[dict[str, Any], dict[str, Any], str]:
     """(call, state overrides, block tag) for one probe run from a fresh EOA, priced and
     pinned at ``head``."""
@@ -96,7 +96,7 @@ def _probe_request(
 
 
 async def trace_journey(
-    rpc: RpcClient, route: Route, funding: Funding, amount_in: int, head: Head | None = None
+    rpc: RpcClient, route: Route, funding: Funding, amount_in: int, head: ChainHead | None = None
 ) -> dict[str, Any]:
     """callTracer tree of a probe buy+transfer+sell (raises MethodUnsupported without debug_).
 
@@ -157,7 +157,7 @@ def is_precompile(address: str) -> bool:
 
 
 async def probe_simulate(
-    rpc: RpcClient, route: Route, funding: Funding, amount_in: int, head: Head | None = None
+    rpc: RpcClient, route: Route, funding: Funding, amount_in: int, head: ChainHead | None = None
 ) -> SimulationReport:
     """Single-call fallback simulation through the probe (contract caller, one block)."""
     call, overrides, tag = _probe_request(route, funding, amount_in, head)
@@ -225,7 +225,7 @@ async def explain_sell_failure(
     slot: Any,
     amount: int,
     trace: bool = False,
-    head: Head | None = None,
+    head: ChainHead | None = None,
 ) -> str | None:
     """Why the token refuses a sell, in its own words (the innermost failing frame).
 

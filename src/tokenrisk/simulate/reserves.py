@@ -10,9 +10,9 @@ holds all its base token.  Reading the reserve beside the balance names the caus
 
 from __future__ import annotations
 
-from tokenrisk.chain.abi import decode, encode_call
+from tokenrisk.chain.abi import decode, decode_uint, encode_call
 from tokenrisk.chain.rpc import RpcClient
-from tokenrisk.chain.tokens import call_params, decode_uint
+from tokenrisk.chain.tokens import call_params
 from tokenrisk.errors import AbiDecodeError, RpcError
 from tokenrisk.model import Pool
 

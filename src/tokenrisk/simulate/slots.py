@@ -36,9 +36,8 @@ from typing import Any
 from eth_utils.crypto import keccak
 
 from tokenrisk.caching import MemoryCache
-from tokenrisk.chain.abi import encode_call
+from tokenrisk.chain.abi import decode_uint, encode_call
 from tokenrisk.chain.rpc import RpcClient
-from tokenrisk.chain.tokens import decode_uint
 from tokenrisk.errors import RpcError
 
 MARKER = 0x7E57_BA1A_9CE5_1075

@@ -17,10 +17,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from tokenrisk.chain.abi import encode_call
+from tokenrisk.chain.signatures import TOTAL_SUPPLY
 from tokenrisk.errors import RpcError
 from tokenrisk.simulate.calls import approve, balance_of, fresh_address, transfer
-from tokenrisk.simulate.engine import Plan, Simulator
 from tokenrisk.simulate.hostile import Targets as Targets
+from tokenrisk.simulate.simulator import Plan, Simulator
 from tokenrisk.simulate.slots import BalanceSlot
 
 
@@ -234,9 +235,6 @@ def story_plan(
     sim.add_sell(p, story.other, story.b_sell, "b")
     _late_buy(sim, p, story)
     return p
-
-
-TOTAL_SUPPLY = "0x18160ddd"
 
 
 def _calls(p: Plan, token: str, call: tuple[str, ...]) -> None:

@@ -25,8 +25,8 @@ from tokenrisk.chain.abi import encode_args
 from tokenrisk.errors import RpcError
 from tokenrisk.findings import Evidence, PowerFinding
 from tokenrisk.simulate import layout
-from tokenrisk.simulate.engine import Simulator, funds, price
 from tokenrisk.simulate.hostile import Targets, argument_sets, render, split_types
+from tokenrisk.simulate.simulator import Simulator, funds, price
 
 ERC20_SURFACE = frozenset(
     "0x" + keccak(text=s)[:4].hex()

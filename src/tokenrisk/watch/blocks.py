@@ -25,14 +25,22 @@ from eth_utils.crypto import keccak
 
 from tokenrisk.chain.abi import checksum
 from tokenrisk.chain.node import Node
+from tokenrisk.chain.signatures import (
+    APPROVE,
+    BALANCE_OF,
+    PAIR_CREATED,
+    POOL_CREATED,
+    TOKEN0,
+    TOKEN1,
+    TRANSFER,
+    TRANSFER_FROM,
+)
 
 
 def topic(signature: str) -> str:
     return "0x" + bytes(keccak(text=signature)).hex()
 
 
-PAIR_CREATED = topic("PairCreated(address,address,address,uint256)")
-POOL_CREATED = topic("PoolCreated(address,address,uint24,int24,address)")
 CONTROL_TOPICS = tuple(
     topic(s)
     for s in (
@@ -51,10 +59,7 @@ LIQUIDITY_WORDS = {
     topic("Burn(address,int24,int24,uint128,uint256,uint256)"): 1,  # V3 removed
 }
 LIQUIDITY_TOPICS = tuple(LIQUIDITY_WORDS)
-TOKEN0, TOKEN1, BALANCE_OF = "0x0dfe1681", "0xd21220a7", "0x70a08231"
-PLAIN_SELECTORS = frozenset(
-    {"0xa9059cbb", "0x095ea7b3", "0x23b872dd"}
-)  # transfer, approve, transferFrom
+PLAIN_SELECTORS = frozenset({TRANSFER, APPROVE, TRANSFER_FROM})
 
 
 @dataclass(frozen=True)

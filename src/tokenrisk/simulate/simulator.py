@@ -26,15 +26,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 
-from tokenrisk.chain.abi import decode_revert
+from tokenrisk.chain.abi import decode_revert, decode_uint
 from tokenrisk.chain.coalesce import LARGE_SIMULATION
+from tokenrisk.chain.head import ChainHead as ChainHead  # plans are pinned to it
 from tokenrisk.chain.rpc import RpcClient
-from tokenrisk.chain.tokens import decode_uint
+from tokenrisk.chain.signatures import DEPOSIT
 from tokenrisk.errors import CallReverted, MalformedResponse, RpcError
 from tokenrisk.simulate.accounting import (
     BuyFacts,
@@ -86,30 +87,6 @@ class SimSettings:
 
 
 @dataclass(frozen=True)
-class Head:
-    """A block simulations build on: the head that was read (or a prelude's last block).
-
-    ``base_fee``, ``gas_limit`` and ``miner`` are the read head's: simulated blocks keep
-    the chain's gas limit, and charge its base fee to the same fee recipient.
-    """
-
-    number: int
-    timestamp: int
-    base_fee: int = 0
-    gas_limit: int = 30_000_000
-    miner: str = "0x" + "0" * 40
-
-    @property
-    def tag(self) -> str:
-        """The block parameter pinning a request to this block (never "latest")."""
-        return hex(self.number)
-
-    def after(self, blocks: int, seconds: int) -> Head:
-        """The block ``blocks`` later and ``seconds`` later (same fees and gas limit)."""
-        return replace(self, number=self.number + blocks, timestamp=self.timestamp + seconds)
-
-
-@dataclass(frozen=True)
 class CallResult:
     ok: bool
     data: str
@@ -134,7 +111,7 @@ class Funding:
         token; the native coin it needs is :meth:`native` (the plan funds it)."""
         if self.slot is not None:
             return {self.base: {"stateDiff": self.slot.override(wallet, amount)}}, []
-        deposit = {"from": wallet, "to": self.base, "data": "0xd0e30db0", "value": hex(amount)}
+        deposit = {"from": wallet, "to": self.base, "data": DEPOSIT, "value": hex(amount)}
         return {}, [deposit]
 
     def native(self, amount: int) -> int:
@@ -221,19 +198,19 @@ class Plan:
     plan is sent (:mod:`tokenrisk.simulate.gas`).
     """
 
-    head: Head
+    head: ChainHead
     gas_limit: int
     prelude: list[dict[str, Any]] = field(default_factory=list)  # blocks run before ours
     blocks: list[dict[str, Any]] = field(default_factory=list)
     marks: dict[str, tuple[int, int]] = field(default_factory=dict)
     actors: dict[str, str] = field(default_factory=dict)  # role ("buyer", a sell tag) -> address
-    base: Head | None = None  # the pinned base block; None: ``head`` itself
+    base: ChainHead | None = None  # the pinned base block; None: ``head`` itself
     limits: NodeLimits = field(default_factory=NodeLimits)
     heavy: list[list[bool]] = field(default_factory=list)  # per call: a trade, not a read
     wallets: list[tuple[int, str, int, bool]] = field(default_factory=list)
 
     @property
-    def pinned(self) -> Head:
+    def pinned(self) -> ChainHead:
         """The base block the node simulates on."""
         return self.base or self.head
 
@@ -403,11 +380,11 @@ class Simulator:
         self,
         rpc: RpcClient,
         route: Route,
-        head: Head,
+        head: ChainHead,
         funding: Funding,
         settings: SimSettings,
         prelude: Sequence[dict[str, Any]] = (),
-        base: Head | None = None,
+        base: ChainHead | None = None,
         limits: NodeLimits | None = None,
         learned: Callable[[int], None] | None = None,
     ) -> None:

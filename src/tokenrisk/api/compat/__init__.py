@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
+from tokenrisk.api.compat.goplus_routes import add_goplus_route
+from tokenrisk.api.compat.legacy_routes import add_legacy_routes
+from tokenrisk.api.compat.mcp_http import mount_http
 from tokenrisk.api.gate import Gate
-from tokenrisk.api.goplus_routes import add_goplus_route
-from tokenrisk.api.legacy_routes import add_legacy_routes
-from tokenrisk.api.mcp_http import mount_http
 from tokenrisk.api.runner import Runner
 
 

@@ -20,10 +20,10 @@ from typing import Any
 from fastapi import FastAPI, Header, Query, Request
 from fastapi.responses import JSONResponse
 
-from tokenrisk.api import goplus
 from tokenrisk.api.allowance import check_options
+from tokenrisk.api.compat import goplus
+from tokenrisk.api.compat.goplus_facts import gather
 from tokenrisk.api.gate import Gate
-from tokenrisk.api.goplus_facts import gather
 from tokenrisk.api.params import require_address
 from tokenrisk.api.runner import Runner
 from tokenrisk.checks.deps import Options

@@ -1,4 +1,4 @@
-"""Gathering one token's :class:`~tokenrisk.api.goplus_parts.Facts` for the GoPlus
+"""Gathering one token's :class:`~tokenrisk.api.compat.goplus_reads.Facts` for the GoPlus
 ``token_security`` endpoint: the IsHoneypot check (simulation, owner-power scan, call
 trace and verification), GetPairs, TopHolders of the token and of its V2 pair (LP
 tokens), and the creator's and owner's balances, concurrently where independent."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 
-from tokenrisk.api.goplus_parts import Facts, People, balances, creator_and_code
+from tokenrisk.api.compat.goplus_reads import Facts, People, balances, creator_and_code
 from tokenrisk.checks.deps import HoldersDeps, HoneypotDeps, Options
 from tokenrisk.checks.holders import top_holders
 from tokenrisk.checks.honeypot import is_honeypot

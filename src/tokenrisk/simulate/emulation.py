@@ -3,7 +3,7 @@
 Hardhat's node and many providers answer ``eth_simulateV1`` with -32004 but run
 ``eth_call`` with state overrides.  :class:`EmulatedSimulate` is an
 :class:`~tokenrisk.chain.rpc.RpcClient` that answers the simulations of the engine
-(:mod:`tokenrisk.simulate.engine`) that way, so the whole journey (buy, transfer, sells,
+(:mod:`tokenrisk.simulate.simulator`) that way, so the whole journey (buy, transfer, sells,
 the max-buy and max-sell searches) runs unchanged on such a node:
 
 - the runner contract (``contracts/probe/TokenRiskRunner.sol``, compiled into
@@ -40,7 +40,7 @@ from tokenrisk.errors import AbiDecodeError, CallReverted, MalformedResponse, Rp
 from tokenrisk.model import SimulationReport
 from tokenrisk.simulate.accounting import LegTax
 from tokenrisk.simulate.calls import BalanceSlot, fresh_address
-from tokenrisk.simulate.engine import Simulator, sell_leg
+from tokenrisk.simulate.simulator import Simulator, sell_leg
 
 RUNNER_FILE = Path(__file__).parents[1] / "data" / "runner.json"
 _RUN = "run((address,address,uint256,uint256,bytes)[])"

@@ -9,9 +9,10 @@ from typing import Any
 from fastapi import Depends, FastAPI, Query
 from fastapi.responses import Response
 
-from tokenrisk.api import handlers, legacy
+from tokenrisk.api import handlers
 from tokenrisk.api.access import Caller
 from tokenrisk.api.allowance import honeypot_options
+from tokenrisk.api.compat import legacy
 from tokenrisk.api.failures import ERRORS
 from tokenrisk.api.gate import Gate
 from tokenrisk.api.params import (

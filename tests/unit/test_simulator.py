@@ -11,11 +11,12 @@ from typing import Any
 import pytest
 from fakenode import INTERNAL, REVERTED, FakeNode
 
+from tokenrisk.chain.head import ChainHead
 from tokenrisk.chain.registry import load_registry
 from tokenrisk.errors import CallReverted, MalformedResponse, RpcError
 from tokenrisk.model import Pool
 from tokenrisk.simulate.calls import Route
-from tokenrisk.simulate.engine import Funding, Head, SimSettings, Simulator
+from tokenrisk.simulate.simulator import Funding, SimSettings, Simulator
 
 CHAIN = load_registry()[1]
 DEX = next(d for d in CHAIN.dexes if d.version == "V2")
@@ -31,7 +32,7 @@ def pool(reserve: int = 10**21) -> Pool:
 def simulator(node: FakeNode, reserve: int = 10**21) -> Simulator:
     route = Route(pool(reserve), DEX, TOKEN, WETH)
     return Simulator(
-        node.client(), route, Head(100, 1_700_000_000), Funding(WETH, None), SimSettings()
+        node.client(), route, ChainHead(100, 1_700_000_000), Funding(WETH, None), SimSettings()
     )
 
 

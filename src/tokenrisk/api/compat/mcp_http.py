@@ -13,7 +13,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from tokenrisk.api.mcp import Api, build_server
+from tokenrisk.api.compat.mcp import Api, build_server
 
 MOUNT_PATH = "/mcp"
 

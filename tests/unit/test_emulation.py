@@ -1,4 +1,4 @@
-"""The eth_simulateV1 emulation over eth_call (simulate/runner.py), without a node:
+"""The eth_simulateV1 emulation over eth_call (simulate/emulation.py), without a node:
 how a simulation becomes eth_call runs and how the runner's answer maps back."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from eth_abi import encode
 
 from tokenrisk.errors import MalformedResponse
-from tokenrisk.simulate.runner import emulation, merged_overrides, runner_code
+from tokenrisk.simulate.emulation import emulation, merged_overrides, runner_code
 
 A, B, C = ("0x" + c * 40 for c in "abc")
 TOKEN = "0x" + "7" * 40
@@ -92,7 +92,7 @@ async def test_block_overrides_the_node_refuses_are_dropped_for_good() -> None:
     import httpx
 
     from tokenrisk.chain.rpc import RpcClient
-    from tokenrisk.simulate.runner import EmulatedSimulate
+    from tokenrisk.simulate.emulation import EmulatedSimulate
 
     seen: list[int] = []
 

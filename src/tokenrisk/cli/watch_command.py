@@ -16,7 +16,7 @@ from pathlib import Path
 import typer
 
 from tokenrisk.cli.session import ConfigOpt, console, failures, ready, valid_address
-from tokenrisk.cli.webhooks import watch_store, webhook_app
+from tokenrisk.cli.webhooks_command import watch_store, webhook_app
 from tokenrisk.config import Settings, load_settings
 from tokenrisk.devnet.launch import arm, launch, recorded_url
 from tokenrisk.devnet.layout import devnet_dir, read_manifest

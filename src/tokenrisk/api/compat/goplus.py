@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tokenrisk.api.goplus_parts import Facts, has_selfdestruct
+from tokenrisk.api.compat.goplus_reads import Facts, has_selfdestruct
 from tokenrisk.checks.results import TopHoldersResult
 from tokenrisk.findings import OwnerPowers
 from tokenrisk.model import Analysis, Pool, SimulationReport
