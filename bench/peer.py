@@ -39,7 +39,7 @@ from tokenrisk.chain.abi import encode_call
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.devnet.instance import RunningDevnet, start_devnet
 from tokenrisk.service import devnet_chain
-from tokenrisk.simulate.engine import SimSettings
+from tokenrisk.simulate.simulator import SimSettings
 
 CALLER = "0x0000000000000000000000000000000000000124"
 CHAIN = 31337
