@@ -150,11 +150,12 @@ async def _scan(
 async def _facts_and_callers(
     sim: Simulator, chain_id: int, cache: PowerCache, bounds: ScanBounds
 ) -> tuple[Facts, tuple[Caller, ...]]:
-    """The token's facts, its deployer and its role holders, read at once (none needs
-    another), then who can call it."""
-    rpc, token = sim.rpc, sim.route.token
-    facts, deployer, roles = await asyncio.gather(
-        owners.read_facts(rpc, token, bounds.storage_slots, sim.base.tag),
+    """The token's facts, its deployer and its role grants, read at once (none needs
+    another); then, at once, which grants still hold and the code of everyone who can
+    become a caller; then who can call it."""
+    rpc, token, tag = sim.rpc, sim.route.token, sim.base.tag
+    facts, deployer, granted = await asyncio.gather(
+        owners.read_facts(rpc, token, bounds.storage_slots, tag),
         owners.deployer(
             rpc,
             chain_id,
@@ -163,9 +164,13 @@ async def _facts_and_callers(
             otterscan=bounds.otterscan,
             state_floor=bounds.state_floor,
         ),
-        owners.role_holders(rpc, token, sim.base.tag),
+        owners.role_grants(rpc, token, tag),
     )
-    return facts, await owners.callers(rpc, facts, deployer, sim, roles)
+    roles, read = await asyncio.gather(
+        owners.roles_held(rpc, token, tag, granted),
+        owners.caller_reads(rpc, facts, deployer, sim, granted),
+    )
+    return facts, await owners.callers(rpc, facts, deployer, sim, roles, read)
 
 
 def _hash(code: str | None) -> str | None:
