@@ -16,7 +16,7 @@ from tokenrisk.chain import dex
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.service import devnet_chain
 from tokenrisk.simulate.calls import Route, find_balance_slot, fresh_address
-from tokenrisk.simulate.simulator import Funding, Head, SimSettings, Simulator
+from tokenrisk.simulate.simulator import ChainHead, Funding, SimSettings, Simulator
 
 
 async def journey_params(rpc: RpcClient, manifest: dict[str, Any], token: str) -> list[Any]:
@@ -33,7 +33,7 @@ async def journey_params(rpc: RpcClient, manifest: dict[str, Any], token: str) -
     route = Route(pool, dex.dex_of(chain, pool), token, pool.base_token)
     slot = await find_balance_slot(rpc, route.base)
     block = await rpc.call("eth_getBlockByNumber", ["latest", False])
-    head = Head(int(block["number"], 16), int(block["timestamp"], 16))
+    head = ChainHead(int(block["number"], 16), int(block["timestamp"], 16))
     funding = Funding(route.base, slot)
     sim = Simulator(rpc, route, head, funding, SimSettings())
     amount = max(1, dex.base_reserve(pool) * sim.settings.buy_bps // 10_000)

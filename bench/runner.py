@@ -13,6 +13,8 @@ Phases, all on loopback:
    OWNER POWERS: IsHoneypot with the owner-power scan off, cold and cached (bench/powers.py).
 5. HOLDERS: tokens with 1,000 and 10,000 holders on a throwaway devnet copy.
 6. INDEX: ``bench_index`` (Transfer-log indexing, logs/s) on its own anvil.
+7. REMOTE: IsHoneypot through a latency-injecting proxy (``bench.remote``); with
+   ``--only remote`` only this, ending with one ``remote kind=...`` line per kind.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from bench.hotpath import profile_is_honeypot, work_floor
 from bench.latency import Samples, timed_get
 from bench.load import Throughput, throughput
 from bench.powers import owner_power_cost
+from bench.remote import remote_runs, remote_text
 from bench.scaleout import measure_workers
 from bench.server import ServerOptions, start_server
 from bench.table import (
@@ -85,6 +88,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--index-transfers", type=int, default=10_000)
     parser.add_argument("--output", type=Path, default=None, help="also write the report here")
     parser.add_argument("--skip-powers", action="store_true", help="skip the owner-power figure")
+    parser.add_argument(
+        "--remote-rtt-ms", type=float, default=30.0, help="remote section's RTT (0: skip it)"
+    )
+    parser.add_argument("--remote-jitter-ms", type=float, default=1.0, help="added each way, 0..N")
+    parser.add_argument("--only", choices=["remote"], default=None, help="run one section only")
     return parser.parse_args(argv)
 
 
@@ -238,7 +246,19 @@ async def devnet_sections(args: argparse.Namespace) -> tuple[Figures, list[str]]
     ]
 
 
+async def remote_section(args: argparse.Namespace) -> str:
+    """REMOTE on its own devnet node (``bench.remote``): every catalogue token twice."""
+    rtt, jitter = args.remote_rtt_ms / 1000, args.remote_jitter_ms / 1000
+    with tempfile.TemporaryDirectory(prefix="tokenrisk-bench-") as tmp, start_devnet() as devnet:
+        tokens = [t["address"] for t in devnet.manifest["tokens"]]
+        print(f"remote node, {args.remote_rtt_ms:g} ms away...", file=sys.stderr)
+        runs = await remote_runs(devnet, Path(tmp) / "remote", rtt, jitter, tokens)
+    return remote_text(runs, jitter)
+
+
 async def run(args: argparse.Namespace) -> str:
+    if args.only == "remote":
+        return await remote_section(args)
     figures, sections = await devnet_sections(args)
     if args.holders:
         print("holder scaling...", file=sys.stderr)
@@ -253,14 +273,19 @@ async def run(args: argparse.Namespace) -> str:
             sections.append(index_line(await measure_index(args.index_transfers)))
         except Exception as exc:  # noqa: BLE001 - the other sections are still worth printing
             sections.append(f"Indexing failed: {type(exc).__name__}: {exc}")
-    return "\n\n".join([targets_table(figures), *sections])
+    remote = [await remote_section(args)] if args.remote_rtt_ms > 0 else []
+    return "\n\n".join([targets_table(figures), *sections, *remote])
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     started = time.perf_counter()
     report = asyncio.run(run(args))
-    report += f"\n\nWhole bench run: {time.perf_counter() - started:.0f} s."
+    elapsed = f"Whole bench run: {time.perf_counter() - started:.0f} s."
+    if args.only is None:
+        report += f"\n\n{elapsed}"
+    else:  # the section's last lines stay last (scripts read them)
+        print(elapsed, file=sys.stderr)
     print(report)
     if args.output is not None:
         args.output.write_text(report + "\n", encoding="utf-8")

@@ -574,17 +574,23 @@ async def test_results_are_cached_per_head(service: Service, devnet: Any, tmp_pa
         assert (stats.hits, stats.misses) == (2, 2)  # the old head again
 
 
-async def test_verification_bypasses_the_cache(
+async def test_verification_is_cached_per_head(
     service: Service, devnet: Any, tmp_path: Path
 ) -> None:
+    """A repeat at the same head is served from the results cache (issue #27), the
+    same body; the legacy v1 shape has its own entry."""
     app = create_app(Settings(devnet=False, data_dir=tmp_path, cache_ttl=60), service)
     params = {"address": _address(devnet, "plain"), "chainID": CHAIN}
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
-        for _ in range(2):
-            assert (await http.get("/v2/GetContractVerification", params=params)).status_code == 200
+        first = await http.get("/v2/GetContractVerification", params=params)
+        again = await http.get("/v2/GetContractVerification", params=params)
+        legacy = await http.get("/v1/GetContractVerification", params=params)
+    assert (first.status_code, again.status_code, legacy.status_code) == (200, 200, 200)
+    assert (first.headers["X-Cache"], again.headers["X-Cache"]) == ("miss", "hit")
+    assert again.content == first.content and legacy.content != first.content
     stats = app.state.cache.stats
-    assert (stats.hits, stats.misses, len(app.state.cache)) == (0, 0, 0)
+    assert (stats.hits, stats.misses) == (1, 2)
 
 
 # HEALTH AND DOCS

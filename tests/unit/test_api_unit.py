@@ -374,12 +374,18 @@ async def test_endpoints_do_not_share_entries(
     assert (counted["pairs"], counted["holders"]) == (1, 1)
 
 
-async def test_verification_is_never_cached(
+async def test_verification_is_cached_per_head(
     http: httpx.AsyncClient, nodes: dict[int, FakeNode], counted: dict[str, int]
 ) -> None:
+    """Like IsHoneypot (issue #27): a repeat at the same head is not computed again, a
+    new head computes it afresh; every lookup reads the head."""
+    params = {"address": TOKEN, "chainID": "1"}
     for _ in range(3):
-        await http.get("/v2/GetContractVerification", params={"address": TOKEN, "chainID": "1"})
-    assert counted["verify"] == 3 and nodes[1].calls == 0
+        await http.get("/v2/GetContractVerification", params=params)
+    assert counted["verify"] == 1 and nodes[1].calls == 3
+    nodes[1].number += 1
+    await http.get("/v2/GetContractVerification", params=params)
+    assert counted["verify"] == 2
 
 
 async def test_unexpected_error_is_a_plain_500(

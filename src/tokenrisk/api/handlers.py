@@ -67,10 +67,16 @@ async def verification(
     router: str | None,
     render: Render = v2_verification,
 ) -> Response:
-    """GetContractVerification, never cached."""
+    """GetContractVerification, cached like IsHoneypot: keyed on the chain head, so a
+    new block (a new pool, an upgraded proxy) recomputes it; a contract verified at its
+    source meanwhile shows once the head moves or the entry's ``cache_ttl`` ends."""
+    params = (root, pair, router, render.__name__)
     with skipped_chains() as skipped:
-        body = await runner.fresh(
-            chain_id, lambda: verification_json(runner, root, chain_id, pair, router, render)
+        body = await runner.cached(
+            "GetContractVerification",
+            chain_id,
+            params,
+            lambda: verification_json(runner, root, chain_id, pair, router, render),
         )
     return searched(body, skipped)
 

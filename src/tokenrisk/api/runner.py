@@ -66,7 +66,7 @@ class Runner:
         return self.opened
 
     async def fresh(self, chain_id: int | None, work: Work) -> JSONBytes:
-        """Compute without the cache (GetContractVerification)."""
+        """Compute without the results cache."""
         return JSONBytes(await self._timed(lambda: self._compute(chain_id, work)))
 
     async def cached(

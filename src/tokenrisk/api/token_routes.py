@@ -71,7 +71,7 @@ def add_verification_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
         pair_address, router_address = optional_address(pair), optional_address(router)
         return await handlers.verification(runner, root, chain_id, pair_address, router_address)
 
-    summary = "Is the contract and everything it calls open source? (never cached)"
+    summary = "Is the contract and everything it calls open source? (cached per head block)"
     model = wire.ContractVerificationResponse
     guard = [Depends(gate)]
     add_v2(app, "GetContractVerification", summary, model, guard, contract_verification)

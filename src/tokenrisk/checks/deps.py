@@ -22,6 +22,8 @@ from tokenrisk.store.engine import Store
 from tokenrisk.verification.verifier import Verifier
 
 BASE_TOKENS_KEPT = 1024
+JOURNEYS_KEPT = 4096
+Crowd = tuple[tuple[str, int], ...]
 """Registry base tokens (by chain) whose slot and metadata are kept: far more than any
 registry lists, so in practice each is read once per process."""
 
@@ -56,6 +58,21 @@ class Trading:
     base_slots: MemoryCache[tuple[int, str], BalanceSlot | None] = field(
         default_factory=lambda: MemoryCache(BASE_TOKENS_KEPT)
     )
+    journeys: MemoryCache[tuple[str, str, int], tuple[int, int, int, BalanceSlot | None]] = field(
+        default_factory=lambda: MemoryCache(JOURNEYS_KEPT)
+    )
+    """Amounts earlier journeys saw per (pool, token, buy size): the transfer and the
+    sells are sent with the buy when it delivers them (``simulate.ahead``)."""
+    traced: MemoryCache[tuple[int, str], frozenset[str]] = field(
+        default_factory=lambda: MemoryCache(JOURNEYS_KEPT)
+    )
+    """What the last call trace of a token on a chain called: their code is read with
+    the next trace, used when that trace calls nothing else (``checks.trace``)."""
+    crowds: MemoryCache[tuple[int, str, str], tuple[Crowd, Crowd]] = field(
+        default_factory=lambda: MemoryCache(JOURNEYS_KEPT)
+    )
+    """Per (chain, token, pool): the holders and holding snipers the last check found
+    and their balances (``checks.people.CrowdMemo``, used by ``checks.holder_sells``)."""
 
 
 @dataclass(frozen=True)

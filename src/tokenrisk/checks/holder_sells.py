@@ -9,9 +9,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Set
 from dataclasses import replace
+from typing import Any
 
 from tokenrisk.chain.node import Node
-from tokenrisk.checks.people import holding_snipers, largest_holders
+from tokenrisk.checks.people import CrowdMemo, People, holding_snipers, largest_holders
 from tokenrisk.checks.sells import capped, pool_sell_limit, sell_all
 from tokenrisk.holders.siphon import siphoned_holders
 from tokenrisk.holders.stats import HolderSell, aggregate
@@ -27,20 +28,24 @@ async def analyse_holders(
     sim: Simulator,
     pools: list[Pool],
     skip: Set[str] = frozenset(),
+    memo: CrowdMemo | None = None,
 ) -> HolderStats | None:
     """Sell simulations of the ``limit`` largest holders and of the snipers that still
     hold; None when there is nobody to analyse.
 
     Reads the holder index: the caller brings it up to date (``refresh_index``).
     ``skip``: addresses not to analyse (the provider of simulated liquidity, whose
-    balance the simulation has already changed).
+    balance the simulation has already changed).  ``memo``: who the last check found;
+    their sells go out with the reads that find this check's people, and are used
+    only when those reads find exactly the same people and balances (else they are
+    dropped and the sells go out after the reads, as without a memo).
     """
     token = sim.route.token
     # the snipers' reads share the largest holders' round trip, the siphon's the sells
     at = sim.base.tag  # balances as of the block the sells are simulated on
     holding = asyncio.ensure_future(holding_snipers(node, store, token, pools, skip, at))
     try:
-        return await _analyse(node, store, limit, sim, pools, skip, holding)
+        return await _analyse(node, store, limit, sim, pools, skip, holding, memo)
     finally:
         holding.cancel()  # a no-op once it is done
 
@@ -53,25 +58,30 @@ async def _analyse(
     pools: list[Pool],
     skip: Set[str],
     holding: asyncio.Future[list[tuple[str, int]]],
+    memo: CrowdMemo | None = None,
 ) -> HolderStats | None:
     token = sim.route.token
-    found = await largest_holders(node, store, limit, token, pools, sim.base.tag)
-    people = [p for p in found if p[0] not in skip]
-    if not people:
-        return None
-    cap = pool_sell_limit(sim)
-    sells = capped(people, cap)
-    siphon = asyncio.ensure_future(
-        siphoned_holders(node.rpc, store, node.id, token, [a for a, _ in people])
-    )
+    key = (node.id, token.lower(), sim.route.pool.address.lower())
+    guess = memo.value(key) if memo is not None else None
+    early = _sells(node, store, sim, guess) if guess is not None and guess[0] else None
     try:
-        sold = await sell_all(sim, sells)
-        siphoned = await siphon
+        found = await largest_holders(node, store, limit, token, pools, sim.base.tag)
+        people = tuple(p for p in found if p[0] not in skip)
+        if not people:
+            return None
+        held = tuple(await holding)
+        if memo is not None:
+            memo.put(key, (people, held))
+        if early is None or guess != (people, held):
+            _drop(early)
+            early = _sells(node, store, sim, (people, held))
+        sold, siphoned, fresh = await early
     finally:
-        siphon.cancel()
+        _drop(early)
     results = [replace(r, siphoned=True) if r.holder in siphoned else r for r in sold]
-    over = sum(1 for (_, b), (_, c) in zip(people, sells, strict=True) if c < b)
-    snipers = await _sniper_sells(sim, await holding, results)
+    cap = pool_sell_limit(sim)
+    over = sum(1 for (_, b), (_, c) in zip(people, capped(list(people), cap), strict=True) if c < b)
+    snipers = _sniper_sells(list(held), results, fresh)
     stats = aggregate(results)
     if over:
         stats = replace(stats, sold_at_pool_limit=over, pool_limit_wei=cap)
@@ -82,18 +92,40 @@ async def _analyse(
     )
 
 
-async def _sniper_sells(
-    sim: Simulator, holding: list[tuple[str, int]], analysed: list[HolderSell]
-) -> list[HolderSell]:
-    """Sell results of the snipers that still hold a balance and are not contracts
-    (``holding``: :func:`holding_snipers`).
+def _sells(
+    node: Node, store: Store, sim: Simulator, crowd: tuple[People, People]
+) -> asyncio.Future[tuple[list[HolderSell], set[str], list[HolderSell]]]:
+    """The sells of ``crowd`` (people, holding snipers), the siphon check of the people
+    and the sells of the snipers not among them, all started now."""
+    people, held = crowd
+    names = [a for a, _ in people]
+    return asyncio.ensure_future(
+        asyncio.gather(
+            sell_all(sim, capped(list(people), pool_sell_limit(sim))),
+            siphoned_holders(node.rpc, store, node.id, sim.route.token, names),
+            _other_snipers(sim, list(held), set(names)),
+        )
+    )
 
-    Snipers already among the analysed holders reuse their result; the others sell now
-    (capped at what the pool can take, as for every holder).
-    """
-    if not holding:
-        return []
+
+def _drop(started: asyncio.Future[Any] | None) -> None:
+    if started is not None and not started.done():
+        started.cancel()
+
+
+async def _other_snipers(
+    sim: Simulator, held: list[tuple[str, int]], people: Set[str]
+) -> list[HolderSell]:
+    """The sells of the holding snipers (``holding_snipers``) not in ``people`` (capped
+    at what the pool can take, as for every holder)."""
+    todo = capped([(a, b) for a, b in held if a not in people], pool_sell_limit(sim))
+    return await sell_all(sim, todo)
+
+
+def _sniper_sells(
+    holding: list[tuple[str, int]], analysed: list[HolderSell], fresh: list[HolderSell]
+) -> list[HolderSell]:
+    """Sell results of the snipers that still hold a balance and are not contracts:
+    those among the analysed holders reuse their result, then the ``fresh`` ones."""
     known = {r.holder: r for r in analysed}
-    todo = capped([(a, b) for a, b in holding if a not in known], pool_sell_limit(sim))
-    fresh = await sell_all(sim, todo)
     return [known[a] for a, _ in holding if a in known] + fresh

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Set
 
+from tokenrisk.caching import MemoryCache
 from tokenrisk.chain.abi import checksum
 from tokenrisk.chain.node import Node
 from tokenrisk.chain.tokens import balances_of, is_contract
@@ -14,6 +15,12 @@ from tokenrisk.holders.index import top_holders
 from tokenrisk.holders.launch import sniper_addresses
 from tokenrisk.model import Pool
 from tokenrisk.store.engine import Store
+
+People = tuple[tuple[str, int], ...]
+"""(holder, balance) pairs, in the order the check found them."""
+CrowdMemo = MemoryCache[tuple[int, str, str], tuple[People, People]]
+"""Per (chain, token, pool): the holders and the holding snipers the last check found
+(``checks.holder_sells`` sends their sells with the reads that find them again)."""
 
 _SKIP = {"0x0000000000000000000000000000000000000000", "0x000000000000000000000000000000000000dead"}
 SAMPLE_MAX = 2_000

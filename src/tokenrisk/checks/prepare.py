@@ -40,6 +40,8 @@ class Prepared:
     emulated: bool = False
     """``sim`` runs its simulations through ``eth_call`` and the runner contract (the node
     lacks ``eth_simulateV1``: :func:`tokenrisk.checks.trade.emulating`)."""
+    trading: Trading | None = None
+    """The process's trading state (its memo of journey amounts), when a journey runs."""
 
     @property
     def simulated(self) -> bool:
@@ -119,7 +121,7 @@ async def prepare(
         find_balance_slot(node.rpc, token, sim.base.tag, cache=trading.slots)
     )
     sim.token_slot = slot
-    return Prepared(node, route, funding, sim, slot, None, made)
+    return Prepared(node, route, funding, sim, slot, None, made, trading=trading)
 
 
 async def base_slot_of(node: Node, trading: Trading, base: str) -> BalanceSlot | None:

@@ -45,8 +45,9 @@ async def holder_sells(
     if not ready.emulated and not (await node.capabilities()).simulate_v1:
         return None
     try:
+        memo = ready.trading.crowds if ready.trading is not None else None
         return await analyse_holders(
-            node, deps.index.store, deps.holder_limit, ready.sim, pools, skip
+            node, deps.index.store, deps.holder_limit, ready.sim, pools, skip, memo
         )
     except MethodUnsupported:
         return None

@@ -65,6 +65,8 @@ async def sell_all(sim: Simulator, people: list[tuple[str, int]]) -> list[Holder
     A node that refuses a group's span (a block cap below the one probed) has taught the
     simulator its cap: the groups are made again, once, within it.
     """
+    if not people:
+        return []  # nobody to sell: not even the pool's read
     try:
         return await _sell_all(sim, people)
     except RpcError as exc:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 
 from tokenrisk.chain.abi import checksum
@@ -27,15 +28,26 @@ async def code_report(
     node, route = ready.node, ready.route
     if not (await node.capabilities()).trace_call:
         return None
-    try:
-        head = ready.sim.base if ready.sim is not None else None
-        tree = await trace_journey(node.rpc, route, ready.funding, ready.probe_amount, head)
-    except (CallReverted, MethodUnsupported, ReplyTooLarge, ReplyTooDeep):
-        return None  # the token's own doing (or no tracer): no tree, nothing claimed
-    probe = str(tree.get("to", "")).lower()
-    calls = [c for c in walk_calls(tree) if not is_precompile(c.to_address)]
     token = route.token.lower()
-    contracts = await _with_code(node, {c.to_address for c in calls if c.to_address != probe})
+    seen = ready.trading.traced if ready.trading is not None else None
+    before = seen.value((node.id, token)) if seen is not None else None
+    # the code of what the last trace called is read with the trace (one round trip)
+    early = asyncio.ensure_future(_with_code(node, set(before))) if before else None
+    try:
+        try:
+            head = ready.sim.base if ready.sim is not None else None
+            tree = await trace_journey(node.rpc, route, ready.funding, ready.probe_amount, head)
+        except (CallReverted, MethodUnsupported, ReplyTooLarge, ReplyTooDeep):
+            return None  # the token's own doing (or no tracer): no tree, nothing claimed
+        probe = str(tree.get("to", "")).lower()
+        calls = [c for c in walk_calls(tree) if not is_precompile(c.to_address)]
+        called = frozenset(c.to_address for c in calls if c.to_address != probe)
+        contracts = await _contracts(node, called, before, early)
+    finally:
+        if early is not None and not early.done():
+            early.cancel()
+    if seen is not None:
+        seen.put((node.id, token), called)
     statuses = await verifier.statuses(node.id, sorted(contracts | {token}), fresh=fresh)
     opened = {addr: status == "verified" for addr, status in statuses.items()}
     unknown = tuple(checksum(a) for a, status in statuses.items() if status == "unknown")
@@ -52,6 +64,19 @@ async def code_report(
             for c in calls
         ),
     )
+
+
+async def _contracts(
+    node: Node,
+    called: frozenset[str],
+    before: frozenset[str] | None,
+    early: asyncio.Future[set[str]] | None,
+) -> set[str]:
+    """Which of ``called`` hold code: from the read started with the trace (``early``,
+    of what the last trace called: ``before``) when it covers them all."""
+    if early is not None and before is not None and called <= before:
+        return (await early) & called
+    return await _with_code(node, set(called))
 
 
 async def _with_code(node: Node, addresses: set[str]) -> set[str]:

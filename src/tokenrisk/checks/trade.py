@@ -75,7 +75,8 @@ async def _journey(
             if not caps.simulate_v1:  # known from the probe: skip the doomed call
                 raise MethodUnsupported("eth_simulateV1 is not available on this node")
             base, reserve = dex.base_reserve(pool), dex.token_reserve(pool)
-            return await simulate(sim, base, reserve, token_slot), True
+            memo = ready.trading.journeys if ready.trading else None
+            return await simulate(sim, base, reserve, token_slot, memo), True
         except MethodUnsupported:
             if ready.simulated:
                 error = "liquidity simulation needs eth_simulateV1, which this node lacks"

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from tokenrisk.errors import CallReverted
 from tokenrisk.model import Limit, SimulationReport, Unmeasured
 from tokenrisk.simulate.accounting import LegTax, explain
+from tokenrisk.simulate.ahead import Ahead, JourneyKey, JourneyMemo, recalled, remember
 from tokenrisk.simulate.calls import BalanceSlot, balance_of, fresh_address
 from tokenrisk.simulate.limits import (
     Accept,
@@ -73,39 +74,98 @@ async def simulate(
     base_reserve: int,
     token_reserve: int,
     token_slot: BalanceSlot | None | SlotSource,
+    memo: JourneyMemo | None = None,
 ) -> SimulationReport:
     """Run the whole journey; raises only transport errors (node down, deadline).
 
     Independent simulations go out together, so the journey takes three sequential
     round trips when the token has no limits: the default buy with the larger-buy
     ladder; the transfer with the max-buy refinement; the sells with the large-sell
-    ladder (``token_slot`` may still be in flight until then).
+    ladder (``token_slot`` may still be in flight until then).  ``memo``: the amounts
+    earlier journeys saw (:mod:`tokenrisk.simulate.ahead`); when this buy delivers what
+    is remembered, the transfer and the sells went out with it: one round trip.
     """
     slot = _slot_source(token_slot)
-    # BUY (and, at the same time, larger buys for the max-buy limit)
+    # BUY (and, at the same time, larger buys for the max-buy limit; with the transfer
+    # and the sells too when their amounts are remembered: simulate/ahead.py)
     amount = sim.settings.buy_amount(base_reserve)
-    first, (larger, too_large) = await asyncio.gather(
-        sim.run_one(sim.buy_only(amount)), _larger_buys(sim, base_reserve, amount)
-    )
-    if _bought_ok(first):
-        bought = Bought(amount, first)
-        max_buy = _max_buy(sim, larger or Found(amount, first), too_large)
-    else:
-        smaller = await _smaller_buy(sim, amount)
-        if smaller is None:
-            failed = SimulationReport(
-                success=True,
-                failure_step="buy",
-                failure_reason=first["buy"].reason,
-                buy_gas=first["buy"].gas,
-            )
-            return await _short(sim, failed)
-        bought = smaller
-        max_buy = _max_buy_between(sim, smaller, amount)
-    report, limit = await asyncio.gather(
-        _after_buy(sim, bought, token_reserve, slot, None), max_buy
-    )
+    ahead = _launch(sim, memo, amount, token_reserve, slot)
+    try:
+        first, (larger, too_large) = await asyncio.gather(
+            sim.run_one(sim.buy_only(amount)), _larger_buys(sim, base_reserve, amount)
+        )
+        if _bought_ok(first):
+            bought = Bought(amount, first)
+            max_buy = _max_buy(sim, larger or Found(amount, first), too_large)
+        else:
+            smaller = await _smaller_buy(sim, amount)
+            if smaller is None:
+                failed = SimulationReport(
+                    success=True,
+                    failure_step="buy",
+                    failure_reason=first["buy"].reason,
+                    buy_gas=first["buy"].gas,
+                )
+                return await _short(sim, failed)
+            if ahead is not None:  # planned for the default buy, which failed
+                await ahead.drop()
+                ahead = None
+            bought = smaller
+            max_buy = _max_buy_between(sim, smaller, amount)
+        report, limit = await asyncio.gather(
+            _after_buy(sim, bought, token_reserve, slot, None, (memo, ahead)), max_buy
+        )
+    finally:
+        if ahead is not None:
+            await ahead.drop()
     return replace(report, max_buy=limit)
+
+
+def _key(sim: Simulator, amount_in: int) -> JourneyKey:
+    return (sim.route.pool.address, sim.route.token, amount_in)
+
+
+def _launch(
+    sim: Simulator,
+    memo: JourneyMemo | None,
+    amount_in: int,
+    token_reserve: int,
+    token_slot: asyncio.Future[BalanceSlot | None],
+) -> Ahead | None:
+    """The transfer and the sells planned with the amounts remembered for this buy,
+    started now (None when nothing is remembered, or the pool is only simulated)."""
+    amounts = None if sim.prelude else recalled(memo, _key(sim, amount_in))
+    if amounts is None:
+        return None
+    bought, received, remaining, slot = amounts
+    sent = bought * sim.settings.transfer_bps // 10_000
+    buyer, receiver = fresh_address(), fresh_address()
+    moved = asyncio.create_task(sim.run_one(_transfer_plan(sim, buyer, receiver, amount_in, sent)))
+    wallets = (buyer, receiver, sent, remaining, received)
+    remembered = _slot_source(slot)  # checked against ``token_slot`` before use
+    rest = asyncio.create_task(_sells(sim, amount_in, wallets, remembered, token_reserve))
+    return Ahead(amounts, buyer, receiver, moved, rest)
+
+
+async def _sells(
+    sim: Simulator,
+    amount_in: int,
+    wallets: tuple[str, str, int, int, int],
+    token_slot: asyncio.Future[BalanceSlot | None],
+    token_reserve: int,
+) -> tuple[
+    list[Outcome | CallReverted],
+    asyncio.Task[tuple[Limit | None, float | None]] | None,
+    str | tuple[str, ...] | None,
+]:
+    """The sells phase: the four sell plans, the large-sell search (started, as a task)
+    and the delayed sell by block count, all at once."""
+    buyer, receiver, sent, remaining, received = wallets
+    return await asyncio.gather(
+        sim.run(_sell_plans(sim, buyer, receiver, amount_in, sent, remaining, received)),
+        _big_sells(sim, token_slot, token_reserve, remaining),
+        _counted(sim, token_slot, remaining),
+    )
 
 
 async def _short(sim: Simulator, report: SimulationReport) -> SimulationReport:
@@ -138,22 +198,35 @@ async def _after_buy(
     token_reserve: int,
     token_slot: asyncio.Future[BalanceSlot | None],
     max_buy: Limit | None,
+    known: tuple[JourneyMemo | None, Ahead | None] = (None, None),
 ) -> SimulationReport:
+    """The transfer and the sells after ``bought``; ``known``: the memo of amounts seen
+    (updated here) and the steps started ahead with the remembered ones, if any."""
+    memo, ahead = known
     buy = buy_leg(bought.outcome, sim.route)
-    # TRANSFER
+    # TRANSFER (already in flight when ``ahead`` was planned for this buy)
     sent = bought.tokens * sim.settings.transfer_bps // 10_000
-    buyer, receiver = fresh_address(), fresh_address()
-    moved = await sim.run_one(_transfer_plan(sim, buyer, receiver, bought.amount_in, sent))
+    if ahead is not None and ahead.bought(bought.tokens):
+        buyer, receiver = ahead.buyer, ahead.receiver
+        moved = await ahead.moved
+    else:
+        ahead = None
+        buyer, receiver = fresh_address(), fresh_address()
+        moved = await sim.run_one(_transfer_plan(sim, buyer, receiver, bought.amount_in, sent))
     transfer_ok = moved["transfer"].ok
     received = moved["received"].uint or 0
     remaining = moved["sender_after_transfer"].uint or 0
     moved_tax = transfer_leg(moved, sim.route, sent) if transfer_ok and sent else LegTax(None, None)
     # SELL (and, at the same time, large sells for the max-sell limit)
-    (main, same, delayed, half), big_sells, counted = await asyncio.gather(
-        sim.run(_sell_plans(sim, buyer, receiver, bought.amount_in, sent, remaining, received)),
-        _big_sells(sim, token_slot, token_reserve, remaining),
-        _counted(sim, token_slot, remaining),
-    )
+    wallets = (buyer, receiver, sent, remaining, received)
+    if ahead is not None and ahead.kept(received, remaining, await token_slot):
+        ahead.used = True
+        sold = await ahead.rest
+    else:
+        sold = await _sells(sim, bought.amount_in, wallets, token_slot, token_reserve)
+    seen = (bought.tokens, received, remaining, await token_slot)
+    remember(memo, _key(sim, bought.amount_in), seen)
+    (main, same, delayed, half), big_sells, counted = sold
     if isinstance(main, CallReverted):
         raise main
     report = SimulationReport(

@@ -10,6 +10,7 @@ code.  The scan reads them once per head block (its cache keeps them).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import math
 from collections.abc import Sequence
@@ -145,6 +146,12 @@ async def role_holders(rpc: RpcClient, token: str, block: str) -> list[tuple[str
     the token, kept when ``hasRole`` still says so, and the first members of each role
     an enumerable token lists (``getRoleMember``).  A node that refuses the log range
     (providers cap it) leaves only the members of the default admin role."""
+    return await roles_held(rpc, token, block, await role_grants(rpc, token, block))
+
+
+async def role_grants(rpc: RpcClient, token: str, block: str) -> list[tuple[str, str]]:
+    """(role, account) of every RoleGranted log of the token up to ``block``, latest
+    first; none when the node refuses the log range."""
     try:
         logs = await rpc.call(
             "eth_getLogs",
@@ -152,11 +159,17 @@ async def role_holders(rpc: RpcClient, token: str, block: str) -> list[tuple[str
         )
     except RpcError:
         logs = []
-    granted = [
+    return [
         (str(log["topics"][1]), topic_address(str(log["topics"][2])))
         for log in reversed(logs or [])
         if len(log.get("topics") or []) >= 3
     ]
+
+
+async def roles_held(
+    rpc: RpcClient, token: str, block: str, granted: list[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """:func:`role_holders` from the ``granted`` pairs (:func:`role_grants`)."""
     roles = list(dict.fromkeys(["0x" + "00" * 32, *(r for r, _ in granted)]))[:ROLES_KEPT]
     pairs = list(dict.fromkeys(granted))
     calls = [
@@ -245,10 +258,16 @@ async def callers(
     creator: str | None,
     sim: Simulator,
     roles: Sequence[tuple[str, str]] = (),
+    read: tuple[list[tuple[str, str]], dict[str, str]] | None = None,
 ) -> tuple[Caller, ...]:
-    """Distinct candidate callers in priority order, each with how it was found."""
+    """Distinct candidate callers in priority order, each with how it was found.
+
+    ``read``: what :func:`caller_reads` already read (the packed candidates that are
+    accounts, code heads by lowercase address); only addresses missing there are read.
+    """
+    existing, heads = read or (await _existing(rpc, facts.packed[:PACKED_KEPT], sim.base.tag), {})
     found = list(facts.getters) + ([(creator, "deployer")] if creator else [])
-    found += [*roles, *await _existing(rpc, facts.packed[:PACKED_KEPT], sim.base.tag)]
+    found += [*roles, *existing]
     skip = {a.lower() for a in (ZERO_ADDRESS, DEAD, sim.route.token, sim.route.pool.address)}
     skip |= {a.lower() for a in (sim.route.base, sim.route.dex.router, facts.impl or ZERO_ADDRESS)}
     merged: dict[str, list[str]] = {}
@@ -258,12 +277,38 @@ async def callers(
             if how not in merged[address]:
                 merged[address].append(how)
     addresses = list(merged)
-    codes = await code_heads(rpc, addresses, sim.base.tag)
+    missing = [a for a in addresses if a.lower() not in heads]
+    if missing:
+        fetched = await code_heads(rpc, missing, sim.base.tag)
+        heads = {**heads, **{a.lower(): c for a, c in zip(missing, fetched, strict=True)}}
+    codes = [heads[a.lower()] for a in addresses]
     plain = [
         Caller(a, tuple(merged[a]), is_contract=is_contract_code(code))
         for a, code in zip(addresses, codes, strict=True)
     ]
     return tuple(await contract_kinds(rpc, plain, sim.base.tag))
+
+
+async def caller_reads(
+    rpc: RpcClient,
+    facts: Facts,
+    creator: str | None,
+    sim: Simulator,
+    granted: Sequence[tuple[str, str]],
+) -> tuple[list[tuple[str, str]], dict[str, str]]:
+    """For :func:`callers`, read at once with the ``hasRole`` checks: which packed
+    candidates are accounts, and the code heads of every address that can become a
+    caller (getters, deployer, every account a RoleGranted log named, packed ones)."""
+    packed = facts.packed[:PACKED_KEPT]
+    every = [a for a, _ in facts.getters] + ([creator] if creator else [])
+    every += [a for _, a in granted] + [a for a, _ in packed]
+    addresses = list(dict.fromkeys(a.lower() for a in every))
+    if not addresses:
+        return await _existing(rpc, packed, sim.base.tag), {}
+    existing, codes = await asyncio.gather(
+        _existing(rpc, packed, sim.base.tag), code_heads(rpc, addresses, sim.base.tag)
+    )
+    return existing, dict(zip(addresses, codes, strict=True))
 
 
 CONTROL_GETTERS = ("getThreshold()", "getOwners()", "getMinDelay()", "delay()")

@@ -96,38 +96,41 @@ async def scan(
 async def _scan(
     sim: Simulator, chain_id: int, cache: PowerCache, bounds: ScanBounds
 ) -> OwnerPowers:
-    rpc, token = sim.rpc, sim.route.token
+    token = sim.route.token
     # FUNCTIONS AND CALLERS (read once per head block: they are state at that block)
     at = (chain_id, token.lower(), sim.route.pool.address, sim.head.number, sim.head.timestamp)
     known = cache.facts_at(at)
-    if known is None:
-        facts = await owners.read_facts(rpc, token, bounds.storage_slots, sim.base.tag)
-        deployer = await owners.deployer(
-            rpc,
-            chain_id,
-            token,
-            cache.deployers,
-            otterscan=bounds.otterscan,
-            state_floor=bounds.state_floor,
-        )
-        roles = await owners.role_holders(rpc, token, sim.base.tag)
-        known = (facts, await owners.callers(rpc, facts, deployer, sim, roles))
-        cache.put_facts(at, known)
-    facts, callers = known
-    functions, cut = functions_of(facts.code, facts.impl_code, bounds)
-    key = (chain_id, _hash(facts.code), _hash(facts.impl_code), callers, sim.route.pool.address)
-    cached = await cache.lookup(key)
-    if cached is not None:
-        return cached
+    # the scan's wallets and the token's supply go with the first reads when the facts
+    # are new at this head (a remembered scan result then wastes one eth_call)
+    early = asyncio.ensure_future(fresh_targets(sim)) if known is None else None
+    try:
+        if known is None:
+            known = await _facts_and_callers(sim, chain_id, cache, bounds)
+            cache.put_facts(at, known)
+        facts, callers = known
+        functions, cut = functions_of(facts.code, facts.impl_code, bounds)
+        key = (chain_id, _hash(facts.code), _hash(facts.impl_code), callers, sim.route.pool.address)
+        cached = await cache.lookup(key)
+        if cached is not None:
+            return cached
+        # SCREEN
+        targets = await (early if early is not None else fresh_targets(sim))
+    finally:
+        if early is not None and not early.done():
+            early.cancel()
     # every caller is tried as a sender, contracts too (a multisig, a timelock: a node
     # simulates a call from any address); severities then respect their controls
     senders = [c.address for c in callers][: bounds.max_callers]
-    # SCREEN
-    targets = await fresh_targets(sim)
-    trials, trimmed = await screen(sim, functions, senders, targets, bounds)
-    # TRY
-    selectors = selectors_of(facts.code, facts.impl_code)
-    result = await _try_all(sim, facts, targets, trials, (selectors, senders))
+    # the amounts round needs only the wallets: it goes with the screen
+    story = asyncio.ensure_future(amounts(sim, targets, facts.owner is not None))
+    try:
+        trials, trimmed = await screen(sim, functions, senders, targets, bounds)
+        # TRY
+        selectors = selectors_of(facts.code, facts.impl_code)
+        result = await _try_all(sim, facts, targets, trials, (selectors, senders), story)
+    finally:
+        if not story.done():
+            story.cancel()
     tried = {t.function.selector for t in trials}
     if result.scanned:
         result = _with_static(
@@ -144,6 +147,32 @@ async def _scan(
     return result
 
 
+async def _facts_and_callers(
+    sim: Simulator, chain_id: int, cache: PowerCache, bounds: ScanBounds
+) -> tuple[Facts, tuple[Caller, ...]]:
+    """The token's facts, its deployer and its role grants, read at once (none needs
+    another); then, at once, which grants still hold and the code of everyone who can
+    become a caller; then who can call it."""
+    rpc, token, tag = sim.rpc, sim.route.token, sim.base.tag
+    facts, deployer, granted = await asyncio.gather(
+        owners.read_facts(rpc, token, bounds.storage_slots, tag),
+        owners.deployer(
+            rpc,
+            chain_id,
+            token,
+            cache.deployers,
+            otterscan=bounds.otterscan,
+            state_floor=bounds.state_floor,
+        ),
+        owners.role_grants(rpc, token, tag),
+    )
+    roles, read = await asyncio.gather(
+        owners.roles_held(rpc, token, tag, granted),
+        owners.caller_reads(rpc, facts, deployer, sim, granted),
+    )
+    return facts, await owners.callers(rpc, facts, deployer, sim, roles, read)
+
+
 def _hash(code: str | None) -> str | None:
     return None if code is None else "0x" + keccak(hexstr=code).hex()
 
@@ -157,11 +186,13 @@ async def _try_all(
     targets: Targets,
     screened: Sequence[Trial],
     beside: tuple[set[str], Sequence[str]],
+    told: asyncio.Future[tuple[Story | None, tuple[str, ...]]],
 ) -> OwnerPowers:
     """The baseline, the future sells and every trial in one batch; then the two-step
     trials (setters that changed nothing, followed by a switch) in a second one.
-    ``beside``: the code's selectors and the senders, for the ERC-20-named backdoors."""
-    story, notes = await amounts(sim, targets, facts.owner is not None)
+    ``beside``: the code's selectors and the senders, for the ERC-20-named backdoors;
+    ``told``: the amounts round (:func:`~tokenrisk.simulate.story.amounts`), in flight."""
+    story, notes = await told
     if story is None:
         return OwnerPowers(scanned=False, error="no wallet could buy or hold, nothing to compare")
     trials = [*screened, *backdoors(beside[0], beside[1], targets, max(1, story.a_sent))]

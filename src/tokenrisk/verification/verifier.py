@@ -80,7 +80,7 @@ class Verifier:
         """The first verified answer for ``address``; else a definite "not verified"
         answer (``verified`` False); None when no provider could say either.
 
-        ``fresh=True`` skips the cached answer (GetContractVerification is uncached)
+        ``fresh=True`` skips the cached answer (GetContractVerification, when it computes)
         and stores the new one.  Raises InvalidAddress for a malformed address, and a
         provider's error when no provider said verified and one of them failed.
         """

@@ -78,7 +78,7 @@ def add_legacy_honeypot(app: FastAPI, runner: Runner, gate: Gate) -> None:
 def add_legacy_verification(app: FastAPI, runner: Runner, gate: Gate) -> None:
     @app.get(
         "/v1/GetContractVerification",
-        summary="Legacy v1 shape of /v2/GetContractVerification (never cached)",
+        summary="Legacy v1 shape of /v2/GetContractVerification (cached per head block)",
         response_model=legacy.LegacyVerificationResponse,
         responses=ERRORS,
         dependencies=[Depends(gate)],

@@ -1,0 +1,163 @@
+"""Before/after for the journey sent ahead (simulate/ahead.py), on every devnet token.
+
+The first IsHoneypot of a token runs the journey step by step (buy, then transfer, then
+sells) and remembers its amounts; the second sends the transfer and the sells with the
+buy, planned from those amounts.  The two answers must be the same, and both must meet
+the catalogue's expectations.  What differs between any two runs of the same check is
+left out: the gas of a trade (every run's wallets are fresh random addresses, whose
+zero bytes cost less calldata gas), also where a text quotes it, and
+``ownerPowers.cached``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from expectations import assert_details
+
+from tokenrisk.api.app import create_app
+from tokenrisk.config import Settings
+from tokenrisk.service import Service, connect_devnet
+from tokenrisk.simulate.slots import BalanceSlot
+
+pytestmark = pytest.mark.integration
+
+VOLATILE = {"buyGas", "sellGas", "gas", "cached"}
+
+
+@pytest.fixture(scope="module")
+async def service(devnet: Any, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Service]:
+    settings = Settings(
+        devnet=False,
+        data_dir=tmp_path_factory.mktemp("ahead"),
+        deadline=60.0,
+        cache_ttl=0,
+    )
+    svc = connect_devnet(settings, devnet.url, devnet.manifest, Path(devnet.build_dir))
+    yield svc
+    await svc.close()
+
+
+def _stable(value: Any) -> Any:
+    """``value`` without the fields that differ between two runs of one check."""
+    if isinstance(value, dict):
+        return {k: _stable(v) for k, v in value.items() if k not in VOLATILE}
+    if isinstance(value, list):
+        return [_stable(v) for v in value]
+    if isinstance(value, str) and "gas" in value.lower():
+        return re.sub(r"\d[\d,]*", "N", value)
+    return value
+
+
+async def test_answers_are_the_same_with_the_journey_sent_ahead(
+    service: Service, devnet: Any
+) -> None:
+    memo = service.honeypot.trading.journeys
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://tokenrisk.test") as http:
+        for entry in devnet.manifest["tokens"]:
+            params = {"address": entry["address"], "chainID": 31337}
+            hits = memo.stats.hits
+            step_by_step = await http.get("/v2/IsHoneypot", params=params)
+            assert memo.stats.hits == hits, entry["id"]  # the first check had nothing to use
+            ahead = await http.get("/v2/IsHoneypot", params=params)
+            assert ahead.status_code == step_by_step.status_code, entry["id"]
+            if step_by_step.status_code != 200:
+                continue
+            first, second = step_by_step.json(), ahead.json()
+            assert _stable(second) == _stable(first), entry["id"]
+            assert second["honeypotResult"]["isHoneypot"] is entry["expected"]["isHoneypot"]
+            assert_details(second, entry["expected"])
+    assert memo.stats.hits >= len(devnet.manifest["tokens"]) // 2  # the path was taken
+
+
+@pytest.mark.parametrize("wrong", [(1, 0, 0, None), (0, 1, 0, None), (0, 0, -1, None), "slot"])
+async def test_a_wrong_memory_is_dropped_and_the_answer_stands(
+    service: Service, devnet: Any, monkeypatch: pytest.MonkeyPatch, wrong: Any
+) -> None:
+    """Remembered amounts that no longer fit (a buy delivering another amount, a
+    transfer leaving another balance, another balance layout): the steps sent ahead
+    are dropped, the answer is the step-by-step one."""
+    memo = service.honeypot.trading.journeys
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://tokenrisk.test") as http:
+        for entry_id in ("plain", "fot-3", "sell-burn", "max-tx"):
+            entry = next(t for t in devnet.manifest["tokens"] if t["id"] == entry_id)
+            params = {"address": entry["address"], "chainID": 31337}
+            first = (await http.get("/v2/IsHoneypot", params=params)).json()
+            real = memo.get
+
+            def off(key: Any, real: Any = real) -> tuple[bool, Any]:
+                found, amounts = real(key)
+                if not found:
+                    return found, amounts
+                if wrong == "slot":  # another balance layout than the one verified now
+                    layout = amounts[3] or BalanceSlot(0, False)
+                    return True, (*amounts[:3], BalanceSlot(layout.slot + 1, layout.vyper))
+                moved = (a + d for a, d in zip(amounts[:3], wrong, strict=False))
+                return True, (*moved, amounts[3])
+
+            monkeypatch.setattr(memo, "get", off)
+            second = (await http.get("/v2/IsHoneypot", params=params)).json()
+            monkeypatch.undo()
+            assert _stable(second) == _stable(first), entry_id
+
+
+@pytest.mark.parametrize("before", [frozenset({"0x" + "00" * 19 + "01"}), "with-more"])
+async def test_a_trace_calling_other_contracts_reads_their_code(
+    service: Service, devnet: Any, before: Any
+) -> None:
+    """The code read with the trace covers what the last trace called: when this trace
+    calls something else it is read again, and extra addresses read are not listed
+    (GetContractVerification lists every contract of the trace)."""
+    seen = service.verification.trading.traced
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    entry = next(t for t in devnet.manifest["tokens"] if t["id"] == "proxy-verified")
+    params = {"address": entry["address"], "chainID": 31337}
+    path = "/v2/GetContractVerification"
+    async with httpx.AsyncClient(transport=transport, base_url="http://tokenrisk.test") as http:
+        first = (await http.get(path, params=params)).json()
+        key = (31337, entry["address"].lower())
+        called = seen.value(key)
+        assert called  # the proxy's implementation, the pair, the router, WETH
+        other = next(t for t in devnet.manifest["tokens"] if t["id"] == "plain")["address"]
+        extra = {other.lower(), devnet.manifest["addresses"]["OWNER"].lower()}  # code, none
+        seen.put(key, before if before != "with-more" else called | extra)
+        second = (await http.get(path, params=params)).json()
+    assert len(first["contractsOpenSource"]) >= 3
+    first.pop("contractCalls"), second.pop("contractCalls")  # from fresh random wallets
+    assert second == first
+
+
+@pytest.mark.parametrize("change", ["balance", "fewer", "snipers"])
+async def test_holders_found_anew_are_the_ones_that_sell(
+    service: Service, devnet: Any, change: str
+) -> None:
+    """The holders' sells sent with the reads that find them (the last check's people)
+    are used only when those reads find the same people and balances."""
+    memo = service.honeypot.trading.crowds
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    entry = next(t for t in devnet.manifest["tokens"] if t["id"] == "sniper-blacklist")
+    params = {"address": entry["address"], "chainID": 31337}
+    async with httpx.AsyncClient(transport=transport, base_url="http://tokenrisk.test") as http:
+        first = (await http.get("/v2/IsHoneypot", params=params)).json()
+        key = (31337, entry["address"].lower(), first["pairAddress"].lower())
+        people, held = memo.value(key)
+        assert people and first["holderAnalysis"]["holders"]
+        stale = {
+            "balance": ((people[0][0], people[0][1] // 2), *people[1:]),
+            "fewer": people[1:],
+            "snipers": people,
+        }[change]
+        memo.put(key, (stale, held if change != "snipers" else (*held, people[0])))
+        second = (await http.get("/v2/IsHoneypot", params=params)).json()
+    assert _stable(second) == _stable(first)
