@@ -271,18 +271,16 @@ class Plan:
             }
             for b, block in enumerate(self.blocks)
         ]
+        spent_by = _gas_by_sender(blocks, gas)
+        funded: dict[int, dict[str, Any]] = {}  # block -> its overrides with the funding
         for b, wallet, value, fresh in self._funded():
-            used = [
-                g
-                for k in range(b, len(blocks))
-                for c, g in zip(blocks[k]["calls"], gas[k], strict=True)
-                if str(c.get("from", "")).lower() == wallet.lower()
-            ]
+            used = [g for k, g in spent_by.get(wallet.lower(), ()) if k >= b]
             account = {"balance": hex(funds(used, gas_price, value))}
             if fresh:
                 account["nonce"] = hex(nonce())
-            overrides = dict(blocks[b].get("stateOverrides") or {})
+            overrides = funded.setdefault(b, dict(blocks[b].get("stateOverrides") or {}))
             overrides[wallet] = {**overrides.get(wallet, {}), **account}
+        for b, overrides in funded.items():
             blocks[b] = {**blocks[b], "stateOverrides": overrides}
         return [
             {
@@ -305,6 +303,18 @@ class Plan:
                     named.add(sender.lower())
                     out.append((b, sender, 0, True))
         return out
+
+
+def _gas_by_sender(
+    blocks: list[dict[str, Any]], gas: list[list[int]]
+) -> dict[str, list[tuple[int, int]]]:
+    """(block, declared gas) of every call, by lower-case sender: one pass over the
+    calls, so funding a hundred holders' wallets is not a pass over them per wallet."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for k, block in enumerate(blocks):
+        for call, g in zip(block["calls"], gas[k], strict=True):
+            out.setdefault(str(call.get("from", "")).lower(), []).append((k, g))
+    return out
 
 
 def _number_of(block: Any) -> int | None:
