@@ -261,11 +261,12 @@ class Plan:
         base = self.pinned
         gas = allot(self.heavy, self.gas_limit, base.gas_limit, self.limits.request_gas, spent)
         gas_price = price(base.base_fee)
+        price_hex = hex(gas_price)  # once, not once per call
         blocks = [
             {
                 **block,
                 "calls": [
-                    {**c, "gas": hex(g), "gasPrice": hex(gas_price)}
+                    {**c, "gas": hex(g), "gasPrice": price_hex}
                     for c, g in zip(block["calls"], gas[b], strict=True)
                 ],
             }
