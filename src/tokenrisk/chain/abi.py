@@ -196,10 +196,27 @@ def decode(types: Sequence[str], data: str | bytes) -> tuple[Any, ...]:
         raise AbiDecodeError(f"cannot decode {list(types)}: {exc}") from exc
 
 
+_REVERT_MEMO_LIMIT = 1024
+"""Revert data up to this length (hex characters or bytes) is decoded once per process:
+a check's limit ladders and holder sells revert with the same few messages every time,
+and eth-abi's string decoding costs tens of microseconds each."""
+
+
 def decode_revert(data: str | bytes | None) -> str | None:
     """Human text of revert data: Error(string), Panic(uint256), or a custom selector."""
     if not data:
         return None
+    if len(data) <= _REVERT_MEMO_LIMIT:
+        return _remembered_revert(data)
+    return _decode_revert(data)
+
+
+@lru_cache(maxsize=1024)
+def _remembered_revert(data: str | bytes) -> str | None:
+    return _decode_revert(data)
+
+
+def _decode_revert(data: str | bytes) -> str | None:
     try:
         raw = to_bytes(data)
     except ValueError:

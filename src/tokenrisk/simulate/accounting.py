@@ -69,7 +69,10 @@ class LegTax:
 
 
 def parse_logs(raw: object) -> tuple[Log, ...]:
-    """Logs of one ``eth_simulateV1`` call result (malformed entries are skipped)."""
+    """Logs of one ``eth_simulateV1`` call result (malformed entries are skipped).
+
+    One plain loop per log (no generator per log): a check with holder analysis parses
+    a few hundred calls' logs."""
     if not raw or not isinstance(raw, list):
         return ()  # most calls log nothing
     logs: list[Log] = []
@@ -77,15 +80,16 @@ def parse_logs(raw: object) -> tuple[Log, ...]:
         if not isinstance(item, dict):
             continue
         topics = item.get("topics")
-        if not isinstance(topics, list) or not all(isinstance(t, str) for t in topics):
+        if not isinstance(topics, list):
             continue
-        logs.append(
-            Log(
-                address=str(item.get("address", "")).lower(),
-                topics=tuple(t.lower() for t in topics),
-                data=str(item.get("data") or "0x"),
-            )
-        )
+        lowered: list[str] = []
+        for topic in topics:
+            if not isinstance(topic, str):
+                break
+            lowered.append(topic.lower())
+        else:
+            address = str(item.get("address", "")).lower()
+            logs.append(Log(address, tuple(lowered), str(item.get("data") or "0x")))
     return tuple(logs)
 
 

@@ -269,28 +269,27 @@ class Plan:
         base = self.pinned
         gas = allot(self.heavy, self.gas_limit, base.gas_limit, self.limits.request_gas, spent)
         gas_price = price(base.base_fee)
+        price_hex = hex(gas_price)  # once, not once per call
         blocks = [
             {
                 **block,
                 "calls": [
-                    {**c, "gas": hex(g), "gasPrice": hex(gas_price)}
+                    {**c, "gas": hex(g), "gasPrice": price_hex}
                     for c, g in zip(block["calls"], gas[b], strict=True)
                 ],
             }
             for b, block in enumerate(self.blocks)
         ]
+        spent_by = _gas_by_sender(blocks, gas)
+        funded: dict[int, dict[str, Any]] = {}  # block -> its overrides with the funding
         for b, wallet, value, fresh in self._funded():
-            used = [
-                g
-                for k in range(b, len(blocks))
-                for c, g in zip(blocks[k]["calls"], gas[k], strict=True)
-                if str(c.get("from", "")).lower() == wallet.lower()
-            ]
+            used = [g for k, g in spent_by.get(wallet.lower(), ()) if k >= b]
             account = {"balance": hex(funds(used, gas_price, value))}
             if fresh:
                 account["nonce"] = hex(nonce())
-            overrides = dict(blocks[b].get("stateOverrides") or {})
+            overrides = funded.setdefault(b, dict(blocks[b].get("stateOverrides") or {}))
             overrides[wallet] = {**overrides.get(wallet, {}), **account}
+        for b, overrides in funded.items():
             blocks[b] = {**blocks[b], "stateOverrides": overrides}
         return [
             {
@@ -313,6 +312,18 @@ class Plan:
                     named.add(sender.lower())
                     out.append((b, sender, 0, True))
         return out
+
+
+def _gas_by_sender(
+    blocks: list[dict[str, Any]], gas: list[list[int]]
+) -> dict[str, list[tuple[int, int]]]:
+    """(block, declared gas) of every call, by lower-case sender: one pass over the
+    calls, so funding a hundred holders' wallets is not a pass over them per wallet."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for k, block in enumerate(blocks):
+        for call, g in zip(block["calls"], gas[k], strict=True):
+            out.setdefault(str(call.get("from", "")).lower(), []).append((k, g))
+    return out
 
 
 def _number_of(block: Any) -> int | None:

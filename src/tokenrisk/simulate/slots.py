@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from eth_utils.crypto import keccak
@@ -64,9 +65,11 @@ class BalanceSlot:
         return {self.key(holder): "0x" + amount.to_bytes(32, "big").hex()}
 
 
+@lru_cache(maxsize=8192)
 def slot_key(holder: str, slot: int, vyper: bool = False) -> str:
     """Storage key of ``balances[holder]`` for a mapping at ``slot`` (static words, so
-    the ABI encoding is two left-padded 32-byte words)."""
+    the ABI encoding is two left-padded 32-byte words).  Remembered: a recomputed check
+    funds the same holders and routers again, and each keccak costs tens of microseconds."""
     a = bytes.fromhex(holder[2:]).rjust(32, b"\0")
     s = slot.to_bytes(32, "big")
     return "0x" + bytes(keccak(s + a if vyper else a + s)).hex()
