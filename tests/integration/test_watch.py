@@ -29,6 +29,7 @@ from tokenrisk.devnet.uniswap import WETH
 from tokenrisk.service import Service, connect_devnet
 from tokenrisk.store.engine import Store, create_store
 from tokenrisk.store.watch import WatchStore
+from tokenrisk.watch import blocks
 from tokenrisk.watch.watcher import Bounds, Watcher
 from tokenrisk.watch.webhooks import Endpoint, Webhooks
 
@@ -237,3 +238,29 @@ def test_devnet_commands_find_the_devnet_serve_started(
         assert unknown.exit_code == 3
     finally:
         asyncio.run(service.close())
+
+
+async def test_v4_pools_are_new_pools_of_the_pool_manager(devnet: Any, service: Service) -> None:
+    """The head follower sees Uniswap V4 pools (PoolManager ``Initialize`` events) as it
+    sees V2/V3 factories' pools; a native-ETH pool's zero-address currency is not a token."""
+    node = service.nodes.node(31337)
+    v4 = node.chain.uniswap_v4
+    assert v4 is not None
+    head = int(await node.rpc.call("eth_blockNumber", []), 16)
+    pools = await blocks.new_pools(node, 0, head)
+    bases = {b.address.lower() for b in node.chain.base_tokens}
+    in_v4 = {
+        token.lower()
+        for pool in pools
+        if pool.pool.lower() == v4.pool_manager.lower()
+        for token in blocks.tokens_of(pool, bases)
+    }
+    expected = {
+        t["address"].lower() for t in devnet.manifest["tokens"] if t["id"].startswith("v4-")
+    }
+    assert len(expected) >= 6
+    assert expected <= in_v4
+    assert "0x" + "00" * 20 not in in_v4
+    # the V2/V3 factories' pools are still found alongside
+    plain = next(t for t in devnet.manifest["tokens"] if t["id"] == "plain")["address"].lower()
+    assert any(plain in (p.token0.lower(), p.token1.lower()) for p in pools)

@@ -2,9 +2,12 @@
 change a watched token's answer.
 
 One ``eth_getLogs`` per range for the factories' creation events (V2 ``PairCreated``,
-V3 ``PoolCreated``) of the chain's registry DEXes, one for the watched tokens' own
-control events (ownership, roles, pauses) and their pools' liquidity events (V2/V3 ``Mint``
-and ``Burn``: a pending pool's first liquidity, a liquidity change), and
+V3 ``PoolCreated``) of the chain's registry DEXes and the Uniswap V4 PoolManager's
+``Initialize`` events (a V4 pool lives in the manager: its "pool" is the manager's address,
+which IsHoneypot's ``pair`` takes to select the token's V4 pool, docs/uniswap-v4.md),
+one for the watched tokens' own control events (ownership, roles, pauses) and their
+pools' liquidity events (V2/V3 ``Mint`` and ``Burn``: a pending pool's first liquidity,
+a liquidity change), and
 ``eth_getBlockByNumber`` (full transactions) for each block, in one batch, to see calls
 made to a watched token by anyone but a router.  Reads follow the execution-apis spec:
 block numbers as hex quantities, logs filtered by address and first topic.
@@ -23,7 +26,8 @@ from typing import Any
 
 from eth_utils.crypto import keccak
 
-from tokenrisk.chain.abi import checksum, topic_address
+from tokenrisk.chain import v4
+from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, topic_address
 from tokenrisk.chain.node import Node
 from tokenrisk.chain.signatures import (
     APPROVE,
@@ -103,12 +107,34 @@ async def head(node: Node) -> tuple[int, int]:
 
 
 async def new_pools(node: Node, start: int, end: int) -> list[NewPool]:
-    """Pools the registry's factories created in ``start..end`` (inclusive)."""
-    factories = [d.factory for d in node.chain.dexes]
-    if not factories:
+    """Pools the registry's factories (and the V4 PoolManager) created in ``start..end``
+    (inclusive)."""
+    manager = node.chain.uniswap_v4.pool_manager if node.chain.uniswap_v4 else None
+    factories = [d.factory for d in node.chain.dexes if d.version != "V4"]
+    topics = [PAIR_CREATED, POOL_CREATED] + ([v4.INITIALIZE] if manager else [])
+    addresses = factories + ([manager] if manager else [])
+    if not addresses:
         return []
-    logs = await _logs(node, start, end, factories, [PAIR_CREATED, POOL_CREATED])
-    return [_pool_of(log) for log in logs]
+    logs = await _logs(node, start, end, addresses, topics)
+    found = (_v4_pool_of(log, manager) if manager else None for log in logs)
+    return [f or _pool_of(log) for f, log in zip(found, logs, strict=True)]
+
+
+def tokens_of(pool: NewPool, bases: set[str]) -> list[str]:
+    """The pool's tokens worth checking: neither a registry base token nor native ETH
+    (the zero address a V4 pool names it by)."""
+    skip = bases | {ZERO_ADDRESS}
+    return [t for t in (pool.token0, pool.token1) if t.lower() not in skip]
+
+
+def _v4_pool_of(log: dict[str, Any], manager: str) -> NewPool | None:
+    """A V4 ``Initialize`` log as a new pool of the manager; None for any other log.  A
+    native-ETH pool's currency0 is the zero address, which :func:`tokens_of` leaves out."""
+    created = v4.read_initialize(log)
+    if created is None or str(log.get("address", "")).lower() != manager.lower():
+        return None
+    key = created.key
+    return NewPool(checksum(manager), key.currency0, key.currency1, created.block, created.tx_hash)
 
 
 def _pool_of(log: dict[str, Any]) -> NewPool:

@@ -195,8 +195,7 @@ class Watcher:
         tasks = [
             Task(node.id, token.lower(), "new_pool", pool.block, "pool", pool.tx, pool.pool)
             for pool in pools
-            for token in (pool.token0, pool.token1)
-            if token.lower() not in bases
+            for token in blocks.tokens_of(pool, bases)
         ]
         return tasks + [
             Task(node.id, t.token, "recheck", t.block, t.why, t.tx or None)
