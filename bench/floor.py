@@ -55,9 +55,14 @@ async def node_floor(
     """Latency of ``samples`` sequential eth_simulateV1 journeys (after one warm-up)."""
     params = await journey_params(rpc, manifest, token)
     await rpc.call("eth_simulateV1", params)
+    return await time_calls(rpc, "eth_simulateV1", params, samples)
+
+
+async def time_calls(rpc: RpcClient, method: str, params: list[Any], samples: int) -> Samples:
+    """Latency of ``samples`` sequential calls of ``method`` with the same ``params``."""
     out = Samples()
     for _ in range(samples):
         started = time.perf_counter()
-        await rpc.call("eth_simulateV1", params)
+        await rpc.call(method, params)
         out.add(time.perf_counter() - started, 200)
     return out

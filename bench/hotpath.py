@@ -25,6 +25,7 @@ import httpx
 import orjson
 
 from bench.latency import Samples
+from bench.proxy import covered, sequential
 from bench.replay import Sent, errors_in, replay
 from tokenrisk.api.app import create_app
 from tokenrisk.api.lifespan import tune_collector
@@ -75,27 +76,6 @@ class TimedRpc(CoalescingRpc):
     def reset(self) -> None:
         self.spans.clear()
         self.methods.clear()
-
-
-def sequential(spans: Sequence[tuple[float, float]]) -> int:
-    """Round trips on the critical path: the most round trips that did not overlap in
-    time (each started after the previous one ended); concurrent ones count once."""
-    count, end = 0, float("-inf")
-    for start, stop in sorted(spans, key=lambda span: span[1]):
-        if start >= end:
-            count, end = count + 1, stop
-    return count
-
-
-def covered(spans: Sequence[tuple[float, float]]) -> float:
-    """Total length of the union of intervals (overlapping round trips count once)."""
-    total, end = 0.0, float("-inf")
-    for start, stop in sorted(spans):
-        if stop <= end:
-            continue
-        total += stop - max(start, end)
-        end = stop
-    return total
 
 
 @dataclass

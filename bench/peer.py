@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.client import BenchClient
+from bench.floor import time_calls
 from bench.latency import Samples
 from bench.proxy import LatencyProxy
 from bench.server import ServerOptions, start_server
@@ -82,12 +83,7 @@ async def time_peer(rpc: RpcClient, params: list[Any], samples: int) -> Samples:
     reply = await rpc.call("eth_call", params)
     if reply != "0x01":
         print(f"note: the peer answered {reply} (0x01: sold within tolerance)", file=sys.stderr)
-    out = Samples()
-    for _ in range(samples):
-        started = time.perf_counter()
-        await rpc.call("eth_call", params)
-        out.add(time.perf_counter() - started, 200)
-    return out
+    return await time_calls(rpc, "eth_call", params, samples)
 
 
 async def time_tokenrisk(url: str, devnet: RunningDevnet, token: str, samples: int) -> Samples:

@@ -18,13 +18,16 @@ from eth_abi.abi import encode as _abi_encode
 from eth_utils.address import to_checksum_address
 from eth_utils.crypto import keccak
 
-from tokenrisk.chain.signatures import ERROR, PANIC
+from tokenrisk.chain.signatures import ERROR, PANIC, WRAPPED_ERROR
 from tokenrisk.errors import AbiDecodeError, InvalidAddress
 
 ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
 _HEX_ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
 _ERROR_SELECTOR = bytes.fromhex(ERROR[2:])
 _PANIC_SELECTOR = bytes.fromhex(PANIC[2:])
+WRAPPED_ERROR_SELECTOR = bytes.fromhex(WRAPPED_ERROR[2:])
+"""Uniswap V4's ``WrappedError(address target, bytes4 selector, bytes reason, bytes details)``:
+the PoolManager's wrapping of a revert from a hook (or a token) it called."""
 
 
 def parse_address(value: str) -> str:
@@ -253,11 +256,6 @@ def topic_address(topic: str) -> str:
     """The address an indexed event topic (a 0x-hex word) holds, lowercase and not
     checksummed: the hot path of log indexing compares and stores it as it is."""
     return "0x" + topic[-40:].lower()
-
-
-WRAPPED_ERROR_SELECTOR = bytes.fromhex("90bfb865")
-"""Uniswap V4's ``WrappedError(address target, bytes4 selector, bytes reason, bytes details)``:
-the PoolManager's wrapping of a revert from a hook (or a token) it called."""
 
 
 def _wrapped(raw: bytes) -> str:

@@ -383,14 +383,15 @@ def _pool(
         router=cand.dex.router,
         reserves0=r0,
         reserves1=r1,
-        liquidity_usd=_liquidity(res[1], cand.base, price),
+        liquidity_usd=liquidity_usd(res[1], cand.base, price),
         fee=cand.fee,
         chain_id=chain.id,
         label=cand.dex.label,
     )
 
 
-def _liquidity(base_reserve: int, base: BaseToken, price: float | None) -> float | None:
+def liquidity_usd(base_reserve: int, base: BaseToken, price: float | None) -> float | None:
+    """A pool's liquidity in USD: twice its base side (None without a price)."""
     usd = _usd(base_reserve, base, price)
     return None if usd is None else round(2 * usd, 2)
 

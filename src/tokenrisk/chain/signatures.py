@@ -18,6 +18,8 @@ PAIR_CREATED = "0x0d3648bd0f6ba80134a33ba9275ac585d9d315f0ad8355cddefde31afa28d0
 """PairCreated(address,address,address,uint256)"""
 POOL_CREATED = "0x783cca1c0412dd0d695e784568c96da2e9c22ff989357a2e8b1d9b2b4e6b7118"
 """PoolCreated(address,address,uint24,int24,address)"""
+INITIALIZE_TOPIC = "0xdd466e674ea557f56295e2d0218a125ea4b4f0f6f3307b95f85e6110838d6438"
+"""Initialize(bytes32,address,address,uint24,int24,address,uint160,int24)"""
 
 # function selectors (the first 4 bytes of keccak-256 of the function signature)
 TRANSFER = "0xa9059cbb"
@@ -40,6 +42,8 @@ DEPOSIT = "0xd0e30db0"
 """deposit()"""
 ERROR = "0x08c379a0"
 """Error(string)"""
+WRAPPED_ERROR = "0x90bfb865"
+"""WrappedError(address,bytes4,bytes,bytes)"""
 PANIC = "0x4e487b71"
 """Panic(uint256)"""
 

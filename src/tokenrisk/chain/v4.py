@@ -25,17 +25,22 @@ from typing import Any
 from eth_utils.crypto import keccak
 
 from tokenrisk.chain import dex
-from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, encode_args, encode_call, to_bytes
+from tokenrisk.chain.abi import (
+    ZERO_ADDRESS,
+    checksum,
+    encode_args,
+    encode_call,
+    to_bytes,
+    topic_address,
+    word_address,
+)
 from tokenrisk.chain.registry import Chain, UniswapV4
 from tokenrisk.chain.rpc import RpcClient
+from tokenrisk.chain.signatures import INITIALIZE_TOPIC
 from tokenrisk.chain.tokens import call_params
 from tokenrisk.errors import CallReverted, MethodUnsupported, RpcError
 from tokenrisk.model import Pool
 
-INITIALIZE = (
-    "0x"
-    + bytes(keccak(b"Initialize(bytes32,address,address,uint24,int24,address,uint160,int24)")).hex()
-)
 POOLS_SLOT = 6  # PoolManager's ``mapping(PoolId => Pool.State) _pools`` (StateLibrary)
 LIQUIDITY_OFFSET = 3
 DYNAMIC_FEE = 0x800000
@@ -160,20 +165,16 @@ def read_initialize(log: Any) -> Found | None:
     """Decode one ``Initialize`` log; None for anything malformed."""
     try:
         topics, data = log["topics"], to_bytes(log["data"])
-        if str(topics[0]).lower() != INITIALIZE or len(data) < 96:
+        if str(topics[0]).lower() != INITIALIZE_TOPIC or len(data) < 96:
             return None
-        c0, c1 = (checksum("0x" + str(t)[-40:]) for t in topics[2:4])
+        c0, c1 = (checksum(topic_address(str(t))) for t in topics[2:4])
         fee = int.from_bytes(data[:32], "big")
         spacing = int.from_bytes(data[32:64], "big", signed=True)
-        hooks = checksum("0x" + data[64:96][-20:].hex())
+        hooks = word_address(data[64:96])
         key = PoolKey(c0, c1, fee, spacing, hooks)
         return Found(key, int(log["blockNumber"], 16), str(log["transactionHash"]))
     except (KeyError, IndexError, TypeError, ValueError):
         return None
-
-
-def _topic(address: str) -> str:
-    return "0x" + address[2:].lower().rjust(64, "0")
 
 
 REREAD = 64
@@ -198,7 +199,8 @@ async def initialized(
     known = (int(kept[0]), list(kept[1:])) if kept else None
     start = max(0, known[0] - REREAD + 1) if known else 0
     calls: list[tuple[str, list[Any]]] = [("eth_blockNumber", [])] if block == "latest" else []
-    for topics in ([INITIALIZE, None, _topic(token)], [INITIALIZE, None, None, _topic(token)]):
+    mine = dex.topic(token)
+    for topics in ([INITIALIZE_TOPIC, None, mine], [INITIALIZE_TOPIC, None, None, mine]):
         query = {"address": v4.pool_manager, "topics": topics}
         calls.append(("eth_getLogs", [query | {"fromBlock": hex(start), "toBlock": block}]))
     try:
@@ -277,10 +279,6 @@ def _pool(
     token_first = item.key.currency0.lower() == token.lower()
     base_reserve = r1 if token_first else r0
     info = chain.base_token(base)
-    value = None
-    if info is not None:
-        units = base_reserve / 10**info.decimals
-        value = units if info.stable else (units * usd if usd is not None else None)
     return Pool(
         address=v4.pool_manager,
         dex="Uniswap",
@@ -291,7 +289,7 @@ def _pool(
         router=v4.universal_router,
         reserves0=r0,
         reserves1=r1,
-        liquidity_usd=None if value is None else round(2 * value, 2),
+        liquidity_usd=None if info is None else dex.liquidity_usd(base_reserve, info, usd),
         fee=item.key.fee,
         chain_id=chain.id,
         pool_id=item.key.id,

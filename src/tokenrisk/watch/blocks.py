@@ -32,6 +32,7 @@ from tokenrisk.chain.node import Node
 from tokenrisk.chain.signatures import (
     APPROVE,
     BALANCE_OF,
+    INITIALIZE_TOPIC,
     PAIR_CREATED,
     POOL_CREATED,
     TOKEN0,
@@ -111,7 +112,7 @@ async def new_pools(node: Node, start: int, end: int) -> list[NewPool]:
     (inclusive)."""
     manager = node.chain.uniswap_v4.pool_manager if node.chain.uniswap_v4 else None
     factories = [d.factory for d in node.chain.dexes if d.version != "V4"]
-    topics = [PAIR_CREATED, POOL_CREATED] + ([v4.INITIALIZE] if manager else [])
+    topics = [PAIR_CREATED, POOL_CREATED] + ([INITIALIZE_TOPIC] if manager else [])
     addresses = factories + ([manager] if manager else [])
     if not addresses:
         return []
