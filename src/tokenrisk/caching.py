@@ -3,7 +3,7 @@
 Every in-process cache of the project is a :class:`MemoryCache` (the API's results cache,
 the verifier's answers, balance layouts by code hash); the results cache shared by
 several workers has a Redis backend behind the same asynchronous interface
-(:mod:`tokenrisk.api.shared`).  A hit moves the entry to the most recent end; a put past
+(:mod:`tokenrisk.api.shared_state`).  A hit moves the entry to the most recent end; a put past
 ``max_entries`` drops the least recently used; an entry older than its ``ttl`` is a miss
 and goes.  ``clock`` must be monotonic (tests pass a fake one).
 """

@@ -310,7 +310,7 @@ class SolcError(BuildError):
 
 class Overloaded(TokenRiskError):
     """503: this worker already runs as many uncached checks as it admits (see
-    :mod:`tokenrisk.api.admission`); ``retry_after`` seconds is a fair wait."""
+    :mod:`tokenrisk.api.runner`); ``retry_after`` seconds is a fair wait."""
 
     status = 503
 

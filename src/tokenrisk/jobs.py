@@ -95,7 +95,7 @@ async def open_queue(settings: Settings) -> IndexQueue | None:
 async def index_holders(ctx: dict[str, Any], chain_id: int, token: str) -> None:
     """The job: bring ``token``'s holder index up to the head (the worker's service has
     no queue, so :func:`refresh_index` indexes inline here)."""
-    from tokenrisk.checks.indexing import refresh_index
+    from tokenrisk.checks.top_holders import refresh_index
 
     index, nodes = ctx["index"], ctx["nodes"]
     await refresh_index(index, nodes.node(chain_id), token)

@@ -18,7 +18,7 @@ import pytest
 from test_modes import devnet_entry
 
 from tokenrisk.api.app import create_app
-from tokenrisk.api.handlers import SKIPPED_HEADER
+from tokenrisk.api.check_routes import SKIPPED_HEADER
 from tokenrisk.config import ChainNode, Settings
 from tokenrisk.devnet.instance import RunningDevnet, start_devnet
 from tokenrisk.service import open_service

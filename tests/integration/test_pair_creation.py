@@ -26,7 +26,7 @@ from tokenrisk.chain.created import REREAD
 from tokenrisk.chain.rpc import RpcClient, RpcSettings
 from tokenrisk.checks.honeypot import is_honeypot
 from tokenrisk.checks.pairs import get_pairs
-from tokenrisk.checks.token_facts import created
+from tokenrisk.checks.venue import created
 from tokenrisk.config import Settings
 from tokenrisk.devnet.instance import RunningDevnet
 from tokenrisk.errors import NodeThrottled

@@ -14,12 +14,12 @@ from typing import Any
 import httpx
 import pytest
 
-from tokenrisk.api import handlers, params
+from tokenrisk.api import check_routes, params
 from tokenrisk.api.access import RateLimiter
 from tokenrisk.api.app import create_app
-from tokenrisk.api.cache import ResultCache, chain_heads
 from tokenrisk.api.health import chain_health
 from tokenrisk.api.params import parse_bool, parse_chain_id
+from tokenrisk.api.shared_state import ResultCache, chain_heads
 from tokenrisk.chain.head import parse_head
 from tokenrisk.chain.node import Node, Nodes
 from tokenrisk.checks.deps import HolderIndex
@@ -109,9 +109,9 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
         runs["verify"] += 1
         return {"run": runs["verify"]}
 
-    monkeypatch.setattr(handlers, "pairs_json", get_pairs)
-    monkeypatch.setattr(handlers, "holders_json", top_holders)
-    monkeypatch.setattr(handlers, "verification_json", verify)
+    monkeypatch.setattr(check_routes, "pairs_json", get_pairs)
+    monkeypatch.setattr(check_routes, "holders_json", top_holders)
+    monkeypatch.setattr(check_routes, "verification_json", verify)
     return runs
 
 
@@ -394,7 +394,7 @@ async def test_unexpected_error_is_a_plain_500(
     async def boom(runner: Any, address: str, chain_id: int | None, *_: Any) -> Any:
         raise RuntimeError("secret http://user:key@node.example:8545")
 
-    monkeypatch.setattr(handlers, "verification_json", boom)
+    monkeypatch.setattr(check_routes, "verification_json", boom)
     response = await http.get("/v2/GetContractVerification", params={"address": TOKEN})
     assert response.status_code == 500
     assert response.json() == {"code": 500, "error": "internal error"}

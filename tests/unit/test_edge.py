@@ -11,7 +11,7 @@ import httpx
 import pytest
 from test_api_unit import FakeNode, FakeService
 
-from tokenrisk.api import handlers
+from tokenrisk.api import check_routes
 from tokenrisk.api.access import Networks, client_address
 from tokenrisk.api.app import create_app
 from tokenrisk.api.server import FloodFilter
@@ -36,7 +36,7 @@ def no_checks(monkeypatch: pytest.MonkeyPatch) -> None:
     async def get_pairs(runner: Any, address: str, chain_id: int | None, limit: int) -> list[Any]:
         return []
 
-    monkeypatch.setattr(handlers, "pairs_json", get_pairs)
+    monkeypatch.setattr(check_routes, "pairs_json", get_pairs)
 
 
 # WHO IS ASKING

@@ -1,4 +1,4 @@
-"""Holder sells in groups (checks/sells.py) against a fake node that decides per seller.
+"""Holder sells in groups (checks/holder_sells.py) against a fake node that decides per seller.
 
 The fake node answers each simulated block from the seller's address: a "loser" fails
 to sell in a group but sells alone (a failure caused by the sells before it), a "trapped"
@@ -15,7 +15,7 @@ from fakenode import FakeNode, Fault
 
 from tokenrisk.chain.head import ChainHead
 from tokenrisk.chain.registry import load_registry
-from tokenrisk.checks import sells
+from tokenrisk.checks import holder_sells
 from tokenrisk.model import Pool
 from tokenrisk.simulate.calls import Route
 from tokenrisk.simulate.simulator import Funding, SimSettings, Simulator
@@ -75,11 +75,14 @@ def simulator(node: Node) -> Simulator:
 async def test_groups_then_alone_only_for_who_failed_in_a_group() -> None:
     people = [(holder(i), 10**18 * (i + 1)) for i in range(60)]
     node = Node(loser=holder(30), trapped=holder(7))
-    results = await sells.sell_all(simulator(node), people)
+    results = await holder_sells.sell_all(simulator(node), people)
     assert [r.holder for r in results] == [a for a, _ in people]
     assert [r.holder for r in results if not r.ok] == [holder(7)]
     grouped = [s for s in node.simulations if len(s) > 1]
-    assert len(grouped) == -(-60 // sells.GROUP) and max(len(s) for s in grouped) == sells.GROUP
+    assert (
+        len(grouped) == -(-60 // holder_sells.GROUP)
+        and max(len(s) for s in grouped) == holder_sells.GROUP
+    )
     assert grouped[0][0] == holder(59)  # the largest holder sells first
     alone = sorted(s[0] for s in node.simulations if len(s) == 1)
     assert alone == sorted([holder(7), holder(7), holder(30)])  # the trapped one retried at 99.9%
@@ -88,6 +91,6 @@ async def test_groups_then_alone_only_for_who_failed_in_a_group() -> None:
 async def test_a_group_the_node_fails_is_sold_one_by_one() -> None:
     people = [(holder(i), 10**18) for i in range(5)]
     node = Node(loser="", trapped="", broken_groups=True)
-    results = await sells.sell_all(simulator(node), people)
+    results = await holder_sells.sell_all(simulator(node), people)
     assert all(r.ok for r in results)
     assert sorted(len(s) for s in node.simulations) == [1, 1, 1, 1, 1, 5]

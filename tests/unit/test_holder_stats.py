@@ -115,7 +115,7 @@ def test_invariants(results: list[HolderSell]) -> None:
 
 
 def test_large_holder_sets_are_sampled_by_balance() -> None:
-    from tokenrisk.checks.people import sample_by_balance
+    from tokenrisk.checks.holder_sells import sample_by_balance
 
     rows = [(f"0x{i:040x}", 10_000 - i) for i in range(10_000)]  # largest first
     sample = sample_by_balance(rows, 2_000)

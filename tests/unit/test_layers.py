@@ -70,7 +70,57 @@ because it validates the operator's registry entries and verification settings i
 their types; ``checks`` below ``service``, which builds what each check is handed."""
 
 MAX_IMPORTS = 8
-"""Most project modules one module may import (a module importing more does too much)."""
+"""Most project modules one module may import (a module importing more does too much),
+unless :data:`RAISED` says otherwise for that module, and why."""
+
+RAISED: dict[str, tuple[int, str]] = {
+    "tokenrisk.checks.honeypot": (
+        15,
+        "IsHoneypot's pipeline read top to bottom in one module (issue #30): it calls each "
+        "step's module (target, top_holders, venue, trade, verification, holder_sells) and "
+        "the owner-power scan, and builds the Analysis and the verdict from them",
+    ),
+    "tokenrisk.checks.holder_sells": (
+        15,
+        "the holders' side of IsHoneypot in one place: who holds (the index, the launch's "
+        "snipers, balance and is-contract reads), how they sell (the simulator, the pool's "
+        "reserves), what it gives (statistics, siphons) and the gate IsHoneypot runs it behind",
+    ),
+    "tokenrisk.checks.trade": (
+        13,
+        "one simulated trade, made ready and run: the simulator's parts it puts together "
+        "(calls, liquidity, simulator) and the three ways a journey runs (eth_simulateV1, "
+        "its eth_call emulation, the probe contract)",
+    ),
+    "tokenrisk.checks.venue": (
+        12,
+        "the pool IsHoneypot trades on, chosen or made in the simulation (the holder who "
+        "provides it), and what the answer says of that pool and its tokens (creation, "
+        "metadata, holder counts, No pairs found)",
+    ),
+    "tokenrisk.checks.verification": (
+        11,
+        "GetContractVerification with the call tree it is built on: the target, the trade, "
+        "the trace (simulate.probe), code reads and the verifier",
+    ),
+    "tokenrisk.checks.pairs": (
+        9,
+        "GetPairs reads every DEX's base-token pools (chain.pools) and, from chain.dex, the "
+        "pools against other tokens and their creation, which chain.pools no longer forwards",
+    ),
+    "tokenrisk.api.check_routes": (
+        12,
+        "every check route with the check behind it: the gate, parameters, runner, error "
+        "bodies and wire, and the five checks it runs",
+    ),
+    "tokenrisk.api.assembly": (
+        11,
+        "the app's one table of contents: one import per part it puts together (middleware, "
+        "gate, error bodies, the route modules, health, the page, OpenAPI)",
+    ),
+}
+"""Modules folded by issue #30 that may import more than :data:`MAX_IMPORTS`, each with
+its most and the reason (a raise is written here with its reason, or not at all)."""
 
 CONSTANTS = {"tokenrisk.chain.signatures"}
 """Tables of named constants that do not count towards :data:`MAX_IMPORTS`: importing
@@ -167,7 +217,13 @@ def test_layers_are_one_way() -> None:
 
 
 def test_no_module_imports_more_than_eight_project_modules() -> None:
-    assert crowded(graph(), MAX_IMPORTS) == {}
+    """At most :data:`MAX_IMPORTS`, or a module's raised count in :data:`RAISED`; and each
+    raise is still needed (its module imports more than eight), so none outlives its
+    reason."""
+    over = crowded(graph(), MAX_IMPORTS)
+    assert {m: n for m, n in over.items() if n > RAISED.get(m, (MAX_IMPORTS, ""))[0]} == {}
+    assert sorted(RAISED) == sorted(m for m in over if m in RAISED)
+    assert all(reason for _, reason in RAISED.values())
 
 
 def test_the_checkers_catch_what_they_forbid() -> None:

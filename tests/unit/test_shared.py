@@ -1,4 +1,4 @@
-"""Admission control and in-process single flight (pure parts of api/admission, api/shared)."""
+"""Admission control and in-process single flight (pure parts of api/runner, api/shared_state)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ import asyncio
 
 import pytest
 
-from tokenrisk.api.admission import Admission
-from tokenrisk.api.cache import ResultCache
-from tokenrisk.api.shared import Flights, LocalState, key_text
+from tokenrisk.api.runner import Admission
+from tokenrisk.api.shared_state import Flights, LocalState, ResultCache, key_text
 from tokenrisk.errors import Overloaded, RateLimited
 
 

@@ -14,7 +14,7 @@ from simrules import RPC_GAS_CAP, Base, call_violations, simulate_violations
 
 from tokenrisk.chain.head import ChainHead
 from tokenrisk.chain.registry import load_registry
-from tokenrisk.checks import sells
+from tokenrisk.checks import holder_sells
 from tokenrisk.model import Pool
 from tokenrisk.simulate import journey, powers
 from tokenrisk.simulate import story as plot
@@ -69,9 +69,9 @@ def every_plan(sim: Simulator) -> list[Plan]:
     buyer, receiver = "0x" + "aa" * 20, "0x" + "bb" * 20
     plans = [sim.buy_only(10**18), sim.buy_then_sell(10**18, 10**20)]
     plans += journey._sell_plans(sim, buyer, receiver, 10**18, 10**19, 10**20, 10**19)
-    size = min(sells.GROUP, sim.room)
-    plans.append(sells._group_plan(sim, holders(size)))
-    plans.append(sells._sell_plan(sim, *holders(1)[0]))
+    size = min(holder_sells.GROUP, sim.room)
+    plans.append(holder_sells._group_plan(sim, holders(size)))
+    plans.append(holder_sells._sell_plan(sim, *holders(1)[0]))
     targets = Targets(buyer=buyer, pair=PAIR)
     plans.append(plot.story_plan(sim, targets, story(), None))
     trial = ("0x" + "ee" * 20, "0x1234")  # (caller, calldata)
@@ -116,7 +116,7 @@ def test_the_delayed_and_future_sells_reach_ahead_by_time_within_the_cap() -> No
 def test_holder_groups_split_to_fit_a_small_cap() -> None:
     sim = simulator(cap=4)
     assert sim.room == 4
-    assert sells._group_plan(sim, holders(4)).span == 4
+    assert holder_sells._group_plan(sim, holders(4)).span == 4
 
 
 def test_blocks_keep_the_chains_gas_limit_and_the_heads_fees() -> None:
@@ -168,7 +168,7 @@ def test_wallets_are_fresh_and_look_used() -> None:
 
 
 def test_real_holders_keep_their_nonce() -> None:
-    plan = sells._group_plan(simulator(), holders(2))
+    plan = holder_sells._group_plan(simulator(), holders(2))
     for block in plan.params()[0]["blockStateCalls"]:
         for account in block["stateOverrides"].values():
             assert "nonce" not in account
@@ -232,7 +232,7 @@ async def test_a_refused_span_is_learnt_and_the_holder_groups_made_again() -> No
     learnt: list[int] = []
     sim = simulator(node=FakeNode({"eth_simulateV1": reply}))
     sim.learned = learnt.append
-    results = await sells.sell_all(sim, holders(10))
+    results = await holder_sells.sell_all(sim, holders(10))
     assert len(results) == 10 and learnt == [4] and sim.limits.max_blocks == 4
     assert max(seen) > 4 and all(s <= 4 for s in seen[seen.index(max(seen)) + 1 :])
 

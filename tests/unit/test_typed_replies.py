@@ -17,7 +17,7 @@ from tokenrisk.chain import rpc
 from tokenrisk.chain.head import ChainHead
 from tokenrisk.chain.registry import load_registry
 from tokenrisk.chain.signatures import TRANSFER_TOPIC
-from tokenrisk.checks import sells
+from tokenrisk.checks import holder_sells
 from tokenrisk.errors import CallReverted, MalformedResponse, ReplyTooDeep, RpcError
 from tokenrisk.model import Pool
 from tokenrisk.simulate import simulator as sim_module
@@ -99,7 +99,7 @@ def simulator(node: FakeNode) -> Simulator:
 
 
 def group(sim: Simulator, size: int = 12) -> Plan:
-    return sells._group_plan(sim, [(holder(i), 10**18) for i in range(size)])
+    return holder_sells._group_plan(sim, [(holder(i), 10**18) for i in range(size)])
 
 
 @pytest.fixture

@@ -1,11 +1,11 @@
 """The gate in front of every check route: who is asking, which tier they get, and how
-often they may ask.
+often they may ask; and the operator's endpoints for the keys (``/admin/``).
 
 The ``X-API-KEY`` header (or ``apiKey`` query parameter) selects the caller's tier;
 keys are optional unless the operator requires them.  The rate limit is a token bucket
 per key (per client address without one), sized by the caller's tier; wrong keys are
 throttled per client address.  With Redis configured the buckets live there
-(:mod:`tokenrisk.api.shared`), so every worker spends from the same ones.
+(:mod:`tokenrisk.api.shared_state`), so every worker spends from the same ones.
 
 **Who is asking.**
 A key is looked for among the config file's ``api_keys`` first (compared in constant
@@ -27,6 +27,13 @@ An unknown key on a server that does not require keys is ignored, as it always w
 client written for the hosted service keeps working against an open tokenrisk.  A key
 the store knows to be reset or revoked is refused everywhere, so its owner learns it.
 Every request made with a valid key is counted (``keys usage``), whatever its outcome.
+
+**The operator's endpoints** show the keys and their usage over HTTP, for dashboards
+and scripts.  They exist only when ``operator_key`` is configured, answer only a request whose
+``X-OPERATOR-KEY`` header equals it (constant-time comparison; wrong attempts count
+against the same per-client throttle as wrong API keys), and are left out of the public
+OpenAPI document.  They show what ``tokenrisk keys list`` and ``keys usage --json`` show,
+and never a key: the store holds none.
 """
 
 from __future__ import annotations
@@ -41,13 +48,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from fastapi import Request, Security
+from fastapi import FastAPI, Query, Request, Security
+from fastapi.responses import JSONResponse
 from fastapi.security import APIKeyHeader, APIKeyQuery
 
+from tokenrisk.api.params import parse_limit
 from tokenrisk.config import Settings
 from tokenrisk.errors import AuthError, Forbidden, RateLimited
 from tokenrisk.store.engine import Store
-from tokenrisk.store.keys import Keyring, config_key_name
+from tokenrisk.store.keys import Keyring, config_key_name, since_day
 from tokenrisk.tiers import Tier
 
 MISSING = "a valid API key is required (X-API-KEY header)"
@@ -156,7 +165,7 @@ _QUERY_KEY = APIKeyQuery(
 
 class Limiter(Protocol):
     """A rate limiter: spend one request of ``who``'s allowance or raise RateLimited
-    (:class:`RateLimiter` in one process, ``tokenrisk.api.shared.RedisRateLimiter``
+    (:class:`RateLimiter` in one process, ``tokenrisk.api.shared_state.RedisRateLimiter``
     shared by every worker)."""
 
     async def acquire(self, who: str) -> None: ...
@@ -343,3 +352,41 @@ def build_gate(
     failures = RateLimiter(settings.server.auth_failures_per_minute)
     kind = KeyGate if keys_matter(settings) else OpenGate
     return kind(access, limiters, failures, trusted)
+
+
+# THE OPERATOR'S ENDPOINTS
+
+HEADER = "x-operator-key"
+DAYS_DEFAULT = 30
+
+
+def add_admin(
+    app: FastAPI, operator_key: str, gate: KeyGate, keyring: Callable[[], Keyring]
+) -> None:
+    """Register ``/admin/keys`` and ``/admin/usage`` guarded by ``operator_key``."""
+    expected = operator_key.encode()
+
+    def admit(request: Request) -> None:
+        address = f"ip:{client_address(request, gate.trusted)}"
+        gate.failures.check(address)
+        offered = (request.headers.get(HEADER) or "").encode()
+        if not hmac.compare_digest(offered, expected):
+            gate.failures.take(address)
+            raise AuthError("the operator key is required (X-OPERATOR-KEY header)")
+
+    @app.get("/admin/keys", include_in_schema=False)
+    async def admin_keys(request: Request) -> JSONResponse:
+        admit(request)
+        keys = await asyncio.to_thread(keyring().keys)
+        return JSONResponse([k.view() for k in keys])
+
+    @app.get("/admin/usage", include_in_schema=False)
+    async def admin_usage(
+        request: Request,
+        name: str | None = Query(None),
+        days: str | None = Query(None),
+    ) -> JSONResponse:
+        admit(request)
+        since = since_day(parse_limit(days, DAYS_DEFAULT, "days"), time.time())
+        rows = await asyncio.to_thread(keyring().usage, name or None, since)
+        return JSONResponse([u.view() for u in rows])

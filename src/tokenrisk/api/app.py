@@ -1,7 +1,7 @@
 """HTTP API: the FastAPI app, its routes, health and error bodies.
 
-Parameters are parsed in :mod:`.params`, keys and rate limits checked in :mod:`.gate`,
-checks run by :mod:`.handlers` through :mod:`.runner` (deadline, results cache) and
+Parameters are parsed in :mod:`.params`, keys and rate limits checked in :mod:`.access`,
+checks run by :mod:`.check_routes` through :mod:`.runner` (deadline, results cache) and
 rendered by :mod:`.wire`.
 
 Every failure is one JSON shape, ``{"code": <status>, "error": "<message>"}``; no stack
@@ -10,20 +10,21 @@ trace or RPC URL reaches a client.  Each request runs under the configured deadl
 the caller's tier (:mod:`.access`); keys are optional unless the operator requires them.
 The rate limit is a token bucket per key (per client address without one), sized by the
 tier.  IsHoneypot, GetPairs and TopHolders answers are cached per chain head (see
-:mod:`tokenrisk.api.cache`); GetContractVerification is always computed fresh.
+:mod:`tokenrisk.api.shared_state`); GetContractVerification is always computed fresh.
 ``/health``, ``/docs``, ``/redoc``, ``/openapi.json`` and the page (``/``, ``/token/...``)
 need no key and are not rate limited; the page's own API calls do.
 
 Compatibility with clients of the live API (docs/api.md "Compatibility"): the v1 paths
 ``/v1/IsHoneypot`` and ``/v1/GetContractVerification`` run their v2 checks and answer
-the legacy v1 shapes older clients read (:mod:`.legacy`); GoPlus's ``token_security``
+the legacy v1 shapes older clients read (:mod:`.compat.legacy`); GoPlus's ``token_security``
 and the MCP tools at ``/mcp`` are served too (:mod:`.compat`);
 ``router`` and ``pair`` are accepted on both; HEAD is answered wherever GET is, and CORS
 (permissive unless ``cors_origins`` says otherwise) lets browser pages on other origins
 call the API (see :mod:`tokenrisk.api.middleware`).
 
-The app is assembled in :mod:`.assembly` (routes in :mod:`.routes`, the gate in
-:mod:`.gating`, errors in :mod:`.failures`); the service is opened in :mod:`.lifespan`.
+The app is assembled in :mod:`.assembly` (its table of contents: every route module, the
+gate of :mod:`.access`, the errors of :mod:`.failures`); the service is opened in
+:mod:`.lifespan`.
 """
 
 from __future__ import annotations
@@ -31,11 +32,10 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from tokenrisk import redaction
-from tokenrisk.api.admission import Admission
 from tokenrisk.api.assembly import assemble
 from tokenrisk.api.lifespan import lifespan_of
-from tokenrisk.api.runner import Runner
-from tokenrisk.api.shared import LocalState, shared_state
+from tokenrisk.api.runner import Admission, Runner
+from tokenrisk.api.shared_state import LocalState, shared_state
 from tokenrisk.config import Settings
 from tokenrisk.service import Service
 

@@ -1,14 +1,24 @@
-"""Request parameters: the SPEC's query strings turned into typed values or InputErrors.
+"""Request parameters: the SPEC's query strings turned into typed values or InputErrors,
+and what the caller's tier (``tokenrisk.tiers``) allows of them.
 
 Booleans accept ``true/1/yes`` and ``false/0/no`` in any case; chain ids are ASCII
 digits; addresses must be valid (EIP-55 checked when mixed case) and come back
 checksummed.  Each failure is an :class:`~tokenrisk.errors.InputError` (400).
+
+What the tier allows: the analyses a check may run and the largest ``limit`` of the
+list endpoints.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from tokenrisk.chain.abi import parse_address
-from tokenrisk.errors import InputError, MissingParameter
+from tokenrisk.checks.deps import Options
+from tokenrisk.errors import Forbidden, InputError, MissingParameter
+from tokenrisk.tiers import PAIRS_DEFAULT, TOP_HOLDERS_DEFAULT, Tier
+
+# QUERY STRINGS TO TYPED VALUES
 
 _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no"}
@@ -82,3 +92,42 @@ def honeypot_liquidity(simulate: str | None, force: str | None, chain_id: int | 
     if (wanted or forced) and chain_id is None:
         raise MissingParameter("chainID is required with simulateLiquidity/forceSimulateLiquidity")
     return liquidity_mode(wanted, forced)
+
+
+# WHAT THE TIER ALLOWS
+
+
+def check_options(tier: Tier) -> Options:
+    """The analyses ``tier`` switches on or off."""
+    return Options(holder_analysis=tier.holder_analysis, owner_powers=tier.owner_powers)
+
+
+def honeypot_options(tier: Tier, owner_powers: str | None) -> Options:
+    """The tier's analyses, less the owner-power scan when ``?ownerPowers=false``."""
+    options = check_options(tier)
+    if owner_powers not in (None, "") and not parse_bool("ownerPowers", owner_powers):
+        options = replace(options, owner_powers=False)
+    return options
+
+
+def pairs_limit(limit: str | None, tier: Tier) -> int:
+    """GetPairs' ``limit``: 1 to the tier's maximum (400 above it); default 10."""
+    allowed = tier.max_pairs
+    count = parse_limit(limit, min(PAIRS_DEFAULT, allowed))
+    if count > allowed:
+        raise InputError(f"limit must be at most {allowed} for this tier")
+    return count
+
+
+def v1_pairs_limit(tier: Tier) -> int:
+    """The v1 GetPairs answer: the default count, capped by the tier."""
+    return min(PAIRS_DEFAULT, tier.max_pairs)
+
+
+def holders_limit(limit: str | None, tier: Tier) -> int:
+    """TopHolders' ``limit``: 1 to the tier's allowance (403 above it); default 50."""
+    allowed = tier.max_top_holders
+    count = parse_limit(limit, min(TOP_HOLDERS_DEFAULT, allowed))
+    if count > allowed:
+        raise Forbidden(f"limit {count} is above this tier's allowance of {allowed} holders")
+    return count

@@ -1,5 +1,8 @@
-"""A token's pools on every DEX the registry knows: V2/V3 (:mod:`tokenrisk.chain.dex`)
-and Uniswap V4 (:mod:`tokenrisk.chain.v4`), ranked together; what the checks call."""
+"""A token's base-token pools on every DEX the registry knows: V2/V3
+(:mod:`tokenrisk.chain.dex`) and Uniswap V4 (:mod:`tokenrisk.chain.v4`), ranked together.
+
+The rest of a pool search (a pair's tokens, pools against other tokens, creation times)
+is V2/V3 only and is called in :mod:`tokenrisk.chain.dex` directly."""
 
 from __future__ import annotations
 
@@ -22,23 +25,3 @@ async def find_pools(
     ``Initialize`` events read."""
     found = await dex.find_pools(rpc, chain, token, block, memo)
     return await v4.with_v4(rpc, chain, token, found, block, memo, events)
-
-
-async def resolve_pair(
-    rpc: RpcClient, chain: Chain, address: str, block: str = "latest"
-) -> tuple[str, str] | None:
-    """(token, pair) when ``address`` is a V2/V3 pool (a V4 pool has no address)."""
-    return await dex.resolve_pair(rpc, chain, address, block)
-
-
-async def other_pools(
-    rpc: RpcClient, chain: Chain, token: str, found: list[dex.Creation], base_pools: list[Pool]
-) -> list[Pool]:
-    """Pools against tokens that are not base tokens (V2/V3 factories' creation events)."""
-    return await dex.other_pools(rpc, chain, token, found, base_pools)
-
-
-async def with_creation(rpc: RpcClient, pools: list[Pool], found: list[dex.Creation]) -> list[Pool]:
-    """``pools`` with their creation block's time and transaction where an event matches
-    (V4 pools carry theirs from the ``Initialize`` event already)."""
-    return await dex.with_creation(rpc, pools, found)

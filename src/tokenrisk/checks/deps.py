@@ -67,12 +67,12 @@ class Trading:
         default_factory=lambda: MemoryCache(JOURNEYS_KEPT)
     )
     """What the last call trace of a token on a chain called: their code is read with
-    the next trace, used when that trace calls nothing else (``checks.trace``)."""
+    the next trace, used when that trace calls nothing else (``checks.verification``)."""
     crowds: MemoryCache[tuple[int, str, str], tuple[Crowd, Crowd]] = field(
         default_factory=lambda: MemoryCache(JOURNEYS_KEPT)
     )
     """Per (chain, token, pool): the holders and holding snipers the last check found
-    and their balances (``checks.people.CrowdMemo``, used by ``checks.holder_sells``)."""
+    and their balances (``checks.holder_sells.CrowdMemo``)."""
 
 
 @dataclass(frozen=True)

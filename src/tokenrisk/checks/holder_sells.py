@@ -1,8 +1,23 @@
-"""``holderAnalysis``: the analysed holders and the snipers that still hold sell in
-simulation.  Analysed: the largest holders up to the configured limit, skipping pools,
-the zero/dead addresses and contracts (a contract cannot sign a transaction, so "can it
-sell like a person" does not apply); past ``SAMPLE_MAX`` candidates, a sample by
-balance (:func:`tokenrisk.checks.people.sample_by_balance`)."""
+"""IsHoneypot's holders: who sells as themselves (``holderAnalysis``) and the launch's
+airdrop (``token.airdropSummary``), both read from the holder index once it is fresh.
+
+Who: the largest EOA holders up to the configured limit and the snipers that still hold,
+skipping pools, the zero/dead addresses and contracts (a contract cannot sign a
+transaction, so "can it sell like a person" does not apply), with balances read from the
+chain (the index says who holds, ``balanceOf`` how much: reflection and rebasing tokens
+change balances without Transfer logs); past ``SAMPLE_MAX`` candidates, a sample by
+balance (:func:`sample_by_balance`).
+
+How: an EOA call from the holder's address, no override of its token balance.  Holders
+sell in groups of ``GROUP`` per ``eth_simulateV1``, one block each, largest balance
+first; every sell is measured against the router's quote read in the same block, just
+before it (so its tax is the tax at the state it sold in).  A sell that fails in its
+group is simulated again alone from the head state (as are the sells of a group the node
+failed as a whole): only a holder who cannot sell on its own is counted as failed.
+Largest first, because a rule that caps a sell by the pool's reserve only loosens as
+earlier sells fill the pool: a holder that passes after larger ones would pass alone.
+Each group is a request of its own, several at once.
+"""
 
 from __future__ import annotations
 
@@ -11,14 +26,67 @@ from collections.abc import Set
 from dataclasses import replace
 from typing import Any
 
+from tokenrisk.caching import MemoryCache
+from tokenrisk.chain.abi import checksum
 from tokenrisk.chain.node import Node
-from tokenrisk.checks.people import CrowdMemo, People, holding_snipers, largest_holders
-from tokenrisk.checks.sells import capped, pool_sell_limit, sell_all
+from tokenrisk.chain.tokens import balances_of, is_contract
+from tokenrisk.checks.deps import HoneypotDeps, Options
+from tokenrisk.checks.trade import Prepared
+from tokenrisk.errors import CallReverted, MethodUnsupported, RpcError
+from tokenrisk.holders.index import top_holders
+from tokenrisk.holders.launch import airdrop_summary, sniper_addresses
 from tokenrisk.holders.siphon import siphoned_holders
 from tokenrisk.holders.stats import HolderSell, aggregate
-from tokenrisk.model import HolderStats, Pool
-from tokenrisk.simulate.simulator import Simulator
+from tokenrisk.model import AirdropSummary, HolderStats, Pool
+from tokenrisk.simulate.reserves import token_side_short
+from tokenrisk.simulate.simulator import (
+    Outcome,
+    Plan,
+    Simulator,
+    block_time,
+    sell_leg,
+    too_many_blocks,
+)
 from tokenrisk.store.engine import Store
+
+# THE STEPS ISHONEYPOT RUNS
+
+
+async def airdrop(
+    deps: HoneypotDeps, ready: Prepared, pools: list[Pool], index: asyncio.Task[None]
+) -> AirdropSummary | None:
+    """``token.airdropSummary`` once the index is fresh (it reads the indexed transfers)."""
+    await index
+    return await airdrop_summary(ready.node, deps.index.store, ready.route.token, pools)
+
+
+async def holder_sells(
+    deps: HoneypotDeps,
+    ready: Prepared,
+    pools: list[Pool],
+    skip: Set[str],
+    index: asyncio.Task[None],
+    options: Options,
+) -> HolderStats | None:
+    """Holder sells once the index is fresh; None when no journey can run, or when the
+    node cannot simulate and ``ready`` is not emulating it (``Prepared.emulated``).
+    ``skip``: the provider of simulated liquidity."""
+    await index
+    if not options.holder_analysis or ready.sim is None:
+        return None
+    node = ready.node
+    if not ready.emulated and not (await node.capabilities()).simulate_v1:
+        return None
+    try:
+        memo = ready.trading.crowds if ready.trading is not None else None
+        return await analyse_holders(
+            node, deps.index.store, deps.holder_limit, ready.sim, pools, skip, memo
+        )
+    except MethodUnsupported:
+        return None
+
+
+# HOLDERS AND SNIPERS SELLING
 
 
 async def analyse_holders(
@@ -129,3 +197,229 @@ def _sniper_sells(
     those among the analysed holders reuse their result, then the ``fresh`` ones."""
     known = {r.holder: r for r in analysed}
     return [known[a] for a, _ in holding if a in known] + fresh
+
+
+# WHO SELLS
+
+People = tuple[tuple[str, int], ...]
+"""(holder, balance) pairs, in the order the check found them."""
+CrowdMemo = MemoryCache[tuple[int, str, str], tuple[People, People]]
+"""Per (chain, token, pool): the holders and the holding snipers the last check found
+(``checks.holder_sells`` sends their sells with the reads that find them again)."""
+
+_SKIP = {"0x0000000000000000000000000000000000000000", "0x000000000000000000000000000000000000dead"}
+SAMPLE_MAX = 2_000
+"""Most holders whose sells are simulated in one check.  A larger candidate set is
+sampled by balance: the largest ``SAMPLE_MAX // 2`` always, the rest evenly spaced by
+balance rank over the remaining candidates (see :func:`sample_by_balance`)."""
+
+
+async def largest_holders(
+    node: Node, store: Store, limit: int, token: str, pools: list[Pool], block: str = "latest"
+) -> list[tuple[str, int]]:
+    """The ``limit`` largest EOA holders with their balances read from the chain at
+    ``block`` (the head the sells are simulated on: a newer block may have moved them)."""
+    skip = _SKIP | {p.address.lower() for p in pools} | {token.lower()}
+    rows = await top_holders(store, node.id, token, limit * 2)
+    rows = sample_by_balance(rows, SAMPLE_MAX)
+    addresses = [checksum(a) for a, _ in rows if a.lower() not in skip]
+    if not addresses:
+        return []
+    people = await _holding_people(node, token, addresses, block)
+    return people[:limit]
+
+
+async def holding_snipers(
+    node: Node, store: Store, token: str, pools: list[Pool], skip: Set[str], block: str = "latest"
+) -> list[tuple[str, int]]:
+    """The snipers (``holders.launch``) that still hold a balance and are not contracts,
+    leaving out ``skip`` and the token itself."""
+    found = await sniper_addresses(store, node.id, token, pools)
+    left_out = {s.lower() for s in skip} | {token.lower()}
+    found = [checksum(a) for a in found if a not in left_out]
+    if not found:
+        return []
+    return await _holding_people(node, token, found, block)
+
+
+async def _holding_people(
+    node: Node, token: str, addresses: list[str], block: str
+) -> list[tuple[str, int]]:
+    """``addresses`` that are not contracts and hold a balance at ``block``, with it."""
+    flags, balances = await asyncio.gather(
+        is_contract(node.rpc, addresses, block), balances_of(node.rpc, token, addresses, block)
+    )
+    return [(a, b) for a, c, b in zip(addresses, flags, balances, strict=True) if b and not c]
+
+
+def sample_by_balance(rows: list[tuple[str, int]], cap: int) -> list[tuple[str, int]]:
+    """At most ``cap`` of ``rows`` (largest balance first): the top half of the cap as
+    they are, then every k-th of the rest, so small holders are represented in
+    proportion to their number rather than left out.  Order is kept."""
+    if len(rows) <= cap:
+        return rows
+    top = cap // 2
+    rest = rows[top:]
+    picks = cap - top
+    step = len(rest) / picks
+    return rows[:top] + [rest[int(i * step)] for i in range(picks)]
+
+
+# HOW THEY SELL
+
+V2_MAX_RESERVE = 2**112 - 1
+"""A Uniswap V2 pair stores reserves as uint112: a sell that would lift the pair's token
+balance above this reverts (``UniswapV2: OVERFLOW``), whoever the seller is."""
+_BATCH = 50  # lone holder sells per JSON-RPC batch
+_IN_FLIGHT = 4
+"""Groups (or batches of lone sells) sent at once: each group is a request of its own
+with a typed reply (``chain.coalesce.LARGE_SIMULATION``), so the node runs them on all its
+cores."""
+GROUP = 12
+"""Most holder sells in one simulation (one block each; fewer when the node's block cap is
+smaller, :attr:`Simulator.room`).  Larger groups cost the node less per holder, but the
+whole request must stay within the node's RPC gas cap (geth: 50M, see
+:mod:`tokenrisk.simulate.gas`): 12 sells leave each ~3M gas and each read ~170k.  A sell
+that runs out of gas in its group is tried again alone with the full per-call gas."""
+
+
+def pool_sell_limit(sim: Simulator) -> int | None:
+    """The largest sell a V2 pair can take (None for V3: no such bound in practice)."""
+    if sim.route.v3:
+        return None
+    pool = sim.route.pool
+    reserve = pool.reserves0 if pool.token0 == sim.route.token else pool.reserves1
+    return max(0, V2_MAX_RESERVE - reserve)
+
+
+def capped(people: list[tuple[str, int]], limit: int | None) -> list[tuple[str, int]]:
+    """Each balance capped at what the pool can take (``limit``; None: uncapped)."""
+    return [(a, min(b, limit)) if limit is not None else (a, b) for a, b in people]
+
+
+async def sell_all(sim: Simulator, people: list[tuple[str, int]]) -> list[HolderSell]:
+    """Each of ``people`` sells ``amount`` (results in the order of ``people``): in
+    groups first, then alone for whoever failed in a group (module docstring).  No
+    result is marked siphoned: the caller knows who was.
+
+    A node that refuses a group's span (a block cap below the one probed) has taught the
+    simulator its cap: the groups are made again, once, within it.
+    """
+    if not people:
+        return []  # nobody to sell: not even the pool's read
+    try:
+        return await _sell_all(sim, people)
+    except RpcError as exc:
+        if not too_many_blocks(exc):
+            raise
+        return await _sell_all(sim, people)
+
+
+async def _sell_all(sim: Simulator, people: list[tuple[str, int]]) -> list[HolderSell]:
+    """Groups first, then alone; everybody alone when the pool's token side is short.
+
+    A V2 pair holding fewer tokens than its reserve refuses every router sell until one
+    sell large enough to fill the gap goes through, and that sell repairs the pool for
+    every later one: sells in a group are then not independent, and only selling alone
+    says who can get out.  The pool is read alongside the groups, so this costs no round
+    trip when the pool is sound.
+    """
+    route = sim.route
+    short = asyncio.ensure_future(token_side_short(sim.rpc, route.pool, route.token, sim.base.tag))
+    try:
+        results = await _grouped(sim, people)
+        if await short is not None:
+            results = [None] * len(people)
+    finally:
+        short.cancel()  # a no-op once it is done
+    return await _alone(sim, people, results)
+
+
+async def _grouped(sim: Simulator, people: list[tuple[str, int]]) -> list[HolderSell | None]:
+    """Each holder's result in its group, None where it failed there (or the group did)."""
+    order = sorted(range(len(people)), key=lambda i: -people[i][1])
+    size = max(1, min(GROUP, sim.room))
+    groups = [order[i : i + size] for i in range(0, len(order), size)]
+    in_flight = asyncio.Semaphore(_IN_FLIGHT)
+    results: list[HolderSell | None] = [None] * len(people)
+
+    async def grouped(group: list[int]) -> None:
+        async with in_flight:
+            (outcome,) = await sim.run([_group_plan(sim, [people[i] for i in group])])
+        if isinstance(outcome, CallReverted):
+            return  # the whole group goes again, one by one
+        for k, i in enumerate(group):
+            found = _holder_result(sim, people[i], outcome, f"h{k}")
+            results[i] = found if found.ok else None
+
+    await asyncio.gather(*(grouped(group) for group in groups))
+    return results
+
+
+async def _alone(
+    sim: Simulator, people: list[tuple[str, int]], results: list[HolderSell | None]
+) -> list[HolderSell]:
+    """Whoever has no result yet sells alone from the head state."""
+    in_flight = asyncio.Semaphore(_IN_FLIGHT)
+    alone = [i for i, r in enumerate(results) if r is None]
+
+    async def chunk_of(start: int) -> list[HolderSell]:
+        async with in_flight:
+            todo = [people[i] for i in alone[start : start + _BATCH]]
+            return await _sell_chunk(sim, todo)
+
+    parts = await asyncio.gather(*(chunk_of(i) for i in range(0, len(alone), _BATCH)))
+    for i, result in zip(alone, [r for part in parts for r in part], strict=True):
+        results[i] = result
+    return [r for r in results if r is not None]
+
+
+def _group_plan(sim: Simulator, group: list[tuple[str, int]]) -> Plan:
+    """One block per holder, a second apart (as close to "now" as blocks allow)."""
+    plan = sim.plan()
+    for k, (holder, amount) in enumerate(group):
+        plan.block(1 + k, seconds=block_time(1) + k)
+        plan.fund(holder, fresh=False)  # a real holder: its own nonce
+        sim.add_sell(plan, holder, amount, f"h{k}", pool=False)
+    return plan
+
+
+async def _sell_chunk(sim: Simulator, chunk: list[tuple[str, int]]) -> list[HolderSell]:
+    """Each holder sells everything; who cannot gets a second try with 99.9% of it.
+
+    A person who can exit 99.9% of a position is not trapped (some tokens refuse to
+    sell a whole balance; the journey's maxSell reports that quirk).
+    """
+    outcomes = await sim.run([_sell_plan(sim, a, b) for a, b in chunk])
+    results = [_holder_result(sim, h, o) for h, o in zip(chunk, outcomes, strict=True)]
+    retry = [i for i, r in enumerate(results) if not r.ok and chunk[i][1] >= 1_000]
+    if retry:
+        smaller = [(chunk[i][0], chunk[i][1] * 999 // 1_000) for i in retry]
+        plans = [_sell_plan(sim, a, b) for a, b in smaller]
+        for i, h, outcome in zip(retry, smaller, await sim.run(plans), strict=True):
+            results[i] = _holder_result(sim, h, outcome)
+    return results
+
+
+def _sell_plan(sim: Simulator, holder: str, amount: int) -> Plan:
+    plan = sim.plan()
+    plan.block(1)
+    plan.fund(holder, fresh=False)
+    sim.add_sell(plan, holder, amount, "holder", pool=False)
+    return plan
+
+
+def _holder_result(
+    sim: Simulator,
+    holder: tuple[str, int],
+    outcome: Outcome | CallReverted,
+    tag: str = "holder",
+) -> HolderSell:
+    address, amount = holder
+    if isinstance(outcome, CallReverted) or not outcome[f"{tag}.sell"].ok:
+        return HolderSell(address, ok=False)
+    tax, gas = sell_leg(outcome, sim.route, tag, amount), outcome[f"{tag}.sell"].gas
+    # the effective tax, else the token-unit one; neither: unmeasured (left out of the
+    # averages, never counted as 0)
+    judged = tax.effective if tax.effective is not None else tax.token_unit
+    return HolderSell(address, ok=True, tax=judged, gas=gas, tax_token_unit=tax.token_unit)

@@ -1,5 +1,13 @@
 """IsHoneypot: can this token be sold after buying it, and at what cost?
 
+Step by step: the target is resolved (:mod:`.target`) and the holder index refreshed in
+the background (:mod:`.top_holders`); the pool is chosen or simulated (:mod:`.venue`)
+and the trade made ready (:mod:`.trade`); then everything is measured on it at once
+(:func:`measure`): the journey, the call trace (:mod:`.verification`), the token facts
+(:mod:`.venue`), the holder sells and the airdrop (:mod:`.holder_sells`) and the
+owner-power scan; the rubric (:mod:`tokenrisk.risk`) gives the verdict.  The request
+waits for the longest chain of round trips, not their sum.
+
 Runs under the request deadline set by the API layer; node failures surface as the
 typed errors of :mod:`tokenrisk.errors`.  Hostile tokens never raise: they become a
 verdict (see ``risk``) or a ``simulationError``.
@@ -8,15 +16,25 @@ verdict (see ``risk``) or a ``simulationError``.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 from tokenrisk import risk
 from tokenrisk.chain.abi import parse_address
 from tokenrisk.chain.head import ChainHead
-from tokenrisk.checks.analysis import analyse
-from tokenrisk.checks.deps import EVERY_ANALYSIS, HoneypotDeps, Options
-from tokenrisk.checks.prepare import head_of
+from tokenrisk.checks.deps import EVERY_ANALYSIS, HoneypotDeps, Options, owner_powers_enabled
+from tokenrisk.checks.holder_sells import airdrop, holder_sells
 from tokenrisk.checks.results import HoneypotResult
 from tokenrisk.checks.target import Target, pick_pool, resolve
+from tokenrisk.checks.tasks import finish
+from tokenrisk.checks.top_holders import refresh_index
+from tokenrisk.checks.trade import Prepared, emulating, head_of, run_journey
+from tokenrisk.checks.venue import base_info, counted, created, ready_pool, token_info
+from tokenrisk.checks.verification import code_report
+from tokenrisk.findings import OwnerPowers
+from tokenrisk.model import Analysis, Pool
+from tokenrisk.simulate.powers import scan, unchecked
+
+# THE CHECK
 
 
 async def is_honeypot(
@@ -55,3 +73,114 @@ async def _target_and_head(
     if chain_id is None:  # the chain is known only once resolved
         return await resolve(nodes, address), None
     return await asyncio.gather(resolve(nodes, address), head_of(nodes[0]))
+
+
+# ONE TOKEN'S ANALYSIS
+
+
+async def analyse(
+    deps: HoneypotDeps,
+    target: Target,
+    pool: Pool | None,
+    head: ChainHead | None,
+    liquidity: str,
+    options: Options,
+) -> Analysis:
+    """Everything measured for ``target`` traded on ``pool`` (see
+    :func:`tokenrisk.checks.venue.ready_pool` for ``liquidity``).  The index refresh
+    runs alongside; only the holder sells (and a simulated pool's provider) wait for it.
+
+    Raises NoPairsFound when there is no pool to trade on (and none could be simulated).
+    """
+    index = asyncio.create_task(refresh_index(deps.index, target.node, target.token))
+    try:
+        ready = await ready_pool(deps, target, pool, head, index, liquidity)
+        return await measure(deps, ready, target.pools, index, options)
+    finally:
+        await finish(index)
+
+
+# EVERYTHING MEASURED, CONCURRENTLY
+
+
+async def measure(
+    deps: HoneypotDeps,
+    ready: Prepared,
+    known: list[Pool],
+    index: asyncio.Task[None],
+    options: Options,
+) -> Analysis:
+    """The analysis of ``ready``'s trade; ``known``: the token's existing pools.
+
+    The owner-power scan's result is kept in every state: on an armed honeypot it says
+    who holds the trap (it runs from held positions when nobody can buy); the call
+    trace only when the simulation ran.  When the trace would have been
+    taken but the node cannot trace (no debug_traceCall), the analysis says so
+    (``trace_unavailable``: an informational flag and a note, as the check was partial).
+    """
+    node, token, pool = ready.node, ready.route.token, ready.route.pool
+    traced = (
+        asyncio.create_task(code_report(ready, deps.verifier))
+        if not ready.simulated and ready.failed is None
+        else None
+    )
+    pools = [*known, pool]
+    skip = {ready.made.provider} if ready.made else set()
+    scans = await emulating(ready)  # the scans' simulations, through eth_call if need be
+    try:
+        info, with_token, report, holders, launch, powers = await asyncio.gather(
+            token_info(node, token),
+            base_info(deps, node, pool.base_token),
+            run_journey(ready, deps.trading.simulations),
+            holder_sells(deps, scans, pools, skip, index, options),
+            asyncio.gather(
+                created(node, pool, token, ready.simulated), airdrop(deps, ready, pools, index)
+            ),
+            owner_powers(deps, scans, options),
+        )
+        # a trace covers one call, so a pool that exists only in a prelude cannot be traced
+        code = await traced if traced is not None and report.success else None
+        untraced = traced is not None and report.success and not await _can_trace(ready)
+    finally:
+        if traced is not None:
+            await finish(traced)
+    made, dropped = launch
+    kept = powers
+    return Analysis(
+        token=replace(await counted(deps, node, token, info), airdrop=dropped),
+        with_token=with_token,
+        pool=made,
+        simulation=report,
+        code=code,
+        holders=holders,
+        whitelisted=token in node.chain.whitelist,
+        owner_powers=kept,
+        trace_unavailable=untraced,
+        unchecked=tuple(dict.fromkeys([*report.unchecked, *unchecked(kept)])),
+    )
+
+
+async def _can_trace(ready: Prepared) -> bool:
+    """Whether the node has debug_traceCall (probed once per node, kept)."""
+    return (await ready.node.capabilities()).trace_call
+
+
+# THE OWNER-POWER SCAN
+
+
+async def owner_powers(deps: HoneypotDeps, ready: Prepared, options: Options) -> OwnerPowers | None:
+    """The owner-power scan, concurrent with the journey (it runs its own baseline).
+
+    None when the tier, the request or the config turned it off, for a pool that exists
+    only in a simulation, or when the node cannot run eth_simulateV1 and ``ready`` is
+    not emulating it (``Prepared.emulated``: one block, so future sells are not seen).
+    """
+    powers = deps.powers
+    if not (powers.enabled and owner_powers_enabled(options)) or ready.simulated:
+        return None
+    caps = await ready.node.capabilities()
+    if ready.sim is None or not (ready.emulated or caps.simulate_v1):
+        return None
+    # the deployer is looked up only as the node can tell it (Otterscan, kept state)
+    bounds = replace(powers.bounds, otterscan=caps.otterscan, state_floor=caps.state_floor())
+    return await scan(ready.sim, ready.node.id, powers.cache, bounds)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import math
 
-from tokenrisk.chain import created
+from tokenrisk.chain import created, dex
 from tokenrisk.chain import pools as every_dex
 from tokenrisk.chain.abi import parse_address
 from tokenrisk.chain.node import Node, Nodes
 from tokenrisk.chain.tokens import read_token
 from tokenrisk.checks.results import PairRow
-from tokenrisk.checks.search import on_every_chain
+from tokenrisk.checks.target import on_every_chain
 from tokenrisk.model import Pool
 
 
@@ -42,9 +42,9 @@ async def _pairs_on(node: Node, token: str) -> list[Pool]:
         every_dex.find_pools(rpc, chain, token, memo=node.native_pools, events=node.v4_pools),
         created.creations(node, token),
     )
-    others = await every_dex.other_pools(rpc, chain, token, found or [], base)
+    others = await dex.other_pools(rpc, chain, token, found or [], base)
     known = await created.complete(node, found, base)
-    return await every_dex.with_creation(rpc, [*base, *others], known)
+    return await dex.with_creation(rpc, [*base, *others], known)
 
 
 def rank_pools(pools: list[Pool], limit: int) -> list[Pool]:

@@ -1,23 +1,43 @@
-"""From an address to what a check trades: the chain, the token and its pools.
+"""From an address to what a check trades, on every configured chain: the chain, the
+token and its pools; and the search over every chain, which skips (and names) a chain
+whose node is down.
 
-Shared by IsHoneypot and GetContractVerification.  An address may name a token or one
-of its pools; without ``chainID`` every configured chain is searched and the deepest
-pool wins.
+Shared by IsHoneypot, GetContractVerification and GetPairs.  An address may name a token
+or one of its pools; without ``chainID`` every configured chain is searched and the
+deepest pool wins.
+
+One chain's node being down (unreachable, broken replies, too slow) must not fail the
+answer the other chains can give, but the answer must say it is partial: the ids of the
+skipped chains are collected by :func:`skipped_chains`, which the API turns into the
+``X-Skipped-Chains`` header.  When no chain answered, or when only one chain was asked,
+the failure is raised as usual (503/502/504).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
+from typing import Generic, TypeVar
 
+from tokenrisk.chain import dex
 from tokenrisk.chain import pools as every_dex
 from tokenrisk.chain.node import Node
 from tokenrisk.chain.registry import Chain
-from tokenrisk.chain.tokens import is_contract_code, is_erc20, read_token
-from tokenrisk.checks.search import on_every_chain
+from tokenrisk.chain.tokens import is_contract, is_contract_code, is_erc20, read_token
 from tokenrisk.checks.tasks import given
-from tokenrisk.errors import NotAToken, NotFoundError
+from tokenrisk.errors import (
+    DeadlineExceeded,
+    NodeUnavailable,
+    NotAToken,
+    NotFoundError,
+    UpstreamError,
+)
 from tokenrisk.model import Pool, TokenInfo
+
+# THE TARGET
 
 
 @dataclass(frozen=True)
@@ -50,7 +70,7 @@ async def _target_on(node: Node, address: str, require_token: bool = True) -> Ta
     rpc, chain = node.rpc, node.chain
     code, resolved, pools, erc20 = await asyncio.gather(
         rpc.call("eth_getCode", [address, "latest"]),
-        every_dex.resolve_pair(rpc, chain, address),
+        dex.resolve_pair(rpc, chain, address),
         every_dex.find_pools(rpc, chain, address, memo=node.native_pools, events=node.v4_pools),
         is_erc20(rpc, address) if require_token else given(True),
     )
@@ -142,3 +162,67 @@ def no_pairs_reason(chain: Chain) -> str:
     names = [f"{d.name} {d.version}" for d in chain.dexes]
     dexes = ", ".join(names + (["Uniswap V4"] if chain.uniswap_v4 else [])) or "no DEX"
     return f"no pool of this token against {bases} on {dexes} (chain {chain.id})"
+
+
+# EVERY CHAIN, A CHAIN WHOSE NODE IS DOWN SKIPPED AND NAMED
+
+T = TypeVar("T")
+
+NODE_DOWN = (NodeUnavailable, UpstreamError, DeadlineExceeded)
+"""Failures that say nothing about the token, only about one chain's node."""
+
+_skipped: ContextVar[set[int] | None] = ContextVar("tokenrisk_skipped_chains", default=None)
+
+
+@contextmanager
+def skipped_chains() -> Iterator[set[int]]:
+    """Collect the ids of chains skipped by the searches run inside this block."""
+    found: set[int] = set()
+    token = _skipped.set(found)
+    try:
+        yield found
+    finally:
+        _skipped.reset(token)
+
+
+@dataclass(frozen=True)
+class Search(Generic[T]):
+    """Per-chain answers, and the chains whose node failed (with the failure)."""
+
+    answers: list[tuple[Node, T]]
+    down: list[tuple[Node, Exception]]
+
+    def skip_down(self) -> list[tuple[Node, T]]:
+        """The answers, noting the failed chains as skipped; raises the first failure
+        when no chain answered or only one chain was asked."""
+        if self.down and (not self.answers or len(self.answers) + len(self.down) == 1):
+            raise self.down[0][1]
+        collected = _skipped.get()
+        if collected is not None:
+            collected.update(node.id for node, _ in self.down)
+        return self.answers
+
+
+async def on_every_chain(nodes: Sequence[Node], work: Callable[[Node], Awaitable[T]]) -> Search[T]:
+    """Run ``work`` on each chain's node concurrently.  A node failure (:data:`NODE_DOWN`) is
+    kept in ``down``; any other error (bad input, a bug) is raised."""
+    replies = await asyncio.gather(*(work(node) for node in nodes), return_exceptions=True)
+    answers: list[tuple[Node, T]] = []
+    down: list[tuple[Node, Exception]] = []
+    for node, reply in zip(nodes, replies, strict=True):
+        if isinstance(reply, NODE_DOWN):
+            down.append((node, reply))
+        elif isinstance(reply, BaseException):
+            raise reply
+        else:
+            answers.append((node, reply))
+    return Search(answers, down)
+
+
+async def contract_chains(nodes: Sequence[Node], address: str) -> list[Node]:
+    """The chains with code at ``address`` (chains whose node is down are skipped and
+    named); raises the first node failure when every chain answered "no code" or failed."""
+    search = await on_every_chain(nodes, lambda n: is_contract(n.rpc, [address]))
+    if search.down and not any(flags[0] for _, flags in search.answers):
+        raise search.down[0][1]  # "not a contract" only when every chain answered that
+    return [node for node, flags in search.skip_down() if flags[0]]

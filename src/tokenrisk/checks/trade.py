@@ -1,26 +1,158 @@
-"""The simulated buyer's journey on a prepared pool; a sell the router masked is
-explained by the token's own failure.
+"""A simulated trade, shared by IsHoneypot and GetContractVerification: made ready (route,
+funding, simulator, the token's balance slot), then run (the buyer's journey; a sell the
+router masked is explained by the token's own failure).
+
+What a trade needs is read once (the pool's head block, a registry base token's balance
+slot per chain and token) and the checked token's own slot is searched in a task, so the
+first simulations of the journey need not wait for it.
 
 Without ``eth_simulateV1`` the same journey runs through ``eth_call`` and the runner
 contract (:mod:`tokenrisk.simulate.emulation`), with a note saying what that cannot see;
-the single-call probe contract is the last resort when even that fails.
-
-Shared by IsHoneypot and GetContractVerification; every run is counted in the metrics.
+the single-call probe contract is the last resort when even that fails.  Every journey
+is counted in the metrics.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from tokenrisk import metrics
 from tokenrisk.chain import dex
-from tokenrisk.checks.prepare import Prepared
+from tokenrisk.chain.node import Node
+from tokenrisk.checks.deps import Trading
+from tokenrisk.checks.tasks import given
 from tokenrisk.errors import MethodUnsupported, RpcError
-from tokenrisk.model import SimulationReport
+from tokenrisk.model import Pool, SimulationReport
+from tokenrisk.simulate.calls import BalanceSlot, Route, find_balance_slot
 from tokenrisk.simulate.emulation import emulated, notes_of, one_block
 from tokenrisk.simulate.journey import simulate
+from tokenrisk.simulate.liquidity import SimulatedPool
 from tokenrisk.simulate.probe import explain_sell_failure, probe_simulate
+from tokenrisk.simulate.simulator import ChainHead, Funding, NodeLimits, SimSettings, Simulator
+
+# READY
+
+
+@dataclass
+class Prepared:
+    """What a journey needs, ready before it starts (the token's slot may be in flight).
+
+    ``failed`` set: no journey can run, it is the report.  ``made``: the pool exists
+    only inside this liquidity simulation (no trace, no explained failure).
+    """
+
+    node: Node
+    route: Route
+    funding: Funding
+    sim: Simulator | None
+    token_slot: asyncio.Task[BalanceSlot | None] | None
+    failed: SimulationReport | None
+    made: SimulatedPool | None = None
+    emulated: bool = False
+    """``sim`` runs its simulations through ``eth_call`` and the runner contract (the node
+    lacks ``eth_simulateV1``: :func:`tokenrisk.checks.trade.emulating`)."""
+    trading: Trading | None = None
+    """The process's trading state (its memo of journey amounts), when a journey runs."""
+
+    @property
+    def simulated(self) -> bool:
+        """The pool exists only in a liquidity simulation."""
+        return self.made is not None
+
+    @property
+    def probe_amount(self) -> int:
+        """The default buy size in this pool (what the probe and the trace buy)."""
+        return SimSettings().buy_amount(dex.base_reserve(self.route.pool))
+
+
+async def head_of(node: Node) -> ChainHead:
+    """The head block the simulations start after (and are pinned to), with its base
+    fee, gas limit and fee recipient: simulated blocks keep them."""
+    return await node.head()
+
+
+async def limits_of(node: Node) -> NodeLimits:
+    """What the node allows a simulation, from its probed capabilities."""
+    caps = await node.capabilities()
+    return NodeLimits(
+        max_blocks=caps.simulate_max_blocks, block_overrides=caps.call_block_overrides
+    )
+
+
+def _learner(node: Node) -> Callable[[int], None]:
+    """Keeps a smaller block cap the node taught (see ``Simulator.run``) on the Node, so
+    later checks plan within it from the start."""
+    return node.learn_simulate_cap
+
+
+def _failed(
+    node: Node, route: Route, funding: Funding, error: str, made: SimulatedPool | None
+) -> Prepared:
+    report = SimulationReport(success=False, error=error)
+    return Prepared(node, route, funding, None, None, report, made)
+
+
+async def prepare(
+    node: Node,
+    trading: Trading,
+    pool: Pool,
+    token: str,
+    simulated: SimulatedPool | None = None,
+    head: ChainHead | None = None,
+) -> Prepared:
+    """Route, funding and simulator for ``pool``; the token's balance slot is searched in
+    a task so that the journey's first simulations need not wait for it."""
+    chain, made = node.chain, simulated
+    route = Route(pool, dex.dex_of(chain, pool), token, pool.base_token)
+    caps = await node.capabilities()
+    if not caps.state_override:
+        error = "node lacks eth_call state overrides: cannot fund a simulated buyer"
+        return _failed(node, route, Funding(route.base, None), error, made)
+    if simulated:
+        head = simulated.head
+    base_slot, at = await asyncio.gather(
+        base_slot_of(node, trading, route.base), head_of(node) if head is None else given(head)
+    )
+    funding = Funding(route.base, base_slot)
+    if base_slot is None and route.base != chain.wrapped_native.address:
+        return _failed(
+            node, route, funding, "cannot fund a simulated buyer with the base token", made
+        )
+    prelude = simulated.prelude if simulated else []
+    base = simulated.base if simulated else at
+    limits = await limits_of(node)
+    sim = Simulator(
+        node.rpc, route, at, funding, SimSettings(), prelude, base, limits, _learner(node)
+    )
+    if dex.base_reserve(pool) == 0:
+        # only the base side makes a pool empty: a pool whose token side was taken away
+        # still holds the buyers' money, and what trades through it do is the answer
+        return _failed(node, route, funding, "insufficient liquidity: the pool is empty", made)
+    slot = asyncio.create_task(
+        find_balance_slot(node.rpc, token, sim.base.tag, cache=trading.slots)
+    )
+    sim.token_slot = slot
+    return Prepared(node, route, funding, sim, slot, None, made, trading=trading)
+
+
+async def base_slot_of(node: Node, trading: Trading, base: str) -> BalanceSlot | None:
+    """Balance slot of a registry base token, discovered once per chain and token.
+
+    Base tokens come from the operator's registry (WETH, stablecoins), so their storage
+    layout is trusted to stay put; the checked token's slot is always verified again
+    (its layout is remembered per code hash, see :mod:`tokenrisk.simulate.slots`).
+    """
+    key = (node.id, base)
+    found, slot = trading.base_slots.get(key)
+    if not found:
+        slot = await find_balance_slot(node.rpc, base)
+        trading.base_slots.put(key, slot)
+    return slot
+
+
+# THE JOURNEY
 
 
 async def run_journey(ready: Prepared, simulations: asyncio.Semaphore) -> SimulationReport:

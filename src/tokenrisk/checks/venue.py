@@ -1,17 +1,29 @@
-"""Where IsHoneypot trades: the chosen pool, or one made inside the simulation
-(``simulateLiquidity``, see :mod:`tokenrisk.checks.simulated_pool`)."""
+"""Where IsHoneypot trades, and what it says of that market: the pool chosen, or one made
+inside the simulation (``simulateLiquidity``: the largest indexed holder provides the
+liquidity against the chain's wrapped native coin); the pool's creation, the pair's base
+token (read once per chain), the checked token's metadata and holder count; and the
+"No pairs found" answer, with the token in it, when there is no pool to trade on.
+"""
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
+from tokenrisk.chain.created import with_creations
 from tokenrisk.chain.head import ChainHead
+from tokenrisk.chain.node import Node
+from tokenrisk.chain.tokens import read_token
 from tokenrisk.checks.deps import HoneypotDeps
-from tokenrisk.checks.prepare import Prepared, prepare
-from tokenrisk.checks.simulated_pool import simulated_pool
-from tokenrisk.checks.target import Target
-from tokenrisk.checks.token_facts import no_pairs
-from tokenrisk.model import Pool
+from tokenrisk.checks.holder_sells import largest_holders
+from tokenrisk.checks.target import Target, base_token_info, no_pairs_reason
+from tokenrisk.checks.top_holders import base_token_holders, holders_counted
+from tokenrisk.checks.trade import Prepared, base_slot_of, head_of, prepare
+from tokenrisk.errors import LiquidityError, NoPairsFound
+from tokenrisk.model import Pool, TokenInfo
+from tokenrisk.simulate.liquidity import SimulatedPool, simulate_pool
+
+# THE POOL TRADED ON
 
 
 async def ready_pool(
@@ -37,3 +49,73 @@ async def ready_pool(
     if pool is None:
         raise await no_pairs(deps, target, index)
     return await prepare(node, deps.trading, pool, token, None, head)
+
+
+# A POOL MADE INSIDE THE SIMULATION
+
+
+async def simulated_pool(deps: HoneypotDeps, target: Target) -> SimulatedPool | str:
+    """A pool made inside the simulation, or the reason it could not be made.  Reads the
+    holder index: the caller brings it up to date first."""
+    node, token = target.node, target.token
+    wrapped = node.chain.wrapped_native.address
+    slot, head = await asyncio.gather(base_slot_of(node, deps.trading, wrapped), head_of(node))
+    store, limit = deps.index.store, deps.holder_limit
+    providers = await largest_holders(node, store, limit, token, [], head.tag)
+    if not providers:
+        return "no holder of this token can provide liquidity"
+    try:
+        return await simulate_pool(
+            node.rpc, node.chain, token, providers[0], slot, head, node.native_pools
+        )
+    except LiquidityError as exc:
+        return str(exc)
+
+
+# THE TOKENS AND THE POOL
+
+
+async def token_info(node: Node, token: str) -> TokenInfo:
+    """The checked token's metadata as the chain reports it."""
+    return await read_token(node.rpc, token)
+
+
+async def counted(deps: HoneypotDeps, node: Node, token: str, info: TokenInfo) -> TokenInfo:
+    """``info`` with ``token``'s holder count from the index (None: never indexed)."""
+    total = await holders_counted(deps.index, node, token)
+    return replace(info, total_holders=total)
+
+
+async def base_info(deps: HoneypotDeps, node: Node, base: str) -> TokenInfo:
+    """:func:`base_token_info`, read once per chain and token (registry base tokens are
+    the operator's well-known WETH and stablecoins; their total supply is not shown),
+    with its holder count where the index has it (read every time: it changes)."""
+    key = (node.id, base)
+    info = deps.base_infos.value(key)
+    if info is None:
+        info = await base_token_info(node, base)
+        deps.base_infos.put(key, info)
+    holders = await base_token_holders(deps.index, node, base)
+    return replace(info, total_holders=holders)
+
+
+async def created(node: Node, pool: Pool, token: str, simulated: bool) -> Pool:
+    """The pool with its creation time and transaction (unchanged for a pool that exists
+    only in a simulation).  The events are looked up by the checked ``token``, never by
+    the base token (WETH has countless pools); on a node that caps ``eth_getLogs``
+    ranges, the pool's creation comes from the node's history (unknown without it)."""
+    if simulated:
+        return pool
+    return (await with_creations(node, token, [pool]))[0]
+
+
+async def no_pairs(
+    deps: HoneypotDeps, target: Target, index: asyncio.Task[None], why: str = ""
+) -> NoPairsFound:
+    """The 404 for a token without a pool, with the token (holder count included)."""
+    await index
+    node = target.node
+    token = await read_token(node.rpc, target.token)
+    total = await holders_counted(deps.index, node, target.token)
+    reason = no_pairs_reason(node.chain) + (f"; liquidity simulation: {why}" if why else "")
+    return NoPairsFound(reason, replace(token, total_holders=total))

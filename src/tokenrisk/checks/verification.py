@@ -1,16 +1,28 @@
 """GetContractVerification: is the contract, and everything its buy and sell call, open
-source?  Always computed fresh (a contract may be verified at any time)."""
+source?  Always computed fresh (a contract may be verified at any time).
+
+Its call tree of a probe buy and sell, with the verification of every contract in it
+(:func:`code_report`), is also IsHoneypot's ``contractCode``.
+"""
 
 from __future__ import annotations
 
+import asyncio
+from dataclasses import replace
+
 from tokenrisk.chain.abi import checksum, parse_address
+from tokenrisk.chain.node import Node
+from tokenrisk.chain.tokens import is_contract
 from tokenrisk.checks.deps import VerificationDeps
-from tokenrisk.checks.prepare import prepare
 from tokenrisk.checks.results import VerificationResult
-from tokenrisk.checks.search import contract_chains
-from tokenrisk.checks.target import pick_pool, resolve
-from tokenrisk.checks.trace import code_report, untraceable
-from tokenrisk.checks.trade import run_journey
+from tokenrisk.checks.target import contract_chains, pick_pool, resolve
+from tokenrisk.checks.trade import Prepared, prepare, run_journey
+from tokenrisk.errors import CallReverted, MethodUnsupported, ReplyTooDeep, ReplyTooLarge
+from tokenrisk.model import CodeReport, SimulationReport
+from tokenrisk.simulate.probe import is_precompile, trace_journey, walk_calls
+from tokenrisk.verification.verifier import Verifier
+
+# GETCONTRACTVERIFICATION
 
 
 async def contract_verification(
@@ -46,3 +58,88 @@ async def contract_verification(
         reason = "the node cannot trace calls (no debug_traceCall)"
         return VerificationResult(True, root_open, None, unknown, reason)
     return VerificationResult(True, root_open, code, unknown)
+
+
+# THE CALL TREE AND ITS CONTRACTS' VERIFICATION
+
+
+async def code_report(
+    ready: Prepared, verifier: Verifier, fresh: bool = False
+) -> CodeReport | None:
+    """Call tree of a probe buy+sell and the verification of every contract in it.
+
+    None when the node cannot trace (no debug_traceCall), the traced call fails in the
+    EVM, or the token makes the trace too big or deep to read.  Other node errors raise,
+    so a flaky node never yields a cached answer without a code report.
+    """
+    node, route = ready.node, ready.route
+    if not (await node.capabilities()).trace_call:
+        return None
+    token = route.token.lower()
+    seen = ready.trading.traced if ready.trading is not None else None
+    before = seen.value((node.id, token)) if seen is not None else None
+    # the code of what the last trace called is read with the trace (one round trip)
+    early = asyncio.ensure_future(_with_code(node, set(before))) if before else None
+    try:
+        try:
+            head = ready.sim.base if ready.sim is not None else None
+            tree = await trace_journey(node.rpc, route, ready.funding, ready.probe_amount, head)
+        except (CallReverted, MethodUnsupported, ReplyTooLarge, ReplyTooDeep):
+            return None  # the token's own doing (or no tracer): no tree, nothing claimed
+        probe = str(tree.get("to", "")).lower()
+        calls = [c for c in walk_calls(tree) if not is_precompile(c.to_address)]
+        called = frozenset(c.to_address for c in calls if c.to_address != probe)
+        contracts = await _contracts(node, called, before, early)
+    finally:
+        if early is not None and not early.done():
+            early.cancel()
+    if seen is not None:
+        seen.put((node.id, token), called)
+    statuses = await verifier.statuses(node.id, sorted(contracts | {token}), fresh=fresh)
+    opened = {addr: status == "verified" for addr, status in statuses.items()}
+    unknown = tuple(checksum(a) for a, status in statuses.items() if status == "unknown")
+    return CodeReport(
+        root_open_source=opened[token],
+        root_unknown=statuses[token] == "unknown",
+        unknown=unknown,
+        open_source=all(opened.values()),
+        is_proxy=any(c.call_type == "DELEGATECALL" and c.from_address == token for c in calls),
+        has_proxy_calls=any(c.call_type == "DELEGATECALL" for c in calls),
+        contracts_open_source={checksum(a): v for a, v in opened.items()},
+        calls=tuple(
+            replace(c, from_address=checksum(c.from_address), to_address=checksum(c.to_address))
+            for c in calls
+        ),
+    )
+
+
+async def _contracts(
+    node: Node,
+    called: frozenset[str],
+    before: frozenset[str] | None,
+    early: asyncio.Future[set[str]] | None,
+) -> set[str]:
+    """Which of ``called`` hold code: from the read started with the trace (``early``,
+    of what the last trace called: ``before``) when it covers them all."""
+    if early is not None and before is not None and called <= before:
+        return (await early) & called
+    return await _with_code(node, set(called))
+
+
+async def _with_code(node: Node, addresses: set[str]) -> set[str]:
+    """The addresses that hold code: only contracts can be verified (EOAs, such as wallets
+    paid in ETH during a sell, are not contracts and are never listed)."""
+    ordered = sorted(addresses)
+    flags = await is_contract(node.rpc, ordered) if ordered else []
+    return {a for a, has_code in zip(ordered, flags, strict=True) if has_code}
+
+
+def untraceable(report: SimulationReport) -> str | None:
+    """Why a buy and sell cannot be traced for the call tree (None: they can)."""
+    if not report.success:
+        return f"the buy and sell could not be simulated: {report.error or 'unknown reason'}"
+    for step, ok in (("buy", report.buy_ok), ("sell", report.sell_ok)):
+        if not ok:
+            why = report.failure_reason if report.failure_step == step else None
+            return f"the simulated {step} failed" + (f": {why}" if why else "")
+    return None

@@ -15,8 +15,8 @@ from rich.text import Text
 from tokenrisk.api import wire
 from tokenrisk.chain.node import Nodes
 from tokenrisk.checks.deps import HoldersDeps, VerificationDeps
-from tokenrisk.checks.holders import top_holders
 from tokenrisk.checks.pairs import get_pairs
+from tokenrisk.checks.top_holders import top_holders
 from tokenrisk.checks.verification import contract_verification
 from tokenrisk.cli import report
 from tokenrisk.cli.session import (

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from tokenrisk.api.webhook_routes import valid_url
+from tokenrisk.api.watch_routes import valid_url
 from tokenrisk.cli.session import ConfigOpt, console, failures
 from tokenrisk.config import load_settings
 from tokenrisk.errors import InputError

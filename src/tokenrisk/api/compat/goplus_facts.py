@@ -9,11 +9,10 @@ import asyncio
 
 from tokenrisk.api.compat.goplus_reads import Facts, People, balances, creator_and_code
 from tokenrisk.checks.deps import HoldersDeps, HoneypotDeps, Options
-from tokenrisk.checks.holders import top_holders
 from tokenrisk.checks.honeypot import is_honeypot
-from tokenrisk.checks.indexing import holders_counted
 from tokenrisk.checks.pairs import get_pairs
 from tokenrisk.checks.results import HoneypotResult, TopHoldersResult
+from tokenrisk.checks.top_holders import holders_counted, top_holders
 from tokenrisk.errors import NoPairsFound, NotAToken
 
 HOLDERS_SHOWN = 10

@@ -21,10 +21,9 @@ from fastapi import FastAPI, Header, Query, Request
 from fastapi.responses import JSONResponse
 
 from tokenrisk.api.access import Gate
-from tokenrisk.api.allowance import check_options
 from tokenrisk.api.compat import goplus
 from tokenrisk.api.compat.goplus_facts import gather
-from tokenrisk.api.params import require_address
+from tokenrisk.api.params import check_options, require_address
 from tokenrisk.api.runner import Runner
 from tokenrisk.checks.deps import Options
 from tokenrisk.errors import (

@@ -9,15 +9,15 @@ from typing import Any
 from fastapi import Depends, FastAPI, Query
 from fastapi.responses import Response
 
-from tokenrisk.api import handlers
+from tokenrisk.api import check_routes
 from tokenrisk.api.access import Caller, Gate
-from tokenrisk.api.allowance import honeypot_options
 from tokenrisk.api.compat import legacy
 from tokenrisk.api.failures import ERRORS
 from tokenrisk.api.params import (
     PAIR_DOC,
     ROUTER_DOC,
     honeypot_liquidity,
+    honeypot_options,
     optional_address,
     parse_chain_id,
     require_address,
@@ -62,7 +62,7 @@ def add_legacy_honeypot(app: FastAPI, runner: Runner, gate: Gate) -> None:
         pair_address, router_address = optional_address(pair), optional_address(router)
         mode = honeypot_liquidity(simulateLiquidity, forceSimulateLiquidity, chain_id)
         options = honeypot_options(caller.tier, None)
-        body, skipped = await handlers.honeypot_answer(
+        body, skipped = await check_routes.honeypot_answer(
             runner,
             token,
             chain_id,
@@ -72,7 +72,7 @@ def add_legacy_honeypot(app: FastAPI, runner: Runner, gate: Gate) -> None:
             options,
             ("IsHoneypotV1", v1_honeypot),
         )
-        return handlers.searched(body, skipped)
+        return check_routes.searched(body, skipped)
 
 
 def add_legacy_verification(app: FastAPI, runner: Runner, gate: Gate) -> None:
@@ -93,6 +93,6 @@ def add_legacy_verification(app: FastAPI, runner: Runner, gate: Gate) -> None:
         root = require_address("address", address)
         chain_id = parse_chain_id(chainID)
         pair_address, router_address = optional_address(pair), optional_address(router)
-        return await handlers.verification(
+        return await check_routes.verification(
             runner, root, chain_id, pair_address, router_address, v1_verification
         )

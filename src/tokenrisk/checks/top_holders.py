@@ -1,7 +1,9 @@
-"""Keeping the Transfer-log index fresh for a check, and the holder counts it gives.
+"""TopHolders, and the Transfer-log index kept fresh for every check (IsHoneypot,
+TopHolders, the index job of :mod:`tokenrisk.jobs`) with the holder counts it gives.
 
 The index itself is :mod:`tokenrisk.holders.index`; this module decides, per request,
-whether to bring it up to the head inline or leave that to a background job.
+whether to bring it up to the head inline or leave that to a background job.  TopHolders
+lists the largest holders now, from the index brought up to date.
 """
 
 from __future__ import annotations
@@ -9,16 +11,50 @@ from __future__ import annotations
 import asyncio
 
 from tokenrisk import metrics
+from tokenrisk.chain.abi import checksum, parse_address
 from tokenrisk.chain.node import Node
-from tokenrisk.checks.deps import HolderIndex
-from tokenrisk.errors import StoreConflict
+from tokenrisk.chain.tokens import is_contract
+from tokenrisk.checks.deps import HolderIndex, HoldersDeps
+from tokenrisk.checks.results import HolderBalance, TopHoldersResult
+from tokenrisk.errors import NotFoundError, StoreConflict
 from tokenrisk.holders.index import (
     DEVNET_CHAIN_IDS,
     IndexSettings,
     head_block,
     holder_count,
     index_token,
+    top_holders_checked,
+    total_supply,
 )
+
+# TOPHOLDERS
+
+
+async def top_holders(
+    deps: HoldersDeps, address: str, chain_id: int, limit: int = 50
+) -> TopHoldersResult:
+    """The ``limit`` largest holders now (the API bounds ``limit`` by the caller's tier).
+
+    Raises UnknownChain, and NotFoundError when there is no contract at ``address``.
+    """
+    token = parse_address(address)
+    node = deps.nodes.node(chain_id)
+    (flags,) = [await is_contract(node.rpc, [token])]
+    if not flags[0]:
+        raise NotFoundError("no contract at this address on this chain")
+    await refresh_index(deps.index, node, token)
+    store = deps.index.store
+    supply, rows = await asyncio.gather(
+        total_supply(node.rpc, token), top_holders_checked(node.rpc, store, chain_id, token, limit)
+    )
+    contracts = await is_contract(node.rpc, [a for a, _ in rows]) if rows else []
+    holders = tuple(
+        HolderBalance(checksum(a), b, c) for (a, b), c in zip(rows, contracts, strict=True)
+    )
+    return TopHoldersResult(supply or 0, holders)
+
+
+# THE INDEX, FRESH FOR A CHECK
 
 
 async def refresh_index(index: HolderIndex, node: Node, token: str) -> None:

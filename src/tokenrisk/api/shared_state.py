@@ -3,7 +3,7 @@
 Two backends with one interface (:class:`SharedState`):
 
 * :class:`LocalState` (the embedded default, no Redis): the in-memory LRU
-  :class:`~tokenrisk.api.cache.ResultCache`, single flight with in-process futures and the
+  :class:`ResultCache`, single flight with in-process futures and the
   in-process token bucket.  Correct for one worker process only.
 * :class:`RedisState` (``redis_url`` configured): the same three things in Redis, so any
   number of worker processes (``tokenrisk serve --workers N``, several hosts) behave as
@@ -23,6 +23,18 @@ Two backends with one interface (:class:`SharedState`):
 Keys are ``<prefix><kind>:<sha256 of the cache key>``; values are the JSON bytes of an
 answer, served as they are (no re-serialisation on a hit).  Single flight applies while
 the results cache is on: with ``cache_ttl=0`` every request computes, as configured.
+
+The results cache keys recent answers on the chain heads they were computed at.  A key is
+``(endpoint, heads, parameters)`` where ``heads`` holds, for every chain the request may
+touch, ``(chain id, head block number, head block hash)``.  Nothing is ever keyed on
+"latest": a new block (or a reorg, or a devnet ``evm_revert`` that reuses a block number
+with different contents) gives a new key, so an entry can only be reused while the chain
+still shows the head it was computed at, and at most ``ttl`` seconds.
+
+The in-process cache (:class:`ResultCache`) is bounded: the least recently used entry is
+dropped when ``max_entries`` is reached.  Values are stored as given and must be
+treated as immutable by callers (the API stores JSON-ready values it never mutates).
+Only successful results are stored; errors are always recomputed.
 """
 
 from __future__ import annotations
@@ -33,17 +45,17 @@ import logging
 import math
 import os
 import time
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable, Mapping
 from typing import Protocol
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from tokenrisk.api.access import Limiter, RateLimiter
-from tokenrisk.api.cache import ResultCache
-from tokenrisk.caching import CacheStats, SharedBytes
+from tokenrisk.caching import CacheStats, MemoryCache, SharedBytes
+from tokenrisk.chain.node import Node
 from tokenrisk.config import Settings
-from tokenrisk.errors import RateLimited
+from tokenrisk.errors import RateLimited, TokenRiskError, UnknownChain
 
 log = logging.getLogger("tokenrisk")
 
@@ -291,3 +303,56 @@ def shared_state(settings: Settings) -> SharedState:
     if settings.redis_url:
         return RedisState(Redis.from_url(settings.redis_url), settings.cache_ttl)
     return LocalState(ResultCache(settings.cache_ttl))
+
+
+# THE RESULTS CACHE AND ITS KEYS
+
+DEFAULT_MAX_ENTRIES = 2048
+
+Heads = tuple[tuple[int, int, str], ...]
+"""Sorted ``(chain id, head block number, head block hash)`` of every chain in a key."""
+
+
+class ResultCache(MemoryCache[Hashable, object]):
+    """The in-process results cache: a :class:`~tokenrisk.caching.MemoryCache` whose
+    entries live ``ttl`` seconds (``ttl <= 0`` disables it: every ``get`` misses, ``put``
+    stores nothing).  ``clock`` is injectable for tests; it must be monotonic.
+    """
+
+    def __init__(
+        self,
+        ttl: float,
+        max_entries: int = DEFAULT_MAX_ENTRIES,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(max_entries, ttl, clock)
+
+
+async def chain_heads(
+    nodes: Mapping[int, Node], chain_id: int | None, max_age: float = 0.0
+) -> Heads | None:
+    """The heads part of a key: the given chain, or every configured chain (sorted).
+
+    One ``eth_getBlockByNumber("latest")`` per chain, concurrently, unless the Node read
+    its head at most ``max_age`` seconds ago (:meth:`~tokenrisk.chain.node.Node.head`).
+    Returns None when some but not all chains failed to answer: the request then runs
+    uncached and the check itself decides what a partial outage means.  Raises the first
+    chain's error when every chain failed (UnknownChain for an unconfigured ``chain_id``).
+    """
+    ids = [chain_id] if chain_id is not None else sorted(nodes)
+    if not ids:
+        return ()
+    if chain_id is not None and chain_id not in nodes:
+        raise UnknownChain(f"chain {chain_id} is not configured")
+    replies = await asyncio.gather(*(nodes[i].head(max_age) for i in ids), return_exceptions=True)
+    heads: list[tuple[int, int, str]] = []
+    failures: list[BaseException] = []
+    for chain, reply in zip(ids, replies, strict=True):
+        if isinstance(reply, BaseException):
+            failures.append(reply)
+        else:
+            heads.append((chain, reply.number, reply.hash))
+    unexpected = [f for f in failures if not isinstance(f, TokenRiskError)]
+    if unexpected or not heads:
+        raise (unexpected or failures)[0]
+    return None if failures else tuple(heads)
