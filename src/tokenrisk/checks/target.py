@@ -164,7 +164,7 @@ def no_pairs_reason(chain: Chain) -> str:
     return f"no pool of this token against {bases} on {dexes} (chain {chain.id})"
 
 
-# EVERY CHAIN, A CHAIN WHOSE NODE IS DOWN SKIPPED AND NAMED
+# EVERY CHAIN, A NODE THAT IS DOWN SKIPPED
 
 T = TypeVar("T")
 
