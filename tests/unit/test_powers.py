@@ -722,3 +722,25 @@ def test_only_a_v4_pool_with_a_hook_has_one() -> None:
     assert hook_of(sim(True, "0x" + "00" * 20)) is None
     assert hook_of(sim(True, None)) is None
     assert hook_of(sim(False, HOOK)) is None
+
+
+async def test_the_hooks_functions_are_screened_on_the_hook() -> None:
+    from tokenrisk.simulate.trials import ScanBounds, screen
+
+    sent: list[Any] = []
+
+    async def batch(calls: list[Any]) -> list[Any]:
+        sent.extend(calls)
+        return ["0x" for _ in calls]
+
+    base = SimpleNamespace(base_fee=10**9, tag="0x10")
+    token = "0x" + "cd" * 20
+    sim: Any = SimpleNamespace(
+        base=base, route=SimpleNamespace(token=token), rpc=SimpleNamespace(batch=batch)
+    )
+    setter = Function("0x12345678", ("uint256",), False)
+    trials, _ = await screen(sim, [setter], [OWNER], TARGETS, ScanBounds(max_arg_sets=2), hook=HOOK)
+    assert {c[1][0]["to"] for c in sent} == {HOOK} and len(sent) == 2
+    assert {t.target for t in trials} == {HOOK}
+    await screen(sim, [setter], [OWNER], TARGETS, ScanBounds(max_arg_sets=1))
+    assert sent[-1][1][0]["to"] == token  # the token's own functions: called on the token
