@@ -744,3 +744,16 @@ async def test_the_hooks_functions_are_screened_on_the_hook() -> None:
     assert {t.target for t in trials} == {HOOK}
     await screen(sim, [setter], [OWNER], TARGETS, ScanBounds(max_arg_sets=1))
     assert sent[-1][1][0]["to"] == token  # the token's own functions: called on the token
+
+
+def test_the_token_and_its_hook_share_one_trial_bound() -> None:
+    from tokenrisk.simulate.powers import _within
+
+    f = Function("0x12345678", (), False)
+    token = [Trial(f, OWNER, (i,), "0x") for i in range(50)]
+    hook = [Trial(f, OWNER, (i,), "0x", target=HOOK) for i in range(70)]
+    kept, cut = _within(token, hook[:40], 60)
+    assert cut and len(kept) == 60 and sum(t.target == HOOK for t in kept) == 30
+    kept, cut = _within(token[:10], hook, 60)  # the hook takes what the token leaves
+    assert cut and len(kept) == 60 and sum(t.target == HOOK for t in kept) == 50
+    assert _within(token[:10], hook[:5], 60) == ([*token[:10], *hook[:5]], False)

@@ -142,7 +142,7 @@ async def _scan(
         )
         # TRY
         selectors = selectors_of(facts.code, facts.impl_code)
-        everything = [*trials, *on_hook]
+        everything, shared = _within(trials, on_hook, bounds.max_trials)
         result = await _try_all(sim, facts, targets, everything, (selectors, senders), story)
     finally:
         if not story.done():
@@ -158,7 +158,7 @@ async def _scan(
         callers=every,
         functions=len(functions) + hook_cut[0],
         findings=tuple(_with_control(result.findings, every)),
-        bounded=cut or trimmed or hook_cut[1] or len(callers) > len(senders),
+        bounded=cut or trimmed or shared or hook_cut[1] or len(callers) > len(senders),
     )
     await cache.store(key, result)
     return result
@@ -221,6 +221,15 @@ async def _hook_screen(
     senders = [c.address for c in callers][: bounds.max_callers]
     trials, trimmed = await screen(sim, functions, senders, targets, bounds, hook=hook)
     return trials, (len(functions), cut or trimmed or len(callers) > len(senders))
+
+
+def _within(token: list[Trial], hook: list[Trial], limit: int) -> tuple[list[Trial], bool]:
+    """The token's and the hook's trials under one bound (:attr:`ScanBounds.max_trials`):
+    each side keeps at least half of it when the other has more; True when any was cut."""
+    if len(token) + len(hook) <= limit:
+        return [*token, *hook], False
+    on_hook = min(len(hook), max(limit // 2, limit - len(token)))
+    return [*token[: limit - on_hook], *hook[:on_hook]], True
 
 
 def _merged(token: Sequence[Caller], hook: Sequence[Caller]) -> tuple[Caller, ...]:
