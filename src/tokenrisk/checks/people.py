@@ -44,6 +44,19 @@ async def largest_holders(
     return people[:limit]
 
 
+async def indexed_people(
+    node: Node, store: Store, limit: int, token: str, pools: list[Pool], skip: Set[str]
+) -> People:
+    """Who :func:`largest_holders` will most likely find, from the index alone (no node
+    call): the largest indexed holders with their indexed balances, as if every one were
+    a person whose ``balanceOf`` the index got right.  A guess to send sells ahead with,
+    never an answer (``checks.holder_sells`` uses it only when the reads agree)."""
+    left_out = _SKIP | {p.address.lower() for p in pools} | {token.lower()}
+    left_out |= {s.lower() for s in skip}
+    rows = sample_by_balance(await top_holders(store, node.id, token, limit * 2), SAMPLE_MAX)
+    return tuple((checksum(a), b) for a, b in rows if b and a.lower() not in left_out)[:limit]
+
+
 async def holding_snipers(
     node: Node, store: Store, token: str, pools: list[Pool], skip: Set[str], block: str = "latest"
 ) -> list[tuple[str, int]]:

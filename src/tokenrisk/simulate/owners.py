@@ -417,12 +417,14 @@ class PowerCache:
     results: MemoryCache[tuple[Any, ...], OwnerPowers] = field(init=False)
     deployers: MemoryCache[tuple[int, str], str | None] = field(init=False)
     facts: MemoryCache[tuple[Any, ...], FactsAndCallers] = field(init=False)
+    seen: MemoryCache[tuple[int, str, str], bool] = field(init=False)
 
     def __post_init__(self) -> None:
         self.results = MemoryCache(self.size, self.ttl)
         self.deployers = MemoryCache(DEPLOYERS_KEPT)
         # keyed by the head block, so never stale; kept only while scans are cached
         self.facts = MemoryCache(FACTS_KEPT, math.inf if self.ttl > 0 else 0)
+        self.seen = MemoryCache(self.size, self.ttl)
 
     def get(self, key: tuple[Any, ...]) -> OwnerPowers | None:
         cached = self.results.value(key)
@@ -448,6 +450,14 @@ class PowerCache:
         self.put(key, value)
         if self.shared is not None and self.ttl > 0:
             await self.shared.put_bytes(_shared_key(key), powers_json(value), self.ttl)
+
+    def scanned(self, chain_id: int, token: str, pool: str) -> bool:
+        """Whether this process scanned ``token`` on ``pool`` within ``ttl``: a scan at a
+        new head then likely finds its result remembered, so nothing is sent ahead."""
+        return self.seen.value((chain_id, token.lower(), pool.lower())) is not None
+
+    def mark_scanned(self, chain_id: int, token: str, pool: str) -> None:
+        self.seen.put((chain_id, token.lower(), pool.lower()), True)
 
     def facts_at(self, key: tuple[Any, ...]) -> FactsAndCallers | None:
         """Facts and callers read at one head block (key ends with the head's number and

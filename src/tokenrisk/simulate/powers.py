@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from eth_utils.crypto import keccak
 
@@ -61,11 +61,14 @@ from tokenrisk.simulate.story import (
 )
 from tokenrisk.simulate.trials import ScanBounds as ScanBounds
 from tokenrisk.simulate.trials import (
+    Screened,
     Trial,
     backdoors,
+    candidates_of,
     functions_of,
     is_switch,
     screen,
+    screen_calls,
     selectors_of,
     static_findings,
     two_steps,
@@ -103,9 +106,16 @@ async def _scan(
     # the scan's wallets and the token's supply go with the first reads when the facts
     # are new at this head (a remembered scan result then wastes one eth_call)
     early = asyncio.ensure_future(fresh_targets(sim)) if known is None else None
+    ahead: Ahead | None = None
+    going_on = False
     try:
         if known is None:
-            known = await _facts_and_callers(sim, chain_id, cache, bounds)
+            # a token and pool never scanned: the screen and the amounts go ahead, with
+            # the reads that find the callers (a remembered result would waste them)
+            first = not cache.scanned(chain_id, token, sim.route.pool.address)
+            known, ahead = await _facts_and_callers(
+                sim, chain_id, cache, bounds, early if first else None
+            )
             cache.put_facts(at, known)
         facts, callers = known
         functions, cut = functions_of(facts.code, facts.impl_code, bounds)
@@ -115,16 +125,24 @@ async def _scan(
             return cached
         # SCREEN
         targets = await (early if early is not None else fresh_targets(sim))
+        going_on = True
     finally:
         if early is not None and not early.done():
             early.cancel()
+        if ahead is not None and not going_on:
+            ahead.story.cancel()
     # every caller is tried as a sender, contracts too (a multisig, a timelock: a node
     # simulates a call from any address); severities then respect their controls
     senders = [c.address for c in callers][: bounds.max_callers]
     # the amounts round needs only the wallets: it goes with the screen
-    story = asyncio.ensure_future(amounts(sim, targets, facts.owner is not None))
+    story = (
+        ahead.story
+        if ahead is not None
+        else asyncio.ensure_future(amounts(sim, targets, facts.owner is not None))
+    )
     try:
-        trials, trimmed = await screen(sim, functions, senders, targets, bounds)
+        screened = ahead.screened if ahead is not None else None
+        trials, trimmed = await screen(sim, functions, senders, targets, bounds, screened)
         # TRY
         selectors = selectors_of(facts.code, facts.impl_code)
         result = await _try_all(sim, facts, targets, trials, (selectors, senders), story)
@@ -144,15 +162,31 @@ async def _scan(
         bounded=cut or trimmed or len(callers) > len(senders),
     )
     await cache.store(key, result)
+    cache.mark_scanned(chain_id, token, sim.route.pool.address)
     return result
 
 
+@dataclass
+class Ahead:
+    """A first scan's screen and amounts round, sent with the reads that find the
+    callers: ``screened`` covers the likely senders (:func:`_likely`); a sender found
+    only by those reads is screened after them (:func:`~.trials.screen`)."""
+
+    screened: Screened
+    story: asyncio.Future[tuple[Story | None, tuple[str, ...]]]
+
+
 async def _facts_and_callers(
-    sim: Simulator, chain_id: int, cache: PowerCache, bounds: ScanBounds
-) -> tuple[Facts, tuple[Caller, ...]]:
+    sim: Simulator,
+    chain_id: int,
+    cache: PowerCache,
+    bounds: ScanBounds,
+    targets: asyncio.Future[Targets] | None = None,
+) -> tuple[tuple[Facts, tuple[Caller, ...]], Ahead | None]:
     """The token's facts, its deployer and its role grants, read at once (none needs
     another); then, at once, which grants still hold and the code of everyone who can
-    become a caller; then who can call it."""
+    become a caller (with ``targets``, the scan's wallets: the screen of the likely
+    senders and the amounts round too); then who can call it."""
     rpc, token, tag = sim.rpc, sim.route.token, sim.base.tag
     facts, deployer, granted = await asyncio.gather(
         owners.read_facts(rpc, token, bounds.storage_slots, tag),
@@ -166,11 +200,58 @@ async def _facts_and_callers(
         ),
         owners.role_grants(rpc, token, tag),
     )
-    roles, read = await asyncio.gather(
-        owners.roles_held(rpc, token, tag, granted),
-        owners.caller_reads(rpc, facts, deployer, sim, granted),
-    )
-    return facts, await owners.callers(rpc, facts, deployer, sim, roles, read)
+    likely = _likely(sim, facts, deployer, granted, bounds)
+    ahead = asyncio.ensure_future(_ahead(sim, facts, likely, bounds, targets)) if targets else None
+    try:
+        roles, read = await asyncio.gather(
+            owners.roles_held(rpc, token, tag, granted),
+            owners.caller_reads(rpc, facts, deployer, sim, granted),
+        )
+        found = await owners.callers(rpc, facts, deployer, sim, roles, read)
+        return (facts, found), (await ahead if ahead is not None else None)
+    except BaseException:
+        if ahead is not None:
+            ahead.cancel()
+        raise
+
+
+def _likely(
+    sim: Simulator,
+    facts: Facts,
+    deployer: str | None,
+    granted: Sequence[tuple[str, str]],
+    bounds: ScanBounds,
+) -> list[str]:
+    """The senders the scan will most likely try, known before the callers' reads: the
+    getters' and slots' addresses, the deployer and every account a RoleGranted log
+    named (the reads then drop grants revoked since and add packed ones)."""
+    every = [a for a, _ in facts.getters] + ([deployer] if deployer else [])
+    every += [a for _, a in granted]
+    skip = {a.lower() for a in (ZERO_ADDRESS, DEAD, sim.route.token, sim.route.pool.address)}
+    skip |= {a.lower() for a in (sim.route.base, sim.route.dex.router, facts.impl or ZERO_ADDRESS)}
+    kept = dict.fromkeys(a.lower() for a in every if a.lower() not in skip)
+    return list(kept)[: bounds.max_callers]
+
+
+async def _ahead(
+    sim: Simulator,
+    facts: Facts,
+    likely: list[str],
+    bounds: ScanBounds,
+    targets: asyncio.Future[Targets],
+) -> Ahead:
+    """The amounts round and the screen of the ``likely`` senders, started at once."""
+    wallets = await targets
+    story = asyncio.ensure_future(amounts(sim, wallets, facts.owner is not None))
+    try:
+        functions, _ = functions_of(facts.code, facts.impl_code, bounds)
+        screened = await screen_calls(
+            sim, candidates_of(functions, likely, wallets, bounds), likely
+        )
+    except BaseException:
+        story.cancel()
+        raise
+    return Ahead(screened, story)
 
 
 def _hash(code: str | None) -> str | None:

@@ -154,24 +154,33 @@ def _read_functions(code: str, proxy_own: bool) -> list[Function]:
     return out
 
 
-async def screen(
-    sim: Simulator,
-    functions: Sequence[Function],
-    callers: Sequence[str],
-    targets: Targets,
-    bounds: ScanBounds,
-) -> tuple[list[Trial], bool]:
-    """Keep the (function, arguments) calls some caller can make, first caller wins."""
-    candidates: list[Trial] = []
+Screened = dict[tuple[str, str], bool]
+"""Per (caller in lowercase, calldata): whether that caller's call went through the
+screen's ``eth_call``."""
+
+
+def candidates_of(
+    functions: Sequence[Function], callers: Sequence[str], targets: Targets, bounds: ScanBounds
+) -> list[Trial]:
+    """Every (function, caller, hostile argument set) call the screen tries, in order."""
+    out: list[Trial] = []
     for function in functions:
         for c in callers:
             own = replace(targets, caller=c)  # the caller itself as a recipient
             for args in argument_sets(function.types, own, bounds.max_arg_sets):
-                candidates.append(Trial(function, c, args, _calldata(function, args)))
+                out.append(Trial(function, c, args, _calldata(function, args)))
+    return out
+
+
+async def screen_calls(
+    sim: Simulator, candidates: Sequence[Trial], funded: Sequence[str]
+) -> Screened:
+    """One batch of ``eth_call``s, one per candidate, at the head; ``funded``: the
+    addresses given gas money (every caller screened at once)."""
     if not candidates:
-        return [], False
+        return {}
     gas_price = price(sim.base.base_fee)
-    overrides = {c: {"balance": hex(funds([_SCREEN_GAS], gas_price))} for c in callers}
+    overrides = {c: {"balance": hex(funds([_SCREEN_GAS], gas_price))} for c in funded}
     token, tag = sim.route.token, sim.base.tag
     replies = await sim.rpc.batch(
         [
@@ -192,10 +201,36 @@ async def screen(
             for t in candidates
         ]
     )
+    return {
+        (t.caller.lower(), t.data): not isinstance(reply, RpcError)
+        for t, reply in zip(candidates, replies, strict=True)
+    }
+
+
+async def screen(
+    sim: Simulator,
+    functions: Sequence[Function],
+    callers: Sequence[str],
+    targets: Targets,
+    bounds: ScanBounds,
+    known: Screened | None = None,
+) -> tuple[list[Trial], bool]:
+    """Keep the (function, arguments) calls some caller can make, first caller wins.
+
+    ``known``: calls already screened (sent ahead, beside the reads that found the
+    callers); only the others are sent now, so the choice is the one a screen of exactly
+    ``callers`` makes."""
+    candidates = candidates_of(functions, callers, targets, bounds)
+    if not candidates:
+        return [], False
+    screened = dict(known or {})
+    missing = [t for t in candidates if (t.caller.lower(), t.data) not in screened]
+    if missing:
+        screened |= await screen_calls(sim, missing, callers)
     chosen: dict[tuple[str, str], Trial] = {}
-    for trial, reply in zip(candidates, replies, strict=True):
+    for trial in candidates:
         key = (trial.function.selector, trial.data)
-        if not isinstance(reply, RpcError) and key not in chosen:
+        if screened[(trial.caller.lower(), trial.data)] and key not in chosen:
             chosen[key] = trial
     ordered = _round_robin(list(chosen.values()))
     return ordered[: bounds.max_trials], len(ordered) > bounds.max_trials
