@@ -119,6 +119,14 @@ def _sells(
 def _drop(started: asyncio.Future[Any] | None) -> None:
     if started is not None and not started.done():
         started.cancel()
+        started.add_done_callback(_seen)
+
+
+def _seen(future: asyncio.Future[Any]) -> None:
+    """A cancelled gather ends with a CancelledError set: retrieved, so asyncio does not
+    report it as never retrieved."""
+    if not future.cancelled():
+        future.exception()
 
 
 async def _other_snipers(
