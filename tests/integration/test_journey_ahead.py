@@ -228,5 +228,5 @@ async def test_first_sight_holder_sells_planned_from_the_index(
     assert _stable(answers[1]) == _stable(answers[0])
 
 
-async def _nobody(*_: Any) -> tuple[()]:
-    return ()
+async def _nobody(*_: Any) -> tuple[tuple[()], tuple[()]]:
+    return (), ()

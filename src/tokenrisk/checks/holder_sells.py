@@ -69,8 +69,8 @@ async def _analyse(
     token = sim.route.token
     key = (node.id, token.lower(), sim.route.pool.address.lower())
     guess = memo.value(key) if memo is not None else None
-    if guess is None:  # first sight: the indexed holders, no sniper holding any more
-        guess = (await indexed_people(node, store, limit, token, pools, skip), ())
+    if guess is None:  # first sight: the holders and snipers as the index has them
+        guess = await indexed_people(node, store, limit, token, pools, skip)
     early = _sells(node, store, sim, guess) if guess[0] else None
     try:
         found = await largest_holders(node, store, limit, token, pools, sim.base.tag)
