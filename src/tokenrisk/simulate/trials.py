@@ -80,13 +80,15 @@ class Function:
 
 @dataclass(frozen=True)
 class Trial:
-    """One call to try: ``prior`` calldata (a two-step trap's setter) runs first."""
+    """One call to try: ``prior`` calldata (a two-step trap's setter) runs first;
+    ``target`` is the contract called when it is not the token (the pool's V4 hook)."""
 
     function: Function
     caller: str
     args: tuple[Any, ...]
     data: str
     prior: Trial | None = None
+    target: str | None = None
 
     @property
     def calls(self) -> tuple[str, ...]:
@@ -160,28 +162,34 @@ screen's ``eth_call``."""
 
 
 def candidates_of(
-    functions: Sequence[Function], callers: Sequence[str], targets: Targets, bounds: ScanBounds
+    functions: Sequence[Function],
+    callers: Sequence[str],
+    targets: Targets,
+    bounds: ScanBounds,
+    hook: str | None = None,
 ) -> list[Trial]:
-    """Every (function, caller, hostile argument set) call the screen tries, in order."""
+    """Every (function, caller, hostile argument set) call the screen tries, in order;
+    ``hook``: the functions are the pool's V4 hook's, called on it."""
     out: list[Trial] = []
     for function in functions:
         for c in callers:
             own = replace(targets, caller=c)  # the caller itself as a recipient
             for args in argument_sets(function.types, own, bounds.max_arg_sets):
-                out.append(Trial(function, c, args, _calldata(function, args)))
+                out.append(Trial(function, c, args, _calldata(function, args), target=hook))
     return out
 
 
 async def screen_calls(
     sim: Simulator, candidates: Sequence[Trial], funded: Sequence[str]
 ) -> Screened:
-    """One batch of ``eth_call``s, one per candidate, at the head; ``funded``: the
-    addresses given gas money (every caller screened at once)."""
+    """One batch of ``eth_call``s, one per candidate (to its target: the token or the
+    pool's hook), at the head; ``funded``: the addresses given gas money (every caller
+    screened at once)."""
     if not candidates:
         return {}
     gas_price = price(sim.base.base_fee)
     overrides = {c: {"balance": hex(funds([_SCREEN_GAS], gas_price))} for c in funded}
-    token, tag = sim.route.token, sim.base.tag
+    tag = sim.base.tag
     replies = await sim.rpc.batch(
         [
             (
@@ -189,7 +197,7 @@ async def screen_calls(
                 [
                     {
                         "from": t.caller,
-                        "to": token,
+                        "to": t.target or sim.route.token,
                         "data": t.data,
                         "gas": hex(_SCREEN_GAS),
                         "gasPrice": hex(gas_price),
@@ -213,14 +221,16 @@ async def screen(
     callers: Sequence[str],
     targets: Targets,
     bounds: ScanBounds,
+    hook: str | None = None,
     known: Screened | None = None,
 ) -> tuple[list[Trial], bool]:
-    """Keep the (function, arguments) calls some caller can make, first caller wins.
+    """Keep the (function, arguments) calls some caller can make, first caller wins;
+    ``hook``: the functions are the pool's V4 hook's, called on it.
 
     ``known``: calls already screened (sent ahead, beside the reads that found the
     callers); only the others are sent now, so the choice is the one a screen of exactly
     ``callers`` makes."""
-    candidates = candidates_of(functions, callers, targets, bounds)
+    candidates = candidates_of(functions, callers, targets, bounds, hook)
     if not candidates:
         return [], False
     screened = dict(known or {})
@@ -302,7 +312,8 @@ SETTER_SETS = 4
 
 def two_steps(harmless: Sequence[Trial], switches: Sequence[Trial]) -> list[Trial]:
     """A setter that changed nothing, followed by a switch (a function without arguments
-    or with one boolean) from the same caller: set a value, then enable it.  The first
+    or with one boolean) from the same caller on the same contract: set a value, then
+    enable it.  The first
     :data:`SETTER_SETS` argument sets of each setter (the most hostile)."""
     setters: dict[tuple[str, str], list[Trial]] = {}
     for t in harmless:
@@ -313,7 +324,7 @@ def two_steps(harmless: Sequence[Trial], switches: Sequence[Trial]) -> list[Tria
     out: list[Trial] = []
     for setter in (t for kept in setters.values() for t in kept):
         for switch in switches:
-            same = switch.caller == setter.caller
+            same = (switch.caller, switch.target) == (setter.caller, setter.target)
             if same and switch.function.selector != setter.function.selector:
                 out.append(replace(switch, prior=setter))
     return out[:TWO_STEPS]
