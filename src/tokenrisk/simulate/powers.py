@@ -71,6 +71,7 @@ from tokenrisk.simulate.trials import (
     backdoors,
     candidates_of,
     functions_of,
+    guard_values,
     is_switch,
     screen,
     screen_calls,
@@ -150,6 +151,8 @@ async def _scan(
         if ahead is not None
         else asyncio.ensure_future(amounts(sim, targets, facts.owner is not None))
     )
+    # the guards a static finding may name are read with the screen (a few words)
+    guards = asyncio.ensure_future(guard_values(sim, facts.code, facts.impl_code))
     try:
         screened = ahead.screened if ahead is not None else None
         (trials, trimmed), (on_hook, hook_cut) = await asyncio.gather(
@@ -160,14 +163,14 @@ async def _scan(
         selectors = selectors_of(facts.code, facts.impl_code)
         everything, shared = _within(trials, on_hook, bounds.max_trials)
         result = await _try_all(sim, facts, targets, everything, (selectors, senders), story)
+        tried = {t.function.selector for t in trials}
+        if result.scanned:
+            found = await static_findings(sim, facts.code, facts.impl_code, tried, guards)
+            result = _with_static(result, found)
     finally:
-        if not story.done():
-            story.cancel()
-    tried = {t.function.selector for t in trials}
-    if result.scanned:
-        result = _with_static(
-            result, await static_findings(sim, facts.code, facts.impl_code, tried)
-        )
+        for started in (story, guards):
+            if not started.done():
+                started.cancel()
     every = _merged(callers, hooked[1] if hooked else ())
     result = replace(
         result,

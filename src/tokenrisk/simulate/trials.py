@@ -12,6 +12,7 @@ functions (:func:`backdoors`) and two-step traps (:func:`two_steps`).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -338,12 +339,29 @@ def is_switch(trial: Trial) -> bool:
 # WHAT NO TRIAL COULD SHOW
 
 
+Guards = dict[tuple[str, int], str | None]
+"""Per guard (slot, byte offset): the live address it holds (:func:`.layout.guard_values`)."""
+
+
+async def guard_values(sim: Simulator, code: str, impl_code: str | None) -> Guards:
+    """What every guard of the layout's guarded writes holds at the head: read beside the
+    trials, before :func:`static_findings` knows which functions a trial reached."""
+    writes = layout.guarded_writes(layout.layout(impl_code or code), ERC20_SURFACE)
+    guards = [g for w in writes for g in w.guards]
+    return await layout.guard_values(sim.rpc, sim.route.token, guards, sim.base.tag)
+
+
 async def static_findings(
-    sim: Simulator, code: str, impl_code: str | None, tried: set[str]
+    sim: Simulator,
+    code: str,
+    impl_code: str | None,
+    tried: set[str],
+    read: asyncio.Future[Guards] | None = None,
 ) -> list[PowerFinding]:
     """Capabilities read from the storage layout (:mod:`.layout`) of functions no trial
     could call (``tried``: selectors a caller got through the screen), each guarded by
-    a live stored address: ``confidence: static``, the slots as evidence."""
+    a live stored address: ``confidence: static``, the slots as evidence.  ``read``:
+    every guard's value, read already (:func:`guard_values`)."""
     writes = [
         w
         for w in layout.guarded_writes(layout.layout(impl_code or code), ERC20_SURFACE)
@@ -352,7 +370,9 @@ async def static_findings(
     if not writes:
         return []
     guards = [g for w in writes for g in w.guards]
-    values = await layout.guard_values(sim.rpc, sim.route.token, guards, sim.base.tag)
+    values = await read if read is not None else None
+    if values is None or any((g.slot, g.offset) not in values for g in guards):
+        values = await layout.guard_values(sim.rpc, sim.route.token, guards, sim.base.tag)
     out: list[PowerFinding] = []
     for w in writes:
         holder = layout.live_guard(w, values)
