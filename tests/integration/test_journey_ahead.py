@@ -167,7 +167,7 @@ async def test_holders_found_anew_are_the_ones_that_sell(
 
 @pytest.mark.parametrize(
     "entry_id",
-    ["plain", "packed-manager", "multisig-blocklist", "role-freeze-renounced", "two-step-fee"],
+    ["plain", "packed-manager", "multisig-blocklist", "honest-timelock-pause", "two-step-fee"],
 )
 async def test_a_first_scan_sent_ahead_finds_what_a_step_by_step_scan_finds(
     service: Service, devnet: Any, monkeypatch: pytest.MonkeyPatch, entry_id: str

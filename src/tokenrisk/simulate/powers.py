@@ -306,11 +306,13 @@ async def _facts_and_callers(
     likely = _likely(sim, facts, deployer, granted, bounds)
     ahead = asyncio.ensure_future(_ahead(sim, facts, likely, bounds, targets)) if targets else None
     try:
-        roles, read = await asyncio.gather(
+        # sent ahead too: the likely senders' control getters (multisig, timelock)
+        roles, read, controls = await asyncio.gather(
             owners.roles_held(rpc, subject, tag, granted),
             owners.caller_reads(rpc, facts, deployer, sim, granted),
+            owners.control_reads(rpc, likely if targets else [], tag),
         )
-        found = await owners.callers(rpc, facts, deployer, sim, roles, read)
+        found = await owners.callers(rpc, facts, deployer, sim, roles, read, controls)
         return (facts, found), (await ahead if ahead is not None else None)
     except BaseException:
         if ahead is not None:
