@@ -316,8 +316,16 @@ async def _facts_and_callers(
         return (facts, found), (await ahead if ahead is not None else None)
     except BaseException:
         if ahead is not None:
-            ahead.cancel()
+            _drop_ahead(ahead)
         raise
+
+
+def _drop_ahead(ahead: asyncio.Future[Ahead]) -> None:
+    """Stop what was sent ahead (the amounts round too, once it was started)."""
+    if not ahead.done():
+        ahead.cancel()
+    elif not ahead.cancelled() and ahead.exception() is None:
+        ahead.result().story.cancel()
 
 
 def _likely(
