@@ -64,8 +64,8 @@ from tokenrisk.simulate.story import (
     held_story,
     story_plan,
 )
-from tokenrisk.simulate.trials import ScanBounds as ScanBounds
 from tokenrisk.simulate.trials import (
+    Guards,
     Screened,
     Trial,
     backdoors,
@@ -79,6 +79,7 @@ from tokenrisk.simulate.trials import (
     static_findings,
     two_steps,
 )
+from tokenrisk.simulate.trials import ScanBounds as ScanBounds
 
 FUTURE = (("1h", 3_600), ("1d", 86_400), ("7d", 7 * 86_400), ("30d", 30 * 86_400))
 # SCAN
@@ -141,7 +142,7 @@ async def _scan(
         if early is not None and not early.done():
             early.cancel()
         if ahead is not None and not going_on:
-            ahead.story.cancel()
+            ahead.stop()
     # every caller is tried as a sender, contracts too (a multisig, a timelock: a node
     # simulates a call from any address); severities then respect their controls
     senders = [c.address for c in callers][: bounds.max_callers]
@@ -152,7 +153,11 @@ async def _scan(
         else asyncio.ensure_future(amounts(sim, targets, facts.owner is not None))
     )
     # the guards a static finding may name are read with the screen (a few words)
-    guards = asyncio.ensure_future(guard_values(sim, facts.code, facts.impl_code))
+    guards = (
+        ahead.guards
+        if ahead is not None
+        else asyncio.ensure_future(guard_values(sim, facts.code, facts.impl_code))
+    )
     try:
         screened = ahead.screened if ahead is not None else None
         (trials, trimmed), (on_hook, hook_cut) = await asyncio.gather(
@@ -276,6 +281,12 @@ class Ahead:
 
     screened: Screened
     story: asyncio.Future[tuple[Story | None, tuple[str, ...]]]
+    guards: asyncio.Future[Guards]
+    """Every static guard's value (:func:`~.trials.guard_values`), read with the screen."""
+
+    def stop(self) -> None:
+        self.story.cancel()
+        self.guards.cancel()
 
 
 async def _facts_and_callers(
@@ -325,7 +336,7 @@ def _drop_ahead(ahead: asyncio.Future[Ahead]) -> None:
     if not ahead.done():
         ahead.cancel()
     elif not ahead.cancelled() and ahead.exception() is None:
-        ahead.result().story.cancel()
+        ahead.result().stop()
 
 
 def _likely(
@@ -356,14 +367,16 @@ async def _ahead(
     """The amounts round and the screen of the ``likely`` senders, started at once."""
     wallets = await targets
     story = asyncio.ensure_future(amounts(sim, wallets, facts.owner is not None))
+    guards = asyncio.ensure_future(guard_values(sim, facts.code, facts.impl_code))
     try:
         functions, _ = functions_of(facts.code, facts.impl_code, bounds)
         candidates = candidates_of(functions, likely, wallets, bounds)
         screened = await screen_calls(sim, candidates, likely)
     except BaseException:
         story.cancel()
+        guards.cancel()
         raise
-    return Ahead(screened, story)
+    return Ahead(screened, story, guards)
 
 
 def _hash(code: str | None) -> str | None:
