@@ -131,7 +131,9 @@ async def _analyse(
     token = sim.route.token
     key = (node.id, token.lower(), sim.route.pool.address.lower())
     guess = memo.value(key) if memo is not None else None
-    early = _sells(node, store, sim, guess) if guess is not None and guess[0] else None
+    if guess is None:  # first sight: the holders and snipers as the index has them
+        guess = await indexed_people(node, store, limit, token, pools, skip)
+    early = _sells(node, store, sim, guess) if guess[0] else None
     try:
         found = await largest_holders(node, store, limit, token, pools, sim.base.tag)
         people = tuple(p for p in found if p[0] not in skip)
@@ -179,6 +181,14 @@ def _sells(
 def _drop(started: asyncio.Future[Any] | None) -> None:
     if started is not None and not started.done():
         started.cancel()
+        started.add_done_callback(_seen)
+
+
+def _seen(future: asyncio.Future[Any]) -> None:
+    """A cancelled gather ends with a CancelledError set: retrieved, so asyncio does not
+    report it as never retrieved."""
+    if not future.cancelled():
+        future.exception()
 
 
 async def _other_snipers(
@@ -227,6 +237,29 @@ async def largest_holders(
         return []
     people = await _holding_people(node, token, addresses, block)
     return people[:limit]
+
+
+async def indexed_people(
+    node: Node, store: Store, limit: int, token: str, pools: list[Pool], skip: Set[str]
+) -> tuple[People, People]:
+    """Who :func:`largest_holders` and :func:`holding_snipers` will most likely find,
+    from the index alone (no node call): the largest indexed holders and the snipers
+    among them, with their indexed balances, as if every one were a person whose
+    ``balanceOf`` the index got right.  A guess to send sells ahead with, never an
+    answer (``checks.holder_sells`` uses it only when the reads find exactly these)."""
+    left_out = _SKIP | {p.address.lower() for p in pools} | {token.lower()}
+    left_out |= {s.lower() for s in skip}
+    rows = await top_holders(store, node.id, token, limit * 2)
+    people = tuple(
+        (checksum(a), b)
+        for a, b in sample_by_balance(rows, SAMPLE_MAX)
+        if a.lower() not in left_out
+    )[:limit]
+    indexed = {a.lower(): b for a, b in rows}
+    snipers = await sniper_addresses(store, node.id, token, pools)
+    # a sniper outside the largest rows: sold out, or a small holder (then a miss)
+    held = tuple((checksum(a), indexed[a]) for a in snipers if a not in left_out and a in indexed)
+    return people, held
 
 
 async def holding_snipers(
