@@ -114,3 +114,34 @@ contract V4DynamicFeeHook is V4HookBase {
         return (this.beforeSwap.selector, 0, IPoolFeeSource(token).poolFee() | OVERRIDE_FEE_FLAG);
     }
 }
+
+/// @title V4OwnedFeeHook
+/// @notice A latent hook trap: afterSwap with a returned delta takes `sellBps` of each
+/// sell's output for the owner, but the share starts at 0 (the hook is honest at launch)
+/// and the hook's owner may set it to anything up to 100% at any time.
+contract V4OwnedFeeHook is V4HookBase {
+    uint256 public sellBps;
+
+    constructor(address manager_, address token_, address owner_) V4HookBase(manager_, token_, owner_) {}
+
+    function setSellFeeBps(uint256 bps) external {
+        require(msg.sender == owner, "only the owner");
+        require(bps <= 10_000, "above 100%");
+        sellBps = bps;
+    }
+
+    function afterSwap(address, PoolKey calldata key, SwapParams calldata params, int256 delta, bytes calldata)
+        external
+        onlyManager
+        returns (bytes4, int128)
+    {
+        bool outIsOne = params.zeroForOne;
+        int128 out = outIsOne ? int128(delta) : int128(delta >> 128);
+        if (out <= 0 || sellBps == 0 || params.amountSpecified > 0 || !_isSell(key, params)) {
+            return (this.afterSwap.selector, 0);
+        }
+        uint256 fee = uint256(uint128(out)) * sellBps / 10_000;
+        manager.take(outIsOne ? key.currency1 : key.currency0, owner, fee);
+        return (this.afterSwap.selector, int128(int256(fee)));
+    }
+}

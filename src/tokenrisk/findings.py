@@ -215,6 +215,9 @@ def _ownership(o: Observed) -> list[Shown]:
 
 
 def _sell_gas(o: Observed) -> list[Shown]:
+    """B's sell uses far more gas after the call.  A call that brings an armed gas cost
+    down is not read as the power (an owner unlisting the pool lowers any sell's cost);
+    an armed trap's gas is today's sell gas, in the journey's answer."""
     before, after = o.base.gas("b.sell"), o.trial.gas("b.sell")
     if not o.blocking or before is None or after is None or not o.trial.ok("b.sell"):
         return []
@@ -258,10 +261,11 @@ FINDINGS: Final[dict[str, FindingKind]] = {
             "owner_can_set_sell_tax",
             "high",
             "Owner can raise the sell tax",
-            "After an owner call, the buyer's sell lost a much larger share of its tokens "
-            "(20% or more) than before.",
+            "After an owner call (on the token, or on its pool's V4 hook), the buyer's sell "
+            "lost a much larger share (20% or more) than before.",
             "The exit price is the owner's choice; check the tax right before selling.",
-            "trial: A's token-unit sell tax moves by 1 point or more and reaches 20 % (or an "
+            "trial: A's token-unit sell tax (on a V4 pool also what A received against the "
+            "pool's curve without its hook) moves by 1 point or more and reaches 20 % (or an "
             "armed tax of 50 % or more is taken back)",
             (
                 "latent-fee",
@@ -270,6 +274,7 @@ FINDINGS: Final[dict[str, FindingKind]] = {
                 "two-step-fee",
                 "timelock-short-fee",
                 "shared-cap-fees",
+                "v4-hook-owner-fee",
             ),
             detect=lambda o: _sell_tax(o, power=True),
         ),
@@ -346,6 +351,7 @@ FINDINGS: Final[dict[str, FindingKind]] = {
             "A wallet that estimates gas from an earlier sell fails; set a high gas limit "
             "and check the cost right before selling.",
             "trial: B's sell uses 3 times its baseline gas and 1,000,000 more",
+            ("latent-sell-gas",),
             detect=_sell_gas,
         ),
         FindingKind(

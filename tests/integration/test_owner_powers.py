@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
+from eth_utils.crypto import keccak
 
 from tokenrisk.api.app import create_app
 from tokenrisk.config import Settings
@@ -104,7 +105,7 @@ async def test_every_proven_trap_is_flagged_with_evidence_while_sellable(
 async def test_findings_agree_with_what_the_mined_proof_measured(
     http: httpx.AsyncClient, devnet: Any
 ) -> None:
-    compared = {"sell tax": 0, "mint": 0, "moved balance": 0}
+    compared = {"sell tax": 0, "sell loss": 0, "sell gas": 0, "mint": 0, "moved balance": 0}
     for token_id in _proven(devnet):
         entry = _entry(devnet, token_id)
         measured = entry["ownerProof"]["measured"]
@@ -115,6 +116,16 @@ async def test_findings_agree_with_what_the_mined_proof_measured(
             tax = next(e for e in found["owner_can_set_sell_tax"]["evidence"] if "tax" in e["what"])
             assert float(tax["after"]) >= 90, (token_id, tax)
             compared["sell tax"] += 1
+        if (measured.get("sell_loss") or 0) >= 90:  # a V4 sell's WETH loss (a hook, a pool fee)
+            tax = next(e for e in found["owner_can_set_sell_tax"]["evidence"] if "tax" in e["what"])
+            assert float(tax["after"]) >= 90, (token_id, tax)
+            compared["sell loss"] += 1
+        gas_floor = entry["ownerProof"]["expect"].get("sellGasAtLeast")
+        if gas_floor is not None:
+            assert measured["sell_gas"] >= gas_floor
+            gas = found["owner_can_raise_sell_gas"]["evidence"][0]
+            assert int(gas["after"]) >= gas_floor > int(gas["before"]), (token_id, gas)
+            compared["sell gas"] += 1
         if measured["supply_after"] > measured["supply_before"]:
             assert "owner_can_mint" in found, token_id
             compared["mint"] += 1
@@ -317,3 +328,27 @@ async def test_static_evidence_covers_a_caller_nobody_can_find(
     for token_id in ("honest-renounced", "plain", "latent-fee"):  # nothing static there
         found = (await _check(http, _entry(devnet, token_id)["address"]))["ownerPowers"]
         assert all(f["confidence"] == "simulated" for f in found["findings"]), token_id
+
+
+async def test_a_v4_pools_hook_is_scanned_and_named(http: httpx.AsyncClient, devnet: Any) -> None:
+    """The hook's owner is a privileged caller of the hook: the latent hook's power is
+    found and named as the hook's; honest hooks (immutable fees, or none) gain nothing
+    above informational, though their owner getter was read."""
+    entry = _entry(devnet, "v4-hook-owner-fee")
+    hook = entry["pools"][0]["key"][4]
+    body = await _check(http, entry["address"])
+    assert body["honeypotResult"]["isHoneypot"] is False
+    powers = body["ownerPowers"]
+    finding = next(f for f in powers["findings"] if f["id"] == "owner_can_set_sell_tax")
+    assert hook.lower() in finding["detail"].lower(), finding
+    assert {"what": "hook contract called", "before": "-", "after": hook} in finding["evidence"]
+    assert finding["selector"] == "0x" + keccak(text="setSellFeeBps(uint256)")[:4].hex()
+    assert any("hook owner()" in c["foundBy"] for c in powers["callers"]), powers["callers"]
+    for token_id in ("v4-hook-fee-1", "v4-hook-sell-99", "v4-plain"):
+        honest = _entry(devnet, token_id)
+        powers = (await _check(http, honest["address"]))["ownerPowers"]
+        assert powers["scanned"] is True, (token_id, powers)
+        assert {f["severity"] for f in powers["findings"]} <= {"info"}, (token_id, powers)
+        hooked = int(honest["pools"][0]["key"][4], 16) != 0
+        read = any("hook owner()" in c["foundBy"] for c in powers["callers"])
+        assert read == hooked, (token_id, powers["callers"])

@@ -27,7 +27,10 @@ from tokenrisk.service import connect_devnet
 
 pytestmark = pytest.mark.integration
 
-SKIPPED = {"proxy-verified"}  # an upgrade armed is a different token: its own check
+SKIPPED = {"proxy-verified", "latent-sell-gas"}
+"""An upgrade armed is a different token (its own check); an armed gas trap is today's
+sell gas, in the journey's answer (a call lowering a sell's gas is not read as a power:
+unlisting the pool lowers any sell's cost)."""
 TAX_FLAGS = {"medium_tax", "high_tax", "extremely_high_taxes"}
 
 
@@ -89,10 +92,12 @@ async def _arm(chain: Chain, devnet: Any, token: dict[str, Any]) -> None:
         sender = _value(devnet, token, sender)
     await chain.set_balances({sender: 10**18})
     steps = [proof["first"]] if "first" in proof else []
+    # the call goes to the token, or ("to": "$hook") to its V4 pool's hook
+    to = token["pools"][0]["key"][4] if proof.get("to") == "$hook" else token["address"]
     for step in [*steps, proof]:
         args = [int(a) if isinstance(a, str) and a.isdigit() else a for a in step["args"]]
         data = encode_call(step["call"], _value(devnet, token, args))
-        outcome = await chain.send(Tx(sender, token["address"], data, label=token["id"]))
+        outcome = await chain.send(Tx(sender, to, data, label=token["id"]))
         assert outcome.ok, (token["id"], outcome)
 
 
@@ -130,9 +135,13 @@ async def test_every_proven_trap_still_lists_its_power_once_armed(
             if not expected & set(found) and not (_capped_tax(token) and taxed):
                 missed[token["id"]] = sorted(found)
             if "owner_can_set_sell_tax" in found and not _capped_tax(token):
-                # armed: today's tax is already high, the caller can take it back
-                tax = found["owner_can_set_sell_tax"]["evidence"][0]
-                assert float(tax["before"]) >= 90 > float(tax["after"]), (token["id"], tax)
+                # armed: today's tax is already high, the caller can take it back (or, where
+                # the setter allows it, take the rest: a hook fee of 100%)
+                tax = next(
+                    e for e in found["owner_can_set_sell_tax"]["evidence"] if "tax" in e["what"]
+                )
+                before, after = float(tax["before"]), float(tax["after"])
+                assert before >= 90 and (after < 90 or after > before), (token["id"], tax)
     finally:
         await chain.aclose()
     assert missed == {}

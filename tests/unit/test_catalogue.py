@@ -48,7 +48,7 @@ TOKEN_FIELDS = {
     "verified", "pools", "afterLaunch", "history", "expected",
 }  # fmt: skip
 OPTIONAL_TOKEN_FIELDS = {"siphonCall", "abiContract", "ownerProof"}
-PROOF_FIELDS = {"from", "first", "call", "args", "advanceSeconds", "expect"}
+PROOF_FIELDS = {"from", "to", "first", "call", "args", "advanceSeconds", "expect"}
 PROOF_EXPECT = {
     "callReverts",
     "sellFails",
@@ -56,6 +56,8 @@ PROOF_EXPECT = {
     "supplyGrows",
     "balanceDrops",
     "callerBalanceGrows",
+    "sellLossAtLeast",
+    "sellGasAtLeast",
 }
 EXPECTED_FIELDS = {
     "sellable", "isHoneypot", "buyTax", "sellTax", "transferTax", "maxBuy", "maxSell",
@@ -314,6 +316,10 @@ def test_owner_proofs(catalogue: Entry, tokens: list[Entry], artifacts: dict[str
         assert ("call" in proof) != ("advanceSeconds" in proof), f"{tid}: a call or a wait"
         if "call" in proof:
             abis = {abi_contract(token), token["contract"]}  # a proxy's own functions too
+            if proof.get("to") == "$hook":  # the owner call goes to the pool's V4 hook
+                hooks = [p["hook"] for p in token["pools"] if p.get("hook")]
+                assert hooks, tid
+                abis = {hooks[0]}
             known = set().union(*(signatures(artifacts[name]["abi"]) for name in abis))
             assert proof["call"] in known, tid
             sender = proof.get("from", "$OWNER")

@@ -8,6 +8,7 @@ The outcomes below are written the way eth_simulateV1 results are parsed
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -24,10 +25,12 @@ from tokenrisk.findings import (
     powers_from_json,
     powers_json,
 )
-from tokenrisk.simulate.effects import classify, comparable
+from tokenrisk.simulate.effects import Effect, classify, comparable
 from tokenrisk.simulate.hostile import Targets, argument_sets, render, split_types, values_for
 from tokenrisk.simulate.owners import PowerCache
+from tokenrisk.simulate.powers import _finding, _merged, hook_of
 from tokenrisk.simulate.simulator import CallResult, Outcome
+from tokenrisk.simulate.trials import Function, Trial, two_steps
 
 BUYER = "0x1111111111111111111111111111111111111111"
 PAIR = "0x2222222222222222222222222222222222222222"
@@ -272,6 +275,7 @@ def test_a_sell_made_to_burn_gas_is_a_gas_trap() -> None:
     assert found[0].evidence[0].before == "150000" and found[0].evidence[0].after == "4000000"
     assert classify(base, sell_gas(1_100_000)) == []  # 7x, but under a million more
     assert classify(sell_gas(2_000_000), sell_gas(3_100_000)) == []  # a million more, < 3x
+    assert classify(sell_gas(4_000_000), base) == []  # lowered (an unlisted pool) is no power
     assert classify(base, story(**{"b.sell": failed()})) == []  # a failed sell used no gas
     from tokenrisk.findings import findings_markdown
     from tokenrisk.risk import FLAG_SEVERITY
@@ -654,3 +658,102 @@ def test_two_step_pairs_a_harmless_setter_with_a_switch_of_the_same_caller() -> 
         (owner, (BUYER, owner, 5)),
         (other, (BUYER, other, 5)),
     ]
+
+
+# THE POOL'S V4 HOOK (a power held through the hook the pool calls on every swap)
+
+HOOK = "0x" + "ab" * 18 + "00c4"
+OWNER = "0x" + "0a" * 20
+
+
+def _received(got: int, **changes: CallResult) -> Outcome:
+    """A story whose sell was quoted 1,000 base units and paid ``got`` of them."""
+    marks = {"a.quote": quote(1_000), "a.base_before": ok(0), "a.base_after": ok(got)}
+    return story(**marks, **changes)
+
+
+def test_on_a_v4_pool_a_sell_paid_short_of_the_curve_is_a_sell_tax() -> None:
+    base, trial = _received(1_000), _received(10)
+    found = classify(base, trial, v4=True)
+    assert [e.kind for e in found] == ["owner_can_set_sell_tax"]
+    assert found[0].evidence[0].before == "0.00" and found[0].evidence[0].after == "99.00"
+    # elsewhere the token units decide (the quote covers the token's own tax there)
+    assert classify(base, trial) == []
+    # a token-unit tax the call raised is read first
+    assert [e.kind for e in classify(BASE, story(sell_tax=99.0), v4=True)] == [
+        "owner_can_set_sell_tax"
+    ]
+    assert classify(base, _received(995), v4=True) == []  # half a point: noise
+
+
+def test_a_hook_finding_names_the_hook() -> None:
+    setter = Function("0x12345678", ("uint256",), False)
+    trial = Trial(setter, OWNER, (9_900,), "0x12345678" + f"{9_900:064x}", target=HOOK)
+    effect = Effect("owner_can_set_sell_tax", "sell tax raised from 0.00% to 99.00%", ())
+    finding = _finding(trial, effect)
+    assert finding.detail.startswith(f"through the pool's hook {HOOK}: ")
+    assert finding.evidence[-1].after == HOOK and finding.caller == OWNER
+    assert _finding(Trial(setter, OWNER, (1,), "0x"), effect).detail == effect.detail
+
+
+def test_hook_callers_merge_with_the_tokens() -> None:
+    token = (Caller(OWNER, ("owner()",)),)
+    same = "0x" + OWNER[2:].upper()
+    hook = (Caller(same, ("hook owner()",)), Caller(HOOK, ("hook x",)))
+    merged = _merged(token, hook)
+    assert [c.found_by for c in merged] == [("owner()", "hook owner()"), ("hook x",)]
+
+
+def test_two_step_traps_stay_on_one_contract() -> None:
+    stage = Function("0x11111111", ("uint256",), False)
+    commit = Function("0x22222222", (), False)
+    setter = Trial(stage, OWNER, (99,), f"0x11111111{99:064x}")
+    on_hook = Trial(commit, OWNER, (), "0x22222222", target=HOOK)
+    assert two_steps([setter], [on_hook]) == []
+    assert len(two_steps([setter], [Trial(commit, OWNER, (), "0x22222222")])) == 1
+
+
+def test_only_a_v4_pool_with_a_hook_has_one() -> None:
+    def sim(v4: bool, hooks: str | None) -> Any:
+        pool = SimpleNamespace(hooks=hooks)
+        return SimpleNamespace(route=SimpleNamespace(v4=v4, pool=pool))
+
+    assert hook_of(sim(True, HOOK)) == HOOK
+    assert hook_of(sim(True, "0x" + "00" * 20)) is None
+    assert hook_of(sim(True, None)) is None
+    assert hook_of(sim(False, HOOK)) is None
+
+
+async def test_the_hooks_functions_are_screened_on_the_hook() -> None:
+    from tokenrisk.simulate.trials import ScanBounds, screen
+
+    sent: list[Any] = []
+
+    async def batch(calls: list[Any]) -> list[Any]:
+        sent.extend(calls)
+        return ["0x" for _ in calls]
+
+    base = SimpleNamespace(base_fee=10**9, tag="0x10")
+    token = "0x" + "cd" * 20
+    sim: Any = SimpleNamespace(
+        base=base, route=SimpleNamespace(token=token), rpc=SimpleNamespace(batch=batch)
+    )
+    setter = Function("0x12345678", ("uint256",), False)
+    trials, _ = await screen(sim, [setter], [OWNER], TARGETS, ScanBounds(max_arg_sets=2), hook=HOOK)
+    assert {c[1][0]["to"] for c in sent} == {HOOK} and len(sent) == 2
+    assert {t.target for t in trials} == {HOOK}
+    await screen(sim, [setter], [OWNER], TARGETS, ScanBounds(max_arg_sets=1))
+    assert sent[-1][1][0]["to"] == token  # the token's own functions: called on the token
+
+
+def test_the_token_and_its_hook_share_one_trial_bound() -> None:
+    from tokenrisk.simulate.powers import _within
+
+    f = Function("0x12345678", (), False)
+    token = [Trial(f, OWNER, (i,), "0x") for i in range(50)]
+    hook = [Trial(f, OWNER, (i,), "0x", target=HOOK) for i in range(70)]
+    kept, cut = _within(token, hook[:40], 60)
+    assert cut and len(kept) == 60 and sum(t.target == HOOK for t in kept) == 30
+    kept, cut = _within(token[:10], hook, 60)  # the hook takes what the token leaves
+    assert cut and len(kept) == 60 and sum(t.target == HOOK for t in kept) == 50
+    assert _within(token[:10], hook[:5], 60) == ([*token[:10], *hook[:5]], False)

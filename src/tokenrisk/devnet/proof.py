@@ -28,7 +28,13 @@ from tokenrisk.devnet.catalogue import resolve_args
 from tokenrisk.devnet.chain import Chain, Tx
 from tokenrisk.devnet.deployment import Deployed, Devnet
 from tokenrisk.devnet.history import holder_address
-from tokenrisk.devnet.swaps import approve_calldata, balance_of_calldata, sell_calldata
+from tokenrisk.devnet.swaps import (
+    approvals,
+    balance_of_calldata,
+    sell_calldata,
+    v4_quote,
+    v4_swap,
+)
 from tokenrisk.devnet.trading import sell_pool
 from tokenrisk.errors import DevnetBuildError
 
@@ -48,6 +54,10 @@ class Measured:
     supply_after: int
     caller_before: int = 0  # the owner call's sender's own token balance
     caller_after: int = 0
+    sell_gas: int | None = None  # gas the mined sell used
+    sell_loss: float | None = None
+    """V4 only: percent of the pool curve's quote (no hook) the seller did not receive in
+    WETH (a hook's fee on the output leaves the token units whole)."""
 
 
 async def prove_owner_powers(devnet: Devnet) -> dict[str, Any]:
@@ -89,19 +99,21 @@ async def _prove(devnet: Devnet, token: Deployed, spec: dict[str, Any], seller: 
     balance_after = await _uint(chain, token.address, balance_of_calldata(seller))
     supply_after = await _uint(chain, token.address, TOTAL_SUPPLY)
     caller_after = await _uint(chain, token.address, balance_of_calldata(sender)) if sender else 0
-    sell_ok, sell_reason, tax = await _sell_half(devnet, token, seller, balance_after)
+    sold = await _sell_half(devnet, token, seller, balance_after)
     return Measured(
         call_ok,
         call_reason,
-        sell_ok,
-        sell_reason,
-        tax,
+        sold.ok,
+        sold.reason,
+        sold.tax,
         balance_before,
         balance_after,
         supply_before,
         supply_after,
         caller_before,
         caller_after,
+        sold.gas,
+        sold.loss,
     )
 
 
@@ -127,33 +139,62 @@ async def _owner_action(
     scope = devnet.scope(token)
     types = _types(signature)
     args = resolve_args(types, tuple(spec.get("args", [])), scope, label)
-    tx = Tx(sender, token.address, encode_call(signature, args), label=label)
+    tx = Tx(sender, _target(token, spec), encode_call(signature, args), label=label)
     outcome = await devnet.chain.send(tx, allow_revert=True)
     return outcome.ok, outcome.reason
 
 
-async def _sell_half(
-    devnet: Devnet, token: Deployed, seller: str, balance: int
-) -> tuple[bool, str | None, float | None]:
-    """A real sell of half the holder's balance; (ok, revert reason, tax in percent)."""
+def _target(token: Deployed, spec: dict[str, Any]) -> str:
+    """Where the owner call goes: the token, or (``"to": "$hook"``) the hook of the
+    token's sell pool (a V4 hook whose owner holds the power)."""
+    if spec.get("to") != "$hook":
+        return token.address
+    key = sell_pool(token).key
+    if key is None or not int(key[4], 16):
+        raise DevnetBuildError(f"{token.spec.id}: ownerProof to $hook, but its pool has no hook")
+    return key[4]
+
+
+@dataclass(frozen=True)
+class _Sold:
+    ok: bool
+    reason: str | None
+    tax: float | None = None  # token units: the seller's decrease that missed the pool
+    gas: int | None = None
+    loss: float | None = None  # V4: WETH received short of the hook-free quote, percent
+
+
+async def _sell_half(devnet: Devnet, token: Deployed, seller: str, balance: int) -> _Sold:
+    """A real sell of half the holder's balance (a V4 pool's paid out in WETH, as the
+    ground truth trades, and held against the pool's curve without its hook)."""
     chain = devnet.chain
     pool = sell_pool(token)
     amount = balance // 2
     if amount == 0:
-        return False, "the holder has no tokens", None
+        return _Sold(False, "the holder has no tokens")
     route = pool.route
     label = f"{token.spec.id}: ownerProof sell"
-    await chain.send(Tx(seller, token.address, approve_calldata(route.router), label=label))
+    for tx in approvals(route, seller, token.address, label):
+        await chain.send(tx)
     pool_before = await _uint(chain, token.address, balance_of_calldata(pool.address))
-    data = sell_calldata(route, token.address, seller, amount)
+    v4 = route.dex == "v4"
+    quote = await v4_quote(chain, route, token.address, amount, True) if v4 else 0
+    weth_before = await _uint(chain, route.base, balance_of_calldata(seller)) if v4 else 0
+    data = v4_swap(route, token.address, amount, True, True) if v4 else None
+    data = data or sell_calldata(route, token.address, seller, amount)
     outcome = await chain.send(Tx(seller, route.router, data, label=label), allow_revert=True)
     if not outcome.ok:
-        return False, outcome.reason, None
+        return _Sold(False, outcome.reason)
     pool_after = await _uint(chain, token.address, balance_of_calldata(pool.address))
     seller_after = await _uint(chain, token.address, balance_of_calldata(seller))
     spent = balance - seller_after
     tax = (spent - (pool_after - pool_before)) * 100 / spent if spent > 0 else None
-    return True, None, tax
+    gas = int(outcome.receipt["gasUsed"], 16)
+    loss = None
+    if v4 and quote > 0:
+        got = await _uint(chain, route.base, balance_of_calldata(seller)) - weth_before
+        loss = max(0.0, (quote - got) * 100 / quote)
+    return _Sold(True, None, tax, gas, loss)
 
 
 async def _uint(chain: Chain, to: str, data: str) -> int:
@@ -176,6 +217,10 @@ def _check(token_id: str, expect: dict[str, Any], m: Measured) -> None:
         failures.append(f"sell ok={m.sell_ok} ({m.sell_reason}), expected the opposite")
     if "sellTaxAtLeast" in expect and (m.sell_tax or 0.0) < float(expect["sellTaxAtLeast"]):
         failures.append(f"sell tax {m.sell_tax} below {expect['sellTaxAtLeast']}")
+    if "sellLossAtLeast" in expect and (m.sell_loss or 0.0) < float(expect["sellLossAtLeast"]):
+        failures.append(f"sell loss {m.sell_loss} below {expect['sellLossAtLeast']}")
+    if "sellGasAtLeast" in expect and (m.sell_gas or 0) < int(expect["sellGasAtLeast"]):
+        failures.append(f"sell gas {m.sell_gas} below {expect['sellGasAtLeast']}")
     if expect.get("supplyGrows") and m.supply_after <= m.supply_before:
         failures.append("total supply did not grow")
     if expect.get("balanceDrops") and m.balance_after >= m.balance_before:

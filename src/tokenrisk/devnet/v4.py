@@ -64,6 +64,7 @@ HOOKS: dict[str, int] = {
     "V4SwapFeeHook": HOOK_FLAGS["afterSwap"] | HOOK_FLAGS["afterSwapReturnsDelta"],
     "V4SwallowHook": HOOK_FLAGS["beforeSwap"] | HOOK_FLAGS["beforeSwapReturnsDelta"],
     "V4DynamicFeeHook": HOOK_FLAGS["beforeSwap"],
+    "V4OwnedFeeHook": HOOK_FLAGS["afterSwap"] | HOOK_FLAGS["afterSwapReturnsDelta"],
 }
 """The devnet's hook contracts and the permission bits each one's address carries."""
 

@@ -91,7 +91,9 @@ class _Marks:
         return result.gas if result is not None and result.ok else None
 
 
-def observe(base: Outcome, trial: Outcome, *, v3: bool = False, armed: bool = False) -> Observed:
+def observe(
+    base: Outcome, trial: Outcome, *, v3: bool = False, armed: bool = False, v4: bool = False
+) -> Observed:
     """What the trial's owner call changed, for the findings' rules to read.
 
     With a working baseline, everything (``path`` "compared"); with an armed trap
@@ -107,19 +109,19 @@ def observe(base: Outcome, trial: Outcome, *, v3: bool = False, armed: bool = Fa
         path = "compared"
     elif armed and comparable(trial):
         path = "released"
-    taxes = _taxes(base, trial, v3) if path == "compared" else (None, None)
+    taxes = _taxes(base, trial, v3, v4) if path == "compared" else (None, None)
     return Observed(_Marks(base), _Marks(trial), path, minted, moved, *taxes)
 
 
 def classify(
-    base: Outcome, trial: Outcome, *, v3: bool = False, armed: bool = False
+    base: Outcome, trial: Outcome, *, v3: bool = False, armed: bool = False, v4: bool = False
 ) -> list[Effect]:
     """Every effect of the trial's owner call, in report order (empty when the call
     reverted or A and B hold nothing to compare): each finding's ``detect`` on
     :func:`observe`'s reading."""
     if not _ok(trial, "call") or not holding(base):
         return []
-    seen = observe(base, trial, v3=v3, armed=armed)
+    seen = observe(base, trial, v3=v3, armed=armed, v4=v4)
     return [
         Effect(kind.id, detail, evidence)
         for kind in FINDINGS.values()
@@ -206,10 +208,13 @@ def _moved(trial: Outcome, scale: float) -> Shown | None:
 
 
 def _taxes(
-    base: Outcome, trial: Outcome, v3: bool
+    base: Outcome, trial: Outcome, v3: bool, v4: bool = False
 ) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
-    """The sell and the buy tax (before, after) when the call changed them."""
+    """The sell and the buy tax (before, after) when the call changed them; on a V4
+    pool, a sell whose token units moved whole is read by what the seller received."""
     sell = _raised(_sell_tax(base, "a"), _sell_tax(trial, "a"))
+    if sell is None and v4:
+        sell = _raised(_sell_loss(base, "a"), _sell_loss(trial, "a"))
     return sell, _raised(_buy_tax(base, v3), _buy_tax(trial, v3))
 
 
@@ -232,6 +237,25 @@ def _sell_tax(o: Outcome, tag: str) -> float | None:
         return None
     before, after, p0, p1 = (v or 0 for v in values)
     return shortfall(before - after, p1 - p0)
+
+
+def _sell_loss(o: Outcome, tag: str) -> float | None:
+    """V4: the base token the seller received short of the quote (the pool's own curve
+    and LP fee, read right before the sell, without its hook)."""
+    quote, before, after = (
+        o.get(f"{tag}.quote"),
+        _uint(o, f"{tag}.base_before"),
+        _uint(o, f"{tag}.base_after"),
+    )
+    if (
+        quote is None
+        or not quote.ok
+        or before is None
+        or after is None
+        or not _ok(o, f"{tag}.sell")
+    ):
+        return None
+    return shortfall(quoted_amount(quote.data, False, o.quotes.get(f"{tag}.quote")), after - before)
 
 
 def _buy_tax(o: Outcome, v3: bool) -> float | None:

@@ -17,6 +17,11 @@ the owner could do and watches a buyer.  Phases:
    (1 h, 1 d, 7 d, 30 d: time bombs) and one trial per surviving call; each trial is
    classified against the baseline (:mod:`.effects`).
 
+A Uniswap V4 pool's hook runs on every swap, so when the chosen pool has one the hook
+is scanned like the token: its callers are found by the same rules (``foundBy`` says
+"hook ..."), its functions screened and tried in the same batch (called on the hook),
+and a finding it shows names the hook in its detail and evidence.
+
 Everything is bounded (:class:`ScanBounds`: functions, callers, argument sets, trials, a
 deadline) and results are cached per code hash, caller set and pool
 (:class:`PowerCache`).  Errors never escape: the result says the scan could not run.
@@ -96,20 +101,27 @@ async def scan(
 async def _scan(
     sim: Simulator, chain_id: int, cache: PowerCache, bounds: ScanBounds
 ) -> OwnerPowers:
-    token = sim.route.token
     # FUNCTIONS AND CALLERS (read once per head block: they are state at that block)
-    at = (chain_id, token.lower(), sim.route.pool.address, sim.head.number, sim.head.timestamp)
-    known = cache.facts_at(at)
+    hook = hook_of(sim)
+    known = _known(sim, chain_id, cache, sim.route.token)
     # the scan's wallets and the token's supply go with the first reads when the facts
     # are new at this head (a remembered scan result then wastes one eth_call)
     early = asyncio.ensure_future(fresh_targets(sim)) if known is None else None
     try:
-        if known is None:
-            known = await _facts_and_callers(sim, chain_id, cache, bounds)
-            cache.put_facts(at, known)
-        facts, callers = known
+        (facts, callers), hooked = await asyncio.gather(
+            _facts(sim, chain_id, cache, bounds, sim.route.token),
+            _hook_facts(sim, chain_id, cache, bounds, hook),
+        )
         functions, cut = functions_of(facts.code, facts.impl_code, bounds)
-        key = (chain_id, _hash(facts.code), _hash(facts.impl_code), callers, sim.route.pool.address)
+        key: tuple[object, ...] = (
+            chain_id,
+            _hash(facts.code),
+            _hash(facts.impl_code),
+            callers,
+            sim.route.pool.address,
+        )
+        if hooked is not None:
+            key += (hook, _hash(hooked[0].code), hooked[1])
         cached = await cache.lookup(key)
         if cached is not None:
             return cached
@@ -124,10 +136,14 @@ async def _scan(
     # the amounts round needs only the wallets: it goes with the screen
     story = asyncio.ensure_future(amounts(sim, targets, facts.owner is not None))
     try:
-        trials, trimmed = await screen(sim, functions, senders, targets, bounds)
+        (trials, trimmed), (on_hook, hook_cut) = await asyncio.gather(
+            screen(sim, functions, senders, targets, bounds),
+            _hook_screen(sim, hooked, hook, targets, bounds),
+        )
         # TRY
         selectors = selectors_of(facts.code, facts.impl_code)
-        result = await _try_all(sim, facts, targets, trials, (selectors, senders), story)
+        everything, shared = _within(trials, on_hook, bounds.max_trials)
+        result = await _try_all(sim, facts, targets, everything, (selectors, senders), story)
     finally:
         if not story.done():
             story.cancel()
@@ -136,38 +152,117 @@ async def _scan(
         result = _with_static(
             result, await static_findings(sim, facts.code, facts.impl_code, tried)
         )
+    every = _merged(callers, hooked[1] if hooked else ())
     result = replace(
         result,
-        callers=callers,
-        functions=len(functions),
-        findings=tuple(_with_control(result.findings, callers)),
-        bounded=cut or trimmed or len(callers) > len(senders),
+        callers=every,
+        functions=len(functions) + hook_cut[0],
+        findings=tuple(_with_control(result.findings, every)),
+        bounded=cut or trimmed or shared or hook_cut[1] or len(callers) > len(senders),
     )
     await cache.store(key, result)
     return result
 
 
-async def _facts_and_callers(
-    sim: Simulator, chain_id: int, cache: PowerCache, bounds: ScanBounds
+def _known(
+    sim: Simulator, chain_id: int, cache: PowerCache, subject: str
+) -> tuple[Facts, tuple[Caller, ...]] | None:
+    return cache.facts_at(_at(sim, chain_id, subject))
+
+
+def _at(sim: Simulator, chain_id: int, subject: str) -> tuple[object, ...]:
+    return (chain_id, subject.lower(), sim.route.pool.address, sim.head.number, sim.head.timestamp)
+
+
+async def _facts(
+    sim: Simulator, chain_id: int, cache: PowerCache, bounds: ScanBounds, subject: str
 ) -> tuple[Facts, tuple[Caller, ...]]:
-    """The token's facts, its deployer and its role grants, read at once (none needs
+    """The facts and callers of ``subject`` (the token, or the pool's hook), remembered
+    per head block."""
+    known = _known(sim, chain_id, cache, subject)
+    if known is None:
+        known = await _facts_and_callers(sim, chain_id, cache, bounds, subject)
+        cache.put_facts(_at(sim, chain_id, subject), known)
+    return known
+
+
+# THE POOL'S HOOK
+
+
+def hook_of(sim: Simulator) -> str | None:
+    """The hook contract of the chosen pool (a Uniswap V4 pool's key), if it has one."""
+    hooks = sim.route.pool.hooks
+    return hooks if sim.route.v4 and hooks and int(hooks, 16) else None
+
+
+async def _hook_facts(
+    sim: Simulator, chain_id: int, cache: PowerCache, bounds: ScanBounds, hook: str | None
+) -> tuple[Facts, tuple[Caller, ...]] | None:
+    """The hook's facts and its callers (by the token's rules, ``foundBy`` "hook ...")."""
+    if hook is None:
+        return None
+    facts, callers = await _facts(sim, chain_id, cache, bounds, hook)
+    named = tuple(replace(c, found_by=tuple(f"hook {w}" for w in c.found_by)) for c in callers)
+    return facts, named
+
+
+async def _hook_screen(
+    sim: Simulator,
+    hooked: tuple[Facts, tuple[Caller, ...]] | None,
+    hook: str | None,
+    targets: Targets,
+    bounds: ScanBounds,
+) -> tuple[list[Trial], tuple[int, bool]]:
+    """The hook's calls its callers can make, and (functions found, a bound cut it)."""
+    if hooked is None or hook is None:
+        return [], (0, False)
+    facts, callers = hooked
+    functions, cut = functions_of(facts.code, facts.impl_code, bounds)
+    senders = [c.address for c in callers][: bounds.max_callers]
+    trials, trimmed = await screen(sim, functions, senders, targets, bounds, hook=hook)
+    return trials, (len(functions), cut or trimmed or len(callers) > len(senders))
+
+
+def _within(token: list[Trial], hook: list[Trial], limit: int) -> tuple[list[Trial], bool]:
+    """The token's and the hook's trials under one bound (:attr:`ScanBounds.max_trials`):
+    each side keeps at least half of it when the other has more; True when any was cut."""
+    if len(token) + len(hook) <= limit:
+        return [*token, *hook], False
+    on_hook = min(len(hook), max(limit // 2, limit - len(token)))
+    return [*token[: limit - on_hook], *hook[:on_hook]], True
+
+
+def _merged(token: Sequence[Caller], hook: Sequence[Caller]) -> tuple[Caller, ...]:
+    """The token's callers, then the hook's; one entry per address, every way it was found."""
+    out: dict[str, Caller] = {}
+    for c in (*token, *hook):
+        seen = out.get(c.address.lower())
+        ways = (*seen.found_by, *c.found_by) if seen else c.found_by
+        out[c.address.lower()] = replace(seen or c, found_by=tuple(dict.fromkeys(ways)))
+    return tuple(out.values())
+
+
+async def _facts_and_callers(
+    sim: Simulator, chain_id: int, cache: PowerCache, bounds: ScanBounds, subject: str
+) -> tuple[Facts, tuple[Caller, ...]]:
+    """The subject's facts, its deployer and its role grants, read at once (none needs
     another); then, at once, which grants still hold and the code of everyone who can
     become a caller; then who can call it."""
-    rpc, token, tag = sim.rpc, sim.route.token, sim.base.tag
+    rpc, tag = sim.rpc, sim.base.tag
     facts, deployer, granted = await asyncio.gather(
-        owners.read_facts(rpc, token, bounds.storage_slots, tag),
+        owners.read_facts(rpc, subject, bounds.storage_slots, tag),
         owners.deployer(
             rpc,
             chain_id,
-            token,
+            subject,
             cache.deployers,
             otterscan=bounds.otterscan,
             state_floor=bounds.state_floor,
         ),
-        owners.role_grants(rpc, token, tag),
+        owners.role_grants(rpc, subject, tag),
     )
     roles, read = await asyncio.gather(
-        owners.roles_held(rpc, token, tag, granted),
+        owners.roles_held(rpc, subject, tag, granted),
         owners.caller_reads(rpc, facts, deployer, sim, granted),
     )
     return facts, await owners.callers(rpc, facts, deployer, sim, roles, read)
@@ -215,13 +310,13 @@ async def _try_all(
     if not comparable(base):
         notes += ("selling fails without any owner call: findings show who can lift or change it",)
     tried = list(outcomes[1 + len(FUTURE) :])
-    armed, v3 = story.held is not None, sim.route.v3
-    harmless = [t for t, o in zip(trials, tried, strict=True) if _harmless(base, o, v3, armed)]
+    armed, pool = story.held is not None, (sim.route.v3, sim.route.v4)
+    harmless = [t for t, o in zip(trials, tried, strict=True) if _harmless(base, o, pool, armed)]
     paired = two_steps(harmless, [t for t in screened if is_switch(t)])
     if paired:
-        tried += await sim.run([story_plan(sim, targets, story, t.calls) for t in paired])
+        tried += await sim.run([story_plan(sim, targets, story, t.calls, t.target) for t in paired])
         trials += paired
-    findings = _findings(base, trials, tried, v3, armed)
+    findings = _findings(base, trials, tried, pool, armed)
     findings = await _dumped(sim, targets, story, findings, trials, tried)
     future = _future(outcomes[1 : 1 + len(FUTURE)], counted)
     if comparable(base):  # a sell failing now is not a time bomb
@@ -259,17 +354,21 @@ async def _batch(
     the future sells by block count."""
     plans = [story_plan(sim, targets, story, None)]
     plans += [future_plan(sim, targets, story, seconds) for _, seconds in FUTURE]
-    plans += [story_plan(sim, targets, story, t.calls) for t in trials]
+    plans += [story_plan(sim, targets, story, t.calls, t.target) for t in trials]
     outcomes, counted = await asyncio.gather(sim.run(plans), _counted(sim, story.a_sell))
     return plans, list(outcomes), counted
 
 
-def _harmless(base: Outcome, outcome: Outcome | RpcError, v3: bool, armed: bool) -> bool:
-    """The call went through and changed nothing a buyer sees: a setter to pair with a switch."""
+def _harmless(
+    base: Outcome, outcome: Outcome | RpcError, pool: tuple[bool, bool], armed: bool
+) -> bool:
+    """The call went through and changed nothing a buyer sees: a setter to pair with a
+    switch.  ``pool``: (V3, V4), how the pool's quotes read."""
     if isinstance(outcome, RpcError):
         return False
     call = outcome.get("call")
-    return call is not None and call.ok and not classify(base, outcome, v3=v3, armed=armed)
+    seen = classify(base, outcome, v3=pool[0], armed=armed, v4=pool[1])
+    return call is not None and call.ok and not seen
 
 
 DUMPS = 2
@@ -297,7 +396,7 @@ async def _dumped(
                 jobs.append((i, trial, min(gained, cap)))
     if not jobs:
         return findings
-    plans = [dump_plan(sim, targets, story, t.calls, n) for _, t, n in jobs]
+    plans = [dump_plan(sim, targets, story, t.calls, n, t.target) for _, t, n in jobs]
     out = list(findings)
     for (i, _, _), dump in zip(jobs, await sim.run(plans), strict=True):
         if not isinstance(dump, RpcError):
@@ -386,14 +485,15 @@ def _findings(
     base: Outcome,
     trials: Sequence[Trial],
     outcomes: Sequence[Outcome | RpcError],
-    v3: bool,
+    pool: tuple[bool, bool],
     armed: bool,
 ) -> list[PowerFinding]:
     best: dict[tuple[str, str], PowerFinding] = {}
     for trial, outcome in zip(trials, outcomes, strict=True):
         if isinstance(outcome, RpcError):
             continue
-        for effect in _as_upgrade(trial, classify(base, outcome, v3=v3, armed=armed)):
+        effects = classify(base, outcome, v3=pool[0], armed=armed, v4=pool[1])
+        for effect in _as_upgrade(trial, effects):
             finding = _finding(trial, effect)
             key = (finding.kind, finding.selector)
             if key not in best or _weight(finding) > _weight(best[key]):
@@ -415,14 +515,19 @@ def _as_upgrade(trial: Trial, effects: list[Effect]) -> list[Effect]:
 
 
 def _finding(trial: Trial, effect: Effect) -> PowerFinding:
+    """A trial's effect as a finding; a call on the pool's hook says so (detail, evidence)."""
+    detail, evidence = effect.detail, effect.evidence
+    if trial.target is not None:
+        detail = f"through the pool's hook {trial.target}: {detail}"
+        evidence = (*evidence, Evidence("hook contract called", "-", trial.target))
     return PowerFinding(
         kind=effect.kind,
         function=trial.label,
         selector=trial.function.selector,
         caller=trial.caller,
         args=trial.rendered,
-        evidence=effect.evidence,
-        detail=effect.detail,
+        evidence=evidence,
+        detail=detail,
     )
 
 

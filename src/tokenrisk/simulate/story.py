@@ -209,10 +209,15 @@ def _start(sim: Simulator, p: Plan, targets: Targets, story: Story, with_b: bool
 
 
 def story_plan(
-    sim: Simulator, targets: Targets, story: Story, call: tuple[str, ...] | None
+    sim: Simulator,
+    targets: Targets,
+    story: Story,
+    call: tuple[str, ...] | None,
+    to: str | None = None,
 ) -> Plan:
     """The story (module docstring); ``call`` is the trial's (caller, calldata...): a
-    two-step trap's setter comes before the switch.  The baseline has none."""
+    two-step trap's setter comes before the switch.  The baseline has none.  ``to``:
+    the contract called when it is not the token (the pool's V4 hook)."""
     p, token = sim.plan(), sim.route.token
     _start(sim, p, targets, story)
     p.call({"from": targets.buyer, "to": token, "data": TOTAL_SUPPLY}, "supply0")
@@ -222,7 +227,7 @@ def story_plan(
     _watched(p, token, caller, targets.neutral, "0")
     if call is not None:
         p.fund(caller, fresh=False)  # a real account: its own nonce
-        _calls(p, token, call)
+        _calls(p, to or token, call)
     p.call({"from": caller, "to": token, "data": TOTAL_SUPPLY}, "supply1")
     p.call(balance_of(token, targets.buyer, caller), "a.held")
     p.call(balance_of(token, targets.pair, caller), "pool1")
@@ -239,12 +244,13 @@ def story_plan(
     return p
 
 
-def _calls(p: Plan, token: str, call: tuple[str, ...]) -> None:
-    """The caller's calls in order; the last is marked ``call`` (earlier: ``prior``)."""
+def _calls(p: Plan, to: str, call: tuple[str, ...]) -> None:
+    """The caller's calls to ``to`` in order; the last is marked ``call`` (earlier:
+    ``prior``)."""
     caller, *datas = call
     for i, data in enumerate(datas):
         mark = "call" if i == len(datas) - 1 else f"prior{i}"
-        p.call({"from": caller, "to": token, "data": data}, mark, heavy=True)
+        p.call({"from": caller, "to": to, "data": data}, mark, heavy=True)
 
 
 def _watched(p: Plan, token: str, caller: str, neutral: str, suffix: str) -> None:
@@ -278,7 +284,12 @@ def future_plan(sim: Simulator, targets: Targets, story: Story, seconds: int) ->
 
 
 def dump_plan(
-    sim: Simulator, targets: Targets, story: Story, call: tuple[str, ...], amount: int
+    sim: Simulator,
+    targets: Targets,
+    story: Story,
+    call: tuple[str, ...],
+    amount: int,
+    to: str | None = None,
 ) -> Plan:
     """Mint and dump: the trial's call, then its caller sells ``amount`` of the new tokens
     into the pool in the same block; the pool's base token is read before and after."""
@@ -288,7 +299,7 @@ def dump_plan(
     p.block(2)
     p.fund(caller, fresh=False)
     p.call(balance_of(route.base, pair, caller), "pool_base0")
-    _calls(p, route.token, call)
+    _calls(p, to or route.token, call)
     sim.add_sell(p, caller, amount, "dump", pool=False)
     p.call(balance_of(route.base, pair, caller), "pool_base1")
     return p

@@ -80,13 +80,15 @@ class Function:
 
 @dataclass(frozen=True)
 class Trial:
-    """One call to try: ``prior`` calldata (a two-step trap's setter) runs first."""
+    """One call to try: ``prior`` calldata (a two-step trap's setter) runs first;
+    ``target`` is the contract called when it is not the token (the pool's V4 hook)."""
 
     function: Function
     caller: str
     args: tuple[Any, ...]
     data: str
     prior: Trial | None = None
+    target: str | None = None
 
     @property
     def calls(self) -> tuple[str, ...]:
@@ -160,19 +162,22 @@ async def screen(
     callers: Sequence[str],
     targets: Targets,
     bounds: ScanBounds,
+    hook: str | None = None,
 ) -> tuple[list[Trial], bool]:
-    """Keep the (function, arguments) calls some caller can make, first caller wins."""
+    """Keep the (function, arguments) calls some caller can make, first caller wins;
+    ``hook``: the functions are the pool's V4 hook's, called on it."""
     candidates: list[Trial] = []
     for function in functions:
         for c in callers:
             own = replace(targets, caller=c)  # the caller itself as a recipient
             for args in argument_sets(function.types, own, bounds.max_arg_sets):
-                candidates.append(Trial(function, c, args, _calldata(function, args)))
+                data = _calldata(function, args)
+                candidates.append(Trial(function, c, args, data, target=hook))
     if not candidates:
         return [], False
     gas_price = price(sim.base.base_fee)
     overrides = {c: {"balance": hex(funds([_SCREEN_GAS], gas_price))} for c in callers}
-    token, tag = sim.route.token, sim.base.tag
+    token, tag = hook or sim.route.token, sim.base.tag
     replies = await sim.rpc.batch(
         [
             (
@@ -267,7 +272,8 @@ SETTER_SETS = 4
 
 def two_steps(harmless: Sequence[Trial], switches: Sequence[Trial]) -> list[Trial]:
     """A setter that changed nothing, followed by a switch (a function without arguments
-    or with one boolean) from the same caller: set a value, then enable it.  The first
+    or with one boolean) from the same caller on the same contract: set a value, then
+    enable it.  The first
     :data:`SETTER_SETS` argument sets of each setter (the most hostile)."""
     setters: dict[tuple[str, str], list[Trial]] = {}
     for t in harmless:
@@ -278,7 +284,7 @@ def two_steps(harmless: Sequence[Trial], switches: Sequence[Trial]) -> list[Tria
     out: list[Trial] = []
     for setter in (t for kept in setters.values() for t in kept):
         for switch in switches:
-            same = switch.caller == setter.caller
+            same = (switch.caller, switch.target) == (setter.caller, setter.target)
             if same and switch.function.selector != setter.function.selector:
                 out.append(replace(switch, prior=setter))
     return out[:TWO_STEPS]
