@@ -139,7 +139,12 @@ def decode_state(data: Any) -> PoolState | None:
 def expected_out(state: PoolState, amount_in: int, zero_for_one: bool, fee: int) -> int:
     """What the pool's own curve pays for ``amount_in`` (exact input), LP fee ``fee``
     (hundredths of a bip) taken, no hook: the constant product of the virtual reserves."""
-    r0, r1 = state.reserves
+    return curve_out(state.reserves, amount_in, zero_for_one, fee)
+
+
+def curve_out(reserves: tuple[int, int], amount_in: int, zero_for_one: bool, fee: int) -> int:
+    """:func:`expected_out` from the virtual reserves (currency0, currency1) themselves."""
+    r0, r1 = reserves
     reserve_in, reserve_out = (r0, r1) if zero_for_one else (r1, r0)
     paid = amount_in * (FEE_UNIT - fee) // FEE_UNIT
     if reserve_in + paid == 0:
