@@ -99,9 +99,15 @@ async def test_v4_pools_are_found_through_windows_and_missed_ones_are_stated(
     assert (node.refusals - before)[("eth_getLogs", -32005)] > 0  # the cap did bite
 
     budget = (head - initialized_at) // 100  # the windows stop above the pool's block
+    plain = next(t for t in devnet.manifest["tokens"] if t["id"] == "plain")["address"]
     async with _client(node, budget, tmp_path_factory.mktemp("narrow")) as http:
         missed = await http.get("/v2/IsHoneypot", params=params)
         pairs = await http.get("/v1/GetPairs", params=params)
+        v2 = await http.get("/v2/IsHoneypot", params={"address": plain, "chainID": 31337})
+    assert v2.status_code == 200, v2.text  # a V2 pool is answered, never as if it were all
+    assert any(
+        u.startswith("Uniswap V4 pools created in blocks 0-") for u in v2.json()["unchecked"]
+    )
     assert missed.status_code == 404, missed.text
     reason = missed.json()["reason"]
     assert "not checked: Uniswap V4 pools created in blocks 0-" in reason, reason
