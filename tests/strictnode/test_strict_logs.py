@@ -104,6 +104,9 @@ async def test_v4_pools_are_found_through_windows_and_missed_ones_are_stated(
         missed = await http.get("/v2/IsHoneypot", params=params)
         pairs = await http.get("/v1/GetPairs", params=params)
         v2 = await http.get("/v2/IsHoneypot", params={"address": plain, "chainID": 31337})
+        again = await http.get("/v1/GetPairs", params=params)  # from the results cache
+    assert again.headers.get("X-Cache") == "hit", again.headers
+    assert again.headers["X-Unsearched-Blocks"] == pairs.headers["X-Unsearched-Blocks"]
     assert v2.status_code == 200, v2.text  # a V2 pool is answered, never as if it were all
     assert any(
         u.startswith("Uniswap V4 pools created in blocks 0-") for u in v2.json()["unchecked"]

@@ -18,7 +18,7 @@ from tokenrisk.checks.deps import Options
 from tokenrisk.checks.holders import top_holders
 from tokenrisk.checks.honeypot import is_honeypot
 from tokenrisk.checks.pairs import get_pairs
-from tokenrisk.checks.search import skipped_chains, unsearched_history
+from tokenrisk.checks.search import skipped_chains, unsearched_history, unsearched_known
 from tokenrisk.checks.verification import contract_verification
 
 SKIPPED_HEADER = "X-Skipped-Chains"
@@ -107,8 +107,9 @@ async def pairs(runner: Runner, token: str, chain_id: int | None, limit: int) ->
         body = await runner.cached(
             "GetPairs", chain_id, (token, limit), lambda: pairs_json(runner, token, chain_id, limit)
         )
-    if unsearched:  # a node's log cap hid part of the V4 history: the list may be short
-        body.headers[UNSEARCHED_HEADER] = ",".join(sorted(unsearched))
+    known = unsearched or set(unsearched_known(runner.service.nodes, token, chain_id))
+    if known:  # a node's log cap hid part of the V4 history: the list may be short
+        body.headers[UNSEARCHED_HEADER] = ",".join(sorted(known))
     return searched(body, skipped)
 
 

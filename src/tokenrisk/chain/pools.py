@@ -9,6 +9,7 @@ from tokenrisk.chain import dex, v4
 from tokenrisk.chain.registry import Chain
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.chain.v4 import Unsearched as Unsearched
+from tokenrisk.chain.v4 import remembered as remembered
 from tokenrisk.model import Pool
 
 

@@ -359,6 +359,16 @@ def _number(reply: Any) -> int:
     return int(reply, 16) if isinstance(reply, str) else -1
 
 
+def remembered(chain: Chain, memo: dex.NativePools, token: str) -> Unsearched | None:
+    """What the last remembered search of ``token`` (the Node's memo) could not read: so
+    an answer served from a cache says so too (None: nothing missed, or nothing kept)."""
+    v4 = chain.uniswap_v4
+    kept = memo.value(_memo_key(v4, token)) if v4 is not None else None
+    if not kept:
+        return None
+    return unsearched(chain, Search([], int(kept[1]), int(kept[0])))
+
+
 def unsearched(chain: Chain, search: Search | None) -> Unsearched | None:
     """What ``search`` missed of the V4 history (None: nothing; ``search`` None: the
     whole search failed)."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from tokenrisk.chain import pools as every_dex
-from tokenrisk.chain.node import Node
+from tokenrisk.chain.node import Node, Nodes
 from tokenrisk.chain.tokens import is_contract
 from tokenrisk.errors import DeadlineExceeded, NodeUnavailable, UpstreamError
 
@@ -112,3 +112,11 @@ async def search_pools(node: Node, token: str) -> every_dex.Found:
     return await every_dex.search_pools(
         node.rpc, node.chain, token, memo=node.native_pools, events=node.v4_pools, log_span=span
     )
+
+
+def unsearched_known(nodes: Nodes, address: str, chain_id: int | None) -> list[str]:
+    """``X-Unsearched-Blocks`` labels of the token's V4 history that the nodes' last
+    searches (kept on each Node) could not read: a GetPairs answer from the results
+    cache states them too, without searching again."""
+    found = (every_dex.remembered(n.chain, n.v4_pools, address) for n in nodes.select(chain_id))
+    return [f.label for f in found if f is not None]
