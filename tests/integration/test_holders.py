@@ -25,6 +25,7 @@ import pytest
 from eth_utils.crypto import keccak
 
 from tokenrisk.chain.abi import checksum, encode_args, encode_call
+from tokenrisk.chain.head import read_head
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.chain.tokens import balances_of
 from tokenrisk.devnet.instance import RunningDevnet
@@ -42,7 +43,7 @@ from tokenrisk.holders import (
     top_holders_checked,
     total_supply,
 )
-from tokenrisk.store.engine import Store, create_store
+from tokenrisk.store.engine import Cursor, Store, create_store
 
 pytestmark = pytest.mark.integration
 
@@ -715,3 +716,43 @@ async def test_same_head_reads_nothing_again_and_any_write_forgets(
     moved = await index_token(rpc, store, CHAIN, token)  # a new head: indexed as usual
     assert moved.logs == 1 and "get_cursor" in reads
     assert await holder_count(store, CHAIN, token) == count + 1
+
+
+async def test_later_heads_without_a_transfer_keep_what_was_read(
+    rpc: RpcClient, store: Store, artifacts: dict[str, Any]
+) -> None:
+    """Blocks without a transfer of the token (another token's transfers and writes
+    included) keep the memo; a transfer of the token, or a cursor moved by someone else
+    (this process cannot tell what they wrote), forget it."""
+    owner = await deployer(rpc)
+    token = await deploy(rpc, artifacts, "PlainToken", 10**30, owner)
+    other = await deploy(rpc, artifacts, "PlainToken", 10**30, owner)
+    holders = holder_set(6, "quiet")
+    await scatter(rpc, token, owner, holders, rounds=1, seed=5)
+    await index_token(rpc, store, CHAIN, token)
+    top = await top_holders(store, CHAIN, token, limit=5)
+    reads: list[str] = []
+    real = store.top_holders
+    store.top_holders = lambda *a, **k: reads.append("top") or real(*a, **k)  # type: ignore[method-assign]
+
+    await send(rpc, [transfer(other, owner, holders[0], 1)])
+    await mine(rpc, 2)
+    await index_token(rpc, store, CHAIN, other)  # a write, of another token
+    quiet = await index_token(rpc, store, CHAIN, token)
+    assert quiet.blocks >= 3 and quiet.logs == 0
+    assert await top_holders(store, CHAIN, token, limit=5) == top
+    assert reads == []
+
+    await send(rpc, [transfer(token, owner, holders[0], 10**27)])
+    assert (await index_token(rpc, store, CHAIN, token)).logs == 1
+    assert (await top_holders(store, CHAIN, token, limit=5)) != top
+    assert reads == ["top"]
+
+    await mine(rpc)  # another process indexes the new block (no log): the cursor moves
+    cursor, head = store.get_cursor(CHAIN, token), await read_head(rpc)
+    assert cursor is not None
+    moved = Cursor(cursor.start_block, head.number, head.hash)
+    store.apply_window(CHAIN, token, expected=cursor, new=moved, logs=[])
+    await index_token(rpc, store, CHAIN, token)
+    await top_holders(store, CHAIN, token, limit=5)
+    assert reads == ["top", "top"]

@@ -10,6 +10,7 @@ from eth_abi.abi import encode as eth_abi_encode
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tokenrisk.chain import universal
 from tokenrisk.chain.abi import (
     ZERO_ADDRESS,
     _fast_encode,
@@ -20,7 +21,7 @@ from tokenrisk.chain.abi import (
 )
 from tokenrisk.chain.registry import Dex
 from tokenrisk.model import Pool
-from tokenrisk.simulate.calls import DEADLINE, Route, balance_of, filled
+from tokenrisk.simulate.calls import DEADLINE, Route, balance_of, filled, v4_trade
 
 addresses = st.binary(min_size=20, max_size=20).map(lambda b: "0x" + b.hex())
 uint256 = st.integers(min_value=0, max_value=2**256 - 1)
@@ -130,3 +131,29 @@ def test_a_value_the_template_cannot_hold_raises_as_encode_call_does(amount: int
 def test_a_malformed_address_goes_to_the_full_encoder() -> None:
     with pytest.raises(Exception):  # noqa: B017 - eth_abi refuses it as encode_call does
         filled("balanceOf(address)", (ZERO_ADDRESS,), {0: "0x12"})
+
+
+@given(
+    addresses,
+    addresses,
+    st.integers(0, 2**128 - 1),
+    st.booleans(),
+    st.booleans(),
+    st.integers(-(2**23), 2**23 - 1),
+)
+def test_v4_trade_from_a_template_matches_the_universal_router_encoding(
+    token: str, other: str, amount: int, selling: bool, native: bool, spacing: int
+) -> None:
+    c0 = ZERO_ADDRESS if native else min(token, other)
+    key = (c0, token if native else max(token, other), 3000, spacing, "0x" + "ab" * 20)
+    expected = universal.trade(key, token, other, native, amount, selling)
+    assert v4_trade(key, token, other, native, amount, selling) == expected
+
+
+@pytest.mark.parametrize("amount", [-1, 2**128])
+def test_a_v4_amount_the_swap_cannot_hold_raises_as_before(amount: int) -> None:
+    key = (ZERO_ADDRESS, "0x" + "77" * 20, 3000, 60, ZERO_ADDRESS)
+    with pytest.raises(Exception):  # noqa: B017 - eth_abi's own error type
+        universal.trade(key, "0x" + "77" * 20, "0x" + "88" * 20, True, amount, False)
+    with pytest.raises(Exception):  # noqa: B017
+        v4_trade(key, "0x" + "77" * 20, "0x" + "88" * 20, True, amount, False)

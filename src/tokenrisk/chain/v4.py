@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 from eth_utils.crypto import keccak
@@ -78,9 +79,7 @@ class PoolKey:
     @property
     def id(self) -> str:
         """The pool id: keccak of the ABI-encoded key."""
-        types = ["address", "address", "uint24", "int24", "address"]
-        values = [self.currency0, self.currency1, self.fee, self.tick_spacing, self.hooks]
-        return "0x" + bytes(keccak(encode_args(types, values))).hex()
+        return _pool_id(self.as_tuple())
 
     @property
     def dynamic(self) -> bool:
@@ -88,6 +87,13 @@ class PoolKey:
 
     def as_tuple(self) -> tuple[str, str, int, int, str]:
         return (self.currency0, self.currency1, self.fee, self.tick_spacing, self.hooks)
+
+
+@lru_cache(maxsize=1024)
+def _pool_id(key: tuple[str, str, int, int, str]) -> str:
+    """Remembered: every quote and state read of a V4 check asks it again."""
+    types = ["address", "address", "uint24", "int24", "address"]
+    return "0x" + bytes(keccak(encode_args(types, list(key)))).hex()
 
 
 def hook_permissions(hooks: str) -> tuple[str, ...]:

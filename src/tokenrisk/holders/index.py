@@ -356,8 +356,8 @@ async def holder_count(store: Store, chain_id: int, token: str) -> int | None:
     once per head at which this process indexed the token (the count cannot change until
     the index moves, and it moves only with the head).
     """
-    at = _indexed_at(store, chain_id, token)
-    key = ("holders", chain_id, token.lower(), at, store.generation)
+    at = _content_key(store, chain_id, token)
+    key = ("holders", chain_id, token.lower(), at)
     if at is not None:
         found, known = store.memo.get(key)
         if found and known is not None:
@@ -393,9 +393,11 @@ async def index_token(
     started = time.perf_counter()
     head = await read_head(rpc)
     last = head.number if to_block is None else min(to_block, head.number)
-    if last == head.number and _indexed_at(store, chain_id, token) == head.hash:
+    before = _indexed(store, chain_id, token)
+    if last == head.number and before is not None and before.head == head.hash:
         return IndexStats(chain_id, token, last + 1, last)  # indexed here at this very head
     cursor, stored, rolled_back = await _resume(rpc, store, chain_id, token, settings, last, head)
+    resumed = (cursor.last_block, (cursor.last_block_hash or "").lower())
     stats = IndexStats(chain_id, token, cursor.last_block + 1, last)
     stats.rolled_back_blocks = rolled_back
     reader = LogReader(rpc, token, [TRANSFER_TOPIC], settings)
@@ -403,34 +405,72 @@ async def index_token(
     stats.requests, stats.shrinks = reader.requests, reader.shrinks
     stats.seconds = time.perf_counter() - started
     if last == head.number:
-        store.memo.put(("indexed", chain_id, token), (head.hash, store.generation))
+        _reached(store, chain_id, token, head, before if stored else None, resumed)
     return stats
 
 
 async def memo_at_index_head(
     store: Store, chain_id: int, token: str, key: Hashable, compute: Callable[[], Awaitable[T]]
 ) -> T:
-    """``compute()`` (something read from the token's index), remembered while the index
-    stays where this process last brought it (same head, no write since)."""
-    at = _indexed_at(store, chain_id, token)
-    full = ("derived", chain_id, token.lower(), at, store.generation, key)
+    """``compute()`` (something read from the token's index, or fixed by it), remembered
+    while the token's indexed transfers stay as this process last brought them up to
+    date: at the same head, or at a later one when this process itself read the blocks
+    between and found no transfer of the token (:class:`Indexed`)."""
+    at = _content_key(store, chain_id, token)
+    full = ("derived", chain_id, token.lower(), at, key)
     if at is not None:
         found, known = store.memo.get(full)
         if found:
             return cast(T, known)
     value = await compute()
-    if at is not None and _indexed_at(store, chain_id, token) == at:
+    if at is not None and _content_key(store, chain_id, token) == at:
         store.memo.put(full, value)
     return value
 
 
-def _indexed_at(store: Store, chain_id: int, token: str) -> str | None:
-    """The hash of the head at which this process last brought ``token``'s index up to
-    date, while nothing has written to the store since (else None)."""
+@dataclass(frozen=True)
+class Indexed:
+    """Where this process last brought a token's index up to date: the head (hash and
+    number), the store's :meth:`~Store.content_version` of the token then, and ``content``,
+    a key of the indexed transfers themselves.  ``content`` is carried to a later head
+    only when this process resumed from exactly that head's cursor (no other process
+    wrote in between: the cursor moves with every commit) and its own windows up to
+    the new head held no transfer of the token; otherwise it is new."""
+
+    head: str
+    number: int
+    version: tuple[int, int]
+    content: tuple[str, tuple[int, int]]
+
+
+def _indexed(store: Store, chain_id: int, token: str) -> Indexed | None:
+    """This process's last :class:`Indexed` of ``token``, while no write made here has
+    changed its transfers since (else None)."""
     found, value = store.memo.get(("indexed", chain_id, token.lower()))
-    if not found or value is None or value[1] != store.generation:
+    if not found or not isinstance(value, Indexed):
         return None
-    return str(value[0])
+    return value if value.version == store.content_version(chain_id, token) else None
+
+
+def _content_key(store: Store, chain_id: int, token: str) -> Hashable | None:
+    found = _indexed(store, chain_id, token)
+    return None if found is None else found.content
+
+
+def _reached(
+    store: Store,
+    chain_id: int,
+    token: str,
+    head: ChainHead,
+    before: Indexed | None,
+    resumed: tuple[int, str],
+) -> None:
+    """Remember that the index of ``token`` is at ``head`` (see :class:`Indexed`)."""
+    version = store.content_version(chain_id, token)
+    content = (head.hash, version)
+    if before is not None and before.version == version and resumed == (before.number, before.head):
+        content = before.content
+    store.memo.put(("indexed", chain_id, token), Indexed(head.hash, head.number, version, content))
 
 
 def _settings(settings: IndexSettings | None, window: int | None) -> IndexSettings:

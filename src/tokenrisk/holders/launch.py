@@ -109,9 +109,18 @@ async def pool_transfers(store: Store, chain_id: int, token: str, pools: list[Po
 
 
 async def sniper_addresses(store: Store, chain_id: int, token: str, pools: list[Pool]) -> list[str]:
-    """Addresses that bought from the token's pools in the first blocks of trading."""
-    pool_addresses = {p.address.lower() for p in pools}
-    return snipers(await pool_transfers(store, chain_id, token, pools), pool_addresses)
+    """Addresses that bought from the token's pools in the first blocks of trading.
+
+    Read once per index state (:func:`~tokenrisk.holders.index.memo_at_index_head`):
+    the query is a SQL round of its own, and every check with holder analysis asks it.
+    """
+    pool_addresses = frozenset(p.address.lower() for p in pools)
+
+    async def read() -> list[str]:
+        return snipers(await pool_transfers(store, chain_id, token, pools), pool_addresses)
+
+    key = ("snipers", tuple(sorted(pool_addresses)))
+    return list(await memo_at_index_head(store, chain_id, token, key, read))
 
 
 async def airdrop_summary(

@@ -45,7 +45,7 @@ from typing import Any
 
 from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, topic_address
 from tokenrisk.chain.signatures import APPROVAL_TOPIC
-from tokenrisk.holders.index import IndexSettings, JsonRpc, LogReader
+from tokenrisk.holders.index import IndexSettings, JsonRpc, LogReader, memo_at_index_head
 from tokenrisk.store.engine import Store, TransferLog
 
 TX_BATCH = 200
@@ -81,9 +81,30 @@ async def siphoned_holders(
     """The (checksummed) holders among ``holders`` whose tokens were siphoned.
 
     Reads the token's index in ``store``: run ``index_token`` first.  Raises the rpc
-    errors and StoreError.
+    errors and StoreError.  Answered once per index state and set of holders
+    (:func:`~tokenrisk.holders.index.memo_at_index_head`): every input (the indexed
+    transfers, the transactions they came in, the Approval logs up to the last of them)
+    is fixed while the index stays at one head block.
     """
     wanted = sorted({h.lower() for h in holders} - {ZERO_ADDRESS})
+
+    async def judge() -> frozenset[str]:
+        found = await _siphoned(rpc, store, chain_id, token, wanted, per_holder, settings)
+        return frozenset(found)
+
+    key = ("siphoned", tuple(wanted), per_holder, settings)
+    return set(await memo_at_index_head(store, chain_id, token, key, judge))
+
+
+async def _siphoned(
+    rpc: JsonRpc,
+    store: Store,
+    chain_id: int,
+    token: str,
+    wanted: list[str],
+    per_holder: int,
+    settings: IndexSettings | None,
+) -> set[str]:
     cursor = await asyncio.to_thread(store.get_cursor, chain_id, token)
     if cursor is None or not wanted:
         return set()

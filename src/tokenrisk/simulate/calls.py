@@ -107,7 +107,7 @@ class Route:
         token_in, token_out = (self.token, self.base) if selling else (self.base, self.token)
         if self.v4:
             key = pools_v4.key_of(self.pool).as_tuple()
-            data = universal.trade(key, self.token, self.base, self.pool.native, amount_in, selling)
+            data = v4_trade(key, self.token, self.base, self.pool.native, amount_in, selling)
         elif not self.v3:
             sig = (
                 "swapExactTokensForTokensSupportingFeeOnTransferTokens"
@@ -209,3 +209,32 @@ def _with_values(signature: str, shape: tuple[Any, ...], words: dict[int, int | 
         (inner,) = shape
         return [tuple(words.get(i, v) for i, v in enumerate(inner))]
     return [words.get(i, v) for i, v in enumerate(shape)]
+
+
+_MARKS = (0x5EED_C0DE_0000_0001_A5A5_A5A5_0000_0001, 0x5EED_C0DE_0000_0002_A5A5_A5A5_0000_0002)
+"""Two amounts no pool key or address encodes as, written into a V4 trade's template."""
+
+
+def v4_trade(
+    key: universal.Key, token: str, base: str, native: bool, amount: int, selling: bool
+) -> str:
+    """:func:`universal.trade`'s calldata, from a template per pool and direction: the
+    amount is a static word wherever it appears (swap, settle, Permit2 pull), so the
+    encoding of a marker amount is split at its words and the amount written between.
+    An amount the swap's ``uint128`` cannot hold goes to :func:`universal.trade`, which
+    raises as it always did."""
+    parts = _v4_template(key, token, base, native, selling)
+    if parts is None or not 0 <= amount < 1 << 128:
+        return universal.trade(key, token, base, native, amount, selling)
+    return f"{amount:064x}".join(parts)
+
+
+@lru_cache(maxsize=256)
+def _v4_template(
+    key: universal.Key, token: str, base: str, native: bool, selling: bool
+) -> tuple[str, ...] | None:
+    """The trade encoded with the first marker, split at its words; None when writing
+    the second marker there does not give the second marker's own encoding."""
+    first, second = (universal.trade(key, token, base, native, m, selling) for m in _MARKS)
+    parts = tuple(first.split(f"{_MARKS[0]:064x}"))
+    return parts if len(parts) > 1 and f"{_MARKS[1]:064x}".join(parts) == second else None

@@ -467,11 +467,25 @@ class Store:
 
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
-        # what this process learnt at a head block (the index reached it, its counts),
-        # for the holders layer: valid while the head and ``generation`` stay, so a check
-        # repeated in one block skips the database.  Every write here bumps ``generation``.
+        # what this process learnt of a token's index (the head it reached, its counts),
+        # for the holders layer: valid while the token's content_version stays, so a
+        # check repeated in one block, or at a later head without a transfer of the
+        # token, skips the database.  Every write here bumps ``generation``.
         self.memo: MemoryCache[tuple[Any, ...], Any] = MemoryCache(max_entries=16_384)
         self.generation = 0
+        self._epoch = 0  # bumped when every token's content may have changed
+        self._changed: dict[tuple[int, str], int] = {}
+
+    def content_version(self, chain_id: int, token: str) -> tuple[int, int]:
+        """Changes with every write made here that may change ``token``'s indexed
+        transfers or balances (a window of logs, a rollback, a reset, dropping the
+        schema); a window without logs, which only moves the cursor, leaves it.
+        Writes by other processes are not seen: callers pair it with the cursor."""
+        return self._epoch, self._changed.get((chain_id, token.lower()), 0)
+
+    def _content_changes(self, chain_id: int, token: str) -> None:
+        key = (chain_id, token.lower())
+        self._changed[key] = self._changed.get(key, 0) + 1
 
     @property
     def backend(self) -> str:
@@ -556,6 +570,7 @@ class Store:
     def drop_all(self) -> None:
         """Drop every tokenrisk table (tests, ``tokenrisk store reset``)."""
         self.generation += 1
+        self._epoch += 1
         with self._transaction("drop schema", writes=True) as conn:
             metadata.drop_all(conn, checkfirst=True)
 
@@ -592,6 +607,8 @@ class Store:
         Raises StoreConflict when the stored cursor differs, StoreError otherwise.
         """
         self.generation += 1
+        if logs:
+            self._content_changes(chain_id, token)
         token = token.lower()
         with self._transaction("apply window", writes=True) as conn:
             _move_cursor(conn, chain_id, token, expected, new)
@@ -605,6 +622,7 @@ class Store:
         Balances are reverted exactly from the stored transfers, in one transaction.
         """
         self.generation += 1
+        self._content_changes(chain_id, token)
         token = token.lower()
         newer = _key(transfer_table, chain_id, token) & (transfer_table.c.block > to.last_block)
         with self._transaction("roll back", writes=True) as conn:
@@ -627,6 +645,7 @@ class Store:
     def reset_token(self, chain_id: int, token: str) -> None:
         """Forget everything indexed for one token (it is re-indexed from scratch)."""
         self.generation += 1
+        self._content_changes(chain_id, token)
         token = token.lower()
         with self._transaction("reset token", writes=True) as conn:
             for table in (transfer_table, balance_table, checkpoint_table, cursor_table):
