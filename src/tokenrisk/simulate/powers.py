@@ -69,6 +69,7 @@ from tokenrisk.simulate.trials import (
     Trial,
     backdoors,
     functions_of,
+    hook_static_findings,
     is_switch,
     screen,
     selectors_of,
@@ -149,9 +150,7 @@ async def _scan(
             story.cancel()
     tried = {t.function.selector for t in trials}
     if result.scanned:
-        result = _with_static(
-            result, await static_findings(sim, facts.code, facts.impl_code, tried)
-        )
+        result = _with_static(result, await _static(sim, facts, hooked, hook, tried, on_hook))
     every = _merged(callers, hooked[1] if hooked else ())
     result = replace(
         result,
@@ -162,6 +161,24 @@ async def _scan(
     )
     await cache.store(key, result)
     return result
+
+
+async def _static(
+    sim: Simulator,
+    facts: Facts,
+    hooked: tuple[Facts, tuple[Caller, ...]] | None,
+    hook: str | None,
+    tried: set[str],
+    on_hook: Sequence[Trial],
+) -> list[PowerFinding]:
+    """The layout's capabilities of the token and of the pool's hook, read together."""
+    token = static_findings(sim, facts.code, facts.impl_code, tried)
+    if hooked is None or hook is None:
+        return await token
+    seen = {t.function.selector for t in on_hook}
+    hooks = hook_static_findings(sim, hook, hooked[0].code, hooked[0].impl_code, seen)
+    found = await asyncio.gather(token, hooks)
+    return [*found[0], *found[1]]
 
 
 def _known(
