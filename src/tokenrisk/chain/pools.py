@@ -3,6 +3,8 @@ and Uniswap V4 (:mod:`tokenrisk.chain.v4`), ranked together; what the checks cal
 
 from __future__ import annotations
 
+import asyncio
+
 from tokenrisk.chain import dex, v4
 from tokenrisk.chain.registry import Chain
 from tokenrisk.chain.rpc import RpcClient
@@ -19,9 +21,13 @@ async def find_pools(
 ) -> list[Pool]:
     """Every base-token pool of ``token``, V2/V3 and V4, deepest (USD) first; ``memo``
     (the Node's) remembers the native token's pools, ``events`` (the Node's) the V4
-    ``Initialize`` events read."""
-    found = await dex.find_pools(rpc, chain, token, block, memo)
-    return await v4.with_v4(rpc, chain, token, found, block, memo, events)
+    ``Initialize`` events read.  V2/V3 and V4 are searched at once: one round trip for
+    a token without V4 pools."""
+    found, more = await asyncio.gather(
+        dex.find_pools(rpc, chain, token, block, memo),
+        v4.v4_pools(rpc, chain, token, block, memo, events),
+    )
+    return v4.candidate_sort([*found, *more]) if more else found
 
 
 async def resolve_pair(

@@ -18,6 +18,7 @@ dynamic fee shows as tax (the V4Quoter runs the hook and would hide it).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -248,13 +249,17 @@ async def find_v4_pools(
     rpc: RpcClient,
     chain: Chain,
     token: str,
-    native_usd: float | None,
     block: str = "latest",
     memo: dex.NativePools | None = None,
+    native: dex.NativePools | None = None,
 ) -> list[Pool]:
     """The token's V4 pools against ETH or a base token, as :class:`Pool` rows whose
     ``address`` is the PoolManager (where the pool's tokens are) and ``pool_id``,
-    ``hooks`` and ``tick_spacing`` say which pool; deepest first."""
+    ``hooks`` and ``tick_spacing`` say which pool; deepest first.
+
+    Two round trips when the token has V4 pools, one when it has none: the pools' state,
+    their blocks' times and the native token's USD price (``native``: the Node's memo of
+    its pools) are read at once, after the ``Initialize`` events (``memo``)."""
     v4 = chain.uniswap_v4
     if v4 is None:
         return []
@@ -263,8 +268,11 @@ async def find_v4_pools(
     if not found:
         return []
     calls = [state_call(v4.pool_manager, f.key.id) for f in found]
-    replies = await rpc.batch([("eth_call", call_params(c["to"], c["data"], block)) for c in calls])
-    stamps = await dex.block_stamps(rpc, [f.block for f in found])
+    replies, stamps, native_usd = await asyncio.gather(
+        rpc.batch([("eth_call", call_params(c["to"], c["data"], block)) for c in calls]),
+        dex.block_stamps(rpc, [f.block for f in found]),
+        dex.native_usd_price(rpc, chain, block, native),
+    )
     pools = []
     for item, reply in zip(found, replies, strict=True):
         state = None if isinstance(reply, CallReverted) else decode_state(reply)
@@ -333,11 +341,22 @@ async def with_v4(
     A node that refuses the ``Initialize`` log search (a range cap, no logs) leaves the
     V4 pools unknown: the V2/V3 answer stands (docs/uniswap-v4.md).
     """
+    return candidate_sort([*pools, *await v4_pools(rpc, chain, token, block, memo, events)])
+
+
+async def v4_pools(
+    rpc: RpcClient,
+    chain: Chain,
+    token: str,
+    block: str = "latest",
+    memo: dex.NativePools | None = None,
+    events: dex.NativePools | None = None,
+) -> list[Pool]:
+    """:func:`find_v4_pools`, or none when the node refuses the ``Initialize`` log search
+    (a range cap, no logs): the V2/V3 answer then stands (docs/uniswap-v4.md)."""
     if chain.uniswap_v4 is None:
-        return pools
+        return []
     try:
-        price = await dex.native_usd_price(rpc, chain, block, memo)
-        found = await find_v4_pools(rpc, chain, token, price, block, events)
+        return await find_v4_pools(rpc, chain, token, block, events, memo)
     except RpcError:
-        return pools
-    return candidate_sort([*pools, *found])
+        return []

@@ -31,8 +31,12 @@ async def code_report(
     token = route.token.lower()
     seen = ready.trading.traced if ready.trading is not None else None
     before = seen.value((node.id, token)) if seen is not None else None
-    # the code of what the last trace called is read with the trace (one round trip)
-    early = asyncio.ensure_future(_with_code(node, set(before))) if before else None
+    # the code of what the last trace called is read with the trace (one round trip); a
+    # first trace, what every swap on the route calls (used when it calls nothing else)
+    before = before or frozenset(
+        a.lower() for a in (route.token, route.pool.address, route.dex.router, route.base)
+    )
+    early = asyncio.ensure_future(_with_code(node, set(before)))
     try:
         try:
             head = ready.sim.base if ready.sim is not None else None
