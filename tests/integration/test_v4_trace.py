@@ -89,3 +89,85 @@ async def test_an_unverified_hook_is_reported(http: httpx.AsyncClient, devnet: A
     honeypot = await _get(http, "/v2/IsHoneypot", entry["address"])
     assert honeypot["contractCode"]["openSource"] is False
     assert honeypot["contractCode"]["rootOpenSource"] is True
+
+
+# THE HOOK'S BYTECODE READ STATICALLY
+
+DEEP_HOOK = """// SPDX-License-Identifier: MIT
+pragma solidity 0.8.37;
+
+import {PoolKey, SwapParams} from "./V4Types.sol";
+
+/// afterSwap closes swaps once its keeper, kept past every slot the caller search reads,
+/// sets the share at 100%: no trial finds the keeper, the bytecode still shows the setter
+contract DeepKeptHook {
+    uint256[40] private pad;
+    address private keeper;
+    uint256 private sellBps;
+
+    function adjust(uint256 bps) external {
+        require(msg.sender == keeper, "no");
+        sellBps = bps;
+    }
+
+    function afterSwap(address, PoolKey calldata, SwapParams calldata, int256, bytes calldata)
+        external view returns (bytes4, int128)
+    {
+        require(sellBps < 10_000, "closed");
+        return (this.afterSwap.selector, 0);
+    }
+}
+"""
+KEEPER_SLOT = "0x" + f"{40:064x}"
+
+
+async def _rpc(devnet: Any, method: str, params: list[Any]) -> Any:
+    payload = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    async with httpx.AsyncClient(timeout=30) as client:
+        reply = (await client.post(devnet.url, json=payload)).json()
+    assert "error" not in reply, reply
+    return reply["result"]
+
+
+def _deep_hook_runtime(root: Path) -> str:
+    from tokenrisk.devnet import solc
+
+    repo = Path(__file__).resolve().parents[2]
+    (root / "contracts").mkdir()
+    (root / "tools").symlink_to(repo / "tools")
+    (root / "node_modules").symlink_to(repo / "node_modules")
+    (root / "contracts" / "V4Types.sol").write_text(
+        (repo / "contracts" / "v4" / "V4Types.sol").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    (root / "contracts" / "DeepKeptHook.sol").write_text(DEEP_HOOK, encoding="utf-8")
+    artifacts = solc.load_artifacts(solc.compile_contracts(root, root / "out"))
+    return str(artifacts["contracts"]["DeepKeptHook"]["deployedBytecode"])
+
+
+async def test_a_hook_setter_no_trial_reaches_is_read_from_its_bytecode(
+    http: httpx.AsyncClient, devnet: Any, tmp_path: Path
+) -> None:
+    """The pool's hook (same address, same permission bits) replaced by one whose keeper
+    sits in slot 40, in a snapshot: the scan reports the hook's setter as static evidence
+    named as the hook's, with the keeper as the caller."""
+    entry = _entry(devnet, "v4-hook-owner-fee")
+    hook = _hook(devnet, entry["id"])
+    keeper = devnet.manifest["addresses"]["KEEPER"]
+    runtime = _deep_hook_runtime(tmp_path)
+    snapshot = await _rpc(devnet, "evm_snapshot", [])
+    try:
+        await _rpc(devnet, "anvil_setCode", [hook, runtime])
+        word = "0x" + keeper[2:].lower().rjust(64, "0")
+        await _rpc(devnet, "anvil_setStorageAt", [hook, KEEPER_SLOT, word])
+        await _rpc(devnet, "evm_mine", [])  # a new head: nothing remembered applies
+        body = await _get(http, "/v2/IsHoneypot", entry["address"])
+    finally:
+        assert await _rpc(devnet, "evm_revert", [snapshot]) is True
+    powers = body["ownerPowers"]
+    assert keeper not in {c["address"] for c in powers["callers"]}, powers["callers"]
+    rule = next(f for f in powers["findings"] if f["id"] == "owner_can_change_transfer_rules")
+    assert rule["confidence"] == "static" and rule["caller"] == keeper, rule
+    assert rule["selector"] == "0x" + keccak(text="adjust(uint256)")[:4].hex()
+    assert rule["detail"].startswith(f"through the pool's hook {hook}: "), rule
+    assert {"what": "hook contract", "before": "-", "after": hook} in rule["evidence"]
+    assert powers["renounced"] is False
