@@ -103,11 +103,6 @@ RAISED: dict[str, tuple[int, str]] = {
         "GetContractVerification with the call tree it is built on: the target, the trade, "
         "the trace (simulate.probe), code reads and the verifier",
     ),
-    "tokenrisk.checks.pairs": (
-        9,
-        "GetPairs reads every DEX's base-token pools (chain.pools) and, from chain.dex, the "
-        "pools against other tokens and their creation, which chain.pools no longer forwards",
-    ),
     "tokenrisk.api.check_routes": (
         12,
         "every check route with the check behind it: the gate, parameters, runner, error "

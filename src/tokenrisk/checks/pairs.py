@@ -6,12 +6,11 @@ import asyncio
 import math
 
 from tokenrisk.chain import created, dex
-from tokenrisk.chain import pools as every_dex
 from tokenrisk.chain.abi import parse_address
 from tokenrisk.chain.node import Node, Nodes
 from tokenrisk.chain.tokens import read_token
 from tokenrisk.checks.results import PairRow
-from tokenrisk.checks.target import on_every_chain
+from tokenrisk.checks.target import note_unsearched, on_every_chain, search_pools
 from tokenrisk.model import Pool
 
 
@@ -38,10 +37,12 @@ async def _pairs_on(node: Node, token: str) -> list[Pool]:
     that caps ``eth_getLogs`` ranges lists only the base-token pools (their creation
     then comes from the node's history: :mod:`tokenrisk.chain.created`)."""
     rpc, chain = node.rpc, node.chain
-    base, found = await asyncio.gather(
-        every_dex.find_pools(rpc, chain, token, memo=node.native_pools, events=node.v4_pools),
-        created.creations(node, token),
+    searched, found = await asyncio.gather(
+        search_pools(node, token), created.creations(node, token)
     )
+    base = searched.pools
+    if searched.unsearched is not None:
+        note_unsearched(searched.unsearched.label)
     others = await dex.other_pools(rpc, chain, token, found or [], base)
     known = await created.complete(node, found, base)
     return await dex.with_creation(rpc, [*base, *others], known)
