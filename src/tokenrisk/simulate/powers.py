@@ -72,6 +72,7 @@ from tokenrisk.simulate.trials import (
     candidates_of,
     functions_of,
     guard_values,
+    hook_static_findings,
     is_switch,
     screen,
     screen_calls,
@@ -170,7 +171,7 @@ async def _scan(
         result = await _try_all(sim, facts, targets, everything, (selectors, senders), story)
         tried = {t.function.selector for t in trials}
         if result.scanned:
-            found = await static_findings(sim, facts.code, facts.impl_code, tried, guards)
+            found = await _static(sim, (facts, guards), hooked, hook, tried, on_hook)
             result = _with_static(result, found)
     finally:
         for started in (story, guards):
@@ -187,6 +188,26 @@ async def _scan(
     await cache.store(key, result)
     cache.mark_scanned(chain_id, token, sim.route.pool.address)
     return result
+
+
+async def _static(
+    sim: Simulator,
+    read: tuple[Facts, asyncio.Future[Guards]],
+    hooked: tuple[Facts, tuple[Caller, ...]] | None,
+    hook: str | None,
+    tried: set[str],
+    on_hook: Sequence[Trial],
+) -> list[PowerFinding]:
+    """The layout's capabilities of the token (its guards read already: ``read``) and
+    of the pool's hook, read together."""
+    facts, guards = read
+    token = static_findings(sim, facts.code, facts.impl_code, tried, guards)
+    if hooked is None or hook is None:
+        return await token
+    seen = {t.function.selector for t in on_hook}
+    hooks = hook_static_findings(sim, hook, hooked[0].code, hooked[0].impl_code, seen)
+    found = await asyncio.gather(token, hooks)
+    return [*found[0], *found[1]]
 
 
 def _known(

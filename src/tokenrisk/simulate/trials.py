@@ -367,12 +367,43 @@ async def static_findings(
         for w in layout.guarded_writes(layout.layout(impl_code or code), ERC20_SURFACE)
         if w.selector not in tried
     ]
+    return await _guarded(sim, sim.route.token, writes, read)
+
+
+async def hook_static_findings(
+    sim: Simulator, hook: str, code: str | None, impl_code: str | None, tried: set[str]
+) -> list[PowerFinding]:
+    """The pool's V4 hook read like the token (:func:`~.layout.swap_writes`): a function
+    no trial on the hook could call, guarded by a live address in the hook's storage,
+    that writes what ``beforeSwap``/``afterSwap`` read; the finding names the hook."""
+    runtime = impl_code or code
+    if not runtime:
+        return []
+    writes = [w for w in layout.swap_writes(layout.layout(runtime)) if w.selector not in tried]
+    return [
+        replace(
+            f,
+            detail=f"through the pool's hook {hook}: {f.detail}",
+            evidence=(*f.evidence, Evidence("hook contract", "-", hook)),
+        )
+        for f in await _guarded(sim, hook, writes)
+    ]
+
+
+async def _guarded(
+    sim: Simulator,
+    subject: str,
+    writes: list[layout.Write],
+    read: asyncio.Future[Guards] | None = None,
+) -> list[PowerFinding]:
+    """Static findings of ``writes`` whose guard holds a live address in ``subject``'s
+    storage at the pinned head (``read``: the guards' values, read already)."""
     if not writes:
         return []
     guards = [g for w in writes for g in w.guards]
     values = await read if read is not None else None
     if values is None or any((g.slot, g.offset) not in values for g in guards):
-        values = await layout.guard_values(sim.rpc, sim.route.token, guards, sim.base.tag)
+        values = await layout.guard_values(sim.rpc, subject, guards, sim.base.tag)
     out: list[PowerFinding] = []
     for w in writes:
         holder = layout.live_guard(w, values)
