@@ -15,7 +15,8 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
-PROJECT_FILES = ("tools/solc-compile.js", "package.json", "package-lock.json")
+PROJECT_FILES = ("tools/solc-compile.js", "tools/npm-stub/package.json")
+PROJECT_FILES += ("package.json", "package-lock.json")
 
 
 class BuildWithDevnetSources(build_py):

@@ -51,7 +51,56 @@ interface IWrappedNative {
     function deposit() external payable;
 }
 
+interface IPermit2Like {
+    function approve(address token, address spender, uint160 amount, uint48 expiration) external;
+}
+
+interface IUniversalRouterLike {
+    function execute(bytes calldata commands, bytes[] calldata inputs, uint256 deadline) external payable;
+}
+
 contract TokenRiskProbe {
+    // Uniswap V4 through the Universal Router: the V4_SWAP command and its actions.
+    bytes1 private constant V4_SWAP = 0x10;
+    uint8 private constant SWAP_EXACT_IN_SINGLE = 0x06;
+    uint8 private constant SETTLE_ALL = 0x0c;
+    uint8 private constant TAKE_ALL = 0x0f;
+
+    struct PoolKey {
+        address currency0;
+        address currency1;
+        uint24 fee;
+        int24 tickSpacing;
+        address hooks;
+    }
+
+    struct ExactInputSingle {
+        PoolKey key;
+        bool zeroForOne;
+        uint128 amountIn;
+        uint128 amountOutMinimum;
+        bytes hookData;
+    }
+
+    // A V4 pool's trade: the base is native ETH (currency 0, paid as value) or an ERC-20
+    // the probe holds (wrapped from the value when wrapNative); quoted: the buy's expected
+    // output on the pool's own curve, computed by the caller.  manager: the PoolManager,
+    // which holds the pool's tokens (read as the pool).
+    struct V4Trade {
+        address router;
+        address permit2;
+        address base;
+        address token;
+        address manager;
+        address receiver;
+        PoolKey key;
+        bool wrapNative;
+        uint256 quoted;
+        uint256 amountIn;
+    }
+
+    receive() external payable {}
+
     struct Trade {
         address router;
         address quoter;
@@ -99,6 +148,63 @@ contract TokenRiskProbe {
         r[6] = r[6] - IERC20Like(t.token).balanceOf(address(this));
         r[0] |= 4;
         return (r, err, transferErr);
+    }
+
+    // The same report as run() for a Uniswap V4 pool, traded as a wallet does: Permit2
+    // approvals, then the Universal Router's V4 swap (SETTLE_ALL pays, TAKE_ALL collects).
+    function runV4(V4Trade calldata t)
+        external
+        payable
+        returns (uint256[9] memory r, bytes memory err, bytes memory transferErr)
+    {
+        if (t.wrapNative) IWrappedNative(t.base).deposit{value: t.amountIn}();
+        r[1] = t.quoted;
+        uint256 gasBefore = gasleft();
+        (bool ok, bytes memory reason) = _swapV4(t, false, t.amountIn);
+        r[3] = gasBefore - gasleft();
+        if (!ok) return (r, reason, transferErr);
+        r[2] = IERC20Like(t.token).balanceOf(address(this));
+        r[0] = 1;
+        r[4] = r[2] / 10;
+        try IERC20Like(t.token).transfer(t.receiver, r[4]) {
+            r[5] = IERC20Like(t.token).balanceOf(t.receiver);
+            r[0] |= 2;
+        } catch (bytes memory e) {
+            transferErr = e;
+        }
+        r[6] = IERC20Like(t.token).balanceOf(address(this));
+        uint256 poolBefore = IERC20Like(t.token).balanceOf(t.manager);
+        gasBefore = gasleft();
+        (ok, reason) = _swapV4(t, true, r[6]);
+        r[8] = gasBefore - gasleft();
+        if (!ok) return (r, reason, transferErr);
+        r[7] = IERC20Like(t.token).balanceOf(t.manager) - poolBefore;
+        r[6] = r[6] - IERC20Like(t.token).balanceOf(address(this));
+        r[0] |= 4;
+        return (r, err, transferErr);
+    }
+
+    function _swapV4(V4Trade calldata t, bool selling, uint256 amount)
+        private
+        returns (bool ok, bytes memory reason)
+    {
+        address payIn = selling ? t.token : (t.key.currency0 == t.token ? t.key.currency1 : t.key.currency0);
+        address payOut = selling ? (t.key.currency0 == t.token ? t.key.currency1 : t.key.currency0) : t.token;
+        if (payIn != address(0)) {
+            try IERC20Like(payIn).approve(t.permit2, type(uint256).max) {} catch {}
+            try IPermit2Like(t.permit2).approve(payIn, t.router, type(uint160).max, type(uint48).max) {} catch {}
+        }
+        bytes[] memory params = new bytes[](3);
+        params[0] = abi.encode(ExactInputSingle(t.key, payIn == t.key.currency0, uint128(amount), 0, ""));
+        params[1] = abi.encode(payIn, amount);
+        params[2] = abi.encode(payOut, uint256(0));
+        bytes memory actions = abi.encodePacked(SWAP_EXACT_IN_SINGLE, SETTLE_ALL, TAKE_ALL);
+        bytes[] memory inputs = new bytes[](1);
+        inputs[0] = abi.encode(actions, params);
+        bytes memory data = abi.encodeCall(
+            IUniversalRouterLike.execute, (abi.encodePacked(V4_SWAP), inputs, type(uint40).max)
+        );
+        (ok, reason) = t.router.call{value: payIn == address(0) ? amount : 0}(data);
     }
 
     function _quote(Trade calldata t) private returns (uint256) {

@@ -52,6 +52,12 @@ def check_answer(page: Page, body: dict[str, Any]) -> None:
         card = page.locator(f'[data-finding="{finding["id"]}"]').first
         expect(card.locator("h3")).to_have_text(finding["title"])
         expect(card.locator("table.evidence")).to_be_hidden()  # one click away
+        hook = [e["after"] for e in finding["evidence"] if e["what"].startswith("hook contract")]
+        if hook:  # a power of the pool's V4 hook says where, with the hook's address
+            expect(card.locator("[data-hook]")).to_have_attribute("data-hook", hook[0])
+    hooks = (body.get("pair") or {}).get("pair", {}).get("hooks")
+    if hooks:  # the traded V4 pool's hook is shown beside the pool
+        expect(page.locator("#costs")).to_contain_text("its hook (runs on every swap)")
     harmful = [f for f in findings if f["severity"] != "info"]
     if harmful:  # the worst power is in the verdict, in words
         worst = harmful[0]["title"].removeprefix("Owner can ")

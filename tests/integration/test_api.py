@@ -22,7 +22,7 @@ import pytest
 from eth_utils import to_checksum_address
 
 from tokenrisk.api.app import create_app
-from tokenrisk.chain.abi import encode_call
+from tokenrisk.chain.abi import ZERO_ADDRESS, encode_call
 from tokenrisk.chain.v4 import PoolKey, hook_permissions
 from tokenrisk.config import Settings
 from tokenrisk.service import Service, connect_devnet
@@ -170,7 +170,9 @@ async def test_get_pairs_lists_every_pool(
     )
 
 
-@pytest.mark.parametrize("entry_id", ["v4-plain", "v4-hook-sell-99", "v4-dynamic-fee-raise"])
+@pytest.mark.parametrize(
+    "entry_id", ["v4-plain", "v4-hook-sell-99", "v4-dynamic-fee-raise", "v4-erc20-weth"]
+)
 async def test_get_pairs_lists_a_v4_pool_with_its_id_and_hook(
     client: httpx.AsyncClient, devnet: Any, entry_id: str
 ) -> None:
@@ -181,7 +183,12 @@ async def test_get_pairs_lists_a_v4_pool_with_its_id_and_hook(
     key = PoolKey(*pool["key"])
     (pair,) = await _ok(client, "/v1/GetPairs", address=entry["address"].lower())
     assert pair["Pair"]["Address"] == devnet.manifest["addresses"]["POOL_MANAGER"].lower()
-    assert pair["Pair"]["PoolId"] == key.id and pair["Pair"]["NativeEth"] is True
+    native = ZERO_ADDRESS in (key.currency0, key.currency1)  # else an ERC-20 (WETH) pool
+    assert pair["Pair"]["PoolId"] == key.id and pair["Pair"].get("NativeEth", False) is native
+    assert sorted(pair["Pair"]["Tokens"]) == sorted(
+        (c if c != ZERO_ADDRESS else devnet.manifest["addresses"]["WETH"]).lower()
+        for c in (key.currency0, key.currency1)
+    )
     assert pair["Pair"]["Name"].startswith("Uniswap V4: ")
     assert pair["Fee"] == key.fee and pair["Liquidity"] > 0
     if int(key.hooks, 16):

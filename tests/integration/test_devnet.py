@@ -28,9 +28,9 @@ from tokenrisk.devnet.node import repo_root
 from tokenrisk.devnet.swaps import (
     Route,
     approvals,
-    approve_calldata,
     balance_of_calldata,
     buy_calldata,
+    paying,
     sell_calldata,
 )
 
@@ -227,9 +227,8 @@ async def buy(
         await chain.cheat("anvil_impersonateAccount", infra)
         mint = encode_call("mint(address,uint256)", [buyer, amount])
         await chain.send(Tx(infra, route.base, mint, label="fund buyer"))
-        await chain.send(
-            Tx(buyer, route.base, approve_calldata(route.router), label="approve base")
-        )
+    for tx in paying(route, buyer, route.base, amount, "pay the base"):  # wrap, approvals
+        await chain.send(tx)
     data, value = buy_calldata(route, token, buyer, amount)
     return await chain.send(Tx(buyer, route.router, data, value, GAS, "buy"), allow_revert=True)
 

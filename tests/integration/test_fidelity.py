@@ -212,6 +212,7 @@ V4_TOKENS = (
     "v4-dynamic-fee-raise",
     "v4-hook-sell-99",
     "v4-hook-swallow",
+    "v4-erc20-weth",
 )
 
 

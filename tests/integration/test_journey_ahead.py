@@ -21,8 +21,10 @@ import pytest
 from expectations import assert_details
 
 from tokenrisk.api.app import create_app
+from tokenrisk.checks import holder_sells
 from tokenrisk.config import Settings
 from tokenrisk.service import Service, connect_devnet
+from tokenrisk.simulate import powers, story
 from tokenrisk.simulate.slots import BalanceSlot
 
 pytestmark = pytest.mark.integration
@@ -161,3 +163,70 @@ async def test_holders_found_anew_are_the_ones_that_sell(
         memo.put(key, (stale, held if change != "snipers" else (*held, people[0])))
         second = (await http.get("/v2/IsHoneypot", params=params)).json()
     assert _stable(second) == _stable(first)
+
+
+@pytest.mark.parametrize(
+    "entry_id",
+    ["plain", "packed-manager", "multisig-blocklist", "honest-timelock-pause", "two-step-fee"],
+)
+async def test_a_first_scan_sent_ahead_finds_what_a_step_by_step_scan_finds(
+    service: Service, devnet: Any, monkeypatch: pytest.MonkeyPatch, entry_id: str
+) -> None:
+    """A first owner-power scan screens its likely senders and runs its amounts round
+    with the reads that find the callers (simulate/powers.py: Ahead); a sender those
+    reads add (a packed manager, a role member) is screened after them.  The answer is
+    the one of a scan that waits for the callers first (both scans' wallets the same)."""
+    cache = service.honeypot.powers.cache
+    sent: list[int] = []
+    real = powers._ahead
+
+    async def counted(*args: Any) -> Any:
+        sent.append(1)
+        return await real(*args)
+
+    monkeypatch.setattr(powers, "_ahead", counted)
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    entry = next(t for t in devnet.manifest["tokens"] if t["id"] == entry_id)
+    params = {"address": entry["address"], "chainID": 31337}
+    answers = []
+    async with httpx.AsyncClient(transport=transport, base_url="http://tokenrisk.test") as http:
+        for ahead in (False, True):
+            cache.__post_init__()  # nothing remembered: a first scan
+            wallets = iter(range(1, 1_000))  # the same scan wallets both times
+            monkeypatch.setattr(story, "fresh_address", lambda w=wallets: f"0x7e57{next(w):036x}")
+            monkeypatch.setattr(cache, "scanned", lambda *_, a=ahead: not a)
+            answers.append((await http.get("/v2/IsHoneypot", params=params)).json())
+    assert sent == [1]  # only the second scan sent anything ahead
+    step_by_step, with_ahead = answers
+    assert with_ahead["ownerPowers"]["findings"] or entry_id == "plain"
+    assert _stable(with_ahead) == _stable(step_by_step)
+
+
+@pytest.mark.parametrize("entry_id", ["plain", "rfi", "sniper-blacklist"])
+async def test_first_sight_holder_sells_planned_from_the_index(
+    service: Service, devnet: Any, monkeypatch: pytest.MonkeyPatch, entry_id: str
+) -> None:
+    """With nobody remembered, the holders' sells go out with the reads that find them,
+    planned from the indexed holders and balances (checks/people.py: indexed_people);
+    used only when the reads find exactly those (a reflection token's balances, a
+    holding sniper make them differ).  The answer is the one without the guess."""
+    memo = service.honeypot.trading.crowds
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    entry = next(t for t in devnet.manifest["tokens"] if t["id"] == entry_id)
+    params = {"address": entry["address"], "chainID": 31337}
+    answers = []
+    async with httpx.AsyncClient(transport=transport, base_url="http://tokenrisk.test") as http:
+        for guess in (False, True):
+            memo.clear()
+            if not guess:
+                monkeypatch.setattr(holder_sells, "indexed_people", _nobody)
+            answers.append((await http.get("/v2/IsHoneypot", params=params)).json())
+            monkeypatch.undo()
+    assert answers[0]["holderAnalysis"]["holders"]
+    assert _stable(answers[1]) == _stable(answers[0])
+
+
+async def _nobody(*_: Any) -> tuple[tuple[()], tuple[()]]:
+    return (), ()

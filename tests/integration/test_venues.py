@@ -11,6 +11,7 @@ by the DEX's display name, and the trade goes through that DEX's router.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -132,3 +133,36 @@ async def test_pools_of_every_dex_are_ranked_together_by_liquidity(
     body = (await client.get("/v2/IsHoneypot", params=params)).json()
     assert body["pairAddress"] == by_depth[0]["address"]  # the deepest: PancakeSwap's
     assert body["honeypotResult"]["isHoneypot"] is False
+
+
+async def test_the_v2_fork_has_its_own_pair_code_and_init_code_hash(devnet: Any) -> None:
+    """The fork's pairs are PancakePair (@pancakeswap-libs/pancake-swap-core), not
+    Uniswap's: another init code hash, which its factory reports itself, so only the
+    fork's own hash finds them (Uniswap's would put the pair elsewhere)."""
+    chain = devnet_chain(devnet.manifest)
+    fork = next(d for d in chain.dexes if d.name == "DevSwap")
+    uniswap = next(d for d in chain.dexes if (d.name, d.version) == ("Uniswap", "V2"))
+    assert fork.init_code_hash != uniswap.init_code_hash
+    token = _token(devnet, "fork-v2-only")
+    pool = token["pools"][0]
+    weth = devnet.manifest["addresses"]["WETH"]
+    rpc = RpcClient(devnet.url)
+    try:
+        reported, code = await rpc.batch(
+            [
+                (
+                    "eth_call",
+                    [
+                        {"to": fork.factory, "data": encode_call("INIT_CODE_PAIR_HASH()", [])},
+                        "latest",
+                    ],
+                ),
+                ("eth_getCode", [pool["address"], "latest"]),
+            ]
+        )
+    finally:
+        await rpc.aclose()
+    assert reported == fork.init_code_hash
+    assert len(to_bytes(code)) > 0
+    elsewhere = replace(fork, init_code_hash=uniswap.init_code_hash)
+    assert elsewhere.pool_address(token["address"], weth, None) != pool["address"]

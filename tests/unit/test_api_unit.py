@@ -72,6 +72,7 @@ class FakeNode:
 class FakeChain:
     id: int
     name: str
+    uniswap_v4: None = None  # no V4: nothing a V4 search could have missed
 
 
 @dataclass

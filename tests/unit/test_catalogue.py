@@ -270,9 +270,10 @@ def check_pool(tid: str, pool: Entry) -> None:
     venue = pool.get("venue")
     assert venue is None or venue in VENUES.get(pool["dex"], set()), tid
     keys = set(pool) - {"venue"}
-    if pool["dex"] == "v4":  # native ETH (base WETH), a hook contract the build places
-        assert pool["base"] == "WETH" and venue is None, tid
-        v4_keys = {"dex", "base", "fee", "tickSpacing", "hook", "hookArgs"}
+    if pool["dex"] == "v4":  # native ETH (base WETH) or, native false, the base ERC-20
+        assert pool.get("native", True) in (True, False), tid
+        assert (pool["base"] == "WETH" or pool.get("native") is False) and venue is None, tid
+        v4_keys = {"dex", "base", "fee", "tickSpacing", "hook", "hookArgs", "native"}
         assert keys <= v4_keys | {"tokenAmount", "baseAmount"}, tid
     elif pool["dex"] == "v3":
         assert keys == {"dex", "base", "fee", "tokenAmount", "baseAmount"}, tid

@@ -135,6 +135,7 @@ def test_raw_entries_use_only_known_keys(raw: dict[str, Any]) -> None:
         "display_name",
     }
     v4_keys = {"pool_manager", "universal_router", "permit2", "state_view", "quoter"}
+    v4_keys |= {"deployed_block", "log_windows"}
     for entry in raw["chains"]:
         assert set(entry) <= chain_keys, entry["id"]
         assert set(entry.get("uniswap_v4", {})) <= v4_keys, entry["id"]

@@ -139,3 +139,23 @@ def test_serve_on_a_busy_port_is_one_error_line_and_never_says_listening(
     assert result.stdout == ""
     assert f"error: cannot listen on 127.0.0.1:{port}" in result.stderr
     assert "listening" not in result.stderr
+
+
+def test_a_v4_pools_hook_is_printed_with_its_permissions() -> None:
+    hook = "0x93a7C1be63B287351D685Bd87C7b3258c99dc044"
+    ref = {
+        "name": "Uniswap V4: WETH-V4SLEEP",
+        "address": "0x000000000004444c5dc75cB358380D2e3dE08A90",
+        "token0": "0x" + "cd" * 20,
+        "token1": "0x" + "ab" * 20,
+        "type": "UniswapV4",
+        "poolId": "0x" + "11" * 32,
+        "hooks": hook,
+        "hookPermissions": ["afterSwap", "afterSwapReturnsDelta"],
+    }
+    pair = {"chainId": "31337", "reserves0": "1", "reserves1": "2", "router": "0x" + "ee" * 20}
+    text = rendered(report.honeypot_report(body(pair={"pair": ref, **pair})))
+    assert "pool: Uniswap V4: WETH-V4SLEEP UniswapV4" in text
+    assert f"hook: {hook} (afterSwap, afterSwapReturnsDelta)" in text
+    plain = rendered(report.honeypot_report(body(pair={"pair": {**ref, "hooks": None}, **pair})))
+    assert "hook:" not in plain

@@ -380,3 +380,30 @@ async def test_a_node_closing_every_connection_is_not_greeted_again(
         await rpc.aclose()
     assert methods(raw).count("eth_sendRawTransaction") == 2
     assert methods(raw).count("eth_chainId") <= 3  # the first check, then no more greetings
+
+
+async def test_connections_warmed_at_start_are_greeted_and_used(
+    node: Callable[..., Awaitable[RawNode]],
+) -> None:
+    """``warm`` opens and greets connections before any request, so concurrent first
+    requests find them ready; nobody listening leaves none, and no error."""
+    raw = await node(chain_node([1]))
+    rpc = expecting(raw.url, 1)
+    try:
+        assert await rpc.warm(3) == 3
+        assert raw.connections == 3 and methods(raw) == ["eth_chainId"] * 3
+        calls = (rpc.call("eth_blockNumber") for _ in range(3))
+        assert await asyncio.gather(*calls) == ["0x2a"] * 3
+        assert raw.connections == 3  # no new connection, no new greeting
+        assert methods(raw).count("eth_chainId") == 3
+    finally:
+        await rpc.aclose()
+    server = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    server.close()
+    await server.wait_closed()
+    nobody = client(f"http://127.0.0.1:{port}")
+    try:
+        assert await nobody.warm(2) == 0
+    finally:
+        await nobody.aclose()

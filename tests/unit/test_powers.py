@@ -429,6 +429,38 @@ def test_cli_section_prints_callers_findings_and_escapes_chain_text() -> None:
     assert "[red]x" in text and "sell after 30d: fails ([b]K)" in text
 
 
+def test_cli_section_names_the_pools_hook_with_the_call() -> None:
+    from rich.console import Console
+
+    from tokenrisk.cli.powers_report import owner_powers_section
+
+    hook = "0x93a7C1be63B287351D685Bd87C7b3258c99dc044"
+    finding = {
+        "id": "owner_can_set_sell_tax",
+        "severity": "high",
+        "title": "Owner can raise the sell tax",
+        "function": "setSellFeeBps(uint256)",
+        "selector": "0x0f6c4e1d",
+        "caller": BUYER,
+        "args": ["10000"],
+        "detail": f"through the pool's hook {hook}: sell tax raised",
+        "docs": "docs/owner-powers.md#owner-can-set-sell-tax",
+        "evidence": [
+            {"what": "sell tax %", "before": "0.00", "after": "99.70"},
+            {"what": "hook contract called", "before": "-", "after": hook},
+        ],
+    }
+    powers = {
+        "scanned": True, "renounced": False, "functions": 1, "simulations": 9, "bounded": False,
+        "cached": False, "callers": [], "findings": [finding], "futureSells": [],
+    }  # fmt: skip
+    console = Console(record=True, width=260)
+    console.print(owner_powers_section(OwnerPowersInfo.model_validate(powers)))
+    text = " ".join(console.export_text().split())  # a wrapped cell: one line of words
+    assert f"setSellFeeBps(uint256)(10000) on the pool's hook {hook} by" in text
+    assert "sell tax %: 0.00 -> 99.70" in text and "hook contract called" not in text
+
+
 def test_cli_section_says_when_the_scan_did_not_run() -> None:
     from rich.console import Console
 

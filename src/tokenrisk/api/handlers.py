@@ -18,10 +18,11 @@ from tokenrisk.checks.deps import Options
 from tokenrisk.checks.holders import top_holders
 from tokenrisk.checks.honeypot import is_honeypot
 from tokenrisk.checks.pairs import get_pairs
-from tokenrisk.checks.search import skipped_chains
+from tokenrisk.checks.search import skipped_chains, unsearched_history, unsearched_known
 from tokenrisk.checks.verification import contract_verification
 
 SKIPPED_HEADER = "X-Skipped-Chains"
+UNSEARCHED_HEADER = "X-Unsearched-Blocks"
 
 Render = Callable[[Any], Any]
 """A check's typed result (``checks.results``) -> its JSON-ready body in one shape."""
@@ -102,10 +103,13 @@ async def pairs_json(runner: Runner, token: str, chain_id: int | None, limit: in
 
 
 async def pairs(runner: Runner, token: str, chain_id: int | None, limit: int) -> Response:
-    with skipped_chains() as skipped:
+    with skipped_chains() as skipped, unsearched_history() as unsearched:
         body = await runner.cached(
             "GetPairs", chain_id, (token, limit), lambda: pairs_json(runner, token, chain_id, limit)
         )
+    known = unsearched or set(unsearched_known(runner.service.nodes, token, chain_id))
+    if known:  # a node's log cap hid part of the V4 history: the list may be short
+        body.headers[UNSEARCHED_HEADER] = ",".join(sorted(known))
     return searched(body, skipped)
 
 

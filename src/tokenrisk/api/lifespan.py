@@ -3,6 +3,7 @@ local nodes, connect the index job queue; and undo it all on the way out."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -49,6 +50,8 @@ def lifespan_of(settings: Settings, runner: Runner, given: Service | None) -> Li
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         svc = given if given is not None else await start_service(settings)
+        # a first check's connections, opened beside the start (a node down waits no one)
+        warming = asyncio.ensure_future(svc.nodes.warm())
         tune_collector()
         runner.opened = svc
         runner.supervisor = NodeSupervisor(svc.processes)
@@ -65,6 +68,7 @@ def lifespan_of(settings: Settings, runner: Runner, given: Service | None) -> Li
         try:
             yield
         finally:
+            warming.cancel()
             if watching is not None:
                 await stop_embedded(watching)
             await runner.supervisor.stop()

@@ -156,12 +156,34 @@ class Http11:
             return status, reply
         raise NodeUnavailable(f"{self.label} closed the connection")
 
+    async def warm(self, count: int) -> int:
+        """Open (and greet) connections now until ``count`` are idle, so that a first
+        check's concurrent requests do not each wait for a handshake and a greeting (a
+        round trip or two each to a distant node); how many are idle.  A connection that
+        cannot be opened is left to the request that needs it."""
+        wanted = max(0, count - len(self._idle))
+
+        async def one() -> _Connection:
+            async with asyncio.timeout(self.timeout), self._slots:
+                return await self._open()
+
+        opened = await asyncio.gather(*(one() for _ in range(wanted)), return_exceptions=True)
+        self._idle += [c for c in opened if isinstance(c, _Connection)]
+        for failure in opened:
+            if isinstance(failure, BaseException) and not isinstance(failure, Exception):
+                raise failure  # cancelled: not a node's failure
+        return len(self._idle)
+
     async def _connection(self) -> _Connection:
         while self._idle:
             connection = self._idle.pop()
             if not connection.reader.at_eof() and not connection.writer.is_closing():
                 return connection
             connection.close()
+        return await self._open()
+
+    async def _open(self) -> _Connection:
+        """A new connection, greeted when a greeting is set."""
         try:
             reader, writer = await asyncio.open_connection(
                 self.target.host,

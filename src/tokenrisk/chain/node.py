@@ -273,6 +273,12 @@ class Nodes(Mapping[int, Node]):
         """The requested chain, or every configured chain when ``chain_id`` is None."""
         return [self.node(chain_id)] if chain_id is not None else list(self._nodes.values())
 
+    async def warm(self) -> None:
+        """Open every node's first connections now (concurrently); a node that cannot be
+        reached is connected to when it is first asked."""
+        nodes = list(self._nodes.values())
+        await asyncio.gather(*(node.rpc.warm() for node in nodes), return_exceptions=True)
+
     async def verify_chains(self) -> None:
         """Ask every node for its chain id (concurrently).  Raises ChainMismatch for a
         node serving another chain than configured; a node that cannot be reached now

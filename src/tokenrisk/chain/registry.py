@@ -82,6 +82,12 @@ class UniswapV4:
     permit2: str
     state_view: str | None = None
     quoter: str | None = None
+    deployed_block: int = 0
+    """The PoolManager's deployment block: no ``Initialize`` event is older, so a search
+    in bounded ``eth_getLogs`` windows stops there (docs/uniswap-v4.md)."""
+    log_windows: int = 256
+    """Most ``eth_getLogs`` windows (of the node's range cap) one pool search may read on
+    a node that caps log ranges; what it cannot reach is stated in the answer."""
 
 
 def v4_dex(v4: UniswapV4) -> Dex:
@@ -151,11 +157,16 @@ def _uniswap_v4(raw: dict[str, Any] | None) -> UniswapV4 | None:
     if not raw:
         return None
     optional = {k: checksum(raw[k]) for k in ("state_view", "quoter") if raw.get(k)}
+    deployed, windows = int(raw.get("deployed_block", 0)), int(raw.get("log_windows", 256))
+    if windows < 1 or deployed < 0:
+        raise ValueError("uniswap_v4: log_windows must be at least 1, deployed_block not negative")
     return UniswapV4(
         pool_manager=checksum(raw["pool_manager"]),
         universal_router=checksum(raw["universal_router"]),
         permit2=checksum(raw["permit2"]),
         **optional,
+        deployed_block=deployed,
+        log_windows=windows,
     )
 
 

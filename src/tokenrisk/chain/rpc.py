@@ -323,6 +323,11 @@ def _fit(decoder: TypedDecoder, body: bytes) -> _Typed | None:
 Watcher = Callable[[str, Sequence[Any], RpcError], None]
 
 
+WARM_CONNECTIONS = 16
+"""Connections opened at start-up: about as many requests as a first check of a token
+has in flight at once."""
+
+
 class RpcClient:
     """A JSON-RPC 2.0 client for one node.
 
@@ -575,6 +580,14 @@ class RpcClient:
         wrong = self.identity.saw(served)
         if wrong is not None:
             raise wrong
+
+    async def warm(self, count: int = WARM_CONNECTIONS) -> int:
+        """Open and greet up to ``count`` connections to the node now (start-up), so the
+        first checks find them ready (see :meth:`~tokenrisk.chain.http11.Http11.warm`);
+        how many are ready (0 through httpx, which opens its own)."""
+        if self._lean is None:
+            return 0
+        return await self._lean.warm(min(count, self.settings.max_connections))
 
     async def verify_chain(self) -> None:
         """Ask the node for its chain id now (start-up); raises ChainMismatch, or the

@@ -18,6 +18,7 @@ dynamic fee shows as tax (the V4Quoter runs the hook and would hide it).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -35,6 +36,7 @@ from tokenrisk.chain.abi import (
     topic_address,
     word_address,
 )
+from tokenrisk.chain.created import range_refused
 from tokenrisk.chain.registry import Chain, UniswapV4
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.chain.signatures import INITIALIZE_TOPIC
@@ -144,7 +146,12 @@ def decode_state(data: Any) -> PoolState | None:
 def expected_out(state: PoolState, amount_in: int, zero_for_one: bool, fee: int) -> int:
     """What the pool's own curve pays for ``amount_in`` (exact input), LP fee ``fee``
     (hundredths of a bip) taken, no hook: the constant product of the virtual reserves."""
-    r0, r1 = state.reserves
+    return curve_out(state.reserves, amount_in, zero_for_one, fee)
+
+
+def curve_out(reserves: tuple[int, int], amount_in: int, zero_for_one: bool, fee: int) -> int:
+    """:func:`expected_out` from the virtual reserves (currency0, currency1) themselves."""
+    r0, r1 = reserves
     reserve_in, reserve_out = (r0, r1) if zero_for_one else (r1, r0)
     paid = amount_in * (FEE_UNIT - fee) // FEE_UNIT
     if reserve_in + paid == 0:
@@ -186,53 +193,200 @@ def read_initialize(log: Any) -> Found | None:
 REREAD = 64
 """Blocks read again below the last head a token's events were read at (a shallow reorg
 or a lagging backend cannot hide a pool)."""
+FALLBACK_SPAN = 2_000
+"""Window (blocks) of the bounded search when the node refused the full-range
+``eth_getLogs`` although the capability probe saw no range cap (e.g. "query returned
+more than 10000 results")."""
+
+
+@dataclass(frozen=True)
+class Unsearched:
+    """Blocks whose ``Initialize`` events one search could not read (``last`` None: the
+    node refused the search outright), so V4 pools created there are unknown."""
+
+    chain_id: int
+    first: int
+    last: int | None
+
+    @property
+    def sentence(self) -> str:
+        """What was not checked, as an ``unchecked`` entry ("<check>: <why>")."""
+        if self.last is None:
+            return (
+                "Uniswap V4 pools: the node refused the search of the PoolManager's "
+                "Initialize events (eth_getLogs), so the token's V4 pools are unknown"
+            )
+        return (
+            f"Uniswap V4 pools created in blocks {self.first}-{self.last}: the node caps "
+            "eth_getLogs block ranges and the bounded search (uniswap_v4.log_windows) "
+            "did not reach them"
+        )
+
+    @property
+    def label(self) -> str:
+        """``<chain id>:<first>-<last>`` (``<first>-`` when unknown), for a header."""
+        return f"{self.chain_id}:{self.first}-{'' if self.last is None else self.last}"
+
+
+@dataclass(frozen=True)
+class Search:
+    """The ``Initialize`` events read, oldest first, and the oldest block read
+    (``floor``; the PoolManager's deployment block or below when nothing was missed)."""
+
+    found: list[Found]
+    floor: int
+    head: int | None
 
 
 def _memo_key(v4: UniswapV4, token: str) -> str:
     return f"v4-initialize:{v4.pool_manager.lower()}:{token.lower()}"
 
 
-async def initialized(
-    rpc: RpcClient, v4: UniswapV4, token: str, block: str, memo: dex.NativePools | None = None
-) -> list[Found]:
-    """Every V4 pool with ``token`` as currency0 or currency1, oldest first ([] when the
-    node has no ``eth_getLogs``: V4 pools are then unknown, never guessed).
+def _queries(v4: UniswapV4, token: str) -> list[dict[str, Any]]:
+    mine = dex.topic(token)
+    topics = ([INITIALIZE_TOPIC, None, mine], [INITIALIZE_TOPIC, None, None, mine])
+    return [{"address": v4.pool_manager, "topics": list(t)} for t in topics]
 
-    The first search reads the whole history; later ones at "latest" (with the Node's
-    ``memo``) only the blocks since the head it was read at, less :data:`REREAD`."""
+
+def _logs_calls(v4: UniswapV4, token: str, low: int, high: str) -> list[tuple[str, list[Any]]]:
+    span = {"fromBlock": hex(low), "toBlock": high}
+    return [("eth_getLogs", [query | span]) for query in _queries(v4, token)]
+
+
+def _refused(reply: Any) -> bool:
+    """True for a log reply the node refused as too wide (or has no logs for); raises
+    any other error (a rate limit is no missing history)."""
+    if isinstance(reply, list):
+        return False
+    if isinstance(reply, MethodUnsupported) or (
+        isinstance(reply, RpcError) and range_refused(reply)
+    ):
+        return True
+    if isinstance(reply, RpcError):
+        raise reply
+    return True  # not a list: nothing read
+
+
+def windows(first: int, head: int, span: int, budget: int) -> list[tuple[int, int]]:
+    """(low, high) block windows of at most ``span`` blocks from ``head`` down to
+    ``first``, newest first, at most ``budget`` of them (new tokens have new pools)."""
+    out: list[tuple[int, int]] = []
+    high = head
+    while high >= first and len(out) < budget:
+        low = max(first, high - span + 1)
+        out.append((low, high))
+        high = low - 1
+    return out
+
+
+async def _windowed(
+    rpc: RpcClient, v4: UniswapV4, token: str, first: int, head: int, span: int
+) -> tuple[int, list[Any]]:
+    """(floor, logs) of the newest windows read without a gap (one batch)."""
+    spans = windows(first, head, max(1, span), v4.log_windows)
+    calls = [c for low, high in spans for c in _logs_calls(v4, token, low, hex(high))]
+    replies = await rpc.batch(calls, tolerate=RpcError)
+    floor, logs = head + 1, list[Any]()
+    for i, (low, _) in enumerate(spans):
+        pair = replies[2 * i : 2 * i + 2]
+        if any([_refused(r) for r in pair]):
+            break
+        floor, logs = low, [*logs, *pair]
+    return floor, logs
+
+
+async def _read(
+    rpc: RpcClient, v4: UniswapV4, token: str, block: str, first: int, span: int | None
+) -> tuple[int, int, list[Any]]:
+    """(head, floor, logs): one full-range batch when the node has no range cap, else
+    (or when it refuses that) bounded windows from the head down."""
+    pinned = None if block == "latest" else int(block, 16)
+    if span is None:
+        calls: list[tuple[str, list[Any]]] = [("eth_blockNumber", [])] if pinned is None else []
+        calls += _logs_calls(v4, token, first, block)
+        replies = await rpc.batch(calls, tolerate=RpcError)
+        if isinstance(replies[0], RpcError):
+            raise replies[0]
+        head = pinned if pinned is not None else _number(replies[0])
+        if not any([_refused(r) for r in replies[-2:]]):
+            return head, first, replies[-2:]
+        span = FALLBACK_SPAN
+    else:
+        head = pinned if pinned is not None else _number(await rpc.call("eth_blockNumber"))
+    if span <= 0:
+        return head, head + 1, []  # the node answers no eth_getLogs at all
+    floor, logs = await _windowed(rpc, v4, token, first, head, span)
+    return head, floor, logs
+
+
+async def initialized(
+    rpc: RpcClient,
+    v4: UniswapV4,
+    token: str,
+    block: str,
+    memo: dex.NativePools | None = None,
+    span: int | None = None,
+) -> Search:
+    """Every V4 pool with ``token`` as currency0 or currency1 that the node let the
+    search read, oldest first, and how far back it read.
+
+    ``span`` is the node's ``eth_getLogs`` range cap (capability probe; None: none seen,
+    0: no logs at all).  Without a cap one full-range batch reads the history back to
+    the PoolManager's deployment block; with one (or when the node refuses the wide
+    query) bounded windows are read from the head down, at most ``log_windows`` of them,
+    and ``floor`` says where they stopped.  Later searches at "latest" (with the Node's
+    ``memo``) read only the blocks since the head it was read at, less :data:`REREAD`;
+    a chain found below that head is read again in full.
+    """
     key = _memo_key(v4, token)
     kept = memo.value(key) if memo is not None and block == "latest" else None
-    known = (int(kept[0]), list(kept[1:])) if kept else None
-    start = max(0, known[0] - REREAD + 1) if known else 0
-    calls: list[tuple[str, list[Any]]] = [("eth_blockNumber", [])] if block == "latest" else []
-    mine = dex.topic(token)
-    for topics in ([INITIALIZE_TOPIC, None, mine], [INITIALIZE_TOPIC, None, None, mine]):
-        query = {"address": v4.pool_manager, "topics": topics}
-        calls.append(("eth_getLogs", [query | {"fromBlock": hex(start), "toBlock": block}]))
+    start = max(v4.deployed_block, int(kept[0]) - REREAD + 1) if kept else v4.deployed_block
     try:
-        replies = await rpc.batch(calls, tolerate=MethodUnsupported)
+        head, floor, replies = await _read(rpc, v4, token, block, start, span)
     except RpcError:
-        if known is None:
+        if kept is None:
             raise
-        replies = []  # e.g. the chain went back below the kept head (a devnet revert)
-    if known is not None and (not replies or _number(replies[0]) < known[0]):
-        return await initialized(rpc, v4, token, block)  # the chain moved back: read it all
-    found = {f.key.id: f for f in (known[1] if known else [])}
-    for logs in replies[-2:]:
+        head, floor, replies = -1, 0, []  # e.g. the chain went back below the kept head
+    if kept is not None and (head < int(kept[0]) or floor > start):
+        return await initialized(rpc, v4, token, block, None, span)  # read it all again
+    found = {f.key.id: f for f in (kept[2:] if kept else [])}
+    for logs in replies:
         for log in logs if isinstance(logs, list) else []:
             item = read_initialize(log)
             if item is not None:
                 found.setdefault(item.key.id, item)
     pools = sorted(found.values(), key=lambda f: (f.block, f.key.id))
-    head = replies[0] if block == "latest" else None
-    complete = all(isinstance(r, list) for r in replies[-2:])
-    if memo is not None and isinstance(head, str) and complete:
-        memo.put(key, [int(head, 16), *pools])
-    return pools
+    floor = int(kept[1]) if kept else floor
+    if memo is not None and block == "latest" and floor <= head:
+        memo.put(key, [head, floor, *pools])
+    return Search(pools, floor, head)
 
 
 def _number(reply: Any) -> int:
     return int(reply, 16) if isinstance(reply, str) else -1
+
+
+def remembered(chain: Chain, memo: dex.NativePools, token: str) -> Unsearched | None:
+    """What the last remembered search of ``token`` (the Node's memo) could not read: so
+    an answer served from a cache says so too (None: nothing missed, or nothing kept)."""
+    v4 = chain.uniswap_v4
+    kept = memo.value(_memo_key(v4, token)) if v4 is not None else None
+    if not kept:
+        return None
+    return unsearched(chain, Search([], int(kept[1]), int(kept[0])))
+
+
+def unsearched(chain: Chain, search: Search | None) -> Unsearched | None:
+    """What ``search`` missed of the V4 history (None: nothing; ``search`` None: the
+    whole search failed)."""
+    v4 = chain.uniswap_v4
+    if v4 is None:
+        return None
+    if search is None:
+        return Unsearched(chain.id, v4.deployed_block, None)
+    if search.floor <= v4.deployed_block:
+        return None
+    return Unsearched(chain.id, v4.deployed_block, search.floor - 1)
 
 
 def _base_of(chain: Chain, key: PoolKey, token: str) -> tuple[str, bool] | None:
@@ -248,23 +402,32 @@ async def find_v4_pools(
     rpc: RpcClient,
     chain: Chain,
     token: str,
-    native_usd: float | None,
     block: str = "latest",
     memo: dex.NativePools | None = None,
-) -> list[Pool]:
+    native: dex.NativePools | None = None,
+    span: int | None = None,
+) -> tuple[list[Pool], Search | None]:
     """The token's V4 pools against ETH or a base token, as :class:`Pool` rows whose
     ``address`` is the PoolManager (where the pool's tokens are) and ``pool_id``,
-    ``hooks`` and ``tick_spacing`` say which pool; deepest first."""
+    ``hooks`` and ``tick_spacing`` say which pool; deepest first; and the search
+    (how far back it read, see :func:`initialized`; ``span``: the node's log range cap).
+
+    Two round trips when the token has V4 pools, one when it has none: the pools' state,
+    their blocks' times and the native token's USD price (``native``: the Node's memo of
+    its pools) are read at once, after the ``Initialize`` events (``memo``)."""
     v4 = chain.uniswap_v4
     if v4 is None:
-        return []
-    every = await initialized(rpc, v4, token, block, memo)
-    found = [f for f in every if _base_of(chain, f.key, token)]
+        return [], None
+    search = await initialized(rpc, v4, token, block, memo, span)
+    found = [f for f in search.found if _base_of(chain, f.key, token)]
     if not found:
-        return []
+        return [], search
     calls = [state_call(v4.pool_manager, f.key.id) for f in found]
-    replies = await rpc.batch([("eth_call", call_params(c["to"], c["data"], block)) for c in calls])
-    stamps = await dex.block_stamps(rpc, [f.block for f in found])
+    replies, stamps, native_usd = await asyncio.gather(
+        rpc.batch([("eth_call", call_params(c["to"], c["data"], block)) for c in calls]),
+        dex.block_stamps(rpc, [f.block for f in found]),
+        dex.native_usd_price(rpc, chain, block, native),
+    )
     pools = []
     for item, reply in zip(found, replies, strict=True):
         state = None if isinstance(reply, CallReverted) else decode_state(reply)
@@ -274,7 +437,7 @@ async def find_v4_pools(
             created = stamp[0] if stamp is not None else None
             pools.append(replace(pool, created_at_timestamp=created, creation_tx_hash=item.tx_hash))
     pools.sort(key=lambda p: (-p.depth, p.pool_id or ""))
-    return pools
+    return pools, search
 
 
 def _pool(
@@ -319,25 +482,26 @@ def candidate_sort(pools: Sequence[Pool]) -> list[Pool]:
     return sorted(pools, key=lambda p: (-p.depth, p.pool_id or p.address))
 
 
-async def with_v4(
+async def v4_pools(
     rpc: RpcClient,
     chain: Chain,
     token: str,
-    pools: list[Pool],
     block: str = "latest",
     memo: dex.NativePools | None = None,
     events: dex.NativePools | None = None,
-) -> list[Pool]:
-    """``pools`` (V2/V3) and the token's V4 pools, ranked together by USD liquidity.
+    span: int | None = None,
+) -> tuple[list[Pool], Unsearched | None]:
+    """The token's V4 pools (:func:`find_v4_pools`) and the blocks whose V4 pools the
+    node kept the search from reading (None: all read).
 
-    A node that refuses the ``Initialize`` log search (a range cap, no logs) leaves the
-    V4 pools unknown: the V2/V3 answer stands (docs/uniswap-v4.md).
+    A node that caps ``eth_getLogs`` ranges is searched in bounded windows; what they do
+    not reach, or a refused search, is returned so the answer says so
+    (docs/uniswap-v4.md): the V2/V3 answer then stands, never as if it were all.
     """
     if chain.uniswap_v4 is None:
-        return pools
+        return [], None
     try:
-        price = await dex.native_usd_price(rpc, chain, block, memo)
-        found = await find_v4_pools(rpc, chain, token, price, block, events)
+        found, search = await find_v4_pools(rpc, chain, token, block, events, memo, span)
     except RpcError:
-        return pools
-    return candidate_sort([*pools, *found])
+        return [], unsearched(chain, None)
+    return found, unsearched(chain, search)

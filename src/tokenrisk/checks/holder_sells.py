@@ -12,7 +12,13 @@ from dataclasses import replace
 from typing import Any
 
 from tokenrisk.chain.node import Node
-from tokenrisk.checks.people import CrowdMemo, People, holding_snipers, largest_holders
+from tokenrisk.checks.people import (
+    CrowdMemo,
+    People,
+    holding_snipers,
+    indexed_people,
+    largest_holders,
+)
 from tokenrisk.checks.sells import capped, pool_sell_limit, sell_all
 from tokenrisk.holders.siphon import siphoned_holders
 from tokenrisk.holders.stats import HolderSell, aggregate
@@ -63,7 +69,9 @@ async def _analyse(
     token = sim.route.token
     key = (node.id, token.lower(), sim.route.pool.address.lower())
     guess = memo.value(key) if memo is not None else None
-    early = _sells(node, store, sim, guess) if guess is not None and guess[0] else None
+    if guess is None:  # first sight: the holders and snipers as the index has them
+        guess = await indexed_people(node, store, limit, token, pools, skip)
+    early = _sells(node, store, sim, guess) if guess[0] else None
     try:
         found = await largest_holders(node, store, limit, token, pools, sim.base.tag)
         people = tuple(p for p in found if p[0] not in skip)
@@ -111,6 +119,14 @@ def _sells(
 def _drop(started: asyncio.Future[Any] | None) -> None:
     if started is not None and not started.done():
         started.cancel()
+        started.add_done_callback(_seen)
+
+
+def _seen(future: asyncio.Future[Any]) -> None:
+    """A cancelled gather ends with a CancelledError set: retrieved, so asyncio does not
+    report it as never retrieved."""
+    if not future.cancelled():
+        future.exception()
 
 
 async def _other_snipers(

@@ -8,6 +8,7 @@ verdict (see ``risk``) or a ``simulationError``.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 from tokenrisk import risk
 from tokenrisk.chain.abi import parse_address
@@ -43,6 +44,9 @@ async def is_honeypot(
     target, head = await _target_and_head(deps, token, chain_id)
     pool = pick_pool(target, pair_address, token, router_address)
     analysis = await analyse(deps, target, pool, head, liquidity, options)
+    if target.unsearched is not None:  # a node's log cap hid part of the V4 history
+        unchecked = (*analysis.unchecked, target.unsearched.sentence)
+        analysis = replace(analysis, unchecked=unchecked)
     verdict = risk.assess(analysis)
     return HoneypotResult(analysis, verdict, target.chain, target.node.fork_block)
 

@@ -11,7 +11,7 @@ from tokenrisk.chain.abi import parse_address
 from tokenrisk.chain.node import Node, Nodes
 from tokenrisk.chain.tokens import read_token
 from tokenrisk.checks.results import PairRow
-from tokenrisk.checks.search import on_every_chain
+from tokenrisk.checks.search import note_unsearched, on_every_chain, search_pools
 from tokenrisk.model import Pool
 
 
@@ -38,10 +38,12 @@ async def _pairs_on(node: Node, token: str) -> list[Pool]:
     that caps ``eth_getLogs`` ranges lists only the base-token pools (their creation
     then comes from the node's history: :mod:`tokenrisk.chain.created`)."""
     rpc, chain = node.rpc, node.chain
-    base, found = await asyncio.gather(
-        every_dex.find_pools(rpc, chain, token, memo=node.native_pools, events=node.v4_pools),
-        created.creations(node, token),
+    searched, found = await asyncio.gather(
+        search_pools(node, token), created.creations(node, token)
     )
+    base = searched.pools
+    if searched.unsearched is not None:
+        note_unsearched(searched.unsearched.label)
     others = await every_dex.other_pools(rpc, chain, token, found or [], base)
     known = await created.complete(node, found, base)
     return await every_dex.with_creation(rpc, [*base, *others], known)

@@ -44,6 +44,29 @@ async def largest_holders(
     return people[:limit]
 
 
+async def indexed_people(
+    node: Node, store: Store, limit: int, token: str, pools: list[Pool], skip: Set[str]
+) -> tuple[People, People]:
+    """Who :func:`largest_holders` and :func:`holding_snipers` will most likely find,
+    from the index alone (no node call): the largest indexed holders and the snipers
+    among them, with their indexed balances, as if every one were a person whose
+    ``balanceOf`` the index got right.  A guess to send sells ahead with, never an
+    answer (``checks.holder_sells`` uses it only when the reads find exactly these)."""
+    left_out = _SKIP | {p.address.lower() for p in pools} | {token.lower()}
+    left_out |= {s.lower() for s in skip}
+    rows = await top_holders(store, node.id, token, limit * 2)
+    people = tuple(
+        (checksum(a), b)
+        for a, b in sample_by_balance(rows, SAMPLE_MAX)
+        if a.lower() not in left_out
+    )[:limit]
+    indexed = {a.lower(): b for a, b in rows}
+    snipers = await sniper_addresses(store, node.id, token, pools)
+    # a sniper outside the largest rows: sold out, or a small holder (then a miss)
+    held = tuple((checksum(a), indexed[a]) for a in snipers if a not in left_out and a in indexed)
+    return people, held
+
+
 async def holding_snipers(
     node: Node, store: Store, token: str, pools: list[Pool], skip: Set[str], block: str = "latest"
 ) -> list[tuple[str, int]]:

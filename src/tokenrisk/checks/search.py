@@ -17,7 +17,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from tokenrisk.chain.node import Node
+from tokenrisk.chain import pools as every_dex
+from tokenrisk.chain.node import Node, Nodes
 from tokenrisk.chain.tokens import is_contract
 from tokenrisk.errors import DeadlineExceeded, NodeUnavailable, UpstreamError
 
@@ -27,6 +28,27 @@ NODE_DOWN = (NodeUnavailable, UpstreamError, DeadlineExceeded)
 """Failures that say nothing about the token, only about one chain's node."""
 
 _skipped: ContextVar[set[int] | None] = ContextVar("tokenrisk_skipped_chains", default=None)
+_unsearched: ContextVar[set[str] | None] = ContextVar("tokenrisk_unsearched", default=None)
+
+
+@contextmanager
+def unsearched_history() -> Iterator[set[str]]:
+    """Collect, as ``<chain id>:<first>-<last>``, the block ranges whose Uniswap V4 pools
+    a node's ``eth_getLogs`` limits kept the searches run inside this block from reading
+    (GetPairs' ``X-Unsearched-Blocks`` header: the list may miss pools created there)."""
+    found: set[str] = set()
+    token = _unsearched.set(found)
+    try:
+        yield found
+    finally:
+        _unsearched.reset(token)
+
+
+def note_unsearched(label: str) -> None:
+    """Record one unsearched range for :func:`unsearched_history` (if collecting)."""
+    collected = _unsearched.get()
+    if collected is not None:
+        collected.add(label)
 
 
 @contextmanager
@@ -81,3 +103,20 @@ async def contract_chains(nodes: Sequence[Node], address: str) -> list[Node]:
     if search.down and not any(flags[0] for _, flags in search.answers):
         raise search.down[0][1]  # "not a contract" only when every chain answered that
     return [node for node, flags in search.skip_down() if flags[0]]
+
+
+async def search_pools(node: Node, token: str) -> every_dex.Found:
+    """The token's pools on ``node``'s chain; the V4 search is bounded by the node's
+    ``eth_getLogs`` range cap (probed once per node)."""
+    span = (await node.capabilities()).get_logs_max_range if node.chain.uniswap_v4 else None
+    return await every_dex.search_pools(
+        node.rpc, node.chain, token, memo=node.native_pools, events=node.v4_pools, log_span=span
+    )
+
+
+def unsearched_known(nodes: Nodes, address: str, chain_id: int | None) -> list[str]:
+    """``X-Unsearched-Blocks`` labels of the token's V4 history that the nodes' last
+    searches (kept on each Node) could not read: a GetPairs answer from the results
+    cache states them too, without searching again."""
+    found = (every_dex.remembered(n.chain, n.v4_pools, address) for n in nodes.select(chain_id))
+    return [f.label for f in found if f is not None]

@@ -14,7 +14,7 @@ from tokenrisk.chain import pools as every_dex
 from tokenrisk.chain.node import Node
 from tokenrisk.chain.registry import Chain
 from tokenrisk.chain.tokens import is_contract_code, is_erc20, read_token
-from tokenrisk.checks.search import on_every_chain
+from tokenrisk.checks.search import on_every_chain, search_pools
 from tokenrisk.checks.tasks import given
 from tokenrisk.errors import NotAToken, NotFoundError
 from tokenrisk.model import Pool, TokenInfo
@@ -27,6 +27,8 @@ class Target:
     node: Node
     token: str
     pools: list[Pool]
+    unsearched: every_dex.Unsearched | None = None
+    """History the node kept the V4 pool search from reading (the answer says so)."""
 
     @property
     def chain(self) -> Chain:
@@ -51,7 +53,7 @@ async def _target_on(node: Node, address: str, require_token: bool = True) -> Ta
     code, resolved, pools, erc20 = await asyncio.gather(
         rpc.call("eth_getCode", [address, "latest"]),
         every_dex.resolve_pair(rpc, chain, address),
-        every_dex.find_pools(rpc, chain, address, memo=node.native_pools, events=node.v4_pools),
+        search_pools(node, address),
         is_erc20(rpc, address) if require_token else given(True),
     )
     if not is_contract_code(code):
@@ -59,7 +61,7 @@ async def _target_on(node: Node, address: str, require_token: bool = True) -> Ta
     if resolved is None:
         if require_token and not erc20:
             raise _not_a_token(address, chain)
-        return Target(node, address, pools)
+        return Target(node, address, pools.pools, pools.unsearched)
     token = resolved[0]
     if require_token and chain.base_token(token) is not None:
         raise NotAToken(
@@ -68,10 +70,8 @@ async def _target_on(node: Node, address: str, require_token: bool = True) -> Ta
         )
     if require_token and not await is_erc20(rpc, token):
         raise _not_a_token(address, chain)
-    pools = await every_dex.find_pools(
-        rpc, chain, token, memo=node.native_pools, events=node.v4_pools
-    )
-    return Target(node, token, pools)
+    pools = await search_pools(node, token)
+    return Target(node, token, pools.pools, pools.unsearched)
 
 
 async def resolve(nodes: list[Node], address: str, require_token: bool = True) -> Target:

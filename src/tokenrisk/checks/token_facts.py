@@ -59,4 +59,6 @@ async def no_pairs(
     token = await read_token(node.rpc, target.token)
     total = await holders_counted(deps.index, node, target.token)
     reason = no_pairs_reason(node.chain) + (f"; liquidity simulation: {why}" if why else "")
+    if target.unsearched is not None:  # a node's log cap hid part of the V4 history
+        reason += f"; not checked: {target.unsearched.sentence}"
     return NoPairsFound(reason, replace(token, total_holders=total))

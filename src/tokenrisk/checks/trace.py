@@ -31,15 +31,20 @@ async def code_report(
     token = route.token.lower()
     seen = ready.trading.traced if ready.trading is not None else None
     before = seen.value((node.id, token)) if seen is not None else None
-    # the code of what the last trace called is read with the trace (one round trip)
-    early = asyncio.ensure_future(_with_code(node, set(before))) if before else None
+    # the code of what the last trace called is read with the trace (one round trip); a
+    # first trace, what every swap on the route calls (used when it calls nothing else)
+    before = before or frozenset(
+        a.lower() for a in (route.token, route.pool.address, route.dex.router, route.base)
+    )
+    early = asyncio.ensure_future(_with_code(node, set(before)))
     try:
         try:
             head = ready.sim.base if ready.sim is not None else None
             tree = await trace_journey(node.rpc, route, ready.funding, ready.probe_amount, head)
         except (CallReverted, MethodUnsupported, ReplyTooLarge, ReplyTooDeep):
             return None  # the token's own doing (or no tracer): no tree, nothing claimed
-        probe = str(tree.get("to", "")).lower()
+        # a V4 trace starts at the router itself (a wallet's buy), not at a probe
+        probe = "" if route.v4 else str(tree.get("to", "")).lower()
         calls = [c for c in walk_calls(tree) if not is_precompile(c.to_address)]
         called = frozenset(c.to_address for c in calls if c.to_address != probe)
         contracts = await _contracts(node, called, before, early)

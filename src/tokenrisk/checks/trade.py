@@ -85,9 +85,6 @@ async def _journey(
                 return await _emulated(ready), True
             except RpcError:
                 pass  # the node refuses the runner too: one probe call is all that is left
-            if ready.route.v4:  # the probe contract trades V2/V3 routers only
-                error = "a Uniswap V4 pool needs eth_simulateV1 or the eth_call runner"
-                return SimulationReport(success=False, error=error), False
             amount = sim.settings.buy_amount(dex.base_reserve(pool))
             return await probe_simulate(
                 sim.rpc, ready.route, ready.funding, amount, sim.base

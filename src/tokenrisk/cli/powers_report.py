@@ -56,13 +56,21 @@ def _kind(kind: str, threshold: int | None, signers: int | None, delay: int | No
     return "EOA" if kind == "eoa" else kind
 
 
+_HOOK_ROWS = ("hook contract called", "hook contract")
+"""Evidence rows naming the pool's V4 hook a finding is about: shown with the call."""
+
+
 def _findings_table(findings: list[PowerFindingItem]) -> Table:
     table = Table("severity", "power", "call", "evidence", "what to do", box=SIMPLE)
     for f in findings:
         call = f.function + (f"({', '.join(f.args)})" if f.args else "")
+        hook = next((e.after for e in f.evidence if e.what in _HOOK_ROWS), None)
+        if hook:
+            call += f" on the pool's hook {hook}"
         if f.caller:
             call += f" by {f.caller}"
-        evidence = "; ".join(f"{e.what}: {e.before} -> {e.after}" for e in f.evidence)
+        shown = [e for e in f.evidence if e.what not in _HOOK_ROWS]
+        evidence = "; ".join(f"{e.what}: {e.before} -> {e.after}" for e in shown)
         advice = FINDINGS[f.id].advice if f.id in FINDINGS else ""
         severity = f.severity + (f" ({f.control})" if f.control else "")
         if f.confidence != "simulated":

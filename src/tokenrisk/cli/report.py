@@ -129,6 +129,9 @@ def honeypot_report(body: IsHoneypotResponse) -> RenderableType:
                 f"liquidity {usd(pair.liquidity)}"
             )
         )
+        if pair.pair.hooks:  # a V4 pool's hook runs on every swap
+            may = ", ".join(pair.pair.hookPermissions or [])
+            lines.append(Text(f"  hook: {pair.pair.hooks}" + (f" ({may})" if may else "")))
     return Group(*lines)
 
 

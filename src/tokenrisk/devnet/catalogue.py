@@ -49,6 +49,9 @@ class PoolSpec:
     hook_args: tuple[int, ...] = ()
     """V4: the hook's constructor arguments after (manager, token, owner)."""
     tick_spacing: int = 60
+    native: bool = True
+    """V4: the pool trades the token against native ETH (``base`` WETH then means ETH);
+    False: against the ``base`` ERC-20 itself (paid through Permit2, as a wallet does)."""
 
     @property
     def key(self) -> str:
@@ -178,6 +181,7 @@ def _pool(entry: dict[str, Any]) -> PoolSpec:
         hook=str(entry["hook"]) if entry.get("hook") else None,
         hook_args=tuple(int(a) for a in entry.get("hookArgs", [])),
         tick_spacing=int(entry.get("tickSpacing", 60)),
+        native=bool(entry.get("native", True)),
     )
 
 

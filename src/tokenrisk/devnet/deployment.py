@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tokenrisk.chain.abi import encode_args, encode_call
+from tokenrisk.chain.abi import ZERO_ADDRESS, encode_args, encode_call
 from tokenrisk.devnet.catalogue import HelperSpec, PoolSpec, Scope, TokenSpec, resolve_args
 from tokenrisk.devnet.chain import Chain, Tx
 from tokenrisk.devnet.history import actor_address, holder_address
@@ -231,27 +231,33 @@ async def _add_v4_pool(
     label: str,
     register: bool,
 ) -> Pool:
-    """A native-ETH V4 pool (base ``WETH`` in the catalogue means ETH on V4), its hook,
-    the PoolManager registered with the token as its AMM."""
-    if spec.base != "WETH":
-        raise DevnetBuildError(f"{label}: the devnet's V4 pools are against native ETH")
+    """A V4 pool against native ETH (base ``WETH`` in the catalogue means ETH on V4) or,
+    with ``native: false``, against the base ERC-20 itself; its hook, the PoolManager
+    registered with the token as its AMM."""
+    if spec.native and spec.base != "WETH":
+        raise DevnetBuildError(f"{label}: a native V4 pool is against ETH (base WETH)")
     chain, manager = devnet.chain, devnet.addresses["POOL_MANAGER"]
+    base = devnet.addresses[spec.base]
+    if not spec.native:  # the seeder pulls the base like any ERC-20
+        await _fund_base(devnet, owner, spec, base, amounts[1], label)
     bytecode = devnet.artifact(spec.hook, label).bytecode if spec.hook else ""
     accounts = (owner, devnet.infra, devnet.addresses["V4_SEEDER"])
     pool = (spec.fee or 3000, spec.tick_spacing, spec.hook, spec.hook_args, bytecode)
-    key = await create_v4_pool(chain, accounts, token, pool, amounts, label)
+    paired = ZERO_ADDRESS if spec.native else base
+    key = await create_v4_pool(chain, accounts, (token, paired), pool, amounts, label)
     if register:
         data = encode_call("setAmm(address,bool)", [manager, True])
         await chain.send(Tx(owner, token, data, label=f"{label}: setAmm"))
-    return Pool(spec=spec, address=manager, base_address=WETH, base_raw=amounts[1], key=key)
+    return Pool(spec=spec, address=manager, base_address=base, base_raw=amounts[1], key=key)
 
 
 async def _fund_base(
     devnet: Devnet, owner: str, spec: PoolSpec, base: str, amount: int, label: str
 ) -> None:
-    """Make sure ``owner`` holds the base side (WETH for V3, stablecoins minted)."""
+    """Make sure ``owner`` holds the base side (WETH for V3 and an ERC-20 V4 pool,
+    stablecoins minted)."""
     if base == WETH:
-        if spec.dex == "v3":
+        if spec.dex == "v3" or not spec.native:
             await wrap_eth(devnet.chain, owner, amount, label)
         return
     await mint_stable(devnet, spec.base, owner, amount, label)

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tokenrisk.chain.abi import ZERO_ADDRESS
 from tokenrisk.chain.signatures import DEPOSIT
 from tokenrisk.devnet.chain import Chain, Outcome, Tx
 from tokenrisk.devnet.deployment import Deployed, Devnet
@@ -88,9 +89,10 @@ class _Journey:
         return await v3_quote(chain, amount, path[0], path[1], fee, self.route.quoter)
 
     async def base_reserve(self, chain: Chain) -> int:
-        """The pool's WETH (V4: the ETH side of its active liquidity)."""
-        if self.route.dex == "v4":
-            return (await v4_state(chain, self.route)).reserves[0]
+        """The pool's WETH (V4: the ETH or WETH side of its active liquidity)."""
+        if self.route.dex == "v4" and self.route.key is not None:
+            side = 0 if self.route.key[0] in (ZERO_ADDRESS, WETH) else 1
+            return (await v4_state(chain, self.route)).reserves[side]
         return await balance(chain, WETH, self.pair)
 
 

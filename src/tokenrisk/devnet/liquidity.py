@@ -194,24 +194,30 @@ async def v2_reserves(chain: Chain, pair: str) -> tuple[int, int]:
 async def create_v4_pool(
     chain: Chain,
     accounts: tuple[str, str, str],
-    token: str,
+    currencies: tuple[str, str],
     pool: tuple[int, int, str | None, tuple[int, ...], str],
     amounts: tuple[int, int],
     label: str,
 ) -> V4Key:
-    """A native-ETH Uniswap V4 pool of ``token``: its hook (if any) placed at a flagged
-    address, initialized and filled through ``V4Seeder``; returns the pool key.
+    """A Uniswap V4 pool of a token against native ETH or an ERC-20: its hook (if any)
+    placed at a flagged address, initialized and filled through ``V4Seeder``; returns
+    the pool key.
 
-    ``accounts``: (owner, deployer of the hook, seeder contract); ``pool``: (fee, tick
-    spacing, hook contract name, hook's extra constructor args, hook bytecode);
-    ``amounts``: (token, ETH) raw.
+    ``accounts``: (owner, deployer of the hook, seeder contract); ``currencies``: (the
+    token, what it is paired with: address 0 for ETH); ``pool``: (fee, tick spacing, hook
+    contract name, hook's extra constructor args, hook bytecode); ``amounts``: (token,
+    pair side) raw, which the owner holds.
     """
     owner, deployer, seeder = accounts
+    token, paired = currencies
     fee, spacing, hook_name, hook_args, bytecode = pool
     hooks = "0x" + "00" * 20
     if hook_name is not None:
         ctor = ctor_of(hook_name, token, owner, hook_args)
         hooks = await place_hook(chain, bytecode, hook_name, ctor, label, deployer)
-    key: V4Key = ("0x" + "00" * 20, token, fee, spacing, hooks)
-    await seed_pool(chain, owner, seeder, key, (amounts[1], amounts[0]), label)
+    paired_first = int(paired, 16) < int(token, 16)
+    c0, c1 = (paired, token) if paired_first else (token, paired)
+    key: V4Key = (c0, c1, fee, spacing, hooks)
+    sides = (amounts[1], amounts[0]) if paired_first else amounts
+    await seed_pool(chain, owner, seeder, key, sides, label)
     return key

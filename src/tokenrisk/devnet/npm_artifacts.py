@@ -11,13 +11,17 @@ that solc appends to the bytecode.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from eth_utils.crypto import keccak
+
 from tokenrisk.chain.abi import to_bytes
 from tokenrisk.devnet import layout
+from tokenrisk.errors import DevnetBuildError
 
+_PANCAKE_V2 = "@pancakeswap-libs/pancake-swap-core"
 _PANCAKE_CORE = "@pancakeswap/v3-core/artifacts/contracts"
 _PANCAKE_PERIPHERY = "@pancakeswap/v3-periphery/artifacts/contracts"
 _V2_CORE = "@uniswap/v2-core"
@@ -41,6 +45,15 @@ ARTIFACT_FILES: dict[str, tuple[str, str]] = {
     "UniswapV2Router02": (
         f"{_V2_PERIPHERY}/build/UniswapV2Router02.json",
         f"{_V2_PERIPHERY}/contracts/UniswapV2Router02.sol",
+    ),
+    # PancakeSwap's V2 core (Waffle build, solc 0.5.16): the devnet's V2 fork
+    "PancakeFactory": (
+        f"{_PANCAKE_V2}/build/PancakeFactory.json",
+        f"{_PANCAKE_V2}/contracts/PancakeFactory.sol",
+    ),
+    "PancakePair": (
+        f"{_PANCAKE_V2}/build/PancakePair.json",
+        f"{_PANCAKE_V2}/contracts/PancakePair.sol",
     ),
     # PancakeSwap V3: the packages ship no .sol of these (only interfaces and libraries)
     "PancakeV3Factory": (
@@ -106,6 +119,16 @@ ARTIFACT_FILES: dict[str, tuple[str, str]] = {
 V4 core and periphery ship Foundry artifacts (``bytecode.object``, ``rawMetadata``);
 the others Hardhat or Waffle ones (``bytecode`` as a string)."""
 
+FORK_ROUTERS: dict[str, tuple[str, str, str]] = {
+    "ForkV2Router02": ("UniswapV2Router02", "UniswapV2Pair", "PancakePair"),
+}
+"""A V2 fork's router: (published router, the pair its init code hash is of, the fork's
+pair).  A V2 fork builds its Router02 from Uniswap's source with one change, the pair
+init code hash in ``UniswapV2Library.pairFor``; npm ships no fork router whose baked-in
+hash matches its own pair's code, so the devnet's is Uniswap's published Router02 with
+that one 32-byte constant replaced by the keccak of the fork's published pair creation
+code (checked to occur exactly once)."""
+
 _CBOR_SOLC = bytes.fromhex("64736f6c6343")  # CBOR text "solc" then a 3-byte string
 
 
@@ -129,7 +152,11 @@ class NpmArtifact:
 
 
 def load_npm_artifact(root: Path, name: str) -> NpmArtifact:
-    """Read one artifact from ``root/node_modules``; raises FileNotFoundError if absent."""
+    """Read one artifact from ``root/node_modules`` (or derive a fork's router, see
+    :data:`FORK_ROUTERS`); raises FileNotFoundError if absent, DevnetBuildError when a
+    fork router cannot be derived."""
+    if name in FORK_ROUTERS:
+        return _fork_router(root, name, *FORK_ROUTERS[name])
     artifact_rel, source_rel = ARTIFACT_FILES[name]
     modules = layout.node_modules(root)
     raw = json.loads((modules / artifact_rel).read_text())
@@ -148,6 +175,20 @@ def load_npm_artifact(root: Path, name: str) -> NpmArtifact:
         optimizer=_optimizer_of(metadata),
         metadata=metadata,
     )
+
+
+def init_code_hash(root: Path, pair: str) -> bytes:
+    """keccak256 of a published pair's creation code (what CREATE2 addresses use)."""
+    return bytes(keccak(to_bytes(load_npm_artifact(root, pair).bytecode)))
+
+
+def _fork_router(root: Path, name: str, router: str, pair: str, fork_pair: str) -> NpmArtifact:
+    base = load_npm_artifact(root, router)
+    old, new = init_code_hash(root, pair), init_code_hash(root, fork_pair)
+    code = to_bytes(base.bytecode)
+    if code.count(old) != 1:
+        raise DevnetBuildError(f"{router} does not hold {pair}'s init code hash exactly once")
+    return replace(base, name=name, bytecode="0x" + code.replace(old, new).hex())
 
 
 def _compiler_of(metadata: str | None, bytecode: str) -> str | None:

@@ -18,6 +18,7 @@ from tokenrisk.devnet.v4 import (
     PERMIT2,
     UNIVERSAL_ROUTER,
     PoolState,
+    is_native,
     permit2_approve,
     v4_key_quote,
     v4_key_state,
@@ -35,8 +36,8 @@ _V3_EXACT_INPUT_SINGLE = (
 @dataclass(frozen=True)
 class Route:
     """Where a token trades against one base: a V2 pair or a V3 pool (with its fee), on
-    Uniswap or another ``venue`` (:mod:`tokenrisk.devnet.venues`), or a native-ETH
-    Uniswap V4 pool (with its ``key``)."""
+    Uniswap or another ``venue`` (:mod:`tokenrisk.devnet.venues`), or a Uniswap V4 pool
+    against native ETH or an ERC-20 (with its ``key``)."""
 
     dex: str
     base: str
@@ -76,6 +77,21 @@ def approvals(route: Route, wallet: str, token: str, label: str) -> list[Tx]:
     return txs
 
 
+def paying(route: Route, wallet: str, base: str, amount: int, label: str) -> list[Tx]:
+    """What a buyer sends before paying ``amount`` of ``base`` on ``route``: nothing for
+    ETH sent as value; for a V4 pool against an ERC-20, WETH wrapped from its ETH (where
+    the base is WETH) and the two Permit2 approvals a wallet gives the Universal Router;
+    else the router's approval of a non-WETH base."""
+    if route.dex == "v4":
+        if is_native(_key(route)):
+            return []
+        wrap = [Tx(wallet, WETH, encode_call("deposit()"), amount, label=label)]
+        return [*(wrap if base == WETH else []), *approvals(route, wallet, base, label)]
+    if base == WETH:
+        return []
+    return [Tx(wallet, base, approve_calldata(route.router), label=label)]
+
+
 def v4_swap(route: Route, token: str, amount: int, selling: bool, weth: bool) -> str:
     """A V4 swap of ``token`` through the Universal Router: paid in ETH (value) and paid
     out in ETH, or (``weth``) paid and paid out in WETH."""
@@ -105,8 +121,9 @@ def buy_calldata(route: Route, token: str, recipient: str, amount_in: int) -> tu
     A WETH base is paid in ETH (Router02 ``swapExactETHFor...``, or SwapRouter with
     ``msg.value``); any other base is an ERC-20 the buyer holds and has approved.
     """
-    if route.dex == "v4":
-        return v4_swap(route, token, amount_in, False, False), amount_in
+    if route.dex == "v4":  # ETH as value; an ERC-20 pool's base through Permit2
+        data = v4_swap(route, token, amount_in, False, False)
+        return data, amount_in if is_native(_key(route)) else 0
     if route.dex == "v2":
         if route.base == WETH:
             sig = (
@@ -123,7 +140,7 @@ def sell_calldata(route: Route, token: str, recipient: str, amount: int) -> str:
     """Calldata selling ``amount`` raw units of ``token`` (router already approved).
 
     V2 WETH routes pay out ETH; other routes pay out the base token (WETH for V3; ETH
-    for the devnet's native V4 pools).
+    for the devnet's native V4 pools, the ERC-20 for the others).
     """
     if route.dex == "v4":
         return v4_swap(route, token, amount, True, False)

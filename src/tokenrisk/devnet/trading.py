@@ -21,9 +21,9 @@ from tokenrisk.devnet.deployment import Deployed, Devnet, Pool
 from tokenrisk.devnet.history import HistoryPlan, Step
 from tokenrisk.devnet.swaps import (
     approvals,
-    approve_calldata,
     balance_of_calldata,
     buy_calldata,
+    paying,
     routers,
     sell_calldata,
 )
@@ -174,12 +174,8 @@ def _buy(devnet: Devnet, token: Deployed, step: Step, _: int) -> list[Planned]:
     amount = _spend(pool, step)
     data, value = buy_calldata(pool.route, token.address, step.actor, amount)
     label = f"{token.spec.id}: {step.kind} by {step.actor}"
-    out: list[Planned] = []
-    if pool.base_address != WETH:
-        approve = Tx(
-            step.actor, pool.base_address, approve_calldata(pool.route.router), label=label
-        )
-        out.append(Planned(approve, step, must=True))
+    before = paying(pool.route, step.actor, pool.base_address, amount, label)
+    out = [Planned(tx, step, must=True) for tx in before]
     out.append(Planned(Tx(step.actor, pool.route.router, data, value, label=label), step, True))
     return out
 

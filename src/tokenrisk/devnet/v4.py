@@ -149,16 +149,16 @@ async def seed_pool(
     amounts: tuple[int, int],
     label: str,
 ) -> None:
-    """Create the pool and add its liquidity (ETH as value, the token approved)."""
-    token = key[1]
-    await chain.send(
-        Tx(
-            owner,
-            token,
-            encode_call("approve(address,uint256)", [seeder, 2**256 - 1]),
-            label=f"{label}: approve seeder",
+    """Create the pool and add its liquidity (ETH as value, each ERC-20 approved)."""
+    for currency in (c for c in key[:2] if c != ZERO_ADDRESS):
+        await chain.send(
+            Tx(
+                owner,
+                currency,
+                encode_call("approve(address,uint256)", [seeder, 2**256 - 1]),
+                label=f"{label}: approve seeder",
+            )
         )
-    )
     data = seed_args(key, amounts[0], amounts[1])
     value = amounts[0] if key[0] == ZERO_ADDRESS else 0
     await chain.send(Tx(owner, seeder, data, value, label=f"{label}: initialize + liquidity"))
@@ -177,10 +177,16 @@ def ctor_of(
 
 def v4_trade(key: V4Key, token: str, amount: int, selling: bool, weth: bool) -> str:
     """Universal Router calldata: paid in ETH (value) and paid out in ETH, or (``weth``)
-    paid and paid out in WETH as the simulation trades (:mod:`tokenrisk.chain.universal`)."""
+    paid and paid out in WETH as the simulation trades (:mod:`tokenrisk.chain.universal`).
+    A pool against an ERC-20 is paid in it through Permit2 and pays out in it, either way."""
     if weth:
-        return universal.trade(key, token, WETH, True, amount, selling)
+        return universal.trade(key, token, WETH, is_native(key), amount, selling)
     return universal.eth_in(key, (key[0].lower() == token.lower()) == selling, amount)
+
+
+def is_native(key: V4Key) -> bool:
+    """The pool trades native ETH (a currency is address 0)."""
+    return ZERO_ADDRESS in key[:2]
 
 
 def permit2_approve(token: str, spender: str) -> str:

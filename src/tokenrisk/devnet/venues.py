@@ -10,12 +10,14 @@ A catalogue pool names its family (``dex``: ``v2`` or ``v3``) and, optionally, i
   factory.  npm ships no artifact of that deployer, so ``contracts/dex/PoolDeployer.sol``
   (written here) plays its part with the published pool creation code: the pools, their
   addresses and the init code hash the periphery has baked in are PancakeSwap's.
-- ``fork`` (V2): a second UniswapV2Factory and Router02 from the Uniswap npm artifacts,
-  at addresses of its own, named "DevSwap" in the devnet's registry.  Router02 has the
-  pair init code hash baked in, so the fork's pairs share Uniswap's hash (the forks on
-  npm, @sushiswap/core and @pancakeswap-libs/pancake-swap-core, ship no Router02 whose
-  baked-in hash matches their own pair's code); its factory, and so its pair addresses,
-  are its own.
+- ``fork`` (V2): a V2 fork with its own pair code, named "DevSwap" in the devnet's
+  registry: PancakeFactory and PancakePair from ``@pancakeswap-libs/pancake-swap-core``
+  (0.2% pair fee), at addresses of its own, so its pairs have their own init code hash
+  (keccak of PancakePair's creation code, which the factory also reports as
+  ``INIT_CODE_PAIR_HASH``) and are found only by it.  Its router is Uniswap's published
+  Router02 with that hash as its ``pairFor`` constant
+  (:data:`~tokenrisk.devnet.npm_artifacts.FORK_ROUTERS`: npm ships no fork router whose
+  baked-in hash matches its own pair's code; @sushiswap/core ships ABIs only).
 """
 
 from __future__ import annotations
@@ -26,9 +28,9 @@ from typing import Any
 
 from eth_utils.crypto import keccak
 
-from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, to_bytes
+from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, encode_call, to_bytes
 from tokenrisk.devnet.chain import Chain
-from tokenrisk.devnet.npm_artifacts import NpmArtifact, load_npm_artifact
+from tokenrisk.devnet.npm_artifacts import NpmArtifact, init_code_hash, load_npm_artifact
 from tokenrisk.devnet.uniswap import (
     NPM,
     QUOTER_V2,
@@ -63,6 +65,9 @@ def _devnet_address(what: str) -> str:
 
 FORK_V2_FACTORY = _devnet_address("fork V2 factory")
 FORK_V2_ROUTER = _devnet_address("fork V2 router")
+FORK_V2_PAIR_INIT_CODE_HASH = "0xc5950761a20eb44628c29e94156a05fa21ff1b0975c251e5cf19723e8bd17ca8"
+"""keccak256 of PancakePair's creation code in @pancakeswap-libs/pancake-swap-core 0.1.0
+(checked at build time against the artifact and the factory's ``INIT_CODE_PAIR_HASH``)."""
 
 
 @dataclass(frozen=True)
@@ -105,10 +110,11 @@ VENUES: dict[tuple[str, str | None], Venue] = {
         "v2",
         FORK_V2_FACTORY,
         FORK_V2_ROUTER,
+        pool_artifact="PancakePair",
         registry={
             "name": "DevSwap",
             "version": "V2",
-            "init_code_hash": V2_PAIR_INIT_CODE_HASH,
+            "init_code_hash": FORK_V2_PAIR_INIT_CODE_HASH,
             "display_name": "DevSwap V2",
         },
     ),
@@ -159,11 +165,11 @@ def placements(fee_to_setter: str) -> list[Placement]:
     pancake = (PANCAKE_V3_DEPLOYER, PANCAKE_V3_FACTORY, WETH)
     return [
         Placement(
-            "FORK_V2_FACTORY", "UniswapV2Factory", FORK_V2_FACTORY, ("address",), (fee_to_setter,)
+            "FORK_V2_FACTORY", "PancakeFactory", FORK_V2_FACTORY, ("address",), (fee_to_setter,)
         ),
         Placement(
             "FORK_V2_ROUTER",
-            "UniswapV2Router02",
+            "ForkV2Router02",
             FORK_V2_ROUTER,
             ("address", "address"),
             (FORK_V2_FACTORY, WETH),
@@ -212,6 +218,8 @@ async def deploy_venues(
     actual = "0x" + keccak(to_bytes(pool.bytecode)).hex()
     if actual != PANCAKE_V3_POOL_INIT_CODE_HASH:
         raise DevnetBuildError(f"PancakeV3Pool init-code hash {actual} is not canonical")
+    if "0x" + init_code_hash(root, "PancakePair").hex() != FORK_V2_PAIR_INIT_CODE_HASH:
+        raise DevnetBuildError("PancakePair's init code hash is not the fork's")
     holder = await _code_holder(chain, deployer, to_bytes(pool.bytecode))
     own = Placement(
         "PANCAKE_V3_DEPLOYER",
@@ -223,6 +231,9 @@ async def deploy_venues(
     await place(chain, pool_deployer, own, deployer)
     for placement in placements(fee_to_setter):
         await place(chain, load_npm_artifact(root, placement.artifact), placement, deployer)
+    reported = await chain.call(FORK_V2_FACTORY, encode_call("INIT_CODE_PAIR_HASH()", []))
+    if "0x" + reported.hex() != FORK_V2_PAIR_INIT_CODE_HASH:
+        raise DevnetBuildError("the fork's factory reports another pair init code hash")
 
 
 async def _code_holder(chain: Chain, deployer: str, code: bytes) -> str:

@@ -176,8 +176,12 @@ class LogReader:
         settings: IndexSettings,
         *,
         with_hashes: bool = True,
+        known: dict[int, str] | None = None,
     ) -> None:
+        """``known``: block hashes already read before any of these logs (the head the
+        indexer was started at), so a span ending there costs no hash read."""
         self._rpc = rpc
+        self._known = known or {}
         self._filter = {"address": address, "topics": topics}
         self._window = _Window(settings, size=settings.window)
         self._with_hashes = with_hashes
@@ -225,7 +229,10 @@ class LogReader:
         """Hashes of the span ends, read BEFORE their logs (see the module docstring)."""
         if not self._with_hashes:
             return [None] * len(spans)
-        hashes = await block_hashes(self._rpc, [end for _, end in spans])
+        ends = [end for _, end in spans]
+        unknown = [end for end in ends if end not in self._known]
+        read = dict(zip(unknown, await block_hashes(self._rpc, unknown), strict=True))
+        hashes = [self._known.get(end) or read.get(end) for end in ends]
         if None in hashes:
             raise UpstreamError("a block being indexed vanished (reorg); index again")
         return hashes
@@ -400,7 +407,9 @@ async def index_token(
     resumed = (cursor.last_block, (cursor.last_block_hash or "").lower())
     stats = IndexStats(chain_id, token, cursor.last_block + 1, last)
     stats.rolled_back_blocks = rolled_back
-    reader = LogReader(rpc, token, [TRANSFER_TOPIC], settings)
+    # the head's hash was read before any log: a span ending at the head needs no read
+    known = {head.number: head.hash} if head.hash else None
+    reader = LogReader(rpc, token, [TRANSFER_TOPIC], settings, known=known)
     await _run(reader, store, cursor if stored else None, cursor, stats, progress)
     stats.requests, stats.shrinks = reader.requests, reader.shrinks
     stats.seconds = time.perf_counter() - started

@@ -77,6 +77,17 @@ class Route:
         zero_for_one = (key.currency0.lower() == self.token.lower()) == selling
         return (amount_in, zero_for_one, pools_v4.static_fee(key))
 
+    def v4_expected(self, amount_in: int) -> int:
+        """A V4 buy's output on the pool's own curve (no hook) at the virtual reserves the
+        pool was read with: the quote a single-call probe is held against."""
+        _, zero_for_one, fee = self.v4_quote(amount_in, False)
+        reserves = (self.pool.reserves0, self.pool.reserves1)
+        return pools_v4.curve_out(reserves, amount_in, zero_for_one, fee)
+
+    def v4_key(self) -> tuple[str, str, int, int, str]:
+        """The V4 pool's key (native ETH is currency address 0)."""
+        return pools_v4.key_of(self.pool).as_tuple()
+
     def quote(self, amount_in: int, selling: bool = False) -> dict[str, Any]:
         """A call whose return data starts with the expected output amount (V4: the
         pool's state, read with :meth:`v4_quote`)."""
@@ -91,6 +102,16 @@ class Route:
         sig = "quoteExactInputSingle((address,address,uint256,uint24,uint160))"
         data = filled(sig, ((token_in, token_out, 0, self.pool.fee or 0, 0),), {2: amount_in})
         return {"to": self.dex.quoter, "data": data}
+
+    def eth_buy(self, wallet: str, amount_in: int) -> dict[str, Any] | None:
+        """A native-ETH V4 pool's buy as ONE call, paid with ETH as value (no approvals,
+        a wallet's usual trade): what a trace of one call follows through the Universal
+        Router and the PoolManager into the pool's hook.  None for any other pool."""
+        if not (self.v4 and self.pool.native):
+            return None
+        key = pools_v4.key_of(self.pool).as_tuple()
+        data = universal.eth_in(key, key[0].lower() != self.token.lower(), amount_in)
+        return {"from": wallet, "to": self.dex.router, "data": data, "value": hex(amount_in)}
 
     def swap(self, wallet: str, amount_in: int, selling: bool = False) -> dict[str, Any]:
         token_in, token_out = (self.token, self.base) if selling else (self.base, self.token)

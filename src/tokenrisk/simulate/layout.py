@@ -13,7 +13,10 @@ state-changing function outside the ERC-20 surface that
   ``totalSupply`` reads), or a non-address value that ``transfer``/``transferFrom``
   read (a fee, a limit, a list),
 
-is reported as a capability with ``confidence: static`` and the slots as evidence.  The
+is reported as a capability with ``confidence: static`` and the slots as evidence.  A
+Uniswap V4 pool's hook is read the same way (:func:`swap_writes`): a guarded function
+outside the hook's callbacks that writes a non-address value ``beforeSwap`` or
+``afterSwap`` reads changes what every swap through the pool pays or may do.  The
 storage layout is a heuristic (evmole infers it from access patterns), so a static
 finding is one severity level below its simulated twin.  Pure except
 :func:`guard_values` (one batch of ``eth_getStorageAt``).
@@ -35,6 +38,23 @@ from tokenrisk.errors import RpcError
 _READS_BALANCE, _READS_SUPPLY = BALANCE_OF[2:], TOTAL_SUPPLY[2:]  # evmole: 8 hex, no 0x
 TRANSFERS = frozenset({TRANSFER[2:], TRANSFER_FROM[2:]})
 _DEAD = 0xDEAD
+# IHooks: beforeSwap, afterSwap (what every swap runs), and every callback the
+# PoolManager makes (the hook's public surface, never an owner's setter)
+HOOK_SWAPS = frozenset({"575e24b4", "b47b2fb1"})
+HOOK_CALLBACKS = frozenset(
+    "0x" + s
+    for s in (
+        *HOOK_SWAPS,
+        "dc98354e",  # beforeInitialize
+        "6fe7e6eb",  # afterInitialize
+        "259982e5",  # beforeAddLiquidity
+        "9f063efc",  # afterAddLiquidity
+        "21d0ee70",  # beforeRemoveLiquidity
+        "6c2bbe7e",  # afterRemoveLiquidity
+        "b6a8b0fa",  # beforeDonate
+        "e1b4af69",  # afterDonate
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -86,21 +106,46 @@ def guarded_writes(slots: Sequence[Slot], surface: frozenset[str]) -> list[Write
         ("owner_can_mint", supply, "the total supply"),
         ("owner_can_change_transfer_rules", rules, "a value every transfer reads"),
     ):
-        for s in group:
-            for selector in sorted(s.writes):
-                key = "0x" + selector
-                if key in surface or key in found:
-                    continue
-                guards = tuple(g for g in slots if g.type == "address" and selector in g.reads)
-                if guards:
-                    found[key] = Write(key, kind, f"{name} (slot {int(s.slot, 16)})", guards)
+        _collect(slots, group, (kind, name), surface, found)
     return list(found.values())
+
+
+def swap_writes(slots: Sequence[Slot], surface: frozenset[str] = HOOK_CALLBACKS) -> list[Write]:
+    """A V4 hook's functions outside ``surface`` that read an address value and write a
+    non-address value its ``beforeSwap``/``afterSwap`` read (a fee share, a switch, a
+    list): the hook's owner changing every swap through the pool."""
+    rules = [s for s in slots if s.reads & HOOK_SWAPS and s.type != "address"]
+    found: dict[str, Write] = {}
+    what = ("owner_can_change_transfer_rules", "a value every swap's hook callback reads")
+    _collect(slots, rules, what, surface, found)
+    return list(found.values())
+
+
+def _collect(
+    slots: Sequence[Slot],
+    group: Sequence[Slot],
+    what: tuple[str, str],
+    surface: frozenset[str],
+    found: dict[str, Write],
+) -> None:
+    """Add to ``found`` each writer of ``group`` outside ``surface`` (and not found
+    yet) that reads an address value: its guard."""
+    kind, name = what
+    for s in group:
+        for selector in sorted(s.writes):
+            key = "0x" + selector
+            if key in surface or key in found:
+                continue
+            guards = tuple(g for g in slots if g.type == "address" and selector in g.reads)
+            if guards:
+                found[key] = Write(key, kind, f"{name} (slot {int(s.slot, 16)})", guards)
 
 
 async def guard_values(
     rpc: RpcClient, token: str, guards: Sequence[Slot], block: str
 ) -> dict[tuple[str, int], str | None]:
-    """The address each guard holds at ``block`` (None: zero, dead or unreadable)."""
+    """The address each guard holds in ``token``'s storage (the token, or the pool's
+    hook) at ``block`` (None: zero, dead or unreadable)."""
     slots = sorted({g.slot for g in guards})
     if not slots:
         return {}

@@ -259,11 +259,13 @@ async def callers(
     sim: Simulator,
     roles: Sequence[tuple[str, str]] = (),
     read: tuple[list[tuple[str, str]], dict[str, str]] | None = None,
+    controls: Controls | None = None,
 ) -> tuple[Caller, ...]:
     """Distinct candidate callers in priority order, each with how it was found.
 
     ``read``: what :func:`caller_reads` already read (the packed candidates that are
     accounts, code heads by lowercase address); only addresses missing there are read.
+    ``controls``: control getters already read (:func:`control_reads`).
     """
     existing, heads = read or (await _existing(rpc, facts.packed[:PACKED_KEPT], sim.base.tag), {})
     found = list(facts.getters) + ([(creator, "deployer")] if creator else [])
@@ -286,7 +288,7 @@ async def callers(
         Caller(a, tuple(merged[a]), is_contract=is_contract_code(code))
         for a, code in zip(addresses, codes, strict=True)
     ]
-    return tuple(await contract_kinds(rpc, plain, sim.base.tag))
+    return tuple(await contract_kinds(rpc, plain, sim.base.tag, controls))
 
 
 async def caller_reads(
@@ -316,17 +318,36 @@ CONTROL_GETTERS = ("getThreshold()", "getOwners()", "getMinDelay()", "delay()")
 third, a Compound-style timelock the fourth."""
 
 
-async def contract_kinds(rpc: RpcClient, found: list[Caller], block: str) -> list[Caller]:
+Controls = dict[str, list[Any]]
+"""Per address (lowercase): the replies of its :data:`CONTROL_GETTERS`, in order."""
+
+
+async def control_reads(rpc: RpcClient, addresses: Sequence[str], block: str) -> Controls:
+    """The control getters of ``addresses`` at ``block``, in one batch: read beside the
+    reads that tell which callers are contracts (:func:`contract_kinds` uses them)."""
+    if not addresses:
+        return {}
+    calls = [_read(a, g, [], block) for a in addresses for g in CONTROL_GETTERS]
+    replies = await rpc.batch(calls)
+    n = len(CONTROL_GETTERS)
+    return {a.lower(): list(replies[n * i : n * i + n]) for i, a in enumerate(addresses)}
+
+
+async def contract_kinds(
+    rpc: RpcClient, found: list[Caller], block: str, known: Controls | None = None
+) -> list[Caller]:
     """Each contract caller with what it is: a multisig (threshold, signers), a timelock
-    (delay in seconds) or a plain contract, from its getters in one batch."""
+    (delay in seconds) or a plain contract, from its getters in one batch (``known``:
+    those read already; only the others are read)."""
     contracts = [c for c in found if c.is_contract]
     if not contracts:
         return found
-    calls = [_read(c.address, g, [], block) for c in contracts for g in CONTROL_GETTERS]
-    replies = await rpc.batch(calls)
+    controls = dict(known or {})
+    missing = [c.address for c in contracts if c.address.lower() not in controls]
+    controls |= await control_reads(rpc, missing, block)
     kinds: dict[str, Caller] = {}
-    for i, c in enumerate(contracts):
-        threshold, owners_, min_delay, delay = replies[4 * i : 4 * i + 4]
+    for c in contracts:
+        threshold, owners_, min_delay, delay = controls[c.address.lower()]
         kinds[c.address] = _kind_of(c, threshold, owners_, min_delay, delay)
     return [kinds.get(c.address, c) for c in found]
 
@@ -417,12 +438,14 @@ class PowerCache:
     results: MemoryCache[tuple[Any, ...], OwnerPowers] = field(init=False)
     deployers: MemoryCache[tuple[int, str], str | None] = field(init=False)
     facts: MemoryCache[tuple[Any, ...], FactsAndCallers] = field(init=False)
+    seen: MemoryCache[tuple[int, str, str], bool] = field(init=False)
 
     def __post_init__(self) -> None:
         self.results = MemoryCache(self.size, self.ttl)
         self.deployers = MemoryCache(DEPLOYERS_KEPT)
         # keyed by the head block, so never stale; kept only while scans are cached
         self.facts = MemoryCache(FACTS_KEPT, math.inf if self.ttl > 0 else 0)
+        self.seen = MemoryCache(self.size, self.ttl)
 
     def get(self, key: tuple[Any, ...]) -> OwnerPowers | None:
         cached = self.results.value(key)
@@ -448,6 +471,14 @@ class PowerCache:
         self.put(key, value)
         if self.shared is not None and self.ttl > 0:
             await self.shared.put_bytes(_shared_key(key), powers_json(value), self.ttl)
+
+    def scanned(self, chain_id: int, token: str, pool: str) -> bool:
+        """Whether this process scanned ``token`` on ``pool`` within ``ttl``: a scan at a
+        new head then likely finds its result remembered, so nothing is sent ahead."""
+        return self.seen.value((chain_id, token.lower(), pool.lower())) is not None
+
+    def mark_scanned(self, chain_id: int, token: str, pool: str) -> None:
+        self.seen.put((chain_id, token.lower(), pool.lower()), True)
 
     def facts_at(self, key: tuple[Any, ...]) -> FactsAndCallers | None:
         """Facts and callers read at one head block (key ends with the head's number and

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from eth_utils.crypto import keccak
 
@@ -64,17 +64,23 @@ from tokenrisk.simulate.story import (
     held_story,
     story_plan,
 )
-from tokenrisk.simulate.trials import ScanBounds as ScanBounds
 from tokenrisk.simulate.trials import (
+    Guards,
+    Screened,
     Trial,
     backdoors,
+    candidates_of,
     functions_of,
+    guard_values,
+    hook_static_findings,
     is_switch,
     screen,
+    screen_calls,
     selectors_of,
     static_findings,
     two_steps,
 )
+from tokenrisk.simulate.trials import ScanBounds as ScanBounds
 
 FUTURE = (("1h", 3_600), ("1d", 86_400), ("7d", 7 * 86_400), ("30d", 30 * 86_400))
 # SCAN
@@ -102,14 +108,19 @@ async def _scan(
     sim: Simulator, chain_id: int, cache: PowerCache, bounds: ScanBounds
 ) -> OwnerPowers:
     # FUNCTIONS AND CALLERS (read once per head block: they are state at that block)
-    hook = hook_of(sim)
+    hook, token = hook_of(sim), sim.route.token
     known = _known(sim, chain_id, cache, sim.route.token)
     # the scan's wallets and the token's supply go with the first reads when the facts
     # are new at this head (a remembered scan result then wastes one eth_call)
     early = asyncio.ensure_future(fresh_targets(sim)) if known is None else None
+    # a token and pool never scanned: the screen and the amounts go ahead, with the
+    # reads that find the callers (a remembered result would waste them)
+    first = early is not None and not cache.scanned(chain_id, token, sim.route.pool.address)
+    ahead: Ahead | None = None
+    going_on = False
     try:
-        (facts, callers), hooked = await asyncio.gather(
-            _facts(sim, chain_id, cache, bounds, sim.route.token),
+        ((facts, callers), ahead), hooked = await asyncio.gather(
+            _facts(sim, chain_id, cache, bounds, token, early if first else None),
             _hook_facts(sim, chain_id, cache, bounds, hook),
         )
         functions, cut = functions_of(facts.code, facts.impl_code, bounds)
@@ -127,31 +138,45 @@ async def _scan(
             return cached
         # SCREEN
         targets = await (early if early is not None else fresh_targets(sim))
+        going_on = True
     finally:
         if early is not None and not early.done():
             early.cancel()
+        if ahead is not None and not going_on:
+            ahead.stop()
     # every caller is tried as a sender, contracts too (a multisig, a timelock: a node
     # simulates a call from any address); severities then respect their controls
     senders = [c.address for c in callers][: bounds.max_callers]
     # the amounts round needs only the wallets: it goes with the screen
-    story = asyncio.ensure_future(amounts(sim, targets, facts.owner is not None))
+    story = (
+        ahead.story
+        if ahead is not None
+        else asyncio.ensure_future(amounts(sim, targets, facts.owner is not None))
+    )
+    # the guards a static finding may name are read with the screen (a few words)
+    guards = (
+        ahead.guards
+        if ahead is not None
+        else asyncio.ensure_future(guard_values(sim, facts.code, facts.impl_code))
+    )
     try:
+        screened = ahead.screened if ahead is not None else None
         (trials, trimmed), (on_hook, hook_cut) = await asyncio.gather(
-            screen(sim, functions, senders, targets, bounds),
+            screen(sim, functions, senders, targets, bounds, known=screened),
             _hook_screen(sim, hooked, hook, targets, bounds),
         )
         # TRY
         selectors = selectors_of(facts.code, facts.impl_code)
         everything, shared = _within(trials, on_hook, bounds.max_trials)
         result = await _try_all(sim, facts, targets, everything, (selectors, senders), story)
+        tried = {t.function.selector for t in trials}
+        if result.scanned:
+            found = await _static(sim, (facts, guards), hooked, hook, tried, on_hook)
+            result = _with_static(result, found)
     finally:
-        if not story.done():
-            story.cancel()
-    tried = {t.function.selector for t in trials}
-    if result.scanned:
-        result = _with_static(
-            result, await static_findings(sim, facts.code, facts.impl_code, tried)
-        )
+        for started in (story, guards):
+            if not started.done():
+                started.cancel()
     every = _merged(callers, hooked[1] if hooked else ())
     result = replace(
         result,
@@ -161,7 +186,28 @@ async def _scan(
         bounded=cut or trimmed or shared or hook_cut[1] or len(callers) > len(senders),
     )
     await cache.store(key, result)
+    cache.mark_scanned(chain_id, token, sim.route.pool.address)
     return result
+
+
+async def _static(
+    sim: Simulator,
+    read: tuple[Facts, asyncio.Future[Guards]],
+    hooked: tuple[Facts, tuple[Caller, ...]] | None,
+    hook: str | None,
+    tried: set[str],
+    on_hook: Sequence[Trial],
+) -> list[PowerFinding]:
+    """The layout's capabilities of the token (its guards read already: ``read``) and
+    of the pool's hook, read together."""
+    facts, guards = read
+    token = static_findings(sim, facts.code, facts.impl_code, tried, guards)
+    if hooked is None or hook is None:
+        return await token
+    seen = {t.function.selector for t in on_hook}
+    hooks = hook_static_findings(sim, hook, hooked[0].code, hooked[0].impl_code, seen)
+    found = await asyncio.gather(token, hooks)
+    return [*found[0], *found[1]]
 
 
 def _known(
@@ -175,15 +221,21 @@ def _at(sim: Simulator, chain_id: int, subject: str) -> tuple[object, ...]:
 
 
 async def _facts(
-    sim: Simulator, chain_id: int, cache: PowerCache, bounds: ScanBounds, subject: str
-) -> tuple[Facts, tuple[Caller, ...]]:
+    sim: Simulator,
+    chain_id: int,
+    cache: PowerCache,
+    bounds: ScanBounds,
+    subject: str,
+    targets: asyncio.Future[Targets] | None = None,
+) -> tuple[tuple[Facts, tuple[Caller, ...]], Ahead | None]:
     """The facts and callers of ``subject`` (the token, or the pool's hook), remembered
-    per head block."""
+    per head block; with ``targets`` (read now), the screen and amounts sent ahead."""
     known = _known(sim, chain_id, cache, subject)
-    if known is None:
-        known = await _facts_and_callers(sim, chain_id, cache, bounds, subject)
-        cache.put_facts(_at(sim, chain_id, subject), known)
-    return known
+    if known is not None:
+        return known, None
+    found, ahead = await _facts_and_callers(sim, chain_id, cache, bounds, subject, targets)
+    cache.put_facts(_at(sim, chain_id, subject), found)
+    return found, ahead
 
 
 # THE POOL'S HOOK
@@ -201,7 +253,7 @@ async def _hook_facts(
     """The hook's facts and its callers (by the token's rules, ``foundBy`` "hook ...")."""
     if hook is None:
         return None
-    facts, callers = await _facts(sim, chain_id, cache, bounds, hook)
+    (facts, callers), _ = await _facts(sim, chain_id, cache, bounds, hook)
     named = tuple(replace(c, found_by=tuple(f"hook {w}" for w in c.found_by)) for c in callers)
     return facts, named
 
@@ -242,12 +294,34 @@ def _merged(token: Sequence[Caller], hook: Sequence[Caller]) -> tuple[Caller, ..
     return tuple(out.values())
 
 
+@dataclass
+class Ahead:
+    """A first scan's screen and amounts round, sent with the reads that find the
+    callers: ``screened`` covers the likely senders (:func:`_likely`); a sender found
+    only by those reads is screened after them (:func:`~.trials.screen`)."""
+
+    screened: Screened
+    story: asyncio.Future[tuple[Story | None, tuple[str, ...]]]
+    guards: asyncio.Future[Guards]
+    """Every static guard's value (:func:`~.trials.guard_values`), read with the screen."""
+
+    def stop(self) -> None:
+        self.story.cancel()
+        self.guards.cancel()
+
+
 async def _facts_and_callers(
-    sim: Simulator, chain_id: int, cache: PowerCache, bounds: ScanBounds, subject: str
-) -> tuple[Facts, tuple[Caller, ...]]:
+    sim: Simulator,
+    chain_id: int,
+    cache: PowerCache,
+    bounds: ScanBounds,
+    subject: str,
+    targets: asyncio.Future[Targets] | None = None,
+) -> tuple[tuple[Facts, tuple[Caller, ...]], Ahead | None]:
     """The subject's facts, its deployer and its role grants, read at once (none needs
     another); then, at once, which grants still hold and the code of everyone who can
-    become a caller; then who can call it."""
+    become a caller (with ``targets``, the scan's wallets: the screen of the likely
+    senders and the amounts round too); then who can call it."""
     rpc, tag = sim.rpc, sim.base.tag
     facts, deployer, granted = await asyncio.gather(
         owners.read_facts(rpc, subject, bounds.storage_slots, tag),
@@ -261,11 +335,69 @@ async def _facts_and_callers(
         ),
         owners.role_grants(rpc, subject, tag),
     )
-    roles, read = await asyncio.gather(
-        owners.roles_held(rpc, subject, tag, granted),
-        owners.caller_reads(rpc, facts, deployer, sim, granted),
-    )
-    return facts, await owners.callers(rpc, facts, deployer, sim, roles, read)
+    likely = _likely(sim, facts, deployer, granted, bounds)
+    ahead = asyncio.ensure_future(_ahead(sim, facts, likely, bounds, targets)) if targets else None
+    try:
+        # sent ahead too: the likely senders' control getters (multisig, timelock)
+        roles, read, controls = await asyncio.gather(
+            owners.roles_held(rpc, subject, tag, granted),
+            owners.caller_reads(rpc, facts, deployer, sim, granted),
+            owners.control_reads(rpc, likely if targets else [], tag),
+        )
+        found = await owners.callers(rpc, facts, deployer, sim, roles, read, controls)
+        return (facts, found), (await ahead if ahead is not None else None)
+    except BaseException:
+        if ahead is not None:
+            _drop_ahead(ahead)
+        raise
+
+
+def _drop_ahead(ahead: asyncio.Future[Ahead]) -> None:
+    """Stop what was sent ahead (the amounts round too, once it was started)."""
+    if not ahead.done():
+        ahead.cancel()
+    elif not ahead.cancelled() and ahead.exception() is None:
+        ahead.result().stop()
+
+
+def _likely(
+    sim: Simulator,
+    facts: Facts,
+    deployer: str | None,
+    granted: Sequence[tuple[str, str]],
+    bounds: ScanBounds,
+) -> list[str]:
+    """The senders the scan will most likely try, known before the callers' reads: the
+    getters' and slots' addresses, the deployer and every account a RoleGranted log
+    named (the reads then drop grants revoked since and add packed ones)."""
+    every = [a for a, _ in facts.getters] + ([deployer] if deployer else [])
+    every += [a for _, a in granted]
+    skip = {a.lower() for a in (ZERO_ADDRESS, DEAD, sim.route.token, sim.route.pool.address)}
+    skip |= {a.lower() for a in (sim.route.base, sim.route.dex.router, facts.impl or ZERO_ADDRESS)}
+    kept = dict.fromkeys(a.lower() for a in every if a.lower() not in skip)
+    return list(kept)[: bounds.max_callers]
+
+
+async def _ahead(
+    sim: Simulator,
+    facts: Facts,
+    likely: list[str],
+    bounds: ScanBounds,
+    targets: asyncio.Future[Targets],
+) -> Ahead:
+    """The amounts round and the screen of the ``likely`` senders, started at once."""
+    wallets = await targets
+    story = asyncio.ensure_future(amounts(sim, wallets, facts.owner is not None))
+    guards = asyncio.ensure_future(guard_values(sim, facts.code, facts.impl_code))
+    try:
+        functions, _ = functions_of(facts.code, facts.impl_code, bounds)
+        candidates = candidates_of(functions, likely, wallets, bounds)
+        screened = await screen_calls(sim, candidates, likely)
+    except BaseException:
+        story.cancel()
+        guards.cancel()
+        raise
+    return Ahead(screened, story, guards)
 
 
 def _hash(code: str | None) -> str | None:

@@ -38,6 +38,10 @@ from tokenrisk.simulate.simulator import ChainHead, Funding
 
 PROBE_FILE = Path(__file__).parents[1] / "data" / "probe.json"
 _RUN = "run((address,address,address,address,address,address,uint24,bool,bool,uint256))"
+_RUN_V4 = (
+    "runV4((address,address,address,address,address,address,"
+    "(address,address,uint24,int24,address),bool,uint256,uint256))"
+)
 _GAS = 15_000_000
 
 
@@ -65,7 +69,34 @@ def _probe_request(
     """(call, state overrides, block tag) for one probe run from a fresh EOA, priced and
     pinned at ``head``."""
     caller, probe, receiver = fresh_address(), fresh_address(), fresh_address()
-    wrap = funding.slot is None
+    native = route.v4 and route.pool.native  # paid in ETH itself: no WETH to fund
+    wrap = funding.slot is None and not native
+    overrides: dict[str, Any] = {
+        probe: {"code": probe_artifact()["deployedBytecode"]},
+    }
+    if funding.slot is not None and not native:
+        overrides[route.base] = {"stateDiff": funding.slot.override(probe, amount_in)}
+    call = {
+        "from": caller,
+        "to": probe,
+        "data": _run_data(route, receiver, wrap, amount_in),
+        "gas": hex(_GAS),
+        "value": hex(amount_in if wrap or native else 0),
+    }
+    call, tag, need = _priced(call, head)
+    overrides[caller] = {"balance": hex(need)}
+    return call, overrides, tag
+
+
+def _run_data(route: Route, receiver: str, wrap: bool, amount_in: int) -> str:
+    """The probe's ``run`` (V2/V3 routers) or ``runV4`` (the Universal Router with
+    Permit2, held against the pool's own curve) calldata."""
+    if route.v4:
+        permit2 = route.dex.permit2 or route.spender
+        quoted = route.v4_expected(amount_in)
+        trade_v4 = (route.dex.router, permit2, route.base, route.token, route.pool.address)
+        fields = (*trade_v4, receiver, route.v4_key(), wrap, quoted, amount_in)
+        return encode_call(_RUN_V4, [fields])
     trade = (
         route.dex.router,
         route.dex.quoter or "0x" + "00" * 20,
@@ -78,21 +109,7 @@ def _probe_request(
         wrap,
         amount_in,
     )
-    overrides: dict[str, Any] = {
-        probe: {"code": probe_artifact()["deployedBytecode"]},
-    }
-    if funding.slot is not None:
-        overrides[route.base] = {"stateDiff": funding.slot.override(probe, amount_in)}
-    call = {
-        "from": caller,
-        "to": probe,
-        "data": encode_call(_RUN, [trade]),
-        "gas": hex(_GAS),
-        "value": hex(amount_in if wrap else 0),
-    }
-    call, tag, need = _priced(call, head)
-    overrides[caller] = {"balance": hex(need)}
-    return call, overrides, tag
+    return encode_call(_RUN, [trade])
 
 
 async def trace_journey(
@@ -106,12 +123,31 @@ async def trace_journey(
     token balance to a fresh wallet (a buy's transfer), which still shows the contracts
     the token calls and delegates to.
     """
+    if route.v4:
+        return await _v4_trace(rpc, route, amount_in, head)
     call, overrides, tag = _probe_request(route, funding, amount_in, head)
     tree = await _trace(rpc, call, overrides, tag)
     if tree.get("calls"):
         return tree
     transfer, tag, _ = _priced(_pool_transfer(route), head)
     return await _trace(rpc, transfer, None, tag)
+
+
+async def _v4_trace(
+    rpc: RpcClient, route: Route, amount_in: int, head: ChainHead | None
+) -> dict[str, Any]:
+    """The call tree of a V4 buy paid with ETH (:meth:`Route.eth_buy`): the probe trades
+    through V2/V3 routers only, and a V4 swap runs inside the PoolManager's unlock
+    callback, which calls the pool's hook; a V4 sell needs two approvals first, which a
+    trace of one call cannot hold, so the buy alone is traced.  A pool paid in an ERC-20
+    needs them for the buy too: raises :class:`MethodUnsupported` (no tree, nothing
+    claimed)."""
+    wallet = fresh_address()
+    buy = route.eth_buy(wallet, amount_in)
+    if buy is None:
+        raise MethodUnsupported("a V4 pool paid in an ERC-20 cannot be traced in one call")
+    call, tag, need = _priced({**buy, "gas": hex(_GAS)}, head)
+    return await _trace(rpc, call, {wallet: {"balance": hex(need)}}, tag)
 
 
 async def _trace(

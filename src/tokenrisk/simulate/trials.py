@@ -12,6 +12,7 @@ functions (:func:`backdoors`) and two-step traps (:func:`two_steps`).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -156,28 +157,40 @@ def _read_functions(code: str, proxy_own: bool) -> list[Function]:
     return out
 
 
-async def screen(
-    sim: Simulator,
+Screened = dict[tuple[str, str], bool]
+"""Per (caller in lowercase, calldata): whether that caller's call went through the
+screen's ``eth_call``."""
+
+
+def candidates_of(
     functions: Sequence[Function],
     callers: Sequence[str],
     targets: Targets,
     bounds: ScanBounds,
     hook: str | None = None,
-) -> tuple[list[Trial], bool]:
-    """Keep the (function, arguments) calls some caller can make, first caller wins;
+) -> list[Trial]:
+    """Every (function, caller, hostile argument set) call the screen tries, in order;
     ``hook``: the functions are the pool's V4 hook's, called on it."""
-    candidates: list[Trial] = []
+    out: list[Trial] = []
     for function in functions:
         for c in callers:
             own = replace(targets, caller=c)  # the caller itself as a recipient
             for args in argument_sets(function.types, own, bounds.max_arg_sets):
-                data = _calldata(function, args)
-                candidates.append(Trial(function, c, args, data, target=hook))
+                out.append(Trial(function, c, args, _calldata(function, args), target=hook))
+    return out
+
+
+async def screen_calls(
+    sim: Simulator, candidates: Sequence[Trial], funded: Sequence[str]
+) -> Screened:
+    """One batch of ``eth_call``s, one per candidate (to its target: the token or the
+    pool's hook), at the head; ``funded``: the addresses given gas money (every caller
+    screened at once)."""
     if not candidates:
-        return [], False
+        return {}
     gas_price = price(sim.base.base_fee)
-    overrides = {c: {"balance": hex(funds([_SCREEN_GAS], gas_price))} for c in callers}
-    token, tag = hook or sim.route.token, sim.base.tag
+    overrides = {c: {"balance": hex(funds([_SCREEN_GAS], gas_price))} for c in funded}
+    tag = sim.base.tag
     replies = await sim.rpc.batch(
         [
             (
@@ -185,7 +198,7 @@ async def screen(
                 [
                     {
                         "from": t.caller,
-                        "to": token,
+                        "to": t.target or sim.route.token,
                         "data": t.data,
                         "gas": hex(_SCREEN_GAS),
                         "gasPrice": hex(gas_price),
@@ -197,10 +210,38 @@ async def screen(
             for t in candidates
         ]
     )
+    return {
+        (t.caller.lower(), t.data): not isinstance(reply, RpcError)
+        for t, reply in zip(candidates, replies, strict=True)
+    }
+
+
+async def screen(
+    sim: Simulator,
+    functions: Sequence[Function],
+    callers: Sequence[str],
+    targets: Targets,
+    bounds: ScanBounds,
+    hook: str | None = None,
+    known: Screened | None = None,
+) -> tuple[list[Trial], bool]:
+    """Keep the (function, arguments) calls some caller can make, first caller wins;
+    ``hook``: the functions are the pool's V4 hook's, called on it.
+
+    ``known``: calls already screened (sent ahead, beside the reads that found the
+    callers); only the others are sent now, so the choice is the one a screen of exactly
+    ``callers`` makes."""
+    candidates = candidates_of(functions, callers, targets, bounds, hook)
+    if not candidates:
+        return [], False
+    screened = dict(known or {})
+    missing = [t for t in candidates if (t.caller.lower(), t.data) not in screened]
+    if missing:
+        screened |= await screen_calls(sim, missing, callers)
     chosen: dict[tuple[str, str], Trial] = {}
-    for trial, reply in zip(candidates, replies, strict=True):
+    for trial in candidates:
         key = (trial.function.selector, trial.data)
-        if not isinstance(reply, RpcError) and key not in chosen:
+        if screened[(trial.caller.lower(), trial.data)] and key not in chosen:
             chosen[key] = trial
     ordered = _round_robin(list(chosen.values()))
     return ordered[: bounds.max_trials], len(ordered) > bounds.max_trials
@@ -298,21 +339,71 @@ def is_switch(trial: Trial) -> bool:
 # WHAT NO TRIAL COULD SHOW
 
 
+Guards = dict[tuple[str, int], str | None]
+"""Per guard (slot, byte offset): the live address it holds (:func:`.layout.guard_values`)."""
+
+
+async def guard_values(sim: Simulator, code: str, impl_code: str | None) -> Guards:
+    """What every guard of the layout's guarded writes holds at the head: read beside the
+    trials, before :func:`static_findings` knows which functions a trial reached."""
+    writes = layout.guarded_writes(layout.layout(impl_code or code), ERC20_SURFACE)
+    guards = [g for w in writes for g in w.guards]
+    return await layout.guard_values(sim.rpc, sim.route.token, guards, sim.base.tag)
+
+
 async def static_findings(
-    sim: Simulator, code: str, impl_code: str | None, tried: set[str]
+    sim: Simulator,
+    code: str,
+    impl_code: str | None,
+    tried: set[str],
+    read: asyncio.Future[Guards] | None = None,
 ) -> list[PowerFinding]:
     """Capabilities read from the storage layout (:mod:`.layout`) of functions no trial
     could call (``tried``: selectors a caller got through the screen), each guarded by
-    a live stored address: ``confidence: static``, the slots as evidence."""
+    a live stored address: ``confidence: static``, the slots as evidence.  ``read``:
+    every guard's value, read already (:func:`guard_values`)."""
     writes = [
         w
         for w in layout.guarded_writes(layout.layout(impl_code or code), ERC20_SURFACE)
         if w.selector not in tried
     ]
+    return await _guarded(sim, sim.route.token, writes, read)
+
+
+async def hook_static_findings(
+    sim: Simulator, hook: str, code: str | None, impl_code: str | None, tried: set[str]
+) -> list[PowerFinding]:
+    """The pool's V4 hook read like the token (:func:`~.layout.swap_writes`): a function
+    no trial on the hook could call, guarded by a live address in the hook's storage,
+    that writes what ``beforeSwap``/``afterSwap`` read; the finding names the hook."""
+    runtime = impl_code or code
+    if not runtime:
+        return []
+    writes = [w for w in layout.swap_writes(layout.layout(runtime)) if w.selector not in tried]
+    return [
+        replace(
+            f,
+            detail=f"through the pool's hook {hook}: {f.detail}",
+            evidence=(*f.evidence, Evidence("hook contract", "-", hook)),
+        )
+        for f in await _guarded(sim, hook, writes)
+    ]
+
+
+async def _guarded(
+    sim: Simulator,
+    subject: str,
+    writes: list[layout.Write],
+    read: asyncio.Future[Guards] | None = None,
+) -> list[PowerFinding]:
+    """Static findings of ``writes`` whose guard holds a live address in ``subject``'s
+    storage at the pinned head (``read``: the guards' values, read already)."""
     if not writes:
         return []
     guards = [g for w in writes for g in w.guards]
-    values = await layout.guard_values(sim.rpc, sim.route.token, guards, sim.base.tag)
+    values = await read if read is not None else None
+    if values is None or any((g.slot, g.offset) not in values for g in guards):
+        values = await layout.guard_values(sim.rpc, subject, guards, sim.base.tag)
     out: list[PowerFinding] = []
     for w in writes:
         holder = layout.live_guard(w, values)

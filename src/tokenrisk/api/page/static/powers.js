@@ -32,8 +32,15 @@ function evidenceValue(what, value, token) {
   return el("code", { class: "revert" }, text);
 }
 
+// the pool's V4 hook a finding is about (its evidence names it), shown beside "who"
+const HOOK_ROWS = new Set(["hook contract called", "hook contract"]);
+function hookOf(finding) {
+  const row = (finding.evidence || []).find((e) => HOOK_ROWS.has(String(e.what)));
+  return row ? String(row.after) : null;
+}
+
 function evidenceTable(finding, token) {
-  const rows = (finding.evidence || []).map((e) => el("tr", {},
+  const rows = (finding.evidence || []).filter((e) => !HOOK_ROWS.has(String(e.what))).map((e) => el("tr", {},
     el("th", { scope: "row" }, whatText(e.what)),
     el("td", { "data-label": "Before" }, evidenceValue(e.what, e.before, token)),
     el("td", { "data-label": "After" }, evidenceValue(e.what, e.after, token))));
@@ -56,12 +63,15 @@ function howFound(finding) {
 function callLine(finding) {
   if (!finding.caller && !finding.selector) return null;
   const args = (finding.args || []).length ? el("code", { class: "args" }, finding.args.join(", ")) : "no arguments";
-  return el("p", { class: "call" }, "The call: ", el("code", {}, finding.function || finding.selector), " with ", args, ".");
+  const hook = hookOf(finding);
+  const on = hook ? [" on the hook ", addressNode(hook)] : [];
+  return el("p", { class: "call" }, "The call: ", el("code", {}, finding.function || finding.selector), ...on, " with ", args, ".");
 }
 
 function card(finding, kinds, powers, id, token) {
   const kind = kinds[finding.id] || {};
   const holder = holderOf(powers, finding.caller);
+  const hook = hookOf(finding);
   const who = finding.caller
     ? [addressNode(finding.caller), `: ${holderKind(holder).label}`,
       finding.control ? el("span", { class: "muted" }, ` (rated lower for that: ${finding.control})`) : null]
@@ -73,6 +83,8 @@ function card(finding, kinds, powers, id, token) {
     (finding.advice || kind.advice) ? el("p", { class: "advice" }, el("strong", {}, "What to do: "), finding.advice || kind.advice) : null,
     el("dl", { class: "finding-facts" },
       el("dt", {}, "Who can do it"), el("dd", {}, who),
+      hook ? el("dt", {}, "Where") : null,
+      hook ? el("dd", { "data-hook": hook }, "On the pool's Uniswap V4 hook ", addressNode(hook), ", which runs on every swap") : null,
       el("dt", {}, "How it was found"), el("dd", {}, howFound(finding)),
       finding.detail ? el("dt", {}, "Measured") : null, finding.detail ? el("dd", {}, sentence(readableNumbers(finding.detail))) : null),
     el("details", { class: "evidence-box" }, el("summary", {}, "Show evidence"),
@@ -80,6 +92,7 @@ function card(finding, kinds, powers, id, token) {
 }
 
 const FOUND_BY = [
+  [/^hook (.+)$/, (m) => `${foundByText(m[1]).replace("the token", "the hook")}, for the pool's V4 hook`],
   [/^deployer$/, () => "deployed the token"],
   [/^storage slot (.+)$/, (m) => `stored in the token's storage (slot ${m[1]})`],
   [/^(.+\(\))$/, (m) => `returned by ${m[1]}`],

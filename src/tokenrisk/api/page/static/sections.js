@@ -82,7 +82,7 @@ export function renderCosts(body) {
   if (body.pair) {
     const p = body.pair;
     const liquidity = isNumber(p.liquidity) ? `${usd(p.liquidity)} liquidity` : `liquidity unknown${p.liquidityUnknown ? ` (${p.liquidityUnknown})` : ""}`;
-    rows.push(["Pool the simulation traded on", `${p.pair.name}, ${liquidity}`]);
+    rows.push(["Pool the simulation traded on", [`${p.pair.name}, ${liquidity}`, ...hookText(p.pair)]]);
   }
   fillTable($("costs"), rows);
   const notes = ((body.taxDetails || {}).explanation || [])
@@ -104,6 +104,15 @@ export function renderCode(body) {
   ]);
 }
 
+
+// A Uniswap V4 pool's hook runs on every swap: its address and what it may do there
+function hookText(pair) {
+  const hooks = pair.hooks;
+  if (!hooks || /^0x0+$/.test(String(hooks))) return [];
+  const may = (pair.hookPermissions || []).join(", ");
+  return [el("br"), "its hook (runs on every swap) ", addressNode(String(hooks)),
+    may ? el("span", { class: "muted" }, ` (${may})`) : null];
+}
 
 function feeText(item) {
   const fee = item.Fee ?? item.FeeTier ?? (item.Pair && item.Pair.Fee);
