@@ -43,8 +43,7 @@ async def code_report(
             tree = await trace_journey(node.rpc, route, ready.funding, ready.probe_amount, head)
         except (CallReverted, MethodUnsupported, ReplyTooLarge, ReplyTooDeep):
             return None  # the token's own doing (or no tracer): no tree, nothing claimed
-        # a V4 trace starts at the router itself (a wallet's buy), not at a probe
-        probe = "" if route.v4 else str(tree.get("to", "")).lower()
+        probe = str(tree.get("to", "")).lower()
         calls = [c for c in walk_calls(tree) if not is_precompile(c.to_address)]
         called = frozenset(c.to_address for c in calls if c.to_address != probe)
         contracts = await _contracts(node, called, before, early)

@@ -103,16 +103,6 @@ class Route:
         data = filled(sig, ((token_in, token_out, 0, self.pool.fee or 0, 0),), {2: amount_in})
         return {"to": self.dex.quoter, "data": data}
 
-    def eth_buy(self, wallet: str, amount_in: int) -> dict[str, Any] | None:
-        """A native-ETH V4 pool's buy as ONE call, paid with ETH as value (no approvals,
-        a wallet's usual trade): what a trace of one call follows through the Universal
-        Router and the PoolManager into the pool's hook.  None for any other pool."""
-        if not (self.v4 and self.pool.native):
-            return None
-        key = pools_v4.key_of(self.pool).as_tuple()
-        data = universal.eth_in(key, key[0].lower() != self.token.lower(), amount_in)
-        return {"from": wallet, "to": self.dex.router, "data": data, "value": hex(amount_in)}
-
     def swap(self, wallet: str, amount_in: int, selling: bool = False) -> dict[str, Any]:
         token_in, token_out = (self.token, self.base) if selling else (self.base, self.token)
         if self.v4:

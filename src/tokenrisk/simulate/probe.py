@@ -123,31 +123,12 @@ async def trace_journey(
     token balance to a fresh wallet (a buy's transfer), which still shows the contracts
     the token calls and delegates to.
     """
-    if route.v4:
-        return await _v4_trace(rpc, route, amount_in, head)
     call, overrides, tag = _probe_request(route, funding, amount_in, head)
     tree = await _trace(rpc, call, overrides, tag)
     if tree.get("calls"):
         return tree
     transfer, tag, _ = _priced(_pool_transfer(route), head)
     return await _trace(rpc, transfer, None, tag)
-
-
-async def _v4_trace(
-    rpc: RpcClient, route: Route, amount_in: int, head: ChainHead | None
-) -> dict[str, Any]:
-    """The call tree of a V4 buy paid with ETH (:meth:`Route.eth_buy`): the probe trades
-    through V2/V3 routers only, and a V4 swap runs inside the PoolManager's unlock
-    callback, which calls the pool's hook; a V4 sell needs two approvals first, which a
-    trace of one call cannot hold, so the buy alone is traced.  A pool paid in an ERC-20
-    needs them for the buy too: raises :class:`MethodUnsupported` (no tree, nothing
-    claimed)."""
-    wallet = fresh_address()
-    buy = route.eth_buy(wallet, amount_in)
-    if buy is None:
-        raise MethodUnsupported("a V4 pool paid in an ERC-20 cannot be traced in one call")
-    call, tag, need = _priced({**buy, "gas": hex(_GAS)}, head)
-    return await _trace(rpc, call, {wallet: {"balance": hex(need)}}, tag)
 
 
 async def _trace(
