@@ -31,6 +31,7 @@ from bench.client import BenchClient
 from bench.cpu import cpu_seconds, descendants
 from bench.latency import percentile
 from bench.proxy import LatencyProxy
+from bench.rounds import rounds_text
 from bench.server import ServerOptions, start_server
 from tokenrisk.devnet.instance import RunningDevnet
 from tokenrisk.devnet.uniswap import WETH
@@ -104,13 +105,20 @@ class RemoteRun:
 
 
 async def _pass(
-    http: BenchClient, proxy: LatencyProxy, pids: tuple[int, int], tokens: list[str], run: RemoteRun
+    http: BenchClient,
+    proxy: LatencyProxy,
+    pids: tuple[int, int],
+    tokens: list[str],
+    run: RemoteRun,
+    rounds: Path | None = None,
 ) -> RemoteRun:
-    """``pids``: the server's and the node's."""
+    """``pids``: the server's and the node's; ``rounds``: a file each check's requests
+    per sequential round are appended to (``bench/rounds.py``)."""
     pid, node = pids
     cpu_started, node_started = cpu_seconds(descendants(pid)), cpu_seconds([node])
     for token in tokens:
         window = proxy.window()
+        window.bodies = [] if rounds is not None else None
         started = time.perf_counter()
         status, _ = await http.get(PATH, {"address": token, "chainID": CHAIN})
         run.wall.append(time.perf_counter() - started)
@@ -118,15 +126,24 @@ async def _pass(
         run.trips.append(window.round_trips)
         run.node.append(window.node_seconds)
         run.requests.append(window.requests)
+        if rounds is not None:
+            with rounds.open("a") as out:
+                out.write(rounds_text(f"{run.kind} {token}", window.client, window.bodies or []))
     run.cpu = cpu_seconds(descendants(pid)) - cpu_started
     run.node_cpu = cpu_seconds([node]) - node_started
     return run
 
 
 async def remote_runs(
-    devnet: RunningDevnet, work: Path, rtt: float, jitter: float, tokens: list[str]
+    devnet: RunningDevnet,
+    work: Path,
+    rtt: float,
+    jitter: float,
+    tokens: list[str],
+    rounds: Path | None = None,
 ) -> list[RemoteRun]:
-    """First-sight and recomputed passes over ``tokens`` through a proxy ``rtt`` away."""
+    """First-sight and recomputed passes over ``tokens`` through a proxy ``rtt`` away;
+    ``rounds``: where to write each check's requests per round (None: nowhere)."""
     work.mkdir(parents=True, exist_ok=True)
     async with LatencyProxy(devnet.url, rtt / 2, jitter) as proxy:
         options = ServerOptions(proxy.url, devnet.build_dir, work, cache_ttl=0)
@@ -134,8 +151,10 @@ async def remote_runs(
             async with BenchClient(server.url) as http:
                 await http.get(PATH, {"address": WETH, "chainID": CHAIN})
                 pids = (server.process.pid, devnet.node.process.pid)
-                first = await _pass(http, proxy, pids, tokens, RemoteRun("first-sight", rtt))
-                again = await _pass(http, proxy, pids, tokens, RemoteRun("recomputed", rtt))
+                first = await _pass(
+                    http, proxy, pids, tokens, RemoteRun("first-sight", rtt), rounds
+                )
+                again = await _pass(http, proxy, pids, tokens, RemoteRun("recomputed", rtt), rounds)
     return [again, first]
 
 

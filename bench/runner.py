@@ -92,6 +92,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--remote-rtt-ms", type=float, default=30.0, help="remote section's RTT (0: skip it)"
     )
     parser.add_argument("--remote-jitter-ms", type=float, default=1.0, help="added each way, 0..N")
+    parser.add_argument(
+        "--remote-rounds", type=Path, default=None, help="write each remote check's rounds here"
+    )
     parser.add_argument("--only", choices=["remote"], default=None, help="run one section only")
     return parser.parse_args(argv)
 
@@ -252,7 +255,9 @@ async def remote_section(args: argparse.Namespace) -> str:
     with tempfile.TemporaryDirectory(prefix="tokenrisk-bench-") as tmp, start_devnet() as devnet:
         tokens = [t["address"] for t in devnet.manifest["tokens"]]
         print(f"remote node, {args.remote_rtt_ms:g} ms away...", file=sys.stderr)
-        runs = await remote_runs(devnet, Path(tmp) / "remote", rtt, jitter, tokens)
+        runs = await remote_runs(
+            devnet, Path(tmp) / "remote", rtt, jitter, tokens, args.remote_rounds
+        )
     return remote_text(runs, jitter)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tokenrisk.chain.coalesce import LARGE_SIMULATION, MAX_HEAVY, CoalescingRpc
+from tokenrisk.chain.coalesce import LARGE_SIMULATION, MAX_HEAVY, CoalescingRpc, _results
 from tokenrisk.errors import CallReverted, NodeUnavailable, RpcError
 
 
@@ -90,6 +90,20 @@ async def test_a_cancelled_caller_does_not_disturb_the_others() -> None:
         assert doomed.cancelled()
     finally:
         await rpc.aclose()
+
+
+async def test_a_batch_caller_that_stops_cancels_the_rest_of_its_futures() -> None:
+    """A batch's futures are awaited in turn (not gathered): when one fails, the
+    caller's futures still pending are cancelled, as gather cancels its children, so
+    the batch that settles them later finds them done and drops their results."""
+    loop = asyncio.get_running_loop()
+    first, second, third = (loop.create_future() for _ in range(3))
+    second.set_result("eth_call:ok")
+    loop.call_soon(first.set_exception, NodeUnavailable("fake node is unreachable"))
+    with pytest.raises(NodeUnavailable):
+        await _results([first, second, third])
+    assert third.cancelled()
+    assert second.result() == "eth_call:ok"
 
 
 def _simulation(blocks: int) -> tuple[str, list[Any]]:

@@ -11,6 +11,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from fastapi import FastAPI
 
 from tokenrisk.api.runner import Runner
+from tokenrisk.checks.trade import warm_nodes
 from tokenrisk.config import Settings
 from tokenrisk.devnet.supervisor import NodeSupervisor
 from tokenrisk.jobs import open_queue
@@ -50,8 +51,9 @@ def lifespan_of(settings: Settings, runner: Runner, given: Service | None) -> Li
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         svc = given if given is not None else await start_service(settings)
-        # a first check's connections, opened beside the start (a node down waits no one)
-        warming = asyncio.ensure_future(svc.nodes.warm())
+        # a first check's connections and base-token balance slots, beside the start
+        # (a node down waits no one)
+        warming = asyncio.ensure_future(warm_nodes(svc.nodes, svc.honeypot.trading))
         tune_collector()
         runner.opened = svc
         runner.supervisor = NodeSupervisor(svc.processes)

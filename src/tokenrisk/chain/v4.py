@@ -41,7 +41,7 @@ from tokenrisk.chain.registry import Chain, UniswapV4
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.chain.signatures import INITIALIZE_TOPIC
 from tokenrisk.chain.tokens import call_params
-from tokenrisk.errors import CallReverted, MethodUnsupported, RpcError
+from tokenrisk.errors import CallReverted, MethodUnsupported, RpcError, TokenRiskError
 from tokenrisk.model import Pool
 
 POOLS_SLOT = 6  # PoolManager's ``mapping(PoolId => Pool.State) _pools`` (StateLibrary)
@@ -362,6 +362,14 @@ async def initialized(
     return Search(pools, floor, head)
 
 
+def kept_found(v4: UniswapV4, token: str, block: str, memo: dex.NativePools | None) -> list[Found]:
+    """The pools of the Node's remembered search of ``token`` (``memo``), oldest first;
+    empty when nothing is remembered or the search is pinned to a block (the memo is
+    for "latest" only, as in :func:`initialized`)."""
+    kept = memo.value(_memo_key(v4, token)) if memo is not None and block == "latest" else None
+    return [f for f in (kept or [])[2:] if isinstance(f, Found)]
+
+
 def _number(reply: Any) -> int:
     return int(reply, 16) if isinstance(reply, str) else -1
 
@@ -398,6 +406,58 @@ def _base_of(chain: Chain, key: PoolKey, token: str) -> tuple[str, bool] | None:
     return (base.address, False) if base is not None else None
 
 
+@dataclass(frozen=True)
+class _State:
+    """What the pools of one list need beside their events: each pool's state reply,
+    their blocks' (time, hash) and the native token's USD price."""
+
+    replies: list[Any]
+    stamps: dict[int, tuple[int, str]]
+    native_usd: float | None
+
+
+async def _read_state(
+    rpc: RpcClient,
+    chain: Chain,
+    v4: UniswapV4,
+    found: Sequence[Found],
+    block: str,
+    native: dex.NativePools | None,
+) -> _State:
+    """The :class:`_State` of ``found`` (one round trip: everything at once)."""
+    calls = [state_call(v4.pool_manager, f.key.id) for f in found]
+    replies, stamps, native_usd = await asyncio.gather(
+        rpc.batch([("eth_call", call_params(c["to"], c["data"], block)) for c in calls]),
+        dex.block_stamps(rpc, [f.block for f in found]),
+        dex.native_usd_price(rpc, chain, block, native),
+    )
+    return _State(replies, stamps, native_usd)
+
+
+def _based(chain: Chain, found: Sequence[Found], token: str) -> list[Found]:
+    """The pools of ``found`` against ETH or a registry base token."""
+    return [f for f in found if _base_of(chain, f.key, token)]
+
+
+async def _ahead(
+    rpc: RpcClient,
+    chain: Chain,
+    v4: UniswapV4,
+    found: list[Found],
+    block: str,
+    native: dex.NativePools | None,
+) -> _State | None:
+    """The remembered pools' state, read beside the search for newer events (None:
+    nothing remembered, or the read failed; then it is read after the search as for
+    pools seen the first time, so a speculative read's failure changes nothing)."""
+    if not found:
+        return None
+    try:
+        return await _read_state(rpc, chain, v4, found, block, native)
+    except TokenRiskError:  # a node error, an outage: read again after the search
+        return None
+
+
 async def find_v4_pools(
     rpc: RpcClient,
     chain: Chain,
@@ -412,32 +472,42 @@ async def find_v4_pools(
     ``hooks`` and ``tick_spacing`` say which pool; deepest first; and the search
     (how far back it read, see :func:`initialized`; ``span``: the node's log range cap).
 
-    Two round trips when the token has V4 pools, one when it has none: the pools' state,
-    their blocks' times and the native token's USD price (``native``: the Node's memo of
-    its pools) are read at once, after the ``Initialize`` events (``memo``)."""
+    The pools' state, their blocks' times and the native token's USD price (``native``:
+    the Node's memo of its pools) are read at once.  For pools whose ``Initialize``
+    events the Node remembers (``memo``), that read goes out beside the search for
+    newer events and is used when the search finds exactly those pools again: one
+    round trip for a known token.  Pools seen the first time (first sight, or a pool the
+    new events add) are read after the search: two round trips, one without V4 pools."""
     v4 = chain.uniswap_v4
     if v4 is None:
         return [], None
-    search = await initialized(rpc, v4, token, block, memo, span)
-    found = [f for f in search.found if _base_of(chain, f.key, token)]
+    known = _based(chain, kept_found(v4, token, block, memo), token)
+    search, ahead = await asyncio.gather(
+        initialized(rpc, v4, token, block, memo, span),
+        _ahead(rpc, chain, v4, known, block, native),
+    )
+    found = _based(chain, search.found, token)
     if not found:
         return [], search
-    calls = [state_call(v4.pool_manager, f.key.id) for f in found]
-    replies, stamps, native_usd = await asyncio.gather(
-        rpc.batch([("eth_call", call_params(c["to"], c["data"], block)) for c in calls]),
-        dex.block_stamps(rpc, [f.block for f in found]),
-        dex.native_usd_price(rpc, chain, block, native),
-    )
+    if ahead is None or found != known:
+        ahead = await _read_state(rpc, chain, v4, found, block, native)
+    return _pools(chain, v4, token, found, ahead), search
+
+
+def _pools(
+    chain: Chain, v4: UniswapV4, token: str, found: list[Found], state: _State
+) -> list[Pool]:
+    """Rows of the pools of ``found`` whose state reads as initialized, deepest first."""
     pools = []
-    for item, reply in zip(found, replies, strict=True):
-        state = None if isinstance(reply, CallReverted) else decode_state(reply)
-        if state is not None and state.sqrt_price_x96:
-            pool = _pool(chain, v4, token, item, state, native_usd)
-            stamp = stamps.get(item.block)
+    for item, reply in zip(found, state.replies, strict=True):
+        read = None if isinstance(reply, CallReverted) else decode_state(reply)
+        if read is not None and read.sqrt_price_x96:
+            pool = _pool(chain, v4, token, item, read, state.native_usd)
+            stamp = state.stamps.get(item.block)
             created = stamp[0] if stamp is not None else None
             pools.append(replace(pool, created_at_timestamp=created, creation_tx_hash=item.tx_hash))
     pools.sort(key=lambda p: (-p.depth, p.pool_id or ""))
-    return pools, search
+    return pools
 
 
 def _pool(

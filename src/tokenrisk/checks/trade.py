@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 
 from tokenrisk import metrics
 from tokenrisk.chain import dex
-from tokenrisk.chain.node import Node
+from tokenrisk.chain.node import Node, Nodes
 from tokenrisk.checks.deps import Trading
 from tokenrisk.checks.tasks import given
 from tokenrisk.errors import MethodUnsupported, RpcError
@@ -150,6 +150,27 @@ async def base_slot_of(node: Node, trading: Trading, base: str) -> BalanceSlot |
         slot = await find_balance_slot(node.rpc, base)
         trading.base_slots.put(key, slot)
     return slot
+
+
+async def warm_nodes(nodes: Nodes, trading: Trading) -> None:
+    """What a first check would wait for, done at the service's start (the app's
+    lifespan, beside everything else): every node's first connections, then every
+    chain's registry base tokens' balance slots, so that the first check of a token
+    paired with each base token does not spend two sequential round trips finding it
+    before its buy can be funded.  The same search :func:`base_slot_of` makes, kept the
+    same way.  Never raises: a node that cannot be reached, or has no state overrides,
+    is searched at its first check as before."""
+    await nodes.warm()
+    await asyncio.gather(
+        *(_warm_bases(n, trading) for n in nodes.select(None)), return_exceptions=True
+    )
+
+
+async def _warm_bases(node: Node, trading: Trading) -> None:
+    if not (await node.capabilities()).state_override:
+        return  # prepare() refuses such a node before it needs a slot
+    bases = node.chain.base_tokens
+    await asyncio.gather(*(base_slot_of(node, trading, b.address) for b in bases))
 
 
 # THE JOURNEY
