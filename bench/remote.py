@@ -7,7 +7,12 @@ Two passes over the catalogue tokens on one fresh server:
 - *first-sight*: the first check of each token (pool discovery, owner-power scan,
   holder index; one untimed check on WETH first, so the server's own warm-up is not
   counted);
-- *recomputed*: the same tokens again, everything per token known, the answer computed.
+- *recomputed*: the same tokens again, everything per token known, the answer computed;
+- *recomputed-new-head* (``--remote-new-head``): the same tokens a third time, one empty
+  block mined (``evm_mine`` straight to the node, untimed) before each check.  The
+  devnet's head never moves, so the *recomputed* pass meets every memory kept per head
+  block; on a live chain a recomputed check is almost always at a new head (the results
+  cache answers repeats within a block), which this pass reproduces.
 
 Per check the proxy counts the sequential round trips (critical path) and the node's
 own time (union of the intervals requests spent at the node); the service's CPU is read
@@ -33,6 +38,7 @@ from bench.latency import percentile
 from bench.proxy import LatencyProxy
 from bench.rounds import rounds_text
 from bench.server import ServerOptions, start_server
+from bench.servicecpu import mine
 from tokenrisk.devnet.instance import RunningDevnet
 from tokenrisk.devnet.uniswap import WETH
 
@@ -111,12 +117,16 @@ async def _pass(
     tokens: list[str],
     run: RemoteRun,
     rounds: Path | None = None,
+    mine_at: str | None = None,
 ) -> RemoteRun:
     """``pids``: the server's and the node's; ``rounds``: a file each check's requests
-    per sequential round are appended to (``bench/rounds.py``)."""
+    per sequential round are appended to (``bench/rounds.py``); ``mine_at``: the node's
+    own URL, a block mined there (not through the proxy) before each check."""
     pid, node = pids
     cpu_started, node_started = cpu_seconds(descendants(pid)), cpu_seconds([node])
     for token in tokens:
+        if mine_at is not None:  # the mining's CPU at the node is counted; it is small
+            await mine(mine_at)
         window = proxy.window()
         window.bodies = [] if rounds is not None else None
         started = time.perf_counter()
@@ -141,9 +151,11 @@ async def remote_runs(
     jitter: float,
     tokens: list[str],
     rounds: Path | None = None,
+    new_head: bool = False,
 ) -> list[RemoteRun]:
     """First-sight and recomputed passes over ``tokens`` through a proxy ``rtt`` away;
-    ``rounds``: where to write each check's requests per round (None: nowhere)."""
+    ``rounds``: where to write each check's requests per round (None: nowhere);
+    ``new_head``: a third pass, recomputed at a new head block each check."""
     work.mkdir(parents=True, exist_ok=True)
     async with LatencyProxy(devnet.url, rtt / 2, jitter) as proxy:
         options = ServerOptions(proxy.url, devnet.build_dir, work, cache_ttl=0)
@@ -155,7 +167,11 @@ async def remote_runs(
                     http, proxy, pids, tokens, RemoteRun("first-sight", rtt), rounds
                 )
                 again = await _pass(http, proxy, pids, tokens, RemoteRun("recomputed", rtt), rounds)
-    return [again, first]
+                runs = [again, first]
+                if new_head:
+                    run = RemoteRun("recomputed-new-head", rtt)
+                    runs.append(await _pass(http, proxy, pids, tokens, run, rounds, devnet.url))
+    return runs
 
 
 def remote_text(runs: list[RemoteRun], jitter: float) -> str:

@@ -95,6 +95,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--remote-rounds", type=Path, default=None, help="write each remote check's rounds here"
     )
+    parser.add_argument(
+        "--remote-new-head", action="store_true",
+        help="remote section: also recomputed checks each at a newly mined head block",
+    )  # fmt: skip
     parser.add_argument("--only", choices=["remote"], default=None, help="run one section only")
     return parser.parse_args(argv)
 
@@ -256,8 +260,9 @@ async def remote_section(args: argparse.Namespace) -> str:
         tokens = [t["address"] for t in devnet.manifest["tokens"]]
         print(f"remote node, {args.remote_rtt_ms:g} ms away...", file=sys.stderr)
         runs = await remote_runs(
-            devnet, Path(tmp) / "remote", rtt, jitter, tokens, args.remote_rounds
-        )
+            devnet, Path(tmp) / "remote", rtt, jitter, tokens, args.remote_rounds,
+            args.remote_new_head,
+        )  # fmt: skip
     return remote_text(runs, jitter)
 
 
