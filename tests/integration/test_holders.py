@@ -23,10 +23,12 @@ from typing import Any
 import httpx
 import pytest
 from eth_utils.crypto import keccak
+from test_v4_known_pools import Rounds
 
 from tokenrisk.chain.abi import checksum, encode_args, encode_call
+from tokenrisk.chain.coalesce import CoalescingRpc
 from tokenrisk.chain.head import read_head
-from tokenrisk.chain.rpc import RpcClient
+from tokenrisk.chain.rpc import RpcClient, RpcSettings
 from tokenrisk.chain.tokens import balances_of
 from tokenrisk.devnet.instance import RunningDevnet
 from tokenrisk.devnet.node import AnvilNode, repo_root, start_anvil
@@ -230,6 +232,31 @@ async def test_second_run_reads_only_new_blocks(
     assert third.from_block == first.to_block + 1
     assert third.logs == 5 and third.requests == 1
     await assert_index_matches_chain(rpc, store, token, [owner, *holders, *late])
+
+
+async def test_a_new_head_checks_the_cursor_beside_its_new_logs(
+    node: AnvilNode, rpc: RpcClient, store: Store, artifacts: dict[str, Any]
+) -> None:
+    """#27: an index a few blocks behind reads the cursor block's hash (the reorg check)
+    and the logs after it in one round trip after the head, not one after the other.
+    Counted without a clock (``Rounds`` releases requests round by round)."""
+    owner = await deployer(rpc)
+    token = await deploy(rpc, artifacts, "PlainToken", 10**30, owner)
+    await index_token(rpc, store, CHAIN, token)
+    late = address("new-head-1")
+    await send(rpc, [transfer(token, owner, late, 7)])
+    await mine(rpc, 2)
+    rounds = Rounds(node.url)
+    counted = CoalescingRpc(node.url, RpcSettings(retries=0), "node", transport=rounds)
+    try:
+        stats = await index_token(counted, store, CHAIN, token)
+    finally:
+        await counted.aclose()
+        await rounds.aclose()
+    assert stats.logs == 1 and stats.rolled_back_blocks == 0
+    assert len(rounds.rounds) == 2, rounds.rounds  # the head; the cursor's hash + the logs
+    assert {"eth_getBlockByNumber", "eth_getLogs"} <= set(rounds.rounds[1])
+    await assert_index_matches_chain(rpc, store, token, [owner, late])
 
 
 async def test_index_stops_at_to_block_and_resumes(

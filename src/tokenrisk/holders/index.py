@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Hashable, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar, cast
 
@@ -191,7 +192,7 @@ class LogReader:
     def shrinks(self) -> int:
         return self._window.shrinks
 
-    async def chunks(self, first: int, last: int) -> AsyncIterator[Chunk]:
+    async def chunks(self, first: int, last: int) -> AsyncGenerator[Chunk, None]:
         """Yield chunks covering ``first..last`` in order, without gaps."""
         while first <= last:
             chunk = await self._next_chunk(first, last)
@@ -403,14 +404,24 @@ async def index_token(
     before = _indexed(store, chain_id, token)
     if last == head.number and before is not None and before.head == head.hash:
         return IndexStats(chain_id, token, last + 1, last)  # indexed here at this very head
-    cursor, stored, rolled_back = await _resume(rpc, store, chain_id, token, settings, last, head)
-    resumed = (cursor.last_block, (cursor.last_block_hash or "").lower())
-    stats = IndexStats(chain_id, token, cursor.last_block + 1, last)
-    stats.rolled_back_blocks = rolled_back
     # the head's hash was read before any log: a span ending at the head needs no read
     known = {head.number: head.hash} if head.hash else None
     reader = LogReader(rpc, token, [TRANSFER_TOPIC], settings, known=known)
-    await _run(reader, store, cursor if stored else None, cursor, stats, progress)
+    ahead = await _read_ahead(rpc, store, chain_id, token, settings, last, reader)
+    if ahead is not None:
+        cursor, stored, rolled_back = ahead[0], True, 0
+    else:
+        cursor, stored, rolled_back = await _resume(
+            rpc, store, chain_id, token, settings, last, head
+        )
+    resumed = (cursor.last_block, (cursor.last_block_hash or "").lower())
+    stats = IndexStats(chain_id, token, cursor.last_block + 1, last)
+    stats.rolled_back_blocks = rolled_back
+    expected = cursor if stored else None
+    if ahead is not None:  # the window after the cursor, read beside its hash check
+        expected = Cursor(cursor.start_block, ahead[1].last, ahead[1].last_hash)
+        _committed(stats, await _commit(store, stats, cursor, expected, ahead[1].logs), progress)
+    await _run(reader, store, expected, expected or cursor, stats, progress)
     stats.requests, stats.shrinks = reader.requests, reader.shrinks
     stats.seconds = time.perf_counter() - started
     if last == head.number:
@@ -576,6 +587,51 @@ async def _resume(
         return cursor, True, rolled_back
     start = await _start_block(rpc, chain_id, token, settings, last)
     return Cursor(start, start - 1, None), False, rolled_back
+
+
+async def _read_ahead(
+    rpc: JsonRpc,
+    store: Store,
+    chain_id: int,
+    token: str,
+    settings: IndexSettings,
+    last: int,
+    reader: LogReader,
+) -> tuple[Cursor, Chunk] | None:
+    """The stored cursor and the first chunk of logs after it, read in ONE round trip
+    with the cursor block's hash (the reorg check); None when the cursor is not a few
+    blocks behind (at most one ``window``) or that hash no longer matches (then
+    :func:`_resume` heals the reorg and the chunk is dropped, never stored).
+
+    A check at a new head finds its token's index a block or a few behind: the hash
+    check and the new logs one after the other cost a sequential round trip more than
+    the logs alone (issue #27).  The logs are used only when this head's read of the
+    cursor's block confirms the cursor, so the index stores what the checked order
+    would have stored.
+    """
+    cursor = await asyncio.to_thread(store.get_cursor, chain_id, token)
+    if cursor is None or cursor.last_block_hash is None:
+        return None
+    if not 0 < last - cursor.last_block <= settings.window:
+        return None
+    check, chunk = await asyncio.gather(
+        block_hashes(rpc, [cursor.last_block]),
+        _first_chunk(reader, cursor.last_block + 1, last),
+        return_exceptions=True,
+    )
+    if isinstance(check, BaseException):
+        raise check
+    if check[0] != cursor.last_block_hash:
+        return None  # a reorg: healed by _resume, these logs are not used
+    if isinstance(chunk, BaseException):
+        raise chunk
+    return cursor, chunk
+
+
+async def _first_chunk(reader: LogReader, first: int, last: int) -> Chunk:
+    """The reader's first chunk of ``first..last`` (``first <= last``)."""
+    async with aclosing(reader.chunks(first, last)) as chunks:
+        return await anext(chunks)
 
 
 async def _start_block(
