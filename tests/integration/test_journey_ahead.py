@@ -11,6 +11,8 @@ zero bytes cost less calldata gas), also where a text quotes it, and
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -21,7 +23,7 @@ import pytest
 from expectations import assert_details
 
 from tokenrisk.api.app import create_app
-from tokenrisk.checks import holder_sells
+from tokenrisk.checks import holder_sells, honeypot
 from tokenrisk.config import Settings
 from tokenrisk.service import Service, connect_devnet
 from tokenrisk.simulate import powers, story
@@ -230,3 +232,119 @@ async def test_first_sight_holder_sells_planned_from_the_index(
 
 async def _nobody(*_: Any) -> tuple[tuple[()], tuple[()]]:
     return (), ()
+
+
+async def _node(devnet: Any, method: str, params: list[Any]) -> Any:
+    payload = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    async with httpx.AsyncClient(timeout=30) as http:
+        reply = (await http.post(devnet.url, json=payload)).json()
+    assert "error" not in reply, reply
+    return reply["result"]
+
+
+async def _back_to(devnet: Any, snapshot: str) -> None:
+    """The chain as at ``snapshot``, its head then carried back to where it was (a
+    service that saw the later head takes a lower one for a node behind)."""
+    head = int(await _node(devnet, "eth_blockNumber", []), 16)
+    assert await _node(devnet, "evm_revert", [snapshot]) is True
+    gone = head - int(await _node(devnet, "eth_blockNumber", []), 16)
+    await _node(devnet, "anvil_mine", [hex(gone)])
+
+
+def _hold_the_refresh(monkeypatch: pytest.MonkeyPatch, token: str) -> tuple[list[bool], list[int]]:
+    """The token's index refresh waits (boundedly) for a holder sell to start; returns
+    ``(started_first, checks)``: per refresh, whether one had, and per check, the
+    holder analyses run (two: one sent ahead and dropped, then one on the fresh index)."""
+    started, first, runs = asyncio.Event(), [], []
+    real_refresh, real_sell, real_run = (
+        honeypot.refresh_index,
+        holder_sells.sell_all,
+        holder_sells._holder_sells,
+    )
+
+    async def refresh(index: Any, node: Any, address: str) -> None:
+        if address.lower() == token.lower():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(started.wait(), 10)
+            first.append(started.is_set())
+        await real_refresh(index, node, address)
+
+    def sell(*args: Any) -> Any:
+        started.set()
+        return real_sell(*args)
+
+    def run(*args: Any) -> Any:
+        runs.append(1)
+        return real_run(*args)
+
+    monkeypatch.setattr(honeypot, "refresh_index", refresh)
+    monkeypatch.setattr(holder_sells, "sell_all", sell)
+    monkeypatch.setattr(holder_sells, "_holder_sells", run)
+    return first, runs
+
+
+async def test_a_quiet_token_sells_before_the_index_reaches_a_new_head(
+    service: Service, devnet: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#27: at a new head, a token whose last refresh found no transfer of it has its
+    holders' sells sent before the refresh ends (checks/holder_sells.py: holder_sells),
+    used when the refresh leaves its index unchanged: the answer is the one at the
+    last head.  Fails with the speculation removed (the refresh waits in vain)."""
+    entry = next(t for t in devnet.manifest["tokens"] if t["id"] == "plain")
+    params = {"address": entry["address"], "chainID": 31337}
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    try:  # an empty block: nothing for the next tests to undo
+        async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
+            before = [(await http.get("/v2/IsHoneypot", params=params)).json() for _ in "ab"]
+            await _node(devnet, "evm_mine", [])
+            first, runs = _hold_the_refresh(monkeypatch, entry["address"])
+            after = (await http.get("/v2/IsHoneypot", params=params)).json()
+    finally:
+        monkeypatch.undo()
+    assert before[1]["holderAnalysis"]["holders"]
+    assert first == [True] and runs == [1]
+    assert _stable(after) == _stable(before[1])
+
+
+async def test_a_sell_sent_before_a_changed_index_is_dropped(
+    service: Service, devnet: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A quiet token that moves in the new block: the sells sent ahead of the refresh
+    are dropped (the index's content changed) and the analysis runs on the fresh index;
+    the answer is a check's with nothing remembered, and the token is no longer quiet."""
+    entry = next(t for t in devnet.manifest["tokens"] if t["id"] == "plain")
+    token = entry["address"]
+    params = {"address": token, "chainID": 31337}
+    trading = service.honeypot.trading
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    snapshot = await _node(devnet, "evm_snapshot", [])
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
+            for _ in "ab":
+                first_answer = (await http.get("/v2/IsHoneypot", params=params)).json()
+            key = (31337, token.lower(), first_answer["pairAddress"].lower())
+            holder = trading.crowds.value(key)[0][0][0]
+            await _node(devnet, "anvil_impersonateAccount", [holder])
+            await _node(devnet, "anvil_setBalance", [holder, hex(10**18)])
+            data = "0xa9059cbb" + "7e57".rjust(64, "0") + hex(10**6)[2:].rjust(64, "0")
+            sent = await _node(
+                devnet, "eth_sendTransaction", [{"from": holder, "to": token, "data": data}]
+            )
+            for _ in range(100):  # anvil answers before it has mined the block
+                if await _node(devnet, "eth_getTransactionReceipt", [sent]):
+                    break
+                await asyncio.sleep(0.05)
+            first, runs = _hold_the_refresh(monkeypatch, token)
+            moved = (await http.get("/v2/IsHoneypot", params=params)).json()
+            monkeypatch.undo()
+            assert trading.quiet.value((31337, token.lower()))[1] is False
+            trading.crowds.clear()
+            trading.quiet.clear()
+            fresh = (await http.get("/v2/IsHoneypot", params=params)).json()
+    finally:
+        monkeypatch.undo()
+        await _back_to(devnet, snapshot)
+    assert first == [True] and runs == [1, 1]
+    assert _stable(moved) == _stable(fresh)

@@ -9,6 +9,7 @@ share their parts, so a balance slot found for one request serves the next.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -73,6 +74,12 @@ class Trading:
     )
     """Per (chain, token, pool): the holders and holding snipers the last check found
     and their balances (``checks.holder_sells.CrowdMemo``)."""
+    quiet: MemoryCache[tuple[int, str], tuple[Hashable | None, bool]] = field(
+        default_factory=lambda: MemoryCache(JOURNEYS_KEPT)
+    )
+    """Per (chain, token): the index's content key after the last check's refresh and
+    whether that refresh left it unchanged (``checks.holder_sells``: a quiet token's
+    holder sells go out before the refresh ends)."""
 
 
 @dataclass(frozen=True)

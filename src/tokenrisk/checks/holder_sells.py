@@ -33,7 +33,7 @@ from tokenrisk.chain.tokens import balances_of, is_contract
 from tokenrisk.checks.deps import HoneypotDeps, Options
 from tokenrisk.checks.trade import Prepared
 from tokenrisk.errors import CallReverted, MethodUnsupported, RpcError
-from tokenrisk.holders.index import top_holders
+from tokenrisk.holders.index import index_content, top_holders
 from tokenrisk.holders.launch import airdrop_summary, sniper_addresses
 from tokenrisk.holders.siphon import siphoned_holders
 from tokenrisk.holders.stats import HolderSell, aggregate
@@ -70,8 +70,34 @@ async def holder_sells(
 ) -> HolderStats | None:
     """Holder sells once the index is fresh; None when no journey can run, or when the
     node cannot simulate and ``ready`` is not emulating it (``Prepared.emulated``).
-    ``skip``: the provider of simulated liquidity."""
-    await index
+    ``skip``: the provider of simulated liquidity.
+
+    A quiet token (the last check's refresh found no transfer of it) is analysed from
+    the index as it is, alongside the refresh: the result is used only when the
+    refresh leaves the index's content unchanged (``index_content``), else it is
+    dropped and the analysis runs again on the fresh index, as for any other token."""
+    store, token = deps.index.store, ready.route.token
+    known = (ready.node.id, token.lower())
+    before = index_content(store, *known)
+    quiet = ready.trading.quiet if ready.trading is not None else None
+    early = None
+    if quiet is not None and before is not None and quiet.value(known) == (before, True):
+        early = asyncio.ensure_future(_holder_sells(deps, ready, pools, skip, options))
+    try:
+        await index
+        after = index_content(store, *known)
+        if quiet is not None:  # unknown content (None) is never quiet
+            quiet.put(known, (after, after is not None and after == before))
+        if early is not None and after == before:
+            return await early
+    finally:
+        _drop(early)
+    return await _holder_sells(deps, ready, pools, skip, options)
+
+
+async def _holder_sells(
+    deps: HoneypotDeps, ready: Prepared, pools: list[Pool], skip: Set[str], options: Options
+) -> HolderStats | None:
     if not options.holder_analysis or ready.sim is None:
         return None
     node = ready.node

@@ -477,6 +477,13 @@ def _content_key(store: Store, chain_id: int, token: str) -> Hashable | None:
     return None if found is None else found.content
 
 
+def index_content(store: Store, chain_id: int, token: str) -> Hashable | None:
+    """A key of ``token``'s indexed transfers as this process last brought them up to
+    date (:class:`Indexed`), None when unknown: equal keys before and after a refresh
+    mean the refresh changed nothing that is read from the index."""
+    return _content_key(store, chain_id, token)
+
+
 def _reached(
     store: Store,
     chain_id: int,
