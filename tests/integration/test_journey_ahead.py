@@ -26,7 +26,7 @@ from tokenrisk.api.app import create_app
 from tokenrisk.checks import holder_sells, honeypot
 from tokenrisk.config import Settings
 from tokenrisk.service import Service, connect_devnet
-from tokenrisk.simulate import powers, story
+from tokenrisk.simulate import owners, powers, story
 from tokenrisk.simulate.slots import BalanceSlot
 
 pytestmark = pytest.mark.integration
@@ -348,3 +348,60 @@ async def test_a_sell_sent_before_a_changed_index_is_dropped(
         await _back_to(devnet, snapshot)
     assert first == [True] and runs == [1, 1]
     assert _stable(moved) == _stable(fresh)
+
+
+async def test_a_new_heads_scan_sends_its_caller_reads_with_the_facts(
+    service: Service, devnet: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#27: at a new head the owner-power scan's facts are read again; the reads that
+    find its callers (which grants still hold, the callers' code) go out with them,
+    planned from the last scan's facts (simulate/powers.py: _caller_reads), and the
+    answer is the one at the last head.  Fails with the sending ahead removed."""
+    entry = next(t for t in devnet.manifest["tokens"] if t["id"] == "role-freeze-renounced")
+    params = {"address": entry["address"], "chainID": 31337}
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    order: list[str] = []
+    real_grants, real_reads = owners.role_grants, powers._caller_reads
+
+    async def grants(*args: Any) -> Any:
+        found = await real_grants(*args)
+        order.append("grants")
+        return found
+
+    def reads(*args: Any) -> Any:
+        order.append("ahead")
+        return real_reads(*args)
+
+    async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
+        before = (await http.get("/v2/IsHoneypot", params=params)).json()
+        await _node(devnet, "evm_mine", [])
+        monkeypatch.setattr(owners, "role_grants", grants)
+        monkeypatch.setattr(powers, "_caller_reads", reads)
+        after = (await http.get("/v2/IsHoneypot", params=params)).json()
+    assert before["ownerPowers"]["findings"]
+    assert order[:2] == ["ahead", "grants"]
+    assert _stable(after) == _stable(before)
+
+
+async def test_caller_reads_planned_from_other_facts_are_dropped(
+    service: Service, devnet: Any
+) -> None:
+    """The scan's remembered inputs without the token's role grant: the reads sent
+    ahead miss the role holder, so they are dropped (this head's grants differ) and the
+    answer finds the holder as before.  Fails with the comparison removed."""
+    entry = next(t for t in devnet.manifest["tokens"] if t["id"] == "role-freeze-renounced")
+    params = {"address": entry["address"], "chainID": 31337}
+    cache = service.honeypot.powers.cache
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
+        before = (await http.get("/v2/IsHoneypot", params=params)).json()
+        key = (31337, entry["address"].lower())
+        facts, deployer, granted = cache.inputs.value(key)
+        assert granted
+        cache.inputs.put(key, (facts, deployer, ()))
+        await _node(devnet, "evm_mine", [])
+        after = (await http.get("/v2/IsHoneypot", params=params)).json()
+    assert before["ownerPowers"]["findings"]
+    assert _stable(after) == _stable(before)

@@ -413,6 +413,9 @@ DEPLOYERS_KEPT = 4096
 """Tokens whose deployer is kept (a contract's creator never changes)."""
 
 FactsAndCallers = tuple[Facts, tuple[Caller, ...]]
+Inputs = tuple[Facts, str | None, tuple[tuple[str, str], ...]]
+"""A scan's facts, the subject's deployer and its role grants (what its callers'
+reads are planned from)."""
 
 
 def _shared_key(key: tuple[Any, ...]) -> str:
@@ -439,6 +442,9 @@ class PowerCache:
     deployers: MemoryCache[tuple[int, str], str | None] = field(init=False)
     facts: MemoryCache[tuple[Any, ...], FactsAndCallers] = field(init=False)
     seen: MemoryCache[tuple[int, str, str], bool] = field(init=False)
+    inputs: MemoryCache[tuple[int, str], Inputs] = field(init=False)
+    """Per (chain, subject): the facts, deployer and role grants the last scan read, at
+    whatever head (``simulate.powers`` sends the callers' reads planned from them)."""
 
     def __post_init__(self) -> None:
         self.results = MemoryCache(self.size, self.ttl)
@@ -446,6 +452,7 @@ class PowerCache:
         # keyed by the head block, so never stale; kept only while scans are cached
         self.facts = MemoryCache(FACTS_KEPT, math.inf if self.ttl > 0 else 0)
         self.seen = MemoryCache(self.size, self.ttl)
+        self.inputs = MemoryCache(FACTS_KEPT)
 
     def get(self, key: tuple[Any, ...]) -> OwnerPowers | None:
         cached = self.results.value(key)

@@ -323,26 +323,45 @@ async def _facts_and_callers(
     become a caller (with ``targets``, the scan's wallets: the screen of the likely
     senders and the amounts round too); then who can call it."""
     rpc, tag = sim.rpc, sim.base.tag
-    facts, deployer, granted = await asyncio.gather(
-        owners.read_facts(rpc, subject, bounds.storage_slots, tag),
-        owners.deployer(
-            rpc,
-            chain_id,
-            subject,
-            cache.deployers,
-            otterscan=bounds.otterscan,
-            state_floor=bounds.state_floor,
-        ),
-        owners.role_grants(rpc, subject, tag),
-    )
+    memo = (chain_id, subject.lower())
+    last = cache.inputs.value(memo) if targets is None else None
+    # a scan seen before: its callers' reads go with the facts, planned from the last
+    # scan's (used when this head's facts, deployer and grants are those)
+    early = asyncio.ensure_future(_caller_reads(sim, subject, last)) if last else None
+    try:
+        facts, deployer, granted = await asyncio.gather(
+            owners.read_facts(rpc, subject, bounds.storage_slots, tag),
+            owners.deployer(
+                rpc,
+                chain_id,
+                subject,
+                cache.deployers,
+                otterscan=bounds.otterscan,
+                state_floor=bounds.state_floor,
+            ),
+            owners.role_grants(rpc, subject, tag),
+        )
+    except BaseException:
+        if early is not None:
+            _drop_early(early)
+        raise
+    inputs: owners.Inputs = (facts, deployer, tuple(granted))
+    cache.inputs.put(memo, inputs)
+    if early is not None and inputs != last:
+        _drop_early(early)
+        early = None
     likely = _likely(sim, facts, deployer, granted, bounds)
     ahead = asyncio.ensure_future(_ahead(sim, facts, likely, bounds, targets)) if targets else None
     try:
         # sent ahead too: the likely senders' control getters (multisig, timelock)
-        roles, read, controls = await asyncio.gather(
-            owners.roles_held(rpc, subject, tag, granted),
-            owners.caller_reads(rpc, facts, deployer, sim, granted),
-            owners.control_reads(rpc, likely if targets else [], tag),
+        roles, read, controls = await (
+            early
+            if early is not None
+            else asyncio.gather(
+                owners.roles_held(rpc, subject, tag, granted),
+                owners.caller_reads(rpc, facts, deployer, sim, granted),
+                owners.control_reads(rpc, likely if targets else [], tag),
+            )
         )
         found = await owners.callers(rpc, facts, deployer, sim, roles, read, controls)
         return (facts, found), (await ahead if ahead is not None else None)
@@ -350,6 +369,32 @@ async def _facts_and_callers(
         if ahead is not None:
             _drop_ahead(ahead)
         raise
+
+
+CallerReads = tuple[
+    list[tuple[str, str]], tuple[list[tuple[str, str]], dict[str, str]], owners.Controls
+]
+"""Which grants still hold, the callers' reads and their control getters."""
+
+
+async def _caller_reads(sim: Simulator, subject: str, inputs: owners.Inputs) -> CallerReads:
+    """The reads :func:`_facts_and_callers` makes after the facts (no sender is screened
+    ahead: ``targets`` is None), planned from ``inputs``."""
+    facts, deployer, granted = inputs
+    rpc, tag = sim.rpc, sim.base.tag
+    roles, read, controls = await asyncio.gather(
+        owners.roles_held(rpc, subject, tag, list(granted)),
+        owners.caller_reads(rpc, facts, deployer, sim, list(granted)),
+        owners.control_reads(rpc, [], tag),
+    )
+    return roles, read, controls
+
+
+def _drop_early(early: asyncio.Future[CallerReads]) -> None:
+    """Cancel reads planned from inputs this head does not have (their error, if any, seen)."""
+    if not early.done():
+        early.cancel()
+    early.add_done_callback(lambda f: f.cancelled() or f.exception())
 
 
 def _drop_ahead(ahead: asyncio.Future[Ahead]) -> None:
