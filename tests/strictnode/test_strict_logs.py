@@ -54,9 +54,11 @@ async def _client(
         await service.close()
 
 
-async def _pool_block(devnet: Any, token: str) -> tuple[int, int]:
-    """(the block the token's V4 pool was initialized in, the head), read on plain anvil."""
-    rpc = RpcClient(devnet.url)
+async def _pool_block(node: StrictNode, devnet: Any, token: str) -> tuple[int, int]:
+    """(the block the token's V4 pool was initialized in, the head), read on the strict
+    node's own anvil behind its rules (not the session's devnet, whose head other tests
+    may have moved)."""
+    rpc = RpcClient(node.upstream)
     try:
         manager = devnet.manifest["addresses"]["POOL_MANAGER"]
         word = "0x" + "00" * 12 + token[2:].lower()
@@ -84,7 +86,7 @@ async def test_v4_pools_are_found_through_windows_and_missed_ones_are_stated(
 ) -> None:
     node = strict_nodes(NARROW)
     token = next(t for t in devnet.manifest["tokens"] if t["id"] == TOKEN_ID)["address"]
-    initialized_at, head = await _pool_block(devnet, token)
+    initialized_at, head = await _pool_block(node, devnet, token)
     assert head - initialized_at >= 100, "the devnet's V4 pool must be a window below the head"
     before = node.refusals.copy()
     params = {"address": token, "chainID": 31337}
