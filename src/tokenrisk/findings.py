@@ -414,6 +414,7 @@ FINDINGS: Final[dict[str, FindingKind]] = {
             "An owner call changed the address returned by the owner getter.",
             "Powers may move to someone else; informational.",
             "trial: owner() returns another address after the call",
+            ("honest-handover",),
             detect=_ownership,
         ),
         FindingKind(
