@@ -341,6 +341,7 @@ FINDINGS: Final[dict[str, FindingKind]] = {
             "still worked: a max transaction size can be set.",
             "Large positions may have to leave in many small sells.",
             "trial: A's 99 % sell fails, a 0.1 % sell works",
+            ("latent-sell-cap",),
             detect=_limit,
         ),
         FindingKind(
