@@ -295,3 +295,12 @@ contract DelayTimelock {
         return result;
     }
 }
+
+/// @title HandoverToken
+/// @notice Honest token whose only owner function is handing ownership over
+/// (`transferOwnership`): the scan reports that informational power and nothing else.
+contract HandoverToken is ScenarioToken, Renounceable {
+    constructor(string memory name_, string memory symbol_, uint8 decimals_, uint256 supply_)
+        ScenarioToken(name_, symbol_, decimals_, supply_)
+    {}
+}

@@ -67,3 +67,27 @@ contract TinySellLimitToken is ScenarioToken {
         _move(from, to, amount);
     }
 }
+
+/// @title LatentSellCapToken
+/// @notice Latent trap: no limit at launch, but the owner may cap each sell at a share of
+/// the seller's balance with `setMaxSellPercent` (0: no cap); a holder then has to leave
+/// in many small sells. A percentage of 100 or more is no cap.
+contract LatentSellCapToken is ScenarioToken {
+    uint256 public maxSellPercent;
+
+    constructor(string memory name_, string memory symbol_, uint8 decimals_, uint256 supply_)
+        ScenarioToken(name_, symbol_, decimals_, supply_)
+    {}
+
+    function setMaxSellPercent(uint256 percent) external onlyOwner {
+        maxSellPercent = percent;
+    }
+
+    function _update(address from, address to, uint256 amount) internal override {
+        bool capped = maxSellPercent != 0 && maxSellPercent < 100;
+        if (capped && _ruled(from, to) && _isSell(from, to)) {
+            require(amount * 100 <= balanceOf(from) * maxSellPercent, "Sell exceeds max share");
+        }
+        _move(from, to, amount);
+    }
+}

@@ -285,6 +285,7 @@ FINDINGS: Final[dict[str, FindingKind]] = {
             "After an owner call, a new buyer received 20% or more fewer tokens than before.",
             "Check the buy tax right before buying.",
             "trial: C's buy gets 20 % or more fewer tokens than quoted",
+            ("fee-raise", "latent-fee", "v4-dynamic-fee-raise"),
             detect=lambda o: _tax("buy", o.buy_tax, power=True),
         ),
         FindingKind(
@@ -340,6 +341,7 @@ FINDINGS: Final[dict[str, FindingKind]] = {
             "still worked: a max transaction size can be set.",
             "Large positions may have to leave in many small sells.",
             "trial: A's 99 % sell fails, a 0.1 % sell works",
+            ("latent-sell-cap",),
             detect=_limit,
         ),
         FindingKind(
@@ -393,6 +395,7 @@ FINDINGS: Final[dict[str, FindingKind]] = {
             "After an owner call, a new buy failed while holders could still sell.",
             "Holders are not trapped by it; new buyers may be kept out.",
             "trial: only C's buy fails",
+            ("swap-cap-guard", "latent-botlist"),
             detect=_block_buys,
         ),
         FindingKind(
@@ -402,6 +405,7 @@ FINDINGS: Final[dict[str, FindingKind]] = {
             "An owner call changed a tax, but no argument tried took it to 20%.",
             "Usually a capped fee setter; nothing to do.",
             "trial: a tax moves by 1 point or more but stays below 20 %",
+            ("swapback-tax",),
             detect=lambda o: _sell_tax(o, power=False) + _tax("buy", o.buy_tax, power=False),
         ),
         FindingKind(
@@ -411,6 +415,7 @@ FINDINGS: Final[dict[str, FindingKind]] = {
             "An owner call changed the address returned by the owner getter.",
             "Powers may move to someone else; informational.",
             "trial: owner() returns another address after the call",
+            ("honest-handover",),
             detect=_ownership,
         ),
         FindingKind(

@@ -130,6 +130,10 @@ async def test_every_proven_trap_still_lists_its_power_once_armed(
             finally:
                 assert await chain.cheat("evm_revert", snapshot)
             expected = set(token["expected"]["flags"]) & set(FINDINGS)
+            if "owner_can_limit_transactions" in expected:
+                # armed, a whole-balance sell fails today: the call lifting the cap is the
+                # armed trap it undoes (a sell block), as for a trading switch
+                expected.add("owner_can_block_sells")
             found = {f["id"]: f for f in powers["findings"]}
             taxed = {f["flag"] for f in body["summary"]["flags"]} & TAX_FLAGS
             if not expected & set(found) and not (_capped_tax(token) and taxed):

@@ -51,6 +51,7 @@ OPTIONAL_TOKEN_FIELDS = {"siphonCall", "abiContract", "ownerProof"}
 PROOF_FIELDS = {"from", "to", "first", "call", "args", "advanceSeconds", "expect"}
 PROOF_EXPECT = {
     "callReverts",
+    "ownerChanges",
     "sellFails",
     "sellTaxAtLeast",
     "supplyGrows",

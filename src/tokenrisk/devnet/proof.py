@@ -38,6 +38,9 @@ from tokenrisk.devnet.swaps import (
 from tokenrisk.devnet.trading import sell_pool
 from tokenrisk.errors import DevnetBuildError
 
+OWNER = encode_call("owner()")
+"""The owner getter's calldata, read around a proof that expects ``ownerChanges``."""
+
 
 @dataclass(frozen=True)
 class Measured:
@@ -58,6 +61,8 @@ class Measured:
     sell_loss: float | None = None
     """V4 only: percent of the pool curve's quote (no hook) the seller did not receive in
     WETH (a hook's fee on the output leaves the token units whole)."""
+    owner_before: int | None = None  # the owner getter, read only for ``ownerChanges``
+    owner_after: int | None = None
 
 
 async def prove_owner_powers(devnet: Devnet) -> dict[str, Any]:
@@ -89,6 +94,8 @@ async def _prove(devnet: Devnet, token: Deployed, spec: dict[str, Any], seller: 
     call_reason: str | None = None
     sender = await _sender(devnet, token, spec) if "call" in spec else None
     caller_before = await _uint(chain, token.address, balance_of_calldata(sender)) if sender else 0
+    watch_owner = bool(spec.get("expect", {}).get("ownerChanges"))
+    owner_before = await _uint(chain, token.address, OWNER) if watch_owner else None
     if sender is not None and "first" in spec:  # a two-step trap's setter
         await _owner_action(devnet, token, spec["first"], sender)
     if sender is not None:
@@ -99,6 +106,7 @@ async def _prove(devnet: Devnet, token: Deployed, spec: dict[str, Any], seller: 
     balance_after = await _uint(chain, token.address, balance_of_calldata(seller))
     supply_after = await _uint(chain, token.address, TOTAL_SUPPLY)
     caller_after = await _uint(chain, token.address, balance_of_calldata(sender)) if sender else 0
+    owner_after = await _uint(chain, token.address, OWNER) if watch_owner else None
     sold = await _sell_half(devnet, token, seller, balance_after)
     return Measured(
         call_ok,
@@ -114,6 +122,8 @@ async def _prove(devnet: Devnet, token: Deployed, spec: dict[str, Any], seller: 
         caller_after,
         sold.gas,
         sold.loss,
+        owner_before,
+        owner_after,
     )
 
 
@@ -227,5 +237,7 @@ def _check(token_id: str, expect: dict[str, Any], m: Measured) -> None:
         failures.append("the holder's balance did not drop")
     if expect.get("callerBalanceGrows") and m.caller_after <= m.caller_before:
         failures.append("the caller's own balance did not grow")
+    if expect.get("ownerChanges") and m.owner_after == m.owner_before:
+        failures.append("the owner getter did not change")
     if failures:
         raise DevnetBuildError(f"{token_id}: ownerProof failed: {'; '.join(failures)}")
