@@ -19,9 +19,9 @@ import pytest
 from tokenrisk.chain.abi import ZERO_ADDRESS, encode_call
 from tokenrisk.chain.coalesce import CoalescingRpc
 from tokenrisk.chain.node import Node
+from tokenrisk.chain.pools import search_pools
 from tokenrisk.chain.rpc import RpcClient, RpcSettings
 from tokenrisk.chain.v4 import PoolKey
-from tokenrisk.checks.target import search_pools
 from tokenrisk.config import Settings
 from tokenrisk.devnet.instance import RunningDevnet
 from tokenrisk.service import DEVNET_ID, Service, connect_devnet
