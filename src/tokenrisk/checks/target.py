@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
@@ -176,16 +176,21 @@ _unsearched: ContextVar[set[str] | None] = ContextVar("tokenrisk_unsearched", de
 
 
 @contextmanager
-def unsearched_history() -> Iterator[set[str]]:
-    """Collect, as ``<chain id>:<first>-<last>``, the block ranges whose Uniswap V4 pools
-    a node's ``eth_getLogs`` limits kept the searches run inside this block from reading
-    (GetPairs' ``X-Unsearched-Blocks`` header: the list may miss pools created there)."""
-    found: set[str] = set()
-    token = _unsearched.set(found)
+def _collecting(var: ContextVar[set[T] | None]) -> Iterator[set[T]]:
+    """A fresh set that what runs inside this block adds to through ``var``."""
+    found: set[T] = set()
+    token = var.set(found)
     try:
         yield found
     finally:
-        _unsearched.reset(token)
+        var.reset(token)
+
+
+def unsearched_history() -> AbstractContextManager[set[str]]:
+    """Collect, as ``<chain id>:<first>-<last>``, the block ranges whose Uniswap V4 pools
+    a node's ``eth_getLogs`` limits kept the searches run inside this block from reading
+    (GetPairs' ``X-Unsearched-Blocks`` header: the list may miss pools created there)."""
+    return _collecting(_unsearched)
 
 
 async def base_pools(node: Node, token: str) -> list[Pool]:
@@ -199,15 +204,9 @@ async def base_pools(node: Node, token: str) -> list[Pool]:
     return found.pools
 
 
-@contextmanager
-def skipped_chains() -> Iterator[set[int]]:
+def skipped_chains() -> AbstractContextManager[set[int]]:
     """Collect the ids of chains skipped by the searches run inside this block."""
-    found: set[int] = set()
-    token = _skipped.set(found)
-    try:
-        yield found
-    finally:
-        _skipped.reset(token)
+    return _collecting(_skipped)
 
 
 @dataclass(frozen=True)
