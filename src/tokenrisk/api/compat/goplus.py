@@ -1,6 +1,6 @@
 """GoPlus-compatible ``token_security`` answers: what one entry is rendered from
 (:class:`Facts`, gathered by :mod:`.goplus_facts`), GoPlus's envelope and entry, and the
-rendering (pure: no node, no check).
+rendering (pure: no node call, no check run).
 
 GoPlus's envelope is ``{"code", "message", "result"}`` with ``result`` keyed by the
 lower-case token address; flags are the strings ``"1"`` / ``"0"``, taxes fractions
