@@ -34,9 +34,12 @@ STEADY = BlockClock(seconds=1e9)
 (the guard's clock is not what these tests are about)."""
 
 
-@pytest.fixture
-async def served(devnet: RunningDevnet, tmp_path: Path) -> AsyncIterator[tuple[Service, Rounds]]:
-    settings = Settings(devnet=False, data_dir=tmp_path / "data", deadline=120.0, cache_ttl=0)
+@pytest.fixture(params=[0.0], ids=["cache-off"])
+async def served(
+    devnet: RunningDevnet, tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[tuple[Service, Rounds]]:
+    data, ttl = tmp_path / "data", request.param
+    settings = Settings(devnet=False, data_dir=data, deadline=120.0, cache_ttl=ttl)
     svc = connect_devnet(settings, devnet.url, devnet.manifest, Path(devnet.build_dir))
     rounds = Rounds(devnet.url)
     node = svc.nodes[DEVNET_ID]
@@ -49,10 +52,11 @@ async def served(devnet: RunningDevnet, tmp_path: Path) -> AsyncIterator[tuple[S
         await rounds.aclose()
 
 
-async def _check(svc: Service, token: str) -> dict[str, Any]:
+async def _check(svc: Service, token: str, **extra: str) -> dict[str, Any]:
     transport = httpx.ASGITransport(app=create_app(svc.settings, svc))
+    params = {"address": token, "chainID": str(DEVNET_ID), **extra}
     async with httpx.AsyncClient(transport=transport, base_url="http://tokenrisk.test") as http:
-        reply = await http.get("/v2/IsHoneypot", params={"address": token, "chainID": DEVNET_ID})
+        reply = await http.get("/v2/IsHoneypot", params=params)
     assert reply.status_code == 200, reply.text
     body: dict[str, Any] = reply.json()
     return body
@@ -74,10 +78,30 @@ async def test_a_known_token_at_an_unchanged_head_is_one_round(
     used = _assumed(True)
     rounds.rounds.clear()
     planned = await _check(svc, token)
-    assert _assumed(True) == used + 1
     assert len(rounds.rounds) == 1, rounds.rounds
     assert "eth_getBlockByNumber" in rounds.rounds[0]  # the confirmation, in that round
+    assert _assumed(True) == used + 1
     assert _stable(planned) == _stable(read)
+
+
+@pytest.mark.parametrize("served", [15.0], ids=["cache-on"], indirect=True)
+async def test_a_cache_miss_at_a_known_head_uses_the_resolution_remembered_there(
+    served: tuple[Service, Rounds], devnet: RunningDevnet
+) -> None:
+    """With the results cache on, the lookup reads the head (exact, nothing assumed); a
+    miss at that head (here: other parameters) plans the check from the resolution
+    remembered at it: the lookup's round, then one."""
+    svc, rounds = served
+    entry = next(t for t in devnet.manifest["tokens"] if t["id"] == "plain")
+    token, pair = entry["address"], entry["pools"][0]["address"]
+    await _check(svc, token)  # first sight
+    await _check(svc, token, ownerPowers="false")  # a miss; the resolution remembered
+    used = _assumed(True)
+    rounds.rounds.clear()
+    await _check(svc, token, pair=pair)  # a miss at the same head
+    assert len(rounds.rounds) == 2, rounds.rounds
+    assert rounds.rounds[0] == ["eth_getBlockByNumber"]  # the lookup's
+    assert _assumed(True) == used  # that head was read, not assumed
 
 
 async def _mined(rpc: RpcClient, tx: dict[str, Any]) -> None:
