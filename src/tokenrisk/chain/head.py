@@ -73,23 +73,42 @@ def one_head_per_request() -> Iterator[None]:
         _REQUEST_HEADS.reset(token)
 
 
-def assume_head(rpc: Caller, head: ChainHead) -> bool:
-    """Inside :func:`one_head_per_request`: from now on this request's readers of
-    ``rpc``'s head get ``head`` at once, without asking the node (a head remembered
-    from an earlier request, which the caller confirms with :func:`read_latest`, or a
-    head it has just read and adopts).  False outside a request: nothing is assumed."""
+@contextmanager
+def assumed_head(rpc: Caller, head: ChainHead) -> Iterator[bool]:
+    """Within this block, and in the tasks started in it, this request's readers of
+    ``rpc``'s head get ``head`` at once without asking the node: a head remembered from
+    an earlier request, which the caller confirms with :func:`read_latest` before it
+    uses anything read at it.  The rest of the request (other tasks, what runs after
+    the block) does not see it.  Yields False outside a request: nothing is assumed."""
     heads = _REQUEST_HEADS.get()
     if heads is None:
-        return False
+        yield False
+        return
+    token = _REQUEST_HEADS.set({**heads, id(rpc): _done(head)})
+    try:
+        yield True
+    finally:
+        _REQUEST_HEADS.reset(token)
+
+
+def share_head(rpc: Caller, head: ChainHead) -> None:
+    """``head``, just read from ``rpc`` (:func:`read_latest`), is this request's head
+    from now on, for every reader (inside :func:`one_head_per_request`)."""
+    heads = _REQUEST_HEADS.get()
+    if heads is not None:
+        heads[id(rpc)] = _done(head)
+
+
+def _done(head: ChainHead) -> asyncio.Future[ChainHead]:
     done: asyncio.Future[ChainHead] = asyncio.get_running_loop().create_future()
     done.set_result(head)
-    heads[id(rpc)] = done
-    return True
+    return done
 
 
 def request_head(rpc: Caller) -> ChainHead | None:
-    """The head this request has already read from ``rpc`` (or assumed), when it has
-    one; None while it is being read, after a failed read, or outside a request."""
+    """The head this request has already read from ``rpc`` (or assumed, inside
+    :func:`assumed_head`), when it has one; None while it is being read, after a failed
+    read, or outside a request."""
     heads = _REQUEST_HEADS.get()
     found = heads.get(id(rpc)) if heads is not None else None
     if found is None or not found.done() or found.cancelled() or found.exception() is not None:

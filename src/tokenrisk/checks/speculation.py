@@ -31,7 +31,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from tokenrisk import metrics
-from tokenrisk.chain.head import ChainHead, assume_head, request_head
+from tokenrisk.chain.head import ChainHead, assumed_head, request_head, share_head
 from tokenrisk.chain.node import Node, Nodes
 from tokenrisk.checks.deps import Trading
 from tokenrisk.checks.target import Target, resolve
@@ -61,7 +61,7 @@ async def at_head(
     else:
         guess = node.recent(trading.ahead)
         target = _remembered(node, trading, address, guess) if guess else None
-        if guess is not None and target is not None and assume_head(node.rpc, guess):
+        if guess is not None and target is not None:
             done = await _confirmed(node, guess, target, run)
             if done is not None:
                 return done[0]
@@ -71,8 +71,12 @@ async def at_head(
 async def _confirmed(node: Node, head: ChainHead, target: Target, run: Run[T]) -> tuple[T] | None:
     """``run`` at ``head`` with the read of the node's latest block beside it: its
     result when that block is ``head``, else None (the run dropped, the block read
-    adopted as the request's head)."""
-    planned = asyncio.create_task(run(target, head))
+    adopted as the request's head).  Only ``run`` sees ``head`` before it is confirmed:
+    another check of the same request (a batch) reads or assumes its own."""
+    with assumed_head(node.rpc, head) as assumed:
+        if not assumed:
+            return None  # outside a request: nothing to pin a guess to
+        planned = asyncio.create_task(run(target, head))
     try:
         latest = await node.confirm()
     except BaseException:
@@ -83,7 +87,7 @@ async def _confirmed(node: Node, head: ChainHead, target: Target, run: Run[T]) -
     if used:
         return (await planned,)
     await finish(planned)
-    assume_head(node.rpc, latest)  # the check runs again at the block just read
+    share_head(node.rpc, latest)  # the check runs again at the block just read
     return None
 
 
