@@ -84,34 +84,6 @@ async def test_a_known_token_at_an_unchanged_head_is_one_round(
     assert _stable(planned) == _stable(read)
 
 
-async def test_a_first_check_at_a_remembered_head_sends_the_index_and_slot_reads_ahead(
-    served: tuple[Service, Rounds], devnet: RunningDevnet
-) -> None:
-    """First sight at a head read a moment ago: the holder index's new logs and the
-    balance-slot search go out with the resolution, in the first round, instead of after
-    it (a first check with nothing assumed is the control); the answer is the one of a
-    check without it."""
-    svc, rounds = served
-    trading = svc.honeypot.trading
-    await _check(svc, _address(devnet, "high-tax"))  # a head read, remembered
-    trading.ahead = 0.0  # the control: nothing assumed
-    rounds.rounds.clear()
-    await _check(svc, _address(devnet, "fot-3"))
-    control = rounds.rounds[0]
-    trading.ahead = 0.25
-    token = _address(devnet, "plain")
-    used = _assumed(True)
-    rounds.rounds.clear()
-    ahead = await _check(svc, token)
-    assert _assumed(True) == used + 1
-    first = rounds.rounds[0]
-    assert "eth_createAccessList" in first and "eth_createAccessList" not in control
-    assert first.count("eth_getLogs") == control.count("eth_getLogs") + 1  # the index's
-    trading.ahead = 0.0  # the same check with nothing assumed or remembered
-    trading.targets.clear()
-    assert _stable(await _check(svc, token)) == _stable(ahead)
-
-
 @pytest.mark.parametrize("served", [15.0], ids=["cache-on"], indirect=True)
 async def test_a_cache_miss_at_a_known_head_uses_the_resolution_remembered_there(
     served: tuple[Service, Rounds], devnet: RunningDevnet

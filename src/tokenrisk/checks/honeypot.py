@@ -24,9 +24,9 @@ from tokenrisk.chain.head import ChainHead
 from tokenrisk.checks.deps import EVERY_ANALYSIS, HoneypotDeps, Options, owner_powers_enabled
 from tokenrisk.checks.holder_sells import airdrop, holder_sells
 from tokenrisk.checks.results import HoneypotResult
-from tokenrisk.checks.speculation import at_head, index_key
+from tokenrisk.checks.speculation import at_head
 from tokenrisk.checks.target import Target, pick_pool
-from tokenrisk.checks.tasks import finish, sent_ahead
+from tokenrisk.checks.tasks import finish
 from tokenrisk.checks.top_holders import refresh_index
 from tokenrisk.checks.trade import Prepared, emulating, run_journey
 from tokenrisk.checks.venue import base_info, counted, created, ready_pool, token_info
@@ -70,7 +70,7 @@ async def is_honeypot(
         return HoneypotResult(analysis, verdict, target.chain, target.node.fork_block)
 
     # the target and the head: remembered ones confirmed beside the check, or read first
-    return await at_head(deps, token, chain_id, at)
+    return await at_head(deps.nodes, deps.trading, token, chain_id, at)
 
 
 # ONE TOKEN'S ANALYSIS
@@ -90,9 +90,7 @@ async def analyse(
 
     Raises NoPairsFound when there is no pool to trade on (and none could be simulated).
     """
-    index: asyncio.Task[None] = sent_ahead(index_key(target.node, target.token)) or (
-        asyncio.create_task(refresh_index(deps.index, target.node, target.token))
-    )
+    index = asyncio.create_task(refresh_index(deps.index, target.node, target.token))
     try:
         ready = await ready_pool(deps, target, pool, head, index, liquidity)
         return await measure(deps, ready, target.pools, index, options)

@@ -28,37 +28,28 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine
-from functools import partial
 from typing import Any, TypeVar
 
 from tokenrisk import metrics
-from tokenrisk.chain.head import (
-    ChainHead,
-    assumed_head,
-    request_head,
-    share_head,
-)
-from tokenrisk.chain.node import Node
-from tokenrisk.checks.deps import HoneypotDeps, Trading
+from tokenrisk.chain.head import ChainHead, assumed_head, request_head, share_head
+from tokenrisk.chain.node import Node, Nodes
+from tokenrisk.checks.deps import Trading
 from tokenrisk.checks.target import Target, resolve
-from tokenrisk.checks.tasks import finish, reads_ahead, send_ahead
-from tokenrisk.checks.top_holders import refresh_index
-from tokenrisk.checks.trade import search_slot_ahead
+from tokenrisk.checks.tasks import finish
 
 T = TypeVar("T")
 Run = Callable[[Target, ChainHead | None], Coroutine[Any, Any, T]]
 """A check of a resolved target at a head (None: the chain was not named)."""
 
 
-async def at_head(deps: HoneypotDeps, address: str, chain_id: int | None, run: Run[T]) -> T:
+async def at_head(
+    nodes: Nodes, trading: Trading, address: str, chain_id: int | None, run: Run[T]
+) -> T:
     """``run`` on ``address`` resolved, at the chain's head: the remembered head and
     resolution when they are likely current (confirmed beside the run), else both read
-    now, together, as a check always did.  A token not resolved at the remembered head
-    (first sight) is resolved beside the confirmation, with its holder index's refresh
-    and its balance-slot search sent ahead at that head (:func:`_first`).  Without
-    ``chain_id`` every chain is searched and the head is left to the run.  Raises what
-    resolving and ``run`` raise."""
-    chosen, trading = deps.nodes.select(chain_id), deps.trading
+    now, together, as a check always did.  Without ``chain_id`` every chain is searched
+    and the head is left to the run.  Raises what resolving and ``run`` raise."""
+    chosen = nodes.select(chain_id)
     if chain_id is None:
         return await run(await resolve(chosen, address), None)
     node = chosen[0]
@@ -69,73 +60,33 @@ async def at_head(deps: HoneypotDeps, address: str, chain_id: int | None, run: R
             return await run(target, known)
     else:
         guess = node.recent(trading.ahead)
-        if guess is not None:
-            target = _remembered(node, trading, address, guess)
-            planned = _planned(node, trading, address, guess, target, run)
-            first = partial(_first, deps, address) if target is None else None
-            done = await _confirmed(node, guess, planned, first)
+        target = _remembered(node, trading, address, guess) if guess else None
+        if guess is not None and target is not None:
+            done = await _confirmed(node, guess, target, run)
             if done is not None:
                 return done[0]
     return await _resolved(node, trading, address, run)
 
 
-Early = Callable[[Node, ChainHead], None]
-"""Starts, at a head, reads a token's first check makes after its resolution and offers
-them to the steps that make them (:func:`tokenrisk.checks.tasks.send_ahead`)."""
-
-
-def _first(deps: HoneypotDeps, token: str, node: Node, head: ChainHead) -> None:
-    """What a first check can ask at ``head`` before its pools are known: the holder
-    index's refresh (its new logs) and the token's balance-slot search.  The steps take
-    them when the resolution names this token (a pair's address names another)."""
-    send_ahead(index_key(node, token), refresh_index(deps.index, node, token))
-    search_slot_ahead(node, deps.trading, token, head)
-
-
-def index_key(node: Node, token: str) -> tuple[str, int, str]:
-    """The key the holder index's refresh of ``token`` is sent ahead under."""
-    return ("holder index", node.id, token.lower())
-
-
-async def _planned(
-    node: Node, trading: Trading, address: str, head: ChainHead, target: Target | None, run: Run[T]
-) -> T:
-    """``run`` at ``head``: from the remembered resolution, or one read now (beside the
-    read confirming ``head``, after the read that found it: remembered at it, for a
-    later check confirmed there too)."""
-    if target is None:
-        target = await resolve([node], address)
-        trading.targets.put((node.id, address), (head.hash, target))
-    return await run(target, head)
-
-
-async def _confirmed(
-    node: Node, head: ChainHead, planned: Coroutine[Any, Any, T], first: Early | None
-) -> tuple[T] | None:
-    """``planned`` at ``head`` with the read of the node's latest block beside it: its
+async def _confirmed(node: Node, head: ChainHead, target: Target, run: Run[T]) -> tuple[T] | None:
+    """``run`` at ``head`` with the read of the node's latest block beside it: its
     result when that block is ``head``, else None (the run dropped, the block read
-    adopted as the request's head).  Only ``planned`` (and what ``first`` sends ahead)
-    sees ``head`` before it is confirmed: another check of the same request (a batch)
-    reads or assumes its own."""
-    with assumed_head(node.rpc, head) as assumed, reads_ahead() as sent:
+    adopted as the request's head).  Only ``run`` sees ``head`` before it is confirmed:
+    another check of the same request (a batch) reads or assumes its own."""
+    with assumed_head(node.rpc, head) as assumed:
         if not assumed:
-            planned.close()
             return None  # outside a request: nothing to pin a guess to
-        if first is not None:
-            first(node, head)
-        task = asyncio.create_task(planned)
+        planned = asyncio.create_task(run(target, head))
     try:
         latest = await node.confirm()
-        used = latest.hash == head.hash
-        metrics.head_assumed(node.id, used)
-        if used:
-            return (await task,)
-    finally:
-        await finish(task)  # cancelled unless it has ended
-        left = list(sent.values())  # sent ahead, and no step took it
-        for read in left:
-            read.cancel()
-        await asyncio.gather(*left, return_exceptions=True)
+    except BaseException:
+        await finish(planned)
+        raise
+    used = latest.hash == head.hash
+    metrics.head_assumed(node.id, used)
+    if used:
+        return (await planned,)
+    await finish(planned)
     share_head(node.rpc, latest)  # the check runs again at the block just read
     return None
 

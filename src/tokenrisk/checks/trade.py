@@ -22,7 +22,7 @@ from tokenrisk import metrics
 from tokenrisk.chain import dex
 from tokenrisk.chain.node import Node, Nodes
 from tokenrisk.checks.deps import Trading
-from tokenrisk.checks.tasks import given, send_ahead, sent_ahead
+from tokenrisk.checks.tasks import given
 from tokenrisk.errors import MethodUnsupported, RpcError
 from tokenrisk.model import Pool, SimulationReport
 from tokenrisk.simulate.calls import BalanceSlot, Route, find_balance_slot
@@ -130,23 +130,11 @@ async def prepare(
         # only the base side makes a pool empty: a pool whose token side was taken away
         # still holds the buyers' money, and what trades through it do is the answer
         return _failed(node, route, funding, "insufficient liquidity: the pool is empty", made)
-    slot: asyncio.Task[BalanceSlot | None] = sent_ahead(slot_key(token, sim.base.tag)) or (
-        asyncio.create_task(find_balance_slot(node.rpc, token, sim.base.tag, cache=trading.slots))
+    slot = asyncio.create_task(
+        find_balance_slot(node.rpc, token, sim.base.tag, cache=trading.slots)
     )
     sim.token_slot = slot
     return Prepared(node, route, funding, sim, slot, None, made, trading=trading)
-
-
-def slot_key(token: str, tag: str) -> tuple[str, str, str]:
-    """The key a balance-slot search of ``token`` at block ``tag`` is sent ahead under."""
-    return ("balance slot", token.lower(), tag)
-
-
-def search_slot_ahead(node: Node, trading: Trading, token: str, head: ChainHead) -> None:
-    """Start the token's balance-slot search at ``head`` for :func:`prepare` to take (a
-    first check whose head is known before its pools: ``checks.speculation``)."""
-    search = find_balance_slot(node.rpc, token, head.tag, cache=trading.slots)
-    send_ahead(slot_key(token, head.tag), search)
 
 
 async def base_slot_of(node: Node, trading: Trading, base: str) -> BalanceSlot | None:
