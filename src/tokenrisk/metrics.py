@@ -70,6 +70,14 @@ CACHE_LOOKUPS = Counter(
     ["result"],
     registry=REGISTRY,
 )
+HEADS_ASSUMED = Counter(
+    "tokenrisk_heads_assumed",
+    "Checks planned at a remembered head beside the read that confirms it, by chain and "
+    "outcome (used: the head was still that block; wasted: a block came meanwhile, the "
+    "node work sent at the old head was dropped and the check ran again).",
+    ["chain", "outcome"],
+    registry=REGISTRY,
+)
 INDEX_LAG = Gauge(
     "tokenrisk_holder_index_lag_blocks",
     "Blocks the holder index of the last refreshed token was behind the head when it "
@@ -136,6 +144,10 @@ def node_request(chain: str, seconds: float, error: BaseException | None) -> Non
 
 def cache_lookup(hit: bool) -> None:
     CACHE_LOOKUPS.labels("hit" if hit else "miss").inc()
+
+
+def head_assumed(chain_id: int, used: bool) -> None:
+    HEADS_ASSUMED.labels(str(chain_id), "used" if used else "wasted").inc()
 
 
 def index_refreshed(chain_id: int, blocks_behind: int) -> None:

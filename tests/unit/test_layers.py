@@ -75,10 +75,10 @@ unless :data:`RAISED` says otherwise for that module, and why."""
 
 RAISED: dict[str, tuple[int, str]] = {
     "tokenrisk.checks.honeypot": (
-        15,
+        16,
         "IsHoneypot's pipeline read top to bottom in one module (issue #30): it calls each "
-        "step's module (target, top_holders, venue, trade, verification, holder_sells) and "
-        "the owner-power scan, and builds the Analysis and the verdict from them",
+        "step's module (target, speculation, top_holders, venue, trade, verification, "
+        "holder_sells) and the owner-power scan, and builds the Analysis and the verdict",
     ),
     "tokenrisk.checks.holder_sells": (
         15,
