@@ -83,6 +83,14 @@ INDEX_REFRESHES = Counter(
     ["chain"],
     registry=REGISTRY,
 )
+JOURNEY_AHEAD = Counter(
+    "tokenrisk_journey_ahead",
+    "Journey steps sent before the amounts they were planned with were known, by what "
+    "planned them (remembered, curve, after_buy) and result (used, dropped: node work "
+    "spent for nothing).",
+    ["planned", "result"],
+    registry=REGISTRY,
+)
 WATCH_LAG = Gauge(
     "tokenrisk_watch_lag_blocks",
     "Blocks the watcher is behind the head after its last step, by chain.",
@@ -136,6 +144,10 @@ def node_request(chain: str, seconds: float, error: BaseException | None) -> Non
 
 def cache_lookup(hit: bool) -> None:
     CACHE_LOOKUPS.labels("hit" if hit else "miss").inc()
+
+
+def journey_ahead(planned: str, used: bool) -> None:
+    JOURNEY_AHEAD.labels(planned, "used" if used else "dropped").inc()
 
 
 def index_refreshed(chain_id: int, blocks_behind: int) -> None:

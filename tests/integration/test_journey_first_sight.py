@@ -1,0 +1,140 @@
+"""A token's first journey with its later steps sent ahead on predicted amounts (#27).
+
+With nothing remembered, the transfer and the sells go out with the buy, planned from
+the V2 pool's curve (``curve``), or, when the buy delivers another amount, together
+once the buy is known (``after_buy``); each is used only when the simulation's own
+results show the prediction held (simulate/ahead.py).  Real anvil: the rounds are
+counted without a clock (:class:`Rounds`), each prediction fed a wrong value is
+dropped with the answer unchanged, and the whole catalogue's first answers against
+step-by-step ones are in test_journey_ahead.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from test_journey_ahead import _stable
+from test_v4_known_pools import Rounds
+
+from tokenrisk import metrics
+from tokenrisk.api.app import create_app
+from tokenrisk.caching import MemoryCache
+from tokenrisk.chain import dex
+from tokenrisk.chain.coalesce import CoalescingRpc
+from tokenrisk.chain.rpc import RpcSettings
+from tokenrisk.checks.target import search_pools
+from tokenrisk.checks.trade import prepare
+from tokenrisk.config import Settings
+from tokenrisk.devnet.instance import RunningDevnet
+from tokenrisk.model import SimulationReport
+from tokenrisk.service import DEVNET_ID, Service, connect_devnet
+from tokenrisk.simulate import journey
+from tokenrisk.simulate.ahead import Amounts
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+async def service(devnet: RunningDevnet, tmp_path: Path) -> AsyncIterator[Service]:
+    settings = Settings(devnet=False, data_dir=tmp_path / "data", deadline=60.0, cache_ttl=0)
+    svc = connect_devnet(settings, devnet.url, devnet.manifest, Path(devnet.build_dir))
+    yield svc
+    await svc.close()
+
+
+def _address(devnet: RunningDevnet, entry_id: str) -> str:
+    return str(next(t["address"] for t in devnet.manifest["tokens"] if t["id"] == entry_id))
+
+
+def _no_gas(report: SimulationReport) -> SimulationReport:
+    """The report without what differs between two runs (fresh wallets' calldata gas)."""
+    return replace(report, buy_gas=None, sell_gas=None)
+
+
+@pytest.mark.parametrize(
+    ("entry_id", "ahead", "alone"),
+    [("plain", 1, 3), ("fot-3", 2, 3), ("v3-only", 2, 3), ("v4-plain", 2, 3)],
+)
+async def test_a_first_journey_takes_fewer_rounds(
+    service: Service, devnet: RunningDevnet, entry_id: str, ahead: int, alone: int
+) -> None:
+    """The journey alone, its balance slot known: one round trip when the curve
+    predicted the buy (``plain``), two when the transfer and the sells wait for it (a
+    buy tax, a V3 or V4 pool), three step by step; the report is the same."""
+    node, rounds = service.nodes[DEVNET_ID], Rounds(devnet.url)
+    node.rpc = CoalescingRpc(devnet.url, RpcSettings(retries=0), "devnet node", transport=rounds)
+    token = _address(devnet, entry_id)
+    pool = (await search_pools(node, token)).pools[0]
+    reports, counted = [], []
+    for memo in (MemoryCache[Any, Amounts](8), None):
+        ready = await prepare(node, service.honeypot.trading, pool, token)
+        assert ready.sim is not None and ready.token_slot is not None
+        slot = await ready.token_slot
+        rounds.rounds.clear()
+        base, reserve = dex.base_reserve(pool), dex.token_reserve(pool)
+        reports.append(await journey.simulate(ready.sim, base, reserve, slot, memo))
+        counted.append(len(rounds.rounds))
+    await rounds.aclose()
+    assert counted == [ahead, alone], rounds.rounds
+    assert reports[0].sell_ok and _no_gas(reports[0]) == _no_gas(reports[1])
+
+
+def _wrong_curve(real: Any) -> Any:
+    return lambda *args: (real(*args) or 0) * 2
+
+
+def _wrong_transfer(real: Any) -> Any:
+    def wrong(bought: int, bps: int) -> Amounts:
+        got, received, remaining, slot = real(bought, bps)
+        return (got, received, remaining + 1, slot)
+
+    return wrong
+
+
+@pytest.mark.parametrize(
+    ("entry_id", "where", "planned"),
+    [
+        ("plain", "curve_buy", "curve"),  # the buy delivers half of it
+        ("plain", "after_buy", "curve"),  # the transfer leaves one token less
+        ("fot-3", "after_buy", "after_buy"),  # the curve missed: the transfer, after the buy
+        ("v3-only", "after_buy", "after_buy"),
+    ],
+)
+async def test_a_wrong_prediction_is_dropped_and_the_answer_stands(
+    service: Service,
+    devnet: RunningDevnet,
+    monkeypatch: pytest.MonkeyPatch,
+    entry_id: str,
+    where: str,
+    planned: str,
+) -> None:
+    """A prediction that does not hold (the buy delivers another amount, the transfer
+    leaves another balance): the steps planned with it are dropped (counted in the
+    metrics) and the answer is the step-by-step one.  Fails with the verification
+    (``Ahead.bought`` and ``Ahead.kept``) removed: the sells then offer amounts the
+    wallets do not hold."""
+    params = {"address": _address(devnet, entry_id), "chainID": 31337}
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    seen: list[tuple[str, bool]] = []
+    real_count = metrics.journey_ahead
+    async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
+        monkeypatch.setattr(journey, "curve_buy", lambda *_: None)
+        monkeypatch.setattr(journey, "_after_bought", lambda *_: None)
+        step_by_step = (await http.get("/v2/IsHoneypot", params=params)).json()
+        monkeypatch.undo()
+        service.honeypot.trading.journeys.clear()
+        wrong_of = _wrong_curve if where == "curve_buy" else _wrong_transfer
+        monkeypatch.setattr(journey, where, wrong_of(getattr(journey, where)))
+        monkeypatch.setattr(metrics, "journey_ahead", lambda p, u: seen.append((p, u)))
+        wrong = (await http.get("/v2/IsHoneypot", params=params)).json()
+    monkeypatch.undo()
+    assert metrics.journey_ahead is real_count
+    assert (planned, False) in seen
+    assert step_by_step["simulationResult"]["sellTax"] is not None
+    assert _stable(wrong) == _stable(step_by_step)
