@@ -83,11 +83,11 @@ INDEX_REFRESHES = Counter(
     ["chain"],
     registry=REGISTRY,
 )
-JOURNEY_AHEAD = Counter(
-    "tokenrisk_journey_ahead",
-    "Journey steps sent before the amounts they were planned with were known, by what "
-    "planned them (remembered, curve, after_buy) and result (used, dropped: node work "
-    "spent for nothing).",
+SENT_AHEAD = Counter(
+    "tokenrisk_sent_ahead",
+    "Simulations sent before the amounts they were planned with were known, by what "
+    "planned them (remembered, curve, after_buy: the journey; scan_trials: the "
+    "owner-power scan's trials) and result (used, dropped: node work spent for nothing).",
     ["planned", "result"],
     registry=REGISTRY,
 )
@@ -146,8 +146,8 @@ def cache_lookup(hit: bool) -> None:
     CACHE_LOOKUPS.labels("hit" if hit else "miss").inc()
 
 
-def journey_ahead(planned: str, used: bool) -> None:
-    JOURNEY_AHEAD.labels(planned, "used" if used else "dropped").inc()
+def sent_ahead(planned: str, used: bool) -> None:
+    SENT_AHEAD.labels(planned, "used" if used else "dropped").inc()
 
 
 def index_refreshed(chain_id: int, blocks_behind: int) -> None:

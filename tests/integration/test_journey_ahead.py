@@ -62,22 +62,35 @@ def _stable(value: Any) -> Any:
 async def test_answers_are_the_same_with_the_journey_sent_ahead(
     service: Service, devnet: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Per catalogue token: a journey step by step (nothing sent ahead), a first sight's
-    (its transfer and sells predicted: simulate/ahead.py ``curve``, ``after_buy``) and a
-    recomputed one's (from the memo): three answers, the same."""
+    """Per catalogue token: a check step by step (nothing sent ahead), a first sight's
+    (the journey's transfer and sells predicted: simulate/ahead.py ``curve``,
+    ``after_buy``; the scan's trials sent with its screen: simulate/powers.py
+    ``_tried_ahead``) and a recomputed one's (from the memories): the same answers.
+    Both first scans use the same wallets."""
     memo = service.honeypot.trading.journeys
+    scans = service.honeypot.powers.cache
     app = create_app(service.settings, service)
     transport = httpx.ASGITransport(app=app)
+
+    def first_scan() -> None:
+        scans.__post_init__()  # nothing remembered
+        wallets = iter(range(1, 1_000))
+        monkeypatch.setattr(story, "fresh_address", lambda w=wallets: f"0x7e57{next(w):036x}")
+
     async with httpx.AsyncClient(transport=transport, base_url="http://tokenrisk.test") as http:
         for entry in devnet.manifest["tokens"]:
             params = {"address": entry["address"], "chainID": 31337}
+            first_scan()
             monkeypatch.setattr(journey, "curve_buy", lambda *_: None)
             monkeypatch.setattr(journey, "_after_bought", lambda *_: None)
+            monkeypatch.setattr(powers, "predicted", lambda *_: None)
             step_by_step = await http.get("/v2/IsHoneypot", params=params)
             monkeypatch.undo()
             memo.clear()
+            first_scan()
             hits = memo.stats.hits
             predicted = await http.get("/v2/IsHoneypot", params=params)
+            monkeypatch.undo()
             assert memo.stats.hits == hits, entry["id"]  # the first check had nothing to use
             ahead = await http.get("/v2/IsHoneypot", params=params)
             assert ahead.status_code == predicted.status_code == step_by_step.status_code

@@ -33,8 +33,10 @@ from tokenrisk.config import Settings
 from tokenrisk.devnet.instance import RunningDevnet
 from tokenrisk.model import SimulationReport
 from tokenrisk.service import DEVNET_ID, Service, connect_devnet
-from tokenrisk.simulate import journey
+from tokenrisk.simulate import journey, powers, story
 from tokenrisk.simulate.ahead import Amounts
+from tokenrisk.simulate.owners import PowerCache
+from tokenrisk.simulate.powers import ScanBounds
 
 pytestmark = pytest.mark.integration
 
@@ -122,7 +124,7 @@ async def test_a_wrong_prediction_is_dropped_and_the_answer_stands(
     app = create_app(service.settings, service)
     transport = httpx.ASGITransport(app=app)
     seen: list[tuple[str, bool]] = []
-    real_count = metrics.journey_ahead
+    real_count = metrics.sent_ahead
     async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
         monkeypatch.setattr(journey, "curve_buy", lambda *_: None)
         monkeypatch.setattr(journey, "_after_bought", lambda *_: None)
@@ -131,10 +133,80 @@ async def test_a_wrong_prediction_is_dropped_and_the_answer_stands(
         service.honeypot.trading.journeys.clear()
         wrong_of = _wrong_curve if where == "curve_buy" else _wrong_transfer
         monkeypatch.setattr(journey, where, wrong_of(getattr(journey, where)))
-        monkeypatch.setattr(metrics, "journey_ahead", lambda p, u: seen.append((p, u)))
+        monkeypatch.setattr(metrics, "sent_ahead", lambda p, u: seen.append((p, u)))
         wrong = (await http.get("/v2/IsHoneypot", params=params)).json()
     monkeypatch.undo()
-    assert metrics.journey_ahead is real_count
+    assert metrics.sent_ahead is real_count
     assert (planned, False) in seen
     assert step_by_step["simulationResult"]["sellTax"] is not None
     assert _stable(wrong) == _stable(step_by_step)
+
+
+# THE OWNER-POWER SCAN'S TRIALS, SENT WITH ITS SCREEN
+
+
+@pytest.mark.parametrize(("entry_id", "ahead", "alone"), [("plain", 2, 3), ("fot-3", 3, 3)])
+async def test_a_first_scan_sends_its_trials_with_the_screen(
+    service: Service, devnet: RunningDevnet, entry_id: str, ahead: int, alone: int
+) -> None:
+    """The scan alone, its balance slot known: the facts, then the callers' reads with
+    the screen, the amounts and the trials (planned on the story the V2 curve predicts)
+    when the amounts round finds that story (``plain``); a buy tax (``fot-3``) misses,
+    and the trials wait for the screen and the amounts as step by step.  The result is
+    the same (the scan's wallets the same in both)."""
+    node, rounds = service.nodes[DEVNET_ID], Rounds(devnet.url)
+    node.rpc = CoalescingRpc(devnet.url, RpcSettings(retries=0), "devnet node", transport=rounds)
+    token = _address(devnet, entry_id)
+    pool = (await search_pools(node, token)).pools[0]
+    caps = await node.capabilities()
+    bounds = replace(ScanBounds(), otterscan=caps.otterscan, state_floor=caps.state_floor())
+    results, counted = [], []
+    real = powers.predicted
+    for told in (real, lambda *_: None):
+        ready = await prepare(node, service.honeypot.trading, pool, token)
+        assert ready.sim is not None and ready.token_slot is not None
+        await ready.token_slot
+        wallets = iter(range(1, 1_000))
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(story, "fresh_address", lambda w=wallets: f"0x7e57{next(w):036x}")
+            patch.setattr(powers, "predicted", told)
+            rounds.rounds.clear()
+            results.append(await powers.scan(ready.sim, DEVNET_ID, PowerCache(), bounds))
+        counted.append(len(rounds.rounds))
+    await rounds.aclose()
+    assert counted == [ahead, alone], rounds.rounds
+    assert results[0].scanned and results[0] == results[1]
+
+
+@pytest.mark.parametrize("entry_id", ["plain", "hidden-mint", "two-step-fee"])
+async def test_trials_planned_on_another_story_are_dropped(
+    service: Service, devnet: RunningDevnet, monkeypatch: pytest.MonkeyPatch, entry_id: str
+) -> None:
+    """A predicted story the amounts round does not find (here: A's buy predicted one
+    token short): the trials sent with the screen are dropped (counted) and the scan's
+    answer is a step-by-step scan's.  Fails with ``story.fits`` always true: the trials
+    then ran on amounts the wallets do not hold."""
+    params = {"address": _address(devnet, entry_id), "chainID": 31337}
+    cache = service.honeypot.powers.cache
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    seen: list[tuple[str, bool]] = []
+    real = powers.predicted
+
+    def short(*args: Any) -> Any:
+        told = real(*args)
+        return replace(told, a_sent=told.a_sent - 1, a_sell=told.a_sell + 1) if told else None
+
+    answers = []
+    async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
+        for told in (lambda *_: None, short):
+            cache.__post_init__()  # nothing remembered: a first scan
+            wallets = iter(range(1, 1_000))  # the same scan wallets both times
+            monkeypatch.setattr(story, "fresh_address", lambda w=wallets: f"0x7e57{next(w):036x}")
+            monkeypatch.setattr(powers, "predicted", told)
+            monkeypatch.setattr(metrics, "sent_ahead", lambda p, u: seen.append((p, u)))
+            answers.append((await http.get("/v2/IsHoneypot", params=params)).json())
+            monkeypatch.undo()
+    assert ("scan_trials", False) in seen and ("scan_trials", True) not in seen
+    assert answers[0]["ownerPowers"]["scanned"]
+    assert _stable(answers[1]) == _stable(answers[0])

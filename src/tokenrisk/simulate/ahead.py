@@ -33,7 +33,7 @@ A token seen for the first time has no memory; its amounts are predicted instead
 Each is used only when the simulation's own results show the prediction held exactly,
 so the plans are those the step-by-step journey would have built; the large-sell
 search and the delayed sell by block count wait for the token's balance slot as they
-do step by step.  What a miss costs is counted (``tokenrisk_journey_ahead_total``,
+do step by step.  What a miss costs is counted (``tokenrisk_sent_ahead_total``,
 docs/performance.md): a curve miss, the transfer and four sell simulations; an
 after-buy miss, the four sell simulations.
 """
@@ -59,6 +59,14 @@ JourneyMemo = MemoryCache[JourneyKey, Amounts]
 
 REMEMBERED, CURVE, AFTER_BUY = "remembered", "curve", "after_buy"
 """What planned the steps sent ahead: the memo, the pool's curve, the buy's result."""
+SCAN_TRIALS = "scan_trials"
+"""The owner-power scan's trials sent with its screen (:mod:`tokenrisk.simulate.powers`)."""
+
+
+def count(planned: str, used: bool) -> None:
+    """One batch of steps sent ahead, used or dropped (``tokenrisk_sent_ahead_total``)."""
+    metrics.sent_ahead(planned, used)
+
 
 V2_FEE = (997, 1_000)
 """The Uniswap V2 Router02 library's ``getAmountOut`` fee (0.3 %): the router, not the
@@ -104,7 +112,7 @@ class Ahead:
 
     def use(self) -> None:
         self.used = True
-        metrics.journey_ahead(self.planned, True)
+        count(self.planned, True)
 
     async def drop(self) -> None:
         """Unless the journey used them: cancel what is still running (a finished sells
@@ -112,7 +120,7 @@ class Ahead:
         if self.used or self.dropped:
             return
         self.dropped = True
-        metrics.journey_ahead(self.planned, False)
+        count(self.planned, False)
         tasks = (self.moved, self.rest)
         for task in tasks:
             task.cancel()
