@@ -210,3 +210,32 @@ async def test_trials_planned_on_another_story_are_dropped(
     assert ("scan_trials", False) in seen and ("scan_trials", True) not in seen
     assert answers[0]["ownerPowers"]["scanned"]
     assert _stable(answers[1]) == _stable(answers[0])
+
+
+async def test_trials_of_a_sender_the_reads_add_run_after_them(
+    service: Service, devnet: RunningDevnet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The story predicted right but a sender the likely ones missed (here: none was
+    likely): its trials were not sent ahead, so the batch goes out after the screen as
+    step by step, and the answer is the same.  Fails when a batch sent ahead is used
+    without checking that it ran every trial."""
+    params = {"address": _address(devnet, "hidden-mint"), "chainID": 31337}
+    cache = service.honeypot.powers.cache
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    seen: list[tuple[str, bool]] = []
+    answers = []
+    async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
+        for ahead in (False, True):
+            cache.__post_init__()
+            wallets = iter(range(1, 1_000))
+            monkeypatch.setattr(story, "fresh_address", lambda w=wallets: f"0x7e57{next(w):036x}")
+            if not ahead:
+                monkeypatch.setattr(powers, "predicted", lambda *_: None)
+            monkeypatch.setattr(powers, "_likely", lambda *_: [])
+            monkeypatch.setattr(metrics, "sent_ahead", lambda p, u: seen.append((p, u)))
+            answers.append((await http.get("/v2/IsHoneypot", params=params)).json())
+            monkeypatch.undo()
+    assert seen.count(("scan_trials", False)) == 1 and ("scan_trials", True) not in seen
+    assert answers[0]["ownerPowers"]["findings"]
+    assert _stable(answers[1]) == _stable(answers[0])
