@@ -83,14 +83,6 @@ INDEX_REFRESHES = Counter(
     ["chain"],
     registry=REGISTRY,
 )
-SENT_AHEAD = Counter(
-    "tokenrisk_sent_ahead",
-    "Simulations sent before the amounts they were planned with were known, by what "
-    "planned them (remembered, curve, after_buy: the journey; scan_trials: the "
-    "owner-power scan's trials) and result (used, dropped: node work spent for nothing).",
-    ["planned", "result"],
-    registry=REGISTRY,
-)
 WATCH_LAG = Gauge(
     "tokenrisk_watch_lag_blocks",
     "Blocks the watcher is behind the head after its last step, by chain.",
@@ -116,6 +108,14 @@ WEBHOOK_FAILURES = Counter(
     "tokenrisk_watch_webhook_failures",
     "Webhook POSTs that failed (each retry counts), by endpoint digest.",
     ["endpoint"],
+    registry=REGISTRY,
+)
+SENT_AHEAD = Counter(
+    "tokenrisk_sent_ahead",
+    "Simulations sent before the amounts they were planned with were known, by what "
+    "planned them (remembered, curve, after_buy: the journey; scan_trials: the "
+    "owner-power scan's trials) and result (used, dropped: node work spent for nothing).",
+    ["planned", "result"],
     registry=REGISTRY,
 )
 
@@ -146,10 +146,6 @@ def cache_lookup(hit: bool) -> None:
     CACHE_LOOKUPS.labels("hit" if hit else "miss").inc()
 
 
-def sent_ahead(planned: str, used: bool) -> None:
-    SENT_AHEAD.labels(planned, "used" if used else "dropped").inc()
-
-
 def index_refreshed(chain_id: int, blocks_behind: int) -> None:
     INDEX_REFRESHES.labels(str(chain_id)).inc()
     INDEX_LAG.labels(str(chain_id)).set(blocks_behind)
@@ -170,3 +166,7 @@ def watch_event(chain_id: int, kind: str) -> None:
 
 def webhook_failed(endpoint: str) -> None:
     WEBHOOK_FAILURES.labels(endpoint=endpoint).inc()
+
+
+def sent_ahead(planned: str, used: bool) -> None:
+    SENT_AHEAD.labels(planned, "used" if used else "dropped").inc()

@@ -3,10 +3,11 @@
 With nothing remembered, the transfer and the sells go out with the buy, planned from
 the V2 pool's curve (``curve``), or, when the buy delivers another amount, together
 once the buy is known (``after_buy``); each is used only when the simulation's own
-results show the prediction held (simulate/ahead.py).  Real anvil: the rounds are
-counted without a clock (:class:`Rounds`), each prediction fed a wrong value is
-dropped with the answer unchanged, and the whole catalogue's first answers against
-step-by-step ones are in test_journey_ahead.py.
+results show the prediction held (simulate/ahead.py); the owner-power scan's trials
+likewise go out with its screen (simulate/powers.py).  Real anvil: every catalogue
+token's first answer equals a step-by-step check's, the rounds are counted without a
+clock (:class:`Rounds`), and each prediction fed a wrong value is dropped with the
+answer unchanged.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
+from expectations import assert_details
 from test_journey_ahead import _stable
 from test_v4_known_pools import Rounds
 
@@ -56,6 +58,51 @@ def _address(devnet: RunningDevnet, entry_id: str) -> str:
 def _no_gas(report: SimulationReport) -> SimulationReport:
     """The report without what differs between two runs (fresh wallets' calldata gas)."""
     return replace(report, buy_gas=None, sell_gas=None)
+
+
+def _step_by_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing sent ahead on a prediction: neither the journey's steps nor the scan's
+    trials (the memories of earlier checks aside)."""
+    monkeypatch.setattr(journey, "curve_buy", lambda *_: None)
+    monkeypatch.setattr(journey, "_after_bought", lambda *_: None)
+    monkeypatch.setattr(powers, "predicted", lambda *_: None)
+
+
+async def test_every_first_answer_is_the_step_by_step_one(
+    service: Service, devnet: RunningDevnet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Per catalogue token, with nothing remembered: a check step by step, then a first
+    sight's (the journey's transfer and sells predicted, the scan's trials sent with
+    its screen): the same answer, meeting the catalogue's expectations.  Both scans use
+    the same wallets."""
+    memo, scans = service.honeypot.trading.journeys, service.honeypot.powers.cache
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    used: list[str] = []
+    async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
+        for entry in devnet.manifest["tokens"]:
+            params = {"address": entry["address"], "chainID": 31337}
+            answers = []
+            for ahead in (False, True):
+                memo.clear()
+                scans.__post_init__()
+                wallets = iter(range(1, 1_000))
+                monkeypatch.setattr(
+                    story, "fresh_address", lambda w=wallets: f"0x7e57{next(w):036x}"
+                )
+                if not ahead:
+                    _step_by_step(monkeypatch)
+                monkeypatch.setattr(metrics, "sent_ahead", lambda p, u: u and used.append(p))
+                answers.append(await http.get("/v2/IsHoneypot", params=params))
+                monkeypatch.undo()
+            alone, first = answers
+            assert first.status_code == alone.status_code, entry["id"]
+            if alone.status_code != 200:
+                continue
+            assert _stable(first.json()) == _stable(alone.json()), entry["id"]
+            assert_details(first.json(), entry["expected"])
+    half = len(devnet.manifest["tokens"]) // 2
+    assert min(used.count("curve"), used.count("scan_trials")) >= half  # the paths were taken
 
 
 @pytest.mark.parametrize(
@@ -126,8 +173,7 @@ async def test_a_wrong_prediction_is_dropped_and_the_answer_stands(
     seen: list[tuple[str, bool]] = []
     real_count = metrics.sent_ahead
     async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
-        monkeypatch.setattr(journey, "curve_buy", lambda *_: None)
-        monkeypatch.setattr(journey, "_after_bought", lambda *_: None)
+        _step_by_step(monkeypatch)
         step_by_step = (await http.get("/v2/IsHoneypot", params=params)).json()
         monkeypatch.undo()
         service.honeypot.trading.journeys.clear()
