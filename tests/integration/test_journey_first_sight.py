@@ -285,3 +285,28 @@ async def test_trials_of_a_sender_the_reads_add_run_after_them(
     assert seen.count(("scan_trials", False)) == 1 and ("scan_trials", True) not in seen
     assert answers[0]["ownerPowers"]["findings"]
     assert _stable(answers[1]) == _stable(answers[0])
+
+
+@pytest.mark.parametrize(("entry_id", "sent"), [("plain", [True]), ("fot-3", [])])
+async def test_a_buy_off_the_curve_sends_no_trials_ahead(
+    service: Service,
+    devnet: RunningDevnet,
+    monkeypatch: pytest.MonkeyPatch,
+    entry_id: str,
+    sent: list[bool],
+) -> None:
+    """The journey's default buy tells the scan what it delivered (``Simulator.first_buy``):
+    a buy tax (``fot-3``) puts it off the curve, so the scan's story predicted from the
+    curve cannot hold and its trials are not sent ahead (no node work spent for
+    nothing); ``plain`` follows the curve and they are, and used."""
+    params = {"address": _address(devnet, entry_id), "chainID": 31337}
+    service.honeypot.powers.cache.__post_init__()
+    service.honeypot.trading.journeys.clear()
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    seen: list[tuple[str, bool]] = []
+    monkeypatch.setattr(metrics, "sent_ahead", lambda p, u: seen.append((p, u)))
+    async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
+        answer = (await http.get("/v2/IsHoneypot", params=params)).json()
+    assert answer["ownerPowers"]["scanned"]
+    assert [used for planned, used in seen if planned == "scan_trials"] == sent

@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from eth_utils.crypto import keccak
 
@@ -59,6 +60,7 @@ from tokenrisk.simulate.story import (
     amounts,
     balance_slot,
     count_ahead,
+    curve_followed,
     dump_plan,
     fits,
     fresh_targets,
@@ -472,23 +474,28 @@ async def _ahead(
     bounds: ScanBounds,
     targets: asyncio.Future[Targets],
 ) -> Ahead:
-    """The amounts round and the screen of the ``likely`` senders, started at once."""
+    """The amounts round and the screen of the ``likely`` senders, started at once (with
+    the trials too, when the story is predicted: :func:`_tried_ahead`)."""
     wallets, other = await targets, other_wallet()
     owner_getter = facts.owner is not None
     story = asyncio.ensure_future(amounts(sim, wallets, owner_getter, other))
     guards = asyncio.ensure_future(guard_values(sim, facts.code, facts.impl_code))
+    started: list[asyncio.Future[Any]] = [story, guards]
     tried: tuple[Story, asyncio.Future[Tried]] | None = None
     try:
         functions, _ = functions_of(facts.code, facts.impl_code, bounds)
         candidates = candidates_of(functions, likely, wallets, bounds)
+        screening = asyncio.ensure_future(screen_calls(sim, candidates, likely))
+        started.append(screening)
         told = predicted(sim, owner_getter, other)
         if told is not None and len(candidates) <= bounds.max_trials:
-            run = _tried_ahead(sim, facts, wallets, told, (candidates, likely))
-            tried = (told, asyncio.ensure_future(run))
-        screened = await screen_calls(sim, candidates, likely)
+            if await curve_followed(sim):  # the journey's buy, back in this round
+                run = _tried_ahead(sim, facts, wallets, told, (candidates, likely))
+                tried = (told, asyncio.ensure_future(run))
+        screened = await screening
     except BaseException:
-        story.cancel()
-        guards.cancel()
+        for future in started:
+            future.cancel()
         if tried is not None:
             _drop_tried(tried[1])
         raise

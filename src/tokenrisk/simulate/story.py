@@ -106,16 +106,37 @@ def predicted(sim: Simulator, owner_getter: bool, other: str) -> Story | None:
     ``getAmountOut`` gives on the V2 pool's reserves (after A's buy, for B); None where
     no curve predicts a buy (:func:`~tokenrisk.simulate.ahead.curve_buy`).  It holds
     when the amounts round's first size delivers exactly those (:func:`fits`)."""
+    a = curve_a(sim)
+    if a is None:
+        return None
+    full, base, tokens = (
+        sim.settings.buy_amount(base_reserve(sim)),
+        base_reserve(sim),
+        token_reserve(sim),
+    )
+    b = curve_buy(True, base + full, tokens - a, full // 2)
+    return story_of(full, a, b, owner_getter, other) if b else None
+
+
+def curve_a(sim: Simulator) -> int | None:
+    """A's full-size buy on the V2 pool's curve (the journey's default buy, same size);
+    None where no curve predicts it."""
     route = sim.route
     if sim.prelude or route.v3 or route.v4:
         return None
     full = sim.settings.buy_amount(base_reserve(sim))
-    base, tokens = base_reserve(sim), token_reserve(sim)
-    a = curve_buy(True, base, tokens, full)
-    b = curve_buy(True, base + full, tokens - (a or 0), full // 2)
-    if not a or not b:
-        return None
-    return story_of(full, a, b, owner_getter, other)
+    return curve_buy(True, base_reserve(sim), token_reserve(sim), full) or None
+
+
+async def curve_followed(sim: Simulator) -> bool:
+    """False when this check's journey has bought (its default buy is in flight or back)
+    and did not get what the curve gives (a buy tax: a story predicted from the curve
+    cannot hold, so nothing is sent ahead on it); True when it did, or has not bought.
+    Waits at most for the journey's buy, sent before the scan's facts came back."""
+    if sim.first_buy is None:
+        return True
+    delivered = await asyncio.shield(sim.first_buy)
+    return delivered is not None and delivered == curve_a(sim)
 
 
 def other_wallet() -> str:
