@@ -143,7 +143,7 @@ async def _told(buying: Awaitable[Outcome], told: asyncio.Future[int | None]) ->
     """The default buy's outcome; what it delivered is told as soon as it is back
     (``Simulator.first_buy``: the owner-power scan reads it)."""
     first = await buying
-    told.set_result(Bought(0, first).tokens if _bought_ok(first) else None)
+    told.set_result((first["bought"].uint or 0) if _bought_ok(first) else None)
     return first
 
 
