@@ -118,6 +118,14 @@ WEBHOOK_FAILURES = Counter(
     ["endpoint"],
     registry=REGISTRY,
 )
+SENT_AHEAD = Counter(
+    "tokenrisk_sent_ahead",
+    "Simulations sent before the amounts they were planned with were known, by what "
+    "planned them (remembered, curve, after_buy: the journey; scan_trials: the "
+    "owner-power scan's trials) and result (used, dropped: node work spent for nothing).",
+    ["planned", "result"],
+    registry=REGISTRY,
+)
 
 
 def exposition() -> bytes:
@@ -170,3 +178,7 @@ def watch_event(chain_id: int, kind: str) -> None:
 
 def webhook_failed(endpoint: str) -> None:
     WEBHOOK_FAILURES.labels(endpoint=endpoint).inc()
+
+
+def sent_ahead(planned: str, used: bool) -> None:
+    SENT_AHEAD.labels(planned, "used" if used else "dropped").inc()
