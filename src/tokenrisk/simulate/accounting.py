@@ -30,13 +30,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from tokenrisk.chain.signatures import TRANSFER_TOPIC
 
 
-@dataclass(frozen=True)
-class Log:
-    """One event log of a simulated call (address and topics lower-case hex)."""
+class Log(NamedTuple):
+    """One event log of a simulated call (address and topics lower-case hex).  A
+    NamedTuple (immutable) rather than a frozen dataclass: cheaper to build, and a check
+    with holder analysis builds hundreds (issue #27)."""
 
     address: str
     topics: tuple[str, ...]
