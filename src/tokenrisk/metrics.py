@@ -117,10 +117,26 @@ def exposition() -> bytes:
     return generate_latest(REGISTRY)
 
 
+_CHILDREN: dict[tuple[str, ...], tuple[Counter, Histogram]] = {}
+"""The (counter, histogram) children per label values of the per-request metrics: a
+``labels()`` lookup takes the metric's lock and checks every value, and a recomputed
+check sends ~9 node requests and one HTTP answer (issue #27).  Children are never
+removed, so a remembered one stays the one the registry exports; the label sets are
+bounded (route templates, configured chains)."""
+
+
+def _pair(counter: Counter, histogram: Histogram, *labels: str) -> tuple[Counter, Histogram]:
+    key = (str(id(counter)), *labels)
+    pair = _CHILDREN.get(key)
+    if pair is None:
+        pair = _CHILDREN[key] = (counter.labels(*labels), histogram.labels(*labels))
+    return pair
+
+
 def http_request(endpoint: str, method: str, status: int, seconds: float) -> None:
-    labels = (endpoint, method, str(status))
-    HTTP_REQUESTS.labels(*labels).inc()
-    HTTP_SECONDS.labels(*labels).observe(seconds)
+    count, timing = _pair(HTTP_REQUESTS, HTTP_SECONDS, endpoint, method, str(status))
+    count.inc()
+    timing.observe(seconds)
 
 
 def simulation(chain_id: int, outcome: str) -> None:
@@ -128,8 +144,9 @@ def simulation(chain_id: int, outcome: str) -> None:
 
 
 def node_request(chain: str, seconds: float, error: BaseException | None) -> None:
-    NODE_REQUESTS.labels(chain).inc()
-    NODE_SECONDS.labels(chain).observe(seconds)
+    count, timing = _pair(NODE_REQUESTS, NODE_SECONDS, chain)
+    count.inc()
+    timing.observe(seconds)
     if error is not None:
         NODE_ERRORS.labels(chain, type(error).__name__).inc()
 
