@@ -231,9 +231,12 @@ def too_deep(body: bytes, limit: int) -> bool:
     deepest prefix sum of the remaining brackets is the depth: about as costly as
     parsing the reply once.
     """
-    if body.count(b"[") + body.count(b"{") <= limit:
+    if len(body) <= limit:
         return False
-    if _shallow(body, limit):
+    skeleton = body.translate(None, _NOT_STRUCTURE)  # one pass; the counts then read less
+    if skeleton.count(b"[") + skeleton.count(b"{") <= limit:
+        return False
+    if _shallow(body, limit, skeleton):
         return False
     plain = body.replace(b"\\\\", b"").replace(b'\\"', b"")
     skeleton = plain.translate(None, _NOT_STRUCTURE)
@@ -246,7 +249,7 @@ def too_deep(body: bytes, limit: int) -> bool:
 _PEEL_ROUNDS = 16
 
 
-def _shallow(body: bytes, limit: int) -> bool:
+def _shallow(body: bytes, limit: int, skeleton: bytes | None = None) -> bool:
     """A quick proof that ``body`` nests at most ``limit`` deep, for the usual reply: no
     backslash (so no escaped quote) and no bracket inside a string.  False proves
     nothing (:func:`too_deep` then scans exactly).
@@ -260,7 +263,9 @@ def _shallow(body: bytes, limit: int) -> bool:
     """
     if b"\\" in body:
         return False
-    skeleton = body.translate(None, _NOT_STRUCTURE).replace(b'""', b"")
+    if skeleton is None:  # ``body`` without all but quotes and brackets, if known
+        skeleton = body.translate(None, _NOT_STRUCTURE)
+    skeleton = skeleton.replace(b'""', b"")
     if b'"' in skeleton:
         return False
     for _ in range(min(_PEEL_ROUNDS, limit // 2)):
