@@ -9,6 +9,8 @@ several worker processes each has its own numbers (scrape each, or run one worke
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
@@ -117,20 +119,20 @@ def exposition() -> bytes:
     return generate_latest(REGISTRY)
 
 
-_CHILDREN: dict[tuple[str, ...], tuple[Counter, Histogram]] = {}
-"""The (counter, histogram) children per label values of the per-request metrics: a
-``labels()`` lookup takes the metric's lock and checks every value, and a recomputed
-check sends ~9 node requests and one HTTP answer (issue #27).  Children are never
-removed, so a remembered one stays the one the registry exports; the label sets are
-bounded (route templates, configured chains)."""
-
-
 def _pair(counter: Counter, histogram: Histogram, *labels: str) -> tuple[Counter, Histogram]:
-    key = (str(id(counter)), *labels)
-    pair = _CHILDREN.get(key)
-    if pair is None:
-        pair = _CHILDREN[key] = (counter.labels(*labels), histogram.labels(*labels))
-    return pair
+    """The (counter, histogram) children for ``labels`` of the per-request metrics,
+    remembered: a ``labels()`` lookup takes the metric's lock and checks every value,
+    and a recomputed check sends ~9 node requests and one HTTP answer (issue #27).  A
+    metric's child for some labels is always the same object (children are never
+    removed), and the label sets are bounded (route templates, configured chains)."""
+    return _children(counter, histogram, labels)
+
+
+@lru_cache(maxsize=1024)
+def _children(
+    counter: Counter, histogram: Histogram, labels: tuple[str, ...]
+) -> tuple[Counter, Histogram]:
+    return counter.labels(*labels), histogram.labels(*labels)
 
 
 def http_request(endpoint: str, method: str, status: int, seconds: float) -> None:
