@@ -34,7 +34,7 @@ import msgspec
 from tokenrisk.chain.abi import decode_revert, decode_uint
 from tokenrisk.chain.coalesce import LARGE_SIMULATION
 from tokenrisk.chain.head import ChainHead as ChainHead  # plans are pinned to it
-from tokenrisk.chain.rpc import RpcClient
+from tokenrisk.chain.rpc import RpcClient, TypedCall
 from tokenrisk.chain.signatures import DEPOSIT
 from tokenrisk.errors import CallReverted, MalformedResponse, RpcError
 from tokenrisk.simulate.accounting import (
@@ -147,8 +147,10 @@ def parse_call(call: dict[str, Any]) -> CallResult:
     return CallResult(ok, data, gas, reason, parse_logs(logs) if logs else ())
 
 
-# TYPED REPLIES: a large simulation's reply decoded straight into what parse_call reads
-# (RpcClient.call_typed); block headers and log metadata are skipped, not built.
+# TYPED REPLIES: a simulation's reply decoded straight into what parse_call reads (a
+# large one by RpcClient.call_typed, the others in their batch as rpc.TypedCall); block
+# headers and log metadata are skipped, not built.  A reply of another shape comes back
+# as plain JSON, which _outcome reads too.
 
 
 class SimLog(msgspec.Struct):
@@ -472,8 +474,10 @@ class Simulator:
         replies: list[Any] = [None] * len(plans)
         sent = [self._typed(plans[i]) for i in large]
         if small:
-            sent.append(self.rpc.batch([("eth_simulateV1", plans[i].params()) for i in small]))
-        done = await asyncio.gather(*sent)
+            calls = [TypedCall("eth_simulateV1", plans[i].params(), SIMULATION) for i in small]
+            sent.append(self.rpc.batch(calls))
+        # one request (the usual case) is awaited as it is: gather would wrap it in a task
+        done = [await sent[0]] if len(sent) == 1 else await asyncio.gather(*sent)
         for i, reply in zip(large, done, strict=False):
             replies[i] = reply
         if small:
