@@ -48,6 +48,40 @@ contract NoWalletTransferToken is ScenarioToken {
     }
 }
 
+/// @title HopGuardToken
+/// @notice Latent trap sold as anti-bot hygiene: `setHopGuard(true)` stops "wallet hopping"
+/// (snipers spreading a buy over fresh wallets to dodge per-wallet rules) by making every
+/// wallet-to-wallet transfer revert, while buys and sells through the pool keep working.
+/// Off at launch. Once on, a holder can no longer move tokens to another wallet (a hardware
+/// wallet, an exchange deposit address) unless the owner exempts one side with
+/// `setHopExempt`.
+contract HopGuardToken is ScenarioToken {
+    bool public hopGuard;
+    mapping(address => bool) public isHopExempt;
+
+    event HopGuardSet(bool enabled);
+
+    constructor(string memory name_, string memory symbol_, uint8 decimals_, uint256 supply_)
+        ScenarioToken(name_, symbol_, decimals_, supply_)
+    {}
+
+    function setHopGuard(bool enabled) external onlyOwner {
+        hopGuard = enabled;
+        emit HopGuardSet(enabled);
+    }
+
+    function setHopExempt(address account, bool exempt) external onlyOwner {
+        isHopExempt[account] = exempt;
+    }
+
+    function _update(address from, address to, uint256 amount) internal override {
+        if (hopGuard && _ruled(from, to) && _isWalletTransfer(from, to)) {
+            require(isHopExempt[from] || isHopExempt[to], "Wallet hopping disabled");
+        }
+        _move(from, to, amount);
+    }
+}
+
 /// @title OriginTrapToken
 /// @notice Honeypot that fools contract-based simulators: a sell reverts when the tokens
 /// come from the transaction's own sender (`from == tx.origin`), which is exactly the case

@@ -185,10 +185,21 @@ def _block_buys(o: Observed) -> list[Shown]:
 
 
 def _block_transfers(o: Observed) -> list[Shown]:
-    t = o.trial
-    found = o.blocking and t.ok("a.sell") and not o.fails("c.buy") and o.fails("a.transfer")
-    text = f"a wallet transfer fails ({t.reason('a.transfer')}) while sells work"
-    return _if(found, text, _blocking_evidence(o))
+    """A's wallet transfer fails after the call while its sell (and C's buy) still work;
+    or, armed, the transfer fails in the baseline and works after the call: the caller
+    holds the switch (as :func:`_released` reads a sell block)."""
+    t, base = o.trial, o.base
+    if not (o.blocking and t.ok("a.sell") and not o.fails("c.buy")):
+        return []
+    if o.fails("a.transfer"):
+        text = f"a wallet transfer fails ({t.reason('a.transfer')}) while sells work"
+        return [(text, _blocking_evidence(o))]
+    released = not base.ok("a.transfer") and t.ok("a.transfer")
+    why = base.reason("a.transfer")
+    text = (
+        f"wallet transfers fail now ({why}); this call made them work: the caller holds the switch"
+    )
+    return _if(released, text, _blocking_evidence(o))
 
 
 def _tax(side: str, change: tuple[float, float] | None, power: bool) -> list[Shown]:
@@ -304,7 +315,9 @@ FINDINGS: Final[dict[str, FindingKind]] = {
             "Owner can block wallet transfers",
             "After an owner call, a wallet-to-wallet transfer failed while selling still worked.",
             "Tokens may not be movable to another wallet (or a safer exchange).",
-            "trial: A's wallet transfer fails, sells work",
+            "trial: A's wallet transfer fails, sells work (or, armed, it works only after the "
+            "call)",
+            ("latent-hop-guard",),
             detect=_block_transfers,
         ),
         FindingKind(

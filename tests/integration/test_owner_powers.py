@@ -105,7 +105,14 @@ async def test_every_proven_trap_is_flagged_with_evidence_while_sellable(
 async def test_findings_agree_with_what_the_mined_proof_measured(
     http: httpx.AsyncClient, devnet: Any
 ) -> None:
-    compared = {"sell tax": 0, "sell loss": 0, "sell gas": 0, "mint": 0, "moved balance": 0}
+    compared = {
+        "sell tax": 0,
+        "sell loss": 0,
+        "sell gas": 0,
+        "mint": 0,
+        "moved balance": 0,
+        "transfer blocked": 0,
+    }
     for token_id in _proven(devnet):
         entry = _entry(devnet, token_id)
         measured = entry["ownerProof"]["measured"]
@@ -132,6 +139,9 @@ async def test_findings_agree_with_what_the_mined_proof_measured(
         if measured["balance_after"] < measured["balance_before"]:
             assert "owner_can_move_balances" in found, token_id
             compared["moved balance"] += 1
+        if measured["transfer_ok"] is False and measured["sell_ok"]:  # mined: only the transfer
+            assert "owner_can_block_transfers" in found, (token_id, sorted(found))
+            compared["transfer blocked"] += 1
     # every kind of measurement was compared at least once: the test cannot pass empty
     assert all(compared.values()), compared
 

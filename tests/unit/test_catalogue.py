@@ -53,6 +53,7 @@ PROOF_EXPECT = {
     "callReverts",
     "ownerChanges",
     "sellFails",
+    "transferFails",
     "sellTaxAtLeast",
     "supplyGrows",
     "balanceDrops",

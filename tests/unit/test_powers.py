@@ -205,6 +205,16 @@ def test_only_transfers_blocked() -> None:
     assert kinds(story(**{"a.transfer": failed()})) == ["owner_can_block_transfers"]
 
 
+def test_transfers_blocked_today_and_opened_by_the_call_is_the_switch() -> None:
+    armed = story(**{"a.transfer": failed("execution reverted: Wallet hopping disabled")})
+    found = classify(armed, story())
+    assert [e.kind for e in found] == ["owner_can_block_transfers"]
+    assert "Wallet hopping disabled" in found[0].detail
+    assert classify(armed, armed) == []  # a call that leaves them blocked holds nothing
+    still_blocked = story(**{"a.transfer": failed(), "a.sell": failed(), "b.sell": failed()})
+    assert "owner_can_block_transfers" not in [e.kind for e in classify(armed, still_blocked)]
+
+
 def test_mint_is_seen_in_the_supply() -> None:
     found = classify(BASE, story(supply1=ok(2 * 10**9)))
     assert [e.kind for e in found] == ["owner_can_mint"]

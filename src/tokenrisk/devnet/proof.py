@@ -10,7 +10,9 @@ would otherwise be a claim typed into ``catalogue.json``.  For every token with 
 3. has a history holder sell half of their balance through the token's sell pool and
    measures the sell tax in token units (seller's decrease vs. the pool's increase),
    the holder's balance and the total supply before and after the action;
-4. reverts to the snapshot, so the dumped chain is still pre-armed.
+4. has the same holder send a tenth of what it still holds to a fresh EOA (a mined
+   wallet-to-wallet transfer: does it go through after the action?);
+5. reverts to the snapshot, so the dumped chain is still pre-armed.
 
 The measurements go into the manifest (``ownerProof.measured``) and the ``expect``
 conditions are checked here: a proof that does not show what the catalogue says stops
@@ -27,11 +29,12 @@ from tokenrisk.chain.signatures import TOTAL_SUPPLY
 from tokenrisk.devnet.catalogue import resolve_args
 from tokenrisk.devnet.chain import Chain, Tx
 from tokenrisk.devnet.deployment import Deployed, Devnet
-from tokenrisk.devnet.history import holder_address
+from tokenrisk.devnet.history import actor_address, holder_address
 from tokenrisk.devnet.swaps import (
     approvals,
     balance_of_calldata,
     sell_calldata,
+    transfer_calldata,
     v4_quote,
     v4_swap,
 )
@@ -63,6 +66,8 @@ class Measured:
     WETH (a hook's fee on the output leaves the token units whole)."""
     owner_before: int | None = None  # the owner getter, read only for ``ownerChanges``
     owner_after: int | None = None
+    transfer_ok: bool | None = None  # the holder's transfer to a fresh EOA after the sell
+    transfer_reason: str | None = None  # None: it went through (or the holder had nothing)
 
 
 async def prove_owner_powers(devnet: Devnet) -> dict[str, Any]:
@@ -108,6 +113,7 @@ async def _prove(devnet: Devnet, token: Deployed, spec: dict[str, Any], seller: 
     caller_after = await _uint(chain, token.address, balance_of_calldata(sender)) if sender else 0
     owner_after = await _uint(chain, token.address, OWNER) if watch_owner else None
     sold = await _sell_half(devnet, token, seller, balance_after)
+    moved, moved_reason = await _transfer_tenth(devnet, token, seller)
     return Measured(
         call_ok,
         call_reason,
@@ -124,6 +130,8 @@ async def _prove(devnet: Devnet, token: Deployed, spec: dict[str, Any], seller: 
         sold.loss,
         owner_before,
         owner_after,
+        moved,
+        moved_reason,
     )
 
 
@@ -207,6 +215,23 @@ async def _sell_half(devnet: Devnet, token: Deployed, seller: str, balance: int)
     return _Sold(True, None, tax, gas, loss)
 
 
+async def _transfer_tenth(
+    devnet: Devnet, token: Deployed, holder: str
+) -> tuple[bool | None, str | None]:
+    """A real wallet-to-wallet transfer of a tenth of what the holder still holds to a
+    fresh EOA (after the sell, so the sell measured the balance the action left): did it
+    go through, and why not.  ``(None, None)`` when the holder has nothing to send (no
+    transfer was tried, so it can prove neither way)."""
+    amount = await _uint(devnet.chain, token.address, balance_of_calldata(holder)) // 10
+    if amount == 0:
+        return None, None
+    receiver = actor_address(token.spec.id, "proof-receiver", 0)
+    data = transfer_calldata(receiver, amount)
+    tx = Tx(holder, token.address, data, label=f"{token.spec.id}: ownerProof transfer")
+    outcome = await devnet.chain.send(tx, allow_revert=True)
+    return outcome.ok, outcome.reason
+
+
 async def _uint(chain: Chain, to: str, data: str) -> int:
     return int(decode(["uint256"], await chain.call(to, data))[0])
 
@@ -225,6 +250,8 @@ def _check(token_id: str, expect: dict[str, Any], m: Measured) -> None:
         failures.append(f"the owner call reverted: {m.call_reason}")
     if "sellFails" in expect and bool(expect["sellFails"]) == m.sell_ok:
         failures.append(f"sell ok={m.sell_ok} ({m.sell_reason}), expected the opposite")
+    if "transferFails" in expect and m.transfer_ok is not (not expect["transferFails"]):
+        failures.append(f"transfer ok={m.transfer_ok} ({m.transfer_reason}), expected the opposite")
     if "sellTaxAtLeast" in expect and (m.sell_tax or 0.0) < float(expect["sellTaxAtLeast"]):
         failures.append(f"sell tax {m.sell_tax} below {expect['sellTaxAtLeast']}")
     if "sellLossAtLeast" in expect and (m.sell_loss or 0.0) < float(expect["sellLossAtLeast"]):
