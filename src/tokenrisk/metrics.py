@@ -9,6 +9,8 @@ several worker processes each has its own numbers (scrape each, or run one worke
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
@@ -133,10 +135,26 @@ def exposition() -> bytes:
     return generate_latest(REGISTRY)
 
 
+def _pair(counter: Counter, histogram: Histogram, *labels: str) -> tuple[Counter, Histogram]:
+    """The (counter, histogram) children for ``labels`` of the per-request metrics,
+    remembered: a ``labels()`` lookup takes the metric's lock and checks every value,
+    and a recomputed check sends ~9 node requests and one HTTP answer (issue #27).  A
+    metric's child for some labels is always the same object (children are never
+    removed), and the label sets are bounded (route templates, configured chains)."""
+    return _children(counter, histogram, labels)
+
+
+@lru_cache(maxsize=1024)
+def _children(
+    counter: Counter, histogram: Histogram, labels: tuple[str, ...]
+) -> tuple[Counter, Histogram]:
+    return counter.labels(*labels), histogram.labels(*labels)
+
+
 def http_request(endpoint: str, method: str, status: int, seconds: float) -> None:
-    labels = (endpoint, method, str(status))
-    HTTP_REQUESTS.labels(*labels).inc()
-    HTTP_SECONDS.labels(*labels).observe(seconds)
+    count, timing = _pair(HTTP_REQUESTS, HTTP_SECONDS, endpoint, method, str(status))
+    count.inc()
+    timing.observe(seconds)
 
 
 def simulation(chain_id: int, outcome: str) -> None:
@@ -144,8 +162,9 @@ def simulation(chain_id: int, outcome: str) -> None:
 
 
 def node_request(chain: str, seconds: float, error: BaseException | None) -> None:
-    NODE_REQUESTS.labels(chain).inc()
-    NODE_SECONDS.labels(chain).observe(seconds)
+    count, timing = _pair(NODE_REQUESTS, NODE_SECONDS, chain)
+    count.inc()
+    timing.observe(seconds)
     if error is not None:
         NODE_ERRORS.labels(chain, type(error).__name__).inc()
 

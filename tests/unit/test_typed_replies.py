@@ -1,6 +1,7 @@
-"""Large simulations decoded typed (RpcClient.call_typed, simulator.SIMULATION): the same
-outcome as the plain JSON path for the same reply, the plain path for a reply that does
-not fit the type, and the same errors.
+"""Simulations decoded typed (RpcClient.call_typed for a large one, a batch's
+rpc.TypedCall for the small ones; simulator.SIMULATION): the same outcome as the plain
+JSON path for the same reply, the plain path for a reply that does not fit the type, and
+the same errors.
 
 The node is :class:`tests.fakenode.FakeNode` behind the real :class:`RpcClient`, so the
 bytes are decoded as they are from anvil.
@@ -188,3 +189,75 @@ async def test_call_typed_keeps_every_guard_of_call() -> None:
     with pytest.raises(RpcError):
         await other.call_typed("eth_call", [], sim_module.SIMULATION)
     await other.aclose()
+
+
+@pytest.fixture
+def batch_fits(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each batch with typed calls was decoded typed (True) or plainly (False)."""
+    seen: list[bool] = []
+    fit = rpc._BatchFit.fit
+
+    def counting(self: rpc._BatchFit, body: bytes) -> Any:
+        fitted = fit(self, body)
+        seen.append(fitted is not None)
+        return fitted
+
+    monkeypatch.setattr(rpc._BatchFit, "fit", counting)
+    return seen
+
+
+async def test_small_plans_in_one_batch_are_decoded_typed(batch_fits: list[bool]) -> None:
+    node = FakeNode({"eth_simulateV1": reply})
+    sim = simulator(node)
+    plans = [sim.buy_only(10**18), sim.buy_then_sell(10**18, 10**17), group(sim, 3)]
+    outcomes = await sim.run(plans)
+    assert batch_fits == [True] and node.requests == 1
+    for plan, outcome in zip(plans, outcomes, strict=True):
+        assert not isinstance(outcome, CallReverted)
+        assert outcome == sim_module._outcome(plan, reply(plan.params()))
+    assert outcomes[2]["h0.sell"].reason == "execution reverted: no way"
+    assert outcomes[2]["h1.sell"].logs[0].address == TOKEN.lower()
+
+
+async def test_a_batch_result_that_does_not_fit_is_plain_json(batch_fits: list[bool]) -> None:
+    def odd(params: list[Any]) -> Any:
+        if len(params[0]["blockStateCalls"]) == 3:
+            blocks = reply(params)
+            blocks[1]["calls"][4]["logs"].append(_log(TOKEN, [7], "0x"))
+            return blocks
+        return reply(params)
+
+    sim = simulator(FakeNode({"eth_simulateV1": odd}))
+    plans = [sim.buy_only(10**18), group(sim, 3)]
+    outcomes = await sim.run(plans)
+    assert batch_fits == [True]  # the other result typed, this one plain
+    for plan, outcome in zip(plans, outcomes, strict=True):
+        assert outcome == sim_module._outcome(plan, odd(plan.params()))
+    assert len(outcomes[1]["h1.sell"].logs) == 2
+
+
+async def test_typed_and_plain_calls_share_a_batch() -> None:
+    client = FakeNode({"eth_simulateV1": reply, "eth_call": "0x12", "eth_chainId": "0x1"}).client()
+    params = [{"blockStateCalls": [{"blockOverrides": {"number": "0x65"}, "calls": []}]}, "0x64"]
+    typed = rpc.TypedCall("eth_simulateV1", params, sim_module.SIMULATION)
+    assert typed == ("eth_simulateV1", params)  # the plain pair to whoever does not look
+    result, plain, chain = await client.batch(
+        [typed, ("eth_call", [{}, "latest"]), ("eth_chainId", [])]
+    )
+    assert isinstance(result[0], sim_module.SimBlock) and result[0].number == "0x65"
+    assert plain == "0x12" and chain == "0x1"
+    await client.aclose()
+
+
+async def test_errors_in_a_typed_batch_are_those_of_the_plain_path() -> None:
+    sim = simulator(FakeNode({"eth_simulateV1": REVERTED}))
+    outcomes = await sim.run([sim.buy_only(10**18), sim.buy_only(10**18)])
+    assert all(isinstance(o, CallReverted) for o in outcomes)
+    sim = simulator(FakeNode({"eth_simulateV1": INTERNAL}))
+    with pytest.raises(RpcError) as caught:
+        await sim.run([sim.buy_only(10**18), sim.buy_only(10**18)])
+    assert not isinstance(caught.value, CallReverted)
+    deep = FakeNode(whole=deeply_nested(200_000)).client()
+    with pytest.raises(ReplyTooDeep):
+        await deep.batch([rpc.TypedCall("eth_simulateV1", [], sim_module.SIMULATION)] * 2)
+    await deep.aclose()

@@ -320,7 +320,7 @@ async def linked_discovery(
     native = _lookup_calls(chain, weth, chain.stablecoins) if known is None else []
     ours = _linked_reads(token, own)
     theirs = [
-        replace(r, link=r.link + len(ours) if r.link else 0) for r in _linked_reads(weth, native)
+        r._replace(link=r.link + len(ours) if r.link else 0) for r in _linked_reads(weth, native)
     ]
     if known is not None:  # the pools are remembered: only their balances
         theirs = _balance_reads(weth, _pricing(known))

@@ -231,9 +231,12 @@ def too_deep(body: bytes, limit: int) -> bool:
     deepest prefix sum of the remaining brackets is the depth: about as costly as
     parsing the reply once.
     """
-    if body.count(b"[") + body.count(b"{") <= limit:
+    if len(body) <= limit:
         return False
-    if _shallow(body, limit):
+    skeleton = body.translate(None, _NOT_STRUCTURE)  # one pass; the counts then read less
+    if skeleton.count(b"[") + skeleton.count(b"{") <= limit:
+        return False
+    if _shallow(body, limit, skeleton):
         return False
     plain = body.replace(b"\\\\", b"").replace(b'\\"', b"")
     skeleton = plain.translate(None, _NOT_STRUCTURE)
@@ -246,7 +249,7 @@ def too_deep(body: bytes, limit: int) -> bool:
 _PEEL_ROUNDS = 16
 
 
-def _shallow(body: bytes, limit: int) -> bool:
+def _shallow(body: bytes, limit: int, skeleton: bytes | None = None) -> bool:
     """A quick proof that ``body`` nests at most ``limit`` deep, for the usual reply: no
     backslash (so no escaped quote) and no bracket inside a string.  False proves
     nothing (:func:`too_deep` then scans exactly).
@@ -260,7 +263,9 @@ def _shallow(body: bytes, limit: int) -> bool:
     """
     if b"\\" in body:
         return False
-    skeleton = body.translate(None, _NOT_STRUCTURE).replace(b'""', b"")
+    if skeleton is None:  # ``body`` without all but quotes and brackets, if known
+        skeleton = body.translate(None, _NOT_STRUCTURE)
+    skeleton = skeleton.replace(b'""', b"")
     if b'"' in skeleton:
         return False
     for _ in range(min(_PEEL_ROUNDS, limit // 2)):
@@ -320,7 +325,113 @@ def _fit(decoder: TypedDecoder, body: bytes) -> _Typed | None:
     return _Typed(reply.result)
 
 
+class TypedCall(tuple[str, Sequence[Any]]):
+    """A ``(method, params)`` call of a batch whose caller takes its result decoded into
+    ``result_type`` (msgspec structs, as :meth:`RpcClient.call_typed`) or as plain JSON.
+
+    It is the plain pair to everything that does not look (fakes, wrappers that rebuild
+    the calls): those hand back plain JSON, which the caller takes too.
+    :meth:`RpcClient.batch` decodes such a call's result typed when the whole reply fits
+    (:class:`_BatchFit`): a simulation's reply is mostly block headers and log metadata
+    that are then skipped, not built."""
+
+    result_type: Any
+
+    def __new__(cls, method: str, params: Sequence[Any], result_type: Any) -> TypedCall:
+        call = super().__new__(cls, (method, params))
+        call.result_type = result_type
+        return call
+
+
+class _Entry(msgspec.Struct):
+    """One reply of a JSON-RPC batch, its result left undecoded."""
+
+    id: Any = None
+    result: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    error: Any = None
+
+
+_ENTRIES = msgspec.json.Decoder(list[_Entry])
+
+
+class _BatchFit:
+    """A batch reply's decoding when some calls are :class:`TypedCall`: the replies as
+    the plain parse gives them (dicts with ``id``, ``result``, ``error``), those results
+    decoded into the call's type where they fit (else plain, as :func:`_fit`)."""
+
+    def __init__(
+        self,
+        decoders: dict[Any, msgspec.json.Decoder[Any]],
+        whole: msgspec.json.Decoder[list[Any]] | None = None,
+    ) -> None:
+        self.decoders = decoders  # by request id
+        self.whole = whole  # every call of one type: the batch decoded in one pass
+
+    def fit(self, body: bytes) -> list[dict[str, Any]] | None:
+        """The replies; None when the body is not a list of reply objects (the plain
+        path then decides, with its own errors)."""
+        if self.whole is not None:
+            try:  # the usual batch of simulations: one pass, typed
+                return [_reply(e, e.result) for e in self.whole.decode(body)]
+            except msgspec.MsgspecError:
+                pass  # some result of another shape: each one apart, below
+        try:
+            entries = _ENTRIES.decode(body)
+        except msgspec.MsgspecError:
+            return None
+        out: list[dict[str, Any]] = []
+        for entry in entries:
+            result = entry.result
+            if not isinstance(result, msgspec.UnsetType):
+                result = self._result(entry.id, result)
+            out.append(_reply(entry, result))
+        return out
+
+    def _result(self, request: Any, raw: msgspec.Raw) -> Any:
+        decoder = self.decoders.get(request) if isinstance(request, int) else None
+        if decoder is not None:
+            try:
+                return decoder.decode(raw)
+            except msgspec.MsgspecError:
+                pass  # another shape: plain JSON, as the caller also takes
+        try:
+            return orjson.loads(memoryview(raw))
+        except (ValueError, RecursionError) as exc:
+            raise MalformedResponse("node sent a reply that is not JSON") from exc
+
+
+def _reply(entry: Any, result: Any) -> dict[str, Any]:
+    """A batch entry as the plain parse gives it."""
+    reply: dict[str, Any] = {"id": entry.id}
+    if entry.error is not None:
+        reply["error"] = entry.error
+    if not isinstance(result, msgspec.UnsetType):
+        reply["result"] = result
+    return reply
+
+
+@lru_cache(maxsize=32)
+def _result_decoder(result_type: Any) -> msgspec.json.Decoder[Any]:
+    return msgspec.json.Decoder(result_type)
+
+
+class _BatchEnvelope(msgspec.Struct, Generic[T]):
+    """One reply of a batch whose results all have a known type."""
+
+    id: Any = None
+    result: T | msgspec.UnsetType = msgspec.UNSET
+    error: Any = None
+
+
+@lru_cache(maxsize=32)
+def _batch_decoder(result_type: Any) -> msgspec.json.Decoder[list[Any]]:
+    """A whole batch whose every result is ``result_type``."""
+    return msgspec.json.Decoder(list[_BatchEnvelope[result_type]])
+
+
 Watcher = Callable[[str, Sequence[Any], RpcError], None]
+Fit = TypedDecoder | _BatchFit
+"""How a request's reply may be decoded typed (one result, or a batch's)."""
 
 
 WARM_CONNECTIONS = 16
@@ -538,7 +649,17 @@ class RpcClient:
             for i, (m, p) in zip(ids, calls, strict=True)
         ]
         retry = all(method in RETRYABLE for method, _ in calls)
-        replies = await self._post(payload, retry=retry)
+        decoders = {
+            i: _result_decoder(call.result_type)
+            for i, call in zip(ids, calls, strict=True)
+            if isinstance(call, TypedCall)
+        }
+        types = {id(c.result_type): c.result_type for c in calls if isinstance(c, TypedCall)}
+        whole = None
+        if len(decoders) == len(calls) and len(types) == 1:
+            whole = _batch_decoder(next(iter(types.values())))
+        fit = _BatchFit(decoders, whole) if decoders else None
+        replies = await self._post(payload, retry=retry, typed=fit)
         if not isinstance(replies, list):
             if isinstance(replies, dict) and replies.get("error") is not None:
                 raise error_from_object(replies["error"])
@@ -555,7 +676,7 @@ class RpcClient:
                 out.append(exc)
         return out
 
-    async def _post(self, payload: Any, retry: bool, typed: TypedDecoder | None = None) -> Any:
+    async def _post(self, payload: Any, retry: bool, typed: Fit | None = None) -> Any:
         attempts = 1 + (self.settings.retries if retry else 0)
         for attempt in range(attempts):
             await self.identity.ensure(self._read_chain_id)
@@ -605,7 +726,7 @@ class RpcClient:
             raise
         return int(reply, 16)
 
-    async def _post_once(self, payload: Any, typed: TypedDecoder | None = None) -> Any:
+    async def _post_once(self, payload: Any, typed: Fit | None = None) -> Any:
         started = time.perf_counter()
         try:
             reply = await self._exchange(payload, typed)
@@ -615,9 +736,9 @@ class RpcClient:
         metrics.node_request(self._metrics_chain, time.perf_counter() - started, None)
         return reply
 
-    async def _exchange(self, payload: Any, typed: TypedDecoder | None = None) -> Any:
-        """The decoded reply: a :class:`_Typed` result when ``typed`` takes it, else the
-        plain JSON reply."""
+    async def _exchange(self, payload: Any, typed: Fit | None = None) -> Any:
+        """The decoded reply: a :class:`_Typed` result when ``typed`` takes it (a batch's
+        replies with its typed results: :class:`_BatchFit`), else the plain JSON reply."""
         request = orjson.dumps(payload)
         if self._lean is not None:
             status, body = await self._lean.post(request)
@@ -627,7 +748,7 @@ class RpcClient:
         if isinstance(payload, list) and status >= 400:
             _raise_refused_batch(status, body)
         if typed is not None and not too_deep(body, self.settings.max_depth):
-            fitted = _fit(typed, body)
+            fitted = typed.fit(body) if isinstance(typed, _BatchFit) else _fit(typed, body)
             if fitted is not None:
                 return fitted
         try:

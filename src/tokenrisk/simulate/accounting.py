@@ -30,22 +30,25 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from tokenrisk.chain.signatures import TRANSFER_TOPIC
 
 
-@dataclass(frozen=True)
-class Log:
-    """One event log of a simulated call (address and topics lower-case hex)."""
+class Log(NamedTuple):
+    """One event log of a simulated call (address and topics lower-case hex).  A
+    NamedTuple (immutable) rather than a frozen dataclass: cheaper to build, and a check
+    with holder analysis builds hundreds (issue #27)."""
 
     address: str
     topics: tuple[str, ...]
     data: str
 
 
-@dataclass(frozen=True)
-class Transfer:
-    """An ERC-20 ``Transfer`` event, addresses lower-case."""
+class Transfer(NamedTuple):
+    """An ERC-20 ``Transfer`` event, addresses lower-case.  This and the facts below are
+    NamedTuples (immutable) rather than frozen dataclasses: built per sell, a few dozen
+    times per check, each at about half the cost (issue #27)."""
 
     token: str
     sender: str
@@ -127,8 +130,7 @@ def shortfall(expected: int | None, got: int | None) -> float | None:
 # LEGS
 
 
-@dataclass(frozen=True)
-class SellFacts:
+class SellFacts(NamedTuple):
     """What one simulated sell showed.
 
     ``amount``: tokens the seller asked the router to sell; ``seller_spent``: the
@@ -181,8 +183,7 @@ def lost_value(quote: int | None, amount: int, sent: int) -> int | None:
     return quote * sent // amount
 
 
-@dataclass(frozen=True)
-class BuyFacts:
+class BuyFacts(NamedTuple):
     """What one simulated buy showed: the quote in tokens, the buyer's balance growth;
     ``pool``: the pool bought from (None: unknown)."""
 
@@ -210,8 +211,7 @@ def buy_tax(facts: BuyFacts) -> LegTax:
     )
 
 
-@dataclass(frozen=True)
-class TransferFacts:
+class TransferFacts(NamedTuple):
     """A wallet-to-wallet transfer: amount sent, receiver's balance growth, the logs."""
 
     token: str

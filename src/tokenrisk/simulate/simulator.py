@@ -27,14 +27,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
 from tokenrisk.chain.abi import decode_revert, decode_uint
 from tokenrisk.chain.coalesce import LARGE_SIMULATION
 from tokenrisk.chain.head import ChainHead as ChainHead  # plans are pinned to it
-from tokenrisk.chain.rpc import RpcClient
+from tokenrisk.chain.rpc import RpcClient, TypedCall
 from tokenrisk.chain.signatures import DEPOSIT
 from tokenrisk.errors import CallReverted, MalformedResponse, RpcError
 from tokenrisk.simulate.accounting import (
@@ -86,8 +86,11 @@ class SimSettings:
         return max(1, base_reserve * self.buy_bps // 10_000)
 
 
-@dataclass(frozen=True)
-class CallResult:
+class CallResult(NamedTuple):
+    """One simulated call's outcome.  A NamedTuple (immutable, like the frozen dataclass
+    it was): a check builds ~300 of these, and a frozen dataclass's ``__init__`` (one
+    ``object.__setattr__`` per field) cost about twice as much (issue #27)."""
+
     ok: bool
     data: str
     gas: int
@@ -140,11 +143,14 @@ def parse_call(call: dict[str, Any]) -> CallResult:
     gas = int(call.get("gasUsed", "0x0"), 16)
     data = str(call.get("returnData") or "0x")
     reason = None if ok else _reason(call)
-    return CallResult(ok=ok, data=data, gas=gas, reason=reason, logs=parse_logs(call.get("logs")))
+    logs = call.get("logs")
+    return CallResult(ok, data, gas, reason, parse_logs(logs) if logs else ())
 
 
-# TYPED REPLIES: a large simulation's reply decoded straight into what parse_call reads
-# (RpcClient.call_typed); block headers and log metadata are skipped, not built.
+# TYPED REPLIES: a simulation's reply decoded straight into what parse_call reads (a
+# large one by RpcClient.call_typed, the others in their batch as rpc.TypedCall); block
+# headers and log metadata are skipped, not built.  A reply of another shape comes back
+# as plain JSON, which _outcome reads too.
 
 
 class SimLog(msgspec.Struct):
@@ -179,11 +185,13 @@ def parse_typed_call(call: SimCall) -> CallResult:
             {"returnData": call.returnData, "error": call.error, "gasUsed": call.gasUsed}
         )
     logs = tuple(
-        Log(log.address.lower(), tuple(t.lower() for t in log.topics), log.data or "0x")
-        for log in call.logs
+        [
+            Log(log.address.lower(), tuple([t.lower() for t in log.topics]), log.data or "0x")
+            for log in call.logs
+        ]
     )
     data = call.returnData or "0x"
-    return CallResult(ok=ok, data=data, gas=int(call.gasUsed, 16), reason=reason, logs=logs)
+    return CallResult(ok, data, int(call.gasUsed, 16), reason, logs)
 
 
 @dataclass
@@ -269,20 +277,9 @@ class Plan:
         base = self.pinned
         gas = allot(self.heavy, self.gas_limit, base.gas_limit, self.limits.request_gas, spent)
         gas_price = price(base.base_fee)
-        price_hex = hex(gas_price)  # once, not once per call
-        blocks = [
-            {
-                **block,
-                "calls": [
-                    {**c, "gas": hex(g), "gasPrice": price_hex}
-                    for c, g in zip(block["calls"], gas[b], strict=True)
-                ],
-            }
-            for b, block in enumerate(self.blocks)
-        ]
-        spent_by = _gas_by_sender(blocks, gas)
+        blocks, spent_by, senders = _priced(self.blocks, gas, hex(gas_price))
         funded: dict[int, dict[str, Any]] = {}  # block -> its overrides with the funding
-        for b, wallet, value, fresh in self._funded():
+        for b, wallet, value, fresh in self._funded(senders):
             used = [g for k, g in spent_by.get(wallet.lower(), ()) if k >= b]
             account = {"balance": hex(funds(used, gas_price, value))}
             if fresh:
@@ -300,30 +297,45 @@ class Plan:
             base.tag,
         ]
 
-    def _funded(self) -> list[tuple[int, str, int, bool]]:
+    def _funded(self, senders: list[tuple[int, str]]) -> list[tuple[int, str, int, bool]]:
         """The wallets to fund: those :meth:`fund` named, and every other sender from the
-        first block it sends in (a fresh wallet: a nonce too)."""
+        first block it sends in (``senders``: each sender's first block, in the order
+        they first send; a fresh wallet: a nonce too)."""
         named = {w.lower() for _, w, _, _ in self.wallets}
         out = list(self.wallets)
-        for b, block in enumerate(self.blocks):
-            for call in block["calls"]:
-                sender = str(call.get("from", ""))
-                if sender and sender.lower() not in named:
-                    named.add(sender.lower())
-                    out.append((b, sender, 0, True))
+        out += [(b, sender, 0, True) for b, sender in senders if sender.lower() not in named]
         return out
 
 
-def _gas_by_sender(
-    blocks: list[dict[str, Any]], gas: list[list[int]]
-) -> dict[str, list[tuple[int, int]]]:
-    """(block, declared gas) of every call, by lower-case sender: one pass over the
-    calls, so funding a hundred holders' wallets is not a pass over them per wallet."""
-    out: dict[str, list[tuple[int, int]]] = {}
-    for k, block in enumerate(blocks):
-        for call, g in zip(block["calls"], gas[k], strict=True):
-            out.setdefault(str(call.get("from", "")).lower(), []).append((k, g))
-    return out
+def _priced(
+    plan_blocks: list[dict[str, Any]], gas: list[list[int]], price_hex: str
+) -> tuple[list[dict[str, Any]], dict[str, list[tuple[int, int]]], list[tuple[int, str]]]:
+    """The blocks with each call's declared gas and price; (block, gas) of every call by
+    lower-case sender; and each non-empty sender's first (block, sender) in order.
+
+    One pass over the calls (a check prices ~330): funding a hundred holders' wallets is
+    not a pass per wallet, and ``allot``'s few distinct gas figures are hexed once."""
+    hexed: dict[int, str] = {}
+    spent_by: dict[str, list[tuple[int, int]]] = {}
+    senders: list[tuple[int, str]] = []
+    blocks: list[dict[str, Any]] = []
+    for b, block in enumerate(plan_blocks):
+        calls: list[dict[str, Any]] = []
+        for call, g in zip(block["calls"], gas[b], strict=True):
+            declared = hexed.get(g)
+            if declared is None:
+                declared = hexed[g] = hex(g)
+            calls.append({**call, "gas": declared, "gasPrice": price_hex})
+            sender = str(call.get("from", ""))
+            key = sender.lower()
+            spent = spent_by.get(key)
+            if spent is None:
+                spent = spent_by[key] = []
+                if sender:
+                    senders.append((b, sender))
+            spent.append((b, g))
+        blocks.append({**block, "calls": calls})
+    return blocks, spent_by, senders
 
 
 def _number_of(block: Any) -> int | None:
@@ -466,8 +478,10 @@ class Simulator:
         replies: list[Any] = [None] * len(plans)
         sent = [self._typed(plans[i]) for i in large]
         if small:
-            sent.append(self.rpc.batch([("eth_simulateV1", plans[i].params()) for i in small]))
-        done = await asyncio.gather(*sent)
+            calls = [TypedCall("eth_simulateV1", plans[i].params(), SIMULATION) for i in small]
+            sent.append(self.rpc.batch(calls))
+        # one request (the usual case) is awaited as it is: gather would wrap it in a task
+        done = [await sent[0]] if len(sent) == 1 else await asyncio.gather(*sent)
         for i, reply in zip(large, done, strict=False):
             replies[i] = reply
         if small:
