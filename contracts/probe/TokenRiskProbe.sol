@@ -128,16 +128,7 @@ contract TokenRiskProbe {
         (bool ok, bytes memory reason) = _swap(t, t.base, t.token, t.amountIn);
         r[3] = gasBefore - gasleft();
         if (!ok) return (r, reason, transferErr);
-        r[2] = IERC20Like(t.token).balanceOf(address(this));
-        r[0] = 1;
-        r[4] = r[2] / 10;
-        try IERC20Like(t.token).transfer(t.receiver, r[4]) {
-            r[5] = IERC20Like(t.token).balanceOf(t.receiver);
-            r[0] |= 2;
-        } catch (bytes memory e) {
-            transferErr = e;
-        }
-        r[6] = IERC20Like(t.token).balanceOf(address(this));
+        transferErr = _transferTenth(IERC20Like(t.token), t.receiver, r);
         uint256 poolBefore = IERC20Like(t.token).balanceOf(t.pool);
         try IERC20Like(t.token).approve(t.router, type(uint256).max) {} catch {}
         gasBefore = gasleft();
@@ -163,16 +154,7 @@ contract TokenRiskProbe {
         (bool ok, bytes memory reason) = _swapV4(t, false, t.amountIn);
         r[3] = gasBefore - gasleft();
         if (!ok) return (r, reason, transferErr);
-        r[2] = IERC20Like(t.token).balanceOf(address(this));
-        r[0] = 1;
-        r[4] = r[2] / 10;
-        try IERC20Like(t.token).transfer(t.receiver, r[4]) {
-            r[5] = IERC20Like(t.token).balanceOf(t.receiver);
-            r[0] |= 2;
-        } catch (bytes memory e) {
-            transferErr = e;
-        }
-        r[6] = IERC20Like(t.token).balanceOf(address(this));
+        transferErr = _transferTenth(IERC20Like(t.token), t.receiver, r);
         uint256 poolBefore = IERC20Like(t.token).balanceOf(t.manager);
         gasBefore = gasleft();
         (ok, reason) = _swapV4(t, true, r[6]);
@@ -182,6 +164,26 @@ contract TokenRiskProbe {
         r[6] = r[6] - IERC20Like(t.token).balanceOf(address(this));
         r[0] |= 4;
         return (r, err, transferErr);
+    }
+
+    // The wallet-transfer step shared by run() and runV4(), once the buy succeeded: a
+    // tenth of what was bought goes to a fresh receiver, as a wallet would send it.
+    // Fills r[0] (1 bought, |2 transferred), r[2] bought, r[4] sent, r[5] received and
+    // r[6] what the probe holds for the sell; the transfer's revert data is returned.
+    function _transferTenth(IERC20Like token, address receiver, uint256[9] memory r)
+        private
+        returns (bytes memory transferErr)
+    {
+        r[2] = token.balanceOf(address(this));
+        r[0] = 1;
+        r[4] = r[2] / 10;
+        try token.transfer(receiver, r[4]) {
+            r[5] = token.balanceOf(receiver);
+            r[0] |= 2;
+        } catch (bytes memory e) {
+            transferErr = e;
+        }
+        r[6] = token.balanceOf(address(this));
     }
 
     function _swapV4(V4Trade calldata t, bool selling, uint256 amount)

@@ -338,6 +338,15 @@ class Settings(BaseSettings):
         "results-cache lookups (a hit then costs no node call, but may be the previous "
         "block's answer for that long); 0 = every lookup reads it (exact)",
     )
+    head_ahead: float = Field(
+        default=0.25,
+        ge=0,
+        le=1,
+        description="a check of a token resolved at the head this worker read less than "
+        "this fraction of the chain's block interval ago plans at that head, beside the "
+        "head read that confirms it (one round trip; a block mined meanwhile wastes that "
+        "work and the check runs again at the new head); 0 = off",
+    )
     api_keys: Annotated[frozenset[str], NoDecode] = Field(
         default=frozenset(),
         repr=False,

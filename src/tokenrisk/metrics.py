@@ -72,6 +72,14 @@ CACHE_LOOKUPS = Counter(
     ["result"],
     registry=REGISTRY,
 )
+HEADS_ASSUMED = Counter(
+    "tokenrisk_heads_assumed",
+    "Checks planned at a remembered head beside the read that confirms it, by chain and "
+    "outcome (used: the head was still that block; wasted: a block came meanwhile, the "
+    "node work sent at the old head was dropped and the check ran again).",
+    ["chain", "outcome"],
+    registry=REGISTRY,
+)
 INDEX_LAG = Gauge(
     "tokenrisk_holder_index_lag_blocks",
     "Blocks the holder index of the last refreshed token was behind the head when it "
@@ -110,6 +118,14 @@ WEBHOOK_FAILURES = Counter(
     "tokenrisk_watch_webhook_failures",
     "Webhook POSTs that failed (each retry counts), by endpoint digest.",
     ["endpoint"],
+    registry=REGISTRY,
+)
+SENT_AHEAD = Counter(
+    "tokenrisk_sent_ahead",
+    "Simulations sent before the amounts they were planned with were known, by what "
+    "planned them (remembered, curve, after_buy: the journey; scan_trials: the "
+    "owner-power scan's trials) and result (used, dropped: node work spent for nothing).",
+    ["planned", "result"],
     registry=REGISTRY,
 )
 
@@ -157,6 +173,10 @@ def cache_lookup(hit: bool) -> None:
     CACHE_LOOKUPS.labels("hit" if hit else "miss").inc()
 
 
+def head_assumed(chain_id: int, used: bool) -> None:
+    HEADS_ASSUMED.labels(str(chain_id), "used" if used else "wasted").inc()
+
+
 def index_refreshed(chain_id: int, blocks_behind: int) -> None:
     INDEX_REFRESHES.labels(str(chain_id)).inc()
     INDEX_LAG.labels(str(chain_id)).set(blocks_behind)
@@ -177,3 +197,7 @@ def watch_event(chain_id: int, kind: str) -> None:
 
 def webhook_failed(endpoint: str) -> None:
     WEBHOOK_FAILURES.labels(endpoint=endpoint).inc()
+
+
+def sent_ahead(planned: str, used: bool) -> None:
+    SENT_AHEAD.labels(planned, "used" if used else "dropped").inc()

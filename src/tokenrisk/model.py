@@ -93,6 +93,37 @@ class Pool:
 
 
 @dataclass(frozen=True)
+class Unsearched:
+    """Blocks whose Uniswap V4 ``Initialize`` events one pool search could not read
+    (``last`` None: the node refused the search outright), so V4 pools created there are
+    unknown: the answer states it (``unchecked``, a 404's reason, GetPairs'
+    ``X-Unsearched-Blocks``), never as if the pools found were all."""
+
+    chain_id: int
+    first: int
+    last: int | None
+
+    @property
+    def sentence(self) -> str:
+        """What was not checked, as an ``unchecked`` entry ("<check>: <why>")."""
+        if self.last is None:
+            return (
+                "Uniswap V4 pools: the node refused the search of the PoolManager's "
+                "Initialize events (eth_getLogs), so the token's V4 pools are unknown"
+            )
+        return (
+            f"Uniswap V4 pools created in blocks {self.first}-{self.last}: the node caps "
+            "eth_getLogs block ranges and the bounded search (uniswap_v4.log_windows) "
+            "did not reach them"
+        )
+
+    @property
+    def label(self) -> str:
+        """``<chain id>:<first>-<last>`` (``<first>-`` when unknown), for a header."""
+        return f"{self.chain_id}:{self.first}-{'' if self.last is None else self.last}"
+
+
+@dataclass(frozen=True)
 class Limit:
     """A maximum trade size that still succeeds, in both tokens' raw units."""
 

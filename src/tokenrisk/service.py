@@ -52,7 +52,7 @@ class Service:
     def __post_init__(self) -> None:
         config, settings = self.settings.owner_powers, self.settings
         self.index = HolderIndex(self.store)
-        trading = Trading(self.simulations)
+        trading = Trading(self.simulations, ahead=settings.head_ahead)
         powers = PowerScan.configured(
             config.enabled,
             max_functions=config.max_functions,

@@ -20,9 +20,11 @@ from typing import Any
 import httpx
 import pytest
 from eth_utils import to_checksum_address
+from receipts import mined
 
 from tokenrisk.api.app import create_app
 from tokenrisk.chain.abi import ZERO_ADDRESS, encode_call
+from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.chain.v4 import PoolKey, hook_permissions
 from tokenrisk.config import Settings
 from tokenrisk.service import Service, connect_devnet
@@ -201,18 +203,6 @@ async def test_get_pairs_lists_a_v4_pool_with_its_id_and_hook(
 V2_ROUTER = "0x7a250d5630B4cF539739dF2C5dAcb4c659F2488D"
 
 
-async def _mined(devnet: Any, tx: dict[str, Any]) -> dict[str, Any]:
-    """Send ``tx`` and wait for its receipt (anvil answers before mining)."""
-    tx_hash = await _rpc(devnet, "eth_sendTransaction", [tx])
-    for _ in range(200):
-        receipt = await _rpc(devnet, "eth_getTransactionReceipt", [tx_hash])
-        if receipt is not None:
-            assert receipt["status"] == "0x1", receipt
-            return dict(receipt)
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"{tx_hash} was not mined")
-
-
 async def test_get_pairs_lists_a_pool_against_a_non_base_token_last(
     devnet: Any, tmp_path: Path
 ) -> None:
@@ -222,14 +212,15 @@ async def test_get_pairs_lists_a_pool_against_a_non_base_token_last(
     token, other = _address(devnet, "plain"), _address(devnet, "v3-only")
     owner, amount = devnet.manifest["addresses"]["OWNER"], 10**24
     snapshot = await _rpc(devnet, "evm_snapshot", [])
+    rpc = RpcClient(devnet.url)
     try:
         await _rpc(devnet, "anvil_impersonateAccount", [owner])
         for address in (token, other):
             approve = encode_call("approve(address,uint256)", [V2_ROUTER, amount])
-            await _mined(devnet, {"from": owner, "to": address, "data": approve})
+            await mined(rpc, {"from": owner, "to": address, "data": approve})
         signature = "addLiquidity(address,address,uint256,uint256,uint256,uint256,address,uint256)"
         data = encode_call(signature, [token, other, amount, amount, 0, 0, owner, 2**40])
-        added = await _mined(devnet, {"from": owner, "to": V2_ROUTER, "data": data})
+        added = await mined(rpc, {"from": owner, "to": V2_ROUTER, "data": data})
         settings = Settings(devnet=False, data_dir=tmp_path)
         svc = connect_devnet(settings, devnet.url, devnet.manifest, devnet.build_dir)
         try:
@@ -238,6 +229,7 @@ async def test_get_pairs_lists_a_pool_against_a_non_base_token_last(
         finally:
             await svc.close()
     finally:
+        await rpc.aclose()
         await _rpc(devnet, "anvil_stopImpersonatingAccount", [owner])
         assert await _rpc(devnet, "evm_revert", [snapshot]) is True
     bases = {p["address"].lower() for p in _token(devnet, "plain")["pools"]}

@@ -2,11 +2,12 @@
 
 The first IsHoneypot of a token runs the journey step by step (buy, then transfer, then
 sells) and remembers its amounts; the second sends the transfer and the sells with the
-buy, planned from those amounts.  The two answers must be the same, and both must meet
-the catalogue's expectations.  What differs between any two runs of the same check is
-left out: the gas of a trade (every run's wallets are fresh random addresses, whose
-zero bytes cost less calldata gas), also where a text quotes it, and
-``ownerPowers.cached``.
+buy, planned from those amounts, and (the head unchanged) plans the whole check at the
+remembered head and pools, confirmed by the head read beside it (checks/speculation.py).
+The two answers must be the same, and both must meet the catalogue's expectations.
+What differs between any two runs of the same check is left out: the gas of a trade
+(every run's wallets are fresh random addresses, whose zero bytes cost less calldata
+gas), also where a text quotes it, and ``ownerPowers.cached``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import httpx
 import pytest
 from expectations import assert_details
 
+from tokenrisk import metrics
 from tokenrisk.api.app import create_app
 from tokenrisk.checks import holder_sells, honeypot
 from tokenrisk.config import Settings
@@ -62,6 +64,8 @@ async def test_answers_are_the_same_with_the_journey_sent_ahead(
     service: Service, devnet: Any
 ) -> None:
     memo = service.honeypot.trading.journeys
+    assumed = metrics.HEADS_ASSUMED.labels("31337", "used")
+    used = assumed._value.get()
     app = create_app(service.settings, service)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://tokenrisk.test") as http:
@@ -79,6 +83,8 @@ async def test_answers_are_the_same_with_the_journey_sent_ahead(
             assert second["honeypotResult"]["isHoneypot"] is entry["expected"]["isHoneypot"]
             assert_details(second, entry["expected"])
     assert memo.stats.hits >= len(devnet.manifest["tokens"]) // 2  # the path was taken
+    # and the second checks were planned at the remembered head (checks/speculation.py)
+    assert assumed._value.get() - used >= len(devnet.manifest["tokens"]) // 2
 
 
 @pytest.mark.parametrize("wrong", [(1, 0, 0, None), (0, 1, 0, None), (0, 0, -1, None), "slot"])
@@ -251,6 +257,13 @@ async def _back_to(devnet: Any, snapshot: str) -> None:
     await _node(devnet, "anvil_mine", [hex(gone)])
 
 
+def _at_the_new_head_only(monkeypatch: pytest.MonkeyPatch, service: Service) -> None:
+    """No check planned at the remembered head (checks/speculation.py): after a block
+    was mined, one would be started and dropped (whether depends on the time since the
+    head was read), and its refresh and holder runs would add to the counts."""
+    monkeypatch.setattr(service.honeypot.trading, "ahead", 0.0)
+
+
 def _hold_the_refresh(monkeypatch: pytest.MonkeyPatch, token: str) -> tuple[list[bool], list[int]]:
     """The token's index refresh waits (boundedly) for a holder sell to start; returns
     ``(started_first, checks)``: per refresh, whether one had, and per check, the
@@ -299,6 +312,7 @@ async def test_a_quiet_token_sells_before_the_index_reaches_a_new_head(
             before = [(await http.get("/v2/IsHoneypot", params=params)).json() for _ in "ab"]
             await _node(devnet, "evm_mine", [])
             first, runs = _hold_the_refresh(monkeypatch, entry["address"])
+            _at_the_new_head_only(monkeypatch, service)
             after = (await http.get("/v2/IsHoneypot", params=params)).json()
     finally:
         monkeypatch.undo()
@@ -337,6 +351,7 @@ async def test_a_sell_sent_before_a_changed_index_is_dropped(
                     break
                 await asyncio.sleep(0.05)
             first, runs = _hold_the_refresh(monkeypatch, token)
+            _at_the_new_head_only(monkeypatch, service)
             moved = (await http.get("/v2/IsHoneypot", params=params)).json()
             monkeypatch.undo()
             assert trading.quiet.value((31337, token.lower()))[1] is False

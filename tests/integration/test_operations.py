@@ -68,6 +68,10 @@ async def test_metrics_count_what_happened(
     assert grew("tokenrisk_http_requests_total", 1, **{**ok, "status": "400"})
     assert grew("tokenrisk_http_request_duration_seconds_count", 2, **ok)
     assert grew("tokenrisk_simulations_total", 1, chain="31337", outcome="sold")
+    ahead = "tokenrisk_sent_ahead_total"  # first sight: curve; seen before: remembered
+    assert grew(ahead, 1, planned="curve", result="used") or grew(
+        ahead, 1, planned="remembered", result="used"
+    )
     assert grew("tokenrisk_node_requests_total", 5, chain="31337")
     assert grew("tokenrisk_node_request_duration_seconds_count", 5, chain="31337")
     assert grew("tokenrisk_cache_lookups_total", 1, result="hit")

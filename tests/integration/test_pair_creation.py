@@ -11,7 +11,6 @@ still answers; a real node failure is still the typed error.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 
 import pytest
 from fakenode import Fault, FaultyNode
+from receipts import mined
 
 from tokenrisk.api import wire
 from tokenrisk.chain.abi import encode_call
@@ -144,28 +144,16 @@ async def fresh(devnet: RunningDevnet) -> AsyncIterator[str]:
         await rpc.call("anvil_impersonateAccount", [sender])
         await rpc.call("anvil_setBalance", [sender, hex(10**20)])
         pair = encode_call("createPair(address,address)", [token, a["DAI"]])
-        await _mined(rpc, {"from": sender, "to": a["V2_FACTORY"], "data": pair})
+        await mined(rpc, {"from": sender, "to": a["V2_FACTORY"], "data": pair})
         await rpc.call("anvil_mine", [hex(5)])
         pool = encode_call("createPool(address,address,uint24)", [token, a["USDC"], 500])
-        await _mined(
+        await mined(
             rpc, {"from": sender, "to": a["V3_FACTORY"], "data": pool, "gas": hex(8_000_000)}
         )
         yield token
     finally:
         await rpc.call("evm_revert", [snapshot])
         await rpc.aclose()
-
-
-async def _mined(rpc: RpcClient, tx: dict[str, Any]) -> None:
-    """Send ``tx`` and wait for its receipt (anvil answers before mining)."""
-    tx_hash = await rpc.call("eth_sendTransaction", [tx])
-    for _ in range(200):
-        receipt = await rpc.call("eth_getTransactionReceipt", [tx_hash])
-        if receipt is not None:
-            assert receipt["status"] == "0x1", receipt
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"{tx_hash} was not mined")
 
 
 def _catalogue(devnet: RunningDevnet, entry_id: str) -> set[str]:
@@ -320,7 +308,7 @@ async def _create_pair(devnet: RunningDevnet, token: str, other: str, sender: st
         await rpc.call("anvil_impersonateAccount", [sender])
         await rpc.call("anvil_setBalance", [sender, hex(10**20)])
         pair = encode_call("createPair(address,address)", [token, a[other]])
-        await _mined(rpc, {"from": sender, "to": a["V2_FACTORY"], "data": pair})
+        await mined(rpc, {"from": sender, "to": a["V2_FACTORY"], "data": pair})
     finally:
         await rpc.aclose()
 

@@ -11,17 +11,17 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
+from receipts import mined
 
 from tokenrisk.chain.abi import ZERO_ADDRESS, encode_call
 from tokenrisk.chain.coalesce import CoalescingRpc
 from tokenrisk.chain.node import Node
+from tokenrisk.chain.pools import search_pools
 from tokenrisk.chain.rpc import RpcClient, RpcSettings
 from tokenrisk.chain.v4 import PoolKey
-from tokenrisk.checks.target import search_pools
 from tokenrisk.config import Settings
 from tokenrisk.devnet.instance import RunningDevnet
 from tokenrisk.service import DEVNET_ID, Service, connect_devnet
@@ -110,17 +110,6 @@ async def test_a_known_pools_state_goes_with_the_event_search(
     assert "eth_getLogs" in sent and "eth_getBlockByNumber" in sent and "eth_call" in sent
 
 
-async def _mined(rpc: RpcClient, tx: dict[str, Any]) -> None:
-    tx_hash = await rpc.call("eth_sendTransaction", [tx])
-    for _ in range(200):
-        receipt = await rpc.call("eth_getTransactionReceipt", [tx_hash])
-        if receipt is not None:
-            assert receipt["status"] == "0x1", receipt
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"{tx_hash} was not mined")
-
-
 async def test_a_pool_initialized_since_is_found(
     node: tuple[Node, Rounds], devnet: RunningDevnet
 ) -> None:
@@ -140,7 +129,7 @@ async def test_a_pool_initialized_since_is_found(
             "initialize((address,address,uint24,int24,address),uint160)",
             [key.as_tuple(), 2**96],
         )
-        await _mined(rpc, {"from": sender, "to": manager, "data": data, "gas": hex(1_000_000)})
+        await mined(rpc, {"from": sender, "to": manager, "data": data, "gas": hex(1_000_000)})
         rounds.rounds.clear()
         again = await search_pools(chain_node, token)
         ids = [p.pool_id for p in again.pools]

@@ -8,7 +8,7 @@ from typing import Any
 
 from tokenrisk import risk
 from tokenrisk.api.compat import goplus, legacy
-from tokenrisk.api.compat.goplus_reads import Facts, People, has_selfdestruct
+from tokenrisk.api.compat.goplus import Facts, People, has_selfdestruct
 from tokenrisk.chain.registry import BaseToken, Chain
 from tokenrisk.checks.results import (
     HolderBalance,
@@ -259,8 +259,7 @@ async def test_mcp_mount_serves_each_lifespan_and_leaves_logging_alone() -> None
     import httpx
     from fastapi import FastAPI
 
-    from tokenrisk.api.compat.mcp import Api, build_server
-    from tokenrisk.api.compat.mcp_http import mount_http
+    from tokenrisk.api.compat.mcp import Api, build_server, mount_http
 
     root = logging.getLogger()
     kept, root.handlers = root.handlers, []  # as in `tokenrisk serve`: no root handler
@@ -287,7 +286,7 @@ def test_the_mcp_http_mount_follows_its_config_key() -> None:
     """``mcp_http`` (default on) mounts the MCP tools at /mcp; off, the path is not served
     (stdio ``tokenrisk mcp`` is unaffected)."""
     from tokenrisk.api.app import create_app
-    from tokenrisk.api.compat.mcp_http import MOUNT_PATH
+    from tokenrisk.api.compat.mcp import MOUNT_PATH
     from tokenrisk.config import Settings
 
     def paths(settings: Settings) -> set[str]:

@@ -77,12 +77,21 @@ class LayoutNode:
         return "0x" + value.to_bytes(32, "big").hex()
 
 
+async def test_a_likely_layout_is_verified_with_the_access_list() -> None:
+    """Slot 3 is among the likely layouts: found in one round trip; slot 20 is not:
+    matched from the access list, then verified in a second."""
+    for slot, batches in ((3, 1), (20, 2)):
+        node = LayoutNode(slot)
+        assert await find_balance_slot(node, TOKEN) == BalanceSlot(slot, False)  # type: ignore[arg-type]
+        assert node.batches == batches
+
+
 async def test_a_remembered_layout_is_verified_in_the_first_round_trip() -> None:
-    node, cache = LayoutNode(3), SlotCache()
-    assert await find_balance_slot(node, TOKEN, cache=cache) == BalanceSlot(3, False)  # type: ignore[arg-type]
+    node, cache = LayoutNode(20), SlotCache()
+    assert await find_balance_slot(node, TOKEN, cache=cache) == BalanceSlot(20, False)  # type: ignore[arg-type]
     assert node.batches == 2  # access list, then the verifying call
-    assert await find_balance_slot(node, TOKEN, cache=cache) == BalanceSlot(3, False)  # type: ignore[arg-type]
+    assert await find_balance_slot(node, TOKEN, cache=cache) == BalanceSlot(20, False)  # type: ignore[arg-type]
     assert node.batches == 3  # the remembered layout verified with the first batch
     cache.put(token_key(TOKEN), BalanceSlot(9, False))  # a layout that no longer holds
-    assert await find_balance_slot(node, TOKEN, cache=cache) == BalanceSlot(3, False)  # type: ignore[arg-type]
+    assert await find_balance_slot(node, TOKEN, cache=cache) == BalanceSlot(20, False)  # type: ignore[arg-type]
     assert node.batches == 5  # not trusted: matched from the access list and verified

@@ -14,8 +14,9 @@ from tokenrisk.caching import MemoryCache
 from tokenrisk.chain.abi import encode_args
 from tokenrisk.chain.registry import UniswapV4, load_registry
 from tokenrisk.chain.signatures import INITIALIZE_TOPIC
-from tokenrisk.chain.v4 import Search, Unsearched, initialized, unsearched, windows
+from tokenrisk.chain.v4 import Search, initialized, unsearched, windows
 from tokenrisk.errors import RpcError
+from tokenrisk.model import Unsearched
 
 MANAGER = "0x000000000004444c5dc75cB358380D2e3dE08A90"
 TOKEN = "0x00000000000000000000000000000000000000aa"

@@ -13,14 +13,14 @@ import asyncio
 import logging
 import math
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from tokenrisk.caching import MemoryCache
 from tokenrisk.chain.capabilities import SIMULATE_SPANS, Capabilities, probe_capabilities
 from tokenrisk.chain.dex import Creation
-from tokenrisk.chain.head import ChainHead, read_head
+from tokenrisk.chain.head import BlockClock, ChainHead, read_head, read_latest
 from tokenrisk.chain.registry import Chain
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.errors import (
@@ -102,6 +102,8 @@ class Node:
     _capabilities: Capabilities | None = field(default=None, repr=False)
     _probing: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
     _seen: tuple[int, float, ChainHead] | None = field(default=None, repr=False)
+    clock: BlockClock | None = field(default=None, repr=False)
+    """The chain's observed block interval (:meth:`recent`); made from the chain id."""
     _reprobed_at: float = field(default=-math.inf, repr=False)
     _verified_at: int = field(default=0, repr=False)
 
@@ -130,14 +132,43 @@ class Node:
             and time.monotonic() - seen[1] <= max_age
         ):
             return seen[2]
+        return await self._read(read_head)
+
+    async def confirm(self) -> ChainHead:
+        """The latest block, read now even inside a request that has assumed one
+        (:func:`tokenrisk.chain.head.assume_head`); kept as :meth:`head` keeps it."""
+        return await self._read(read_latest)
+
+    def recent(self, fraction: float) -> ChainHead | None:
+        """The head this Node read last, when it was read (sent) less than ``fraction``
+        of the chain's observed block interval ago, so it is likely still the head;
+        else None (also after a failed read or a replaced ``rpc``)."""
+        seen = self._seen
+        if seen is None or seen[0] != id(self.rpc):
+            return None
+        return seen[2] if self._clock().current(seen[2], fraction, time.monotonic()) else None
+
+    def last_head(self) -> ChainHead | None:
+        """The head this Node read last, however long ago (None after a failed read or
+        a replaced ``rpc``)."""
+        seen = self._seen
+        return seen[2] if seen is not None and seen[0] == id(self.rpc) else None
+
+    def _clock(self) -> BlockClock:
+        if self.clock is None:
+            self.clock = BlockClock.of_chain(self.chain.id)
+        return self.clock
+
+    async def _read(self, reader: Callable[[RpcClient], Awaitable[ChainHead]]) -> ChainHead:
         rpc = self.rpc
         try:
-            head = await read_head(rpc)
+            head = await reader(rpc)
         except BaseException:
             self._seen = None
             raise
         if self._seen is None or self._seen[1] <= head.read_at:
             self._seen = (id(rpc), head.read_at, head)
+        self._clock().observe(head)
         return head
 
     @property

@@ -1,8 +1,12 @@
-"""A token's base-token pools on every DEX the registry knows: V2/V3
-(:mod:`tokenrisk.chain.dex`) and Uniswap V4 (:mod:`tokenrisk.chain.v4`), ranked together.
+"""A token's base-token pools on a Node's chain, on every DEX the registry knows: V2/V3
+(:mod:`tokenrisk.chain.dex`) and Uniswap V4 (:mod:`tokenrisk.chain.v4`), ranked together;
+and the V4 history a node's ``eth_getLogs`` cap kept the search from reading.
 
-The rest of a pool search (a pair's tokens, pools against other tokens, creation times)
-is V2/V3 only and is called in :mod:`tokenrisk.chain.dex` directly."""
+The search takes the :class:`~tokenrisk.chain.node.Node` because its bounds and memories
+are the Node's: the log range cap it probed once, the wrapped native token's pools, the
+V4 ``Initialize`` events read so far.  The rest of a pool search (a pair's tokens, pools
+against other tokens, creation times) is V2/V3 only and is called in
+:mod:`tokenrisk.chain.dex` directly."""
 
 from __future__ import annotations
 
@@ -10,11 +14,8 @@ import asyncio
 from dataclasses import dataclass
 
 from tokenrisk.chain import dex, v4
-from tokenrisk.chain.registry import Chain
-from tokenrisk.chain.rpc import RpcClient
-from tokenrisk.chain.v4 import Unsearched as Unsearched
-from tokenrisk.chain.v4 import remembered as remembered
-from tokenrisk.model import Pool
+from tokenrisk.chain.node import Node
+from tokenrisk.model import Pool, Unsearched
 
 
 @dataclass(frozen=True)
@@ -26,34 +27,23 @@ class Found:
     unsearched: Unsearched | None = None
 
 
-async def search_pools(
-    rpc: RpcClient,
-    chain: Chain,
-    token: str,
-    block: str = "latest",
-    memo: dex.NativePools | None = None,
-    events: dex.NativePools | None = None,
-    log_span: int | None = None,
-) -> Found:
-    """Every base-token pool of ``token``, V2/V3 and V4, deepest (USD) first; ``memo``
-    (the Node's) remembers the native token's pools, ``events`` (the Node's) the V4
-    ``Initialize`` events read; ``log_span`` is the node's ``eth_getLogs`` range cap
-    (``Capabilities.get_logs_max_range``), which bounds the V4 search's windows.
+async def search_pools(node: Node, token: str) -> Found:
+    """Every base-token pool of ``token`` on ``node``'s chain, V2/V3 and V4, deepest
+    (USD) first, at the latest block.  The Node remembers the native token's pools and
+    the V4 ``Initialize`` events read; the V4 search's windows are bounded by the node's
+    ``eth_getLogs`` range cap (``Capabilities.get_logs_max_range``, probed once).
     V2/V3 and V4 are searched at once: one round trip for a token without V4 pools."""
+    rpc, chain, memo = node.rpc, node.chain, node.native_pools
+    span = (await node.capabilities()).get_logs_max_range if chain.uniswap_v4 else None
     found, (more, missed) = await asyncio.gather(
-        dex.find_pools(rpc, chain, token, block, memo),
-        v4.v4_pools(rpc, chain, token, block, memo, events, log_span),
+        dex.find_pools(rpc, chain, token, "latest", memo),
+        v4.v4_pools(rpc, chain, token, "latest", memo, node.v4_pools, span),
     )
     return Found(v4.candidate_sort([*found, *more]) if more else found, missed)
 
 
-async def find_pools(
-    rpc: RpcClient,
-    chain: Chain,
-    token: str,
-    block: str = "latest",
-    memo: dex.NativePools | None = None,
-    events: dex.NativePools | None = None,
-) -> list[Pool]:
-    """The pools of :func:`search_pools` (for callers that state no search limit)."""
-    return (await search_pools(rpc, chain, token, block, memo, events)).pools
+def unsearched_before(node: Node, token: str) -> Unsearched | None:
+    """What the Node's last search of ``token`` could not read of the V4 history (None:
+    nothing missed, or no search remembered), so an answer served from the results
+    cache states it too, without searching again."""
+    return v4.remembered(node.chain, node.v4_pools, token)

@@ -42,7 +42,7 @@ from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.chain.signatures import INITIALIZE_TOPIC
 from tokenrisk.chain.tokens import call_params
 from tokenrisk.errors import CallReverted, MethodUnsupported, RpcError, TokenRiskError
-from tokenrisk.model import Pool
+from tokenrisk.model import Pool, Unsearched
 
 POOLS_SLOT = 6  # PoolManager's ``mapping(PoolId => Pool.State) _pools`` (StateLibrary)
 LIQUIDITY_OFFSET = 3
@@ -197,35 +197,6 @@ FALLBACK_SPAN = 2_000
 """Window (blocks) of the bounded search when the node refused the full-range
 ``eth_getLogs`` although the capability probe saw no range cap (e.g. "query returned
 more than 10000 results")."""
-
-
-@dataclass(frozen=True)
-class Unsearched:
-    """Blocks whose ``Initialize`` events one search could not read (``last`` None: the
-    node refused the search outright), so V4 pools created there are unknown."""
-
-    chain_id: int
-    first: int
-    last: int | None
-
-    @property
-    def sentence(self) -> str:
-        """What was not checked, as an ``unchecked`` entry ("<check>: <why>")."""
-        if self.last is None:
-            return (
-                "Uniswap V4 pools: the node refused the search of the PoolManager's "
-                "Initialize events (eth_getLogs), so the token's V4 pools are unknown"
-            )
-        return (
-            f"Uniswap V4 pools created in blocks {self.first}-{self.last}: the node caps "
-            "eth_getLogs block ranges and the bounded search (uniswap_v4.log_windows) "
-            "did not reach them"
-        )
-
-    @property
-    def label(self) -> str:
-        """``<chain id>:<first>-<last>`` (``<first>-`` when unknown), for a header."""
-        return f"{self.chain_id}:{self.first}-{'' if self.last is None else self.last}"
 
 
 @dataclass(frozen=True)

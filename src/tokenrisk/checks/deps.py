@@ -80,6 +80,15 @@ class Trading:
     """Per (chain, token): the index's content key after the last check's refresh and
     whether that refresh left it unchanged (``checks.holder_sells``: a quiet token's
     holder sells go out before the refresh ends)."""
+    ahead: float = 0.0
+    """The setting ``head_ahead``: a check plans at a head read less than this fraction
+    of the chain's block interval ago, beside the read that confirms it (0: never)."""
+    targets: MemoryCache[tuple[int, str], tuple[str, object]] = field(
+        default_factory=lambda: MemoryCache(JOURNEYS_KEPT)
+    )
+    """Per (chain, address): the hash of the head a resolution was read at (the same head
+    read before and beside it) and the ``checks.target.Target`` it gave
+    (``checks.speculation``)."""
 
 
 @dataclass(frozen=True)

@@ -24,10 +24,11 @@ from tokenrisk.chain.head import ChainHead
 from tokenrisk.checks.deps import EVERY_ANALYSIS, HoneypotDeps, Options, owner_powers_enabled
 from tokenrisk.checks.holder_sells import airdrop, holder_sells
 from tokenrisk.checks.results import HoneypotResult
-from tokenrisk.checks.target import Target, pick_pool, resolve
+from tokenrisk.checks.speculation import at_head
+from tokenrisk.checks.target import Target, pick_pool
 from tokenrisk.checks.tasks import finish
 from tokenrisk.checks.top_holders import refresh_index
-from tokenrisk.checks.trade import Prepared, emulating, head_of, run_journey
+from tokenrisk.checks.trade import Prepared, emulating, run_journey
 from tokenrisk.checks.venue import base_info, counted, created, ready_pool, token_info
 from tokenrisk.checks.verification import code_report
 from tokenrisk.findings import OwnerPowers
@@ -58,24 +59,18 @@ async def is_honeypot(
     token = parse_address(address)
     pair_address = parse_address(pair) if pair else None
     router_address = parse_address(router) if router else None
-    target, head = await _target_and_head(deps, token, chain_id)
-    pool = pick_pool(target, pair_address, token, router_address)
-    analysis = await analyse(deps, target, pool, head, liquidity, options)
-    if target.unsearched is not None:  # a node's log cap hid part of the V4 history
-        unchecked = (*analysis.unchecked, target.unsearched.sentence)
-        analysis = replace(analysis, unchecked=unchecked)
-    verdict = risk.assess(analysis)
-    return HoneypotResult(analysis, verdict, target.chain, target.node.fork_block)
 
+    async def at(target: Target, head: ChainHead | None) -> HoneypotResult:
+        pool = pick_pool(target, pair_address, token, router_address)
+        analysis = await analyse(deps, target, pool, head, liquidity, options)
+        if target.unsearched is not None:  # a node's log cap hid part of the V4 history
+            unchecked = (*analysis.unchecked, target.unsearched.sentence)
+            analysis = replace(analysis, unchecked=unchecked)
+        verdict = risk.assess(analysis)
+        return HoneypotResult(analysis, verdict, target.chain, target.node.fork_block)
 
-async def _target_and_head(
-    deps: HoneypotDeps, address: str, chain_id: int | None
-) -> tuple[Target, ChainHead | None]:
-    """The target, with the head block read alongside when the chain is known."""
-    nodes = deps.nodes.select(chain_id)
-    if chain_id is None:  # the chain is known only once resolved
-        return await resolve(nodes, address), None
-    return await asyncio.gather(resolve(nodes, address), head_of(nodes[0]))
+    # the target and the head: remembered ones confirmed beside the check, or read first
+    return await at_head(deps.nodes, deps.trading, token, chain_id, at)
 
 
 # ONE TOKEN'S ANALYSIS

@@ -10,7 +10,7 @@ from tokenrisk.chain.abi import parse_address
 from tokenrisk.chain.node import Node, Nodes
 from tokenrisk.chain.tokens import read_token
 from tokenrisk.checks.results import PairRow
-from tokenrisk.checks.target import note_unsearched, on_every_chain, search_pools
+from tokenrisk.checks.target import base_pools, on_every_chain
 from tokenrisk.model import Pool
 
 
@@ -37,12 +37,7 @@ async def _pairs_on(node: Node, token: str) -> list[Pool]:
     that caps ``eth_getLogs`` ranges lists only the base-token pools (their creation
     then comes from the node's history: :mod:`tokenrisk.chain.created`)."""
     rpc, chain = node.rpc, node.chain
-    searched, found = await asyncio.gather(
-        search_pools(node, token), created.creations(node, token)
-    )
-    base = searched.pools
-    if searched.unsearched is not None:
-        note_unsearched(searched.unsearched.label)
+    base, found = await asyncio.gather(base_pools(node, token), created.creations(node, token))
     others = await dex.other_pools(rpc, chain, token, found or [], base)
     known = await created.complete(node, found, base)
     return await dex.with_creation(rpc, [*base, *others], known)

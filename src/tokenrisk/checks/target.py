@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
 from tokenrisk.chain import dex
-from tokenrisk.chain import pools as every_dex
 from tokenrisk.chain.node import Node, Nodes
+from tokenrisk.chain.pools import search_pools, unsearched_before
 from tokenrisk.chain.registry import Chain
 from tokenrisk.chain.tokens import is_contract, is_contract_code, is_erc20, read_token
 from tokenrisk.checks.tasks import given
@@ -35,7 +35,7 @@ from tokenrisk.errors import (
     NotFoundError,
     UpstreamError,
 )
-from tokenrisk.model import Pool, TokenInfo
+from tokenrisk.model import Pool, TokenInfo, Unsearched
 
 # THE TARGET
 
@@ -47,7 +47,7 @@ class Target:
     node: Node
     token: str
     pools: list[Pool]
-    unsearched: every_dex.Unsearched | None = None
+    unsearched: Unsearched | None = None
     """History the node kept the V4 pool search from reading (the answer says so)."""
 
     @property
@@ -176,34 +176,37 @@ _unsearched: ContextVar[set[str] | None] = ContextVar("tokenrisk_unsearched", de
 
 
 @contextmanager
-def unsearched_history() -> Iterator[set[str]]:
+def _collecting(var: ContextVar[set[T] | None]) -> Iterator[set[T]]:
+    """A fresh set that what runs inside this block adds to through ``var``."""
+    found: set[T] = set()
+    token = var.set(found)
+    try:
+        yield found
+    finally:
+        var.reset(token)
+
+
+def unsearched_history() -> AbstractContextManager[set[str]]:
     """Collect, as ``<chain id>:<first>-<last>``, the block ranges whose Uniswap V4 pools
     a node's ``eth_getLogs`` limits kept the searches run inside this block from reading
     (GetPairs' ``X-Unsearched-Blocks`` header: the list may miss pools created there)."""
-    found: set[str] = set()
-    token = _unsearched.set(found)
-    try:
-        yield found
-    finally:
-        _unsearched.reset(token)
+    return _collecting(_unsearched)
 
 
-def note_unsearched(label: str) -> None:
-    """Record one unsearched range for :func:`unsearched_history` (if collecting)."""
+async def base_pools(node: Node, token: str) -> list[Pool]:
+    """The token's base-token pools on ``node``'s chain (deepest first), the V4 history
+    the node kept the search from reading recorded for :func:`unsearched_history` (if
+    collecting): GetPairs lists the pools and states that history in its header."""
+    found = await search_pools(node, token)
     collected = _unsearched.get()
-    if collected is not None:
-        collected.add(label)
+    if collected is not None and found.unsearched is not None:
+        collected.add(found.unsearched.label)
+    return found.pools
 
 
-@contextmanager
-def skipped_chains() -> Iterator[set[int]]:
+def skipped_chains() -> AbstractContextManager[set[int]]:
     """Collect the ids of chains skipped by the searches run inside this block."""
-    found: set[int] = set()
-    token = _skipped.set(found)
-    try:
-        yield found
-    finally:
-        _skipped.reset(token)
+    return _collecting(_skipped)
 
 
 @dataclass(frozen=True)
@@ -249,18 +252,9 @@ async def contract_chains(nodes: Sequence[Node], address: str) -> list[Node]:
     return [node for node, flags in search.skip_down() if flags[0]]
 
 
-async def search_pools(node: Node, token: str) -> every_dex.Found:
-    """The token's pools on ``node``'s chain; the V4 search is bounded by the node's
-    ``eth_getLogs`` range cap (probed once per node)."""
-    span = (await node.capabilities()).get_logs_max_range if node.chain.uniswap_v4 else None
-    return await every_dex.search_pools(
-        node.rpc, node.chain, token, memo=node.native_pools, events=node.v4_pools, log_span=span
-    )
-
-
 def unsearched_known(nodes: Nodes, address: str, chain_id: int | None) -> list[str]:
     """``X-Unsearched-Blocks`` labels of the token's V4 history that the nodes' last
     searches (kept on each Node) could not read: a GetPairs answer from the results
     cache states them too, without searching again."""
-    found = (every_dex.remembered(n.chain, n.v4_pools, address) for n in nodes.select(chain_id))
+    found = (unsearched_before(n, address) for n in nodes.select(chain_id))
     return [f.label for f in found if f is not None]

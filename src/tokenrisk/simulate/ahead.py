@@ -15,6 +15,27 @@ answer is the same.  Otherwise they are dropped (cancelled, or their replies ign
 and the journey goes on step by step from the buy, whose result stands: a miss costs
 the node some work, never a round trip more than before.  A fresh EOA still sends every
 buy, transfer and sell; the memo holds amounts, never a verdict.
+
+A token seen for the first time has no memory; its amounts are predicted instead
+(issue #27: first sight in three round trips), and held to the same test:
+
+- ``curve``: on a V2 pool the buy's output is what the router's ``getAmountOut`` gives
+  on the reserves read with the pool (:func:`curve_buy`), and a token that takes nothing
+  from a wallet transfer leaves the receiver the tenth sent and the buyer the rest
+  (:func:`after_buy`); the transfer and the sells go out with the buy, planned with
+  those.  A token with a buy tax, a pool whose balances are not its reserves, a router
+  with another fee miss: their buy delivers another amount.
+- ``after_buy``: when nothing sent with the buy fits, the transfer and the sells go out
+  together once the buy is known, the sells planned with what :func:`after_buy`
+  expects the transfer to leave; used when the transfer left exactly that (a token
+  that taxes wallet transfers, or moves balances without a transfer, misses).
+
+Each is used only when the simulation's own results show the prediction held exactly,
+so the plans are those the step-by-step journey would have built; the large-sell
+search and the delayed sell by block count wait for the token's balance slot as they
+do step by step.  What a miss costs is counted (``tokenrisk_sent_ahead_total``,
+docs/performance.md): a curve miss, the transfer and four sell simulations; an
+after-buy miss, the four sell simulations.
 """
 
 from __future__ import annotations
@@ -24,6 +45,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from tokenrisk import metrics
 from tokenrisk.caching import MemoryCache
 from tokenrisk.simulate.slots import BalanceSlot
 
@@ -34,6 +56,21 @@ Amounts = tuple[int, int, int, BalanceSlot | None]
 the token's verified balance layout): the large sells and the delayed sell by block
 count are planned with that layout, used when this check's verification finds it again."""
 JourneyMemo = MemoryCache[JourneyKey, Amounts]
+
+REMEMBERED, CURVE, AFTER_BUY = "remembered", "curve", "after_buy"
+"""What planned the steps sent ahead: the memo, the pool's curve, the buy's result."""
+SCAN_TRIALS = "scan_trials"
+"""The owner-power scan's trials sent with its screen (:mod:`tokenrisk.simulate.powers`)."""
+
+
+def count(planned: str, used: bool) -> None:
+    """One batch of steps sent ahead, used or dropped (``tokenrisk_sent_ahead_total``)."""
+    metrics.sent_ahead(planned, used)
+
+
+V2_FEE = (997, 1_000)
+"""The Uniswap V2 Router02 library's ``getAmountOut`` fee (0.3 %): the router, not the
+pair, computes what a ``...SupportingFeeOnTransferTokens`` buy asks the pair for."""
 
 
 @dataclass
@@ -49,22 +86,41 @@ class Ahead:
     receiver: str
     moved: asyncio.Task[Any]
     rest: asyncio.Task[Any]
+    planned: str = REMEMBERED
+    """:data:`REMEMBERED` (the sells' slot-dependent steps used the remembered layout,
+    compared by :meth:`kept`), :data:`CURVE` or :data:`AFTER_BUY` (they wait for this
+    check's own slot search, nothing to compare)."""
     used: bool = False
+    dropped: bool = False
 
     def bought(self, tokens: int) -> bool:
         """The buy delivered what the plans were made for."""
         return tokens == self.amounts[0]
 
+    @property
+    def remembered(self) -> bool:
+        """The sells were planned with a remembered balance layout (:meth:`kept` needs
+        this check's verified one)."""
+        return self.planned == REMEMBERED
+
     def kept(self, received: int, remaining: int, slot: BalanceSlot | None) -> bool:
-        """The transfer left what the sells were planned with, and the token's balance
-        layout verified now is the one they were planned with."""
+        """The transfer left what the sells were planned with, and (when they were planned
+        with a remembered layout) the token's balance layout verified now is that one."""
+        if not self.remembered:
+            return (received, remaining) == self.amounts[1:3]
         return (received, remaining, slot) == self.amounts[1:]
+
+    def use(self) -> None:
+        self.used = True
+        count(self.planned, True)
 
     async def drop(self) -> None:
         """Unless the journey used them: cancel what is still running (a finished sells
         phase's large-sell search too); replies that came back are never read."""
-        if self.used:
+        if self.used or self.dropped:
             return
+        self.dropped = True
+        count(self.planned, False)
         tasks = (self.moved, self.rest)
         for task in tasks:
             task.cancel()
@@ -92,3 +148,23 @@ def recalled(memo: JourneyMemo | None, key: JourneyKey) -> Amounts | None:
         return None
     found, amounts = memo.get(key)
     return amounts if found else None
+
+
+def curve_buy(v2: bool, base_reserve: int, token_reserve: int, amount_in: int) -> int | None:
+    """The tokens a buy of ``amount_in`` should deliver on a V2 pool holding the reserves
+    read with it: the router's ``getAmountOut`` (:data:`V2_FEE`).  None for other pools
+    (a V3 or V4 output needs the pool's ticks or its quoter: their transfer and sells
+    wait for the buy, :func:`after_buy`) and for an empty side."""
+    if not v2 or base_reserve <= 0 or token_reserve <= 0 or amount_in <= 0:
+        return None
+    fee, whole = V2_FEE
+    paid = amount_in * fee
+    return paid * token_reserve // (base_reserve * whole + paid)
+
+
+def after_buy(bought: int, transfer_bps: int) -> Amounts:
+    """What the journey's transfer leaves when the token takes nothing from a wallet
+    transfer: (bought, the tenth sent arrives whole, the buyer keeps the rest; no
+    remembered layout)."""
+    sent = bought * transfer_bps // 10_000
+    return (bought, sent, bought - sent, None)

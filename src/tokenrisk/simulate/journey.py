@@ -18,7 +18,19 @@ from dataclasses import dataclass, replace
 from tokenrisk.errors import CallReverted
 from tokenrisk.model import Limit, SimulationReport, Unmeasured
 from tokenrisk.simulate.accounting import LegTax, explain
-from tokenrisk.simulate.ahead import Ahead, JourneyKey, JourneyMemo, recalled, remember
+from tokenrisk.simulate.ahead import (
+    AFTER_BUY,
+    CURVE,
+    REMEMBERED,
+    Ahead,
+    Amounts,
+    JourneyKey,
+    JourneyMemo,
+    after_buy,
+    curve_buy,
+    recalled,
+    remember,
+)
 from tokenrisk.simulate.calls import BalanceSlot, balance_of, fresh_address
 from tokenrisk.simulate.limits import (
     Accept,
@@ -82,17 +94,21 @@ async def simulate(
     round trips when the token has no limits: the default buy with the larger-buy
     ladder; the transfer with the max-buy refinement; the sells with the large-sell
     ladder (``token_slot`` may still be in flight until then).  ``memo``: the amounts
-    earlier journeys saw (:mod:`tokenrisk.simulate.ahead`); when this buy delivers what
-    is remembered, the transfer and the sells went out with it: one round trip.
+    earlier journeys saw (:mod:`tokenrisk.simulate.ahead`); with it the transfer and the
+    sells go out with the buy, planned from the remembered amounts or, for a token not
+    remembered, from the pool's curve, and are used when the buy delivers exactly those:
+    one round trip; when it does not, the transfer and the sells go out together after
+    the buy: two.  Without ``memo`` (an emulated journey) nothing is sent ahead.
     """
     slot = _slot_source(token_slot)
     # BUY (and, at the same time, larger buys for the max-buy limit; with the transfer
-    # and the sells too when their amounts are remembered: simulate/ahead.py)
+    # and the sells too when their amounts are remembered or predicted: simulate/ahead.py)
     amount = sim.settings.buy_amount(base_reserve)
-    ahead = _launch(sim, memo, amount, token_reserve, slot)
+    ahead = _launch(sim, memo, (amount, base_reserve, token_reserve), slot)
+    told = sim.first_buy = asyncio.get_running_loop().create_future()
     try:
         first, (larger, too_large) = await asyncio.gather(
-            sim.run_one(sim.buy_only(amount)), _larger_buys(sim, base_reserve, amount)
+            _told(sim.run_one(sim.buy_only(amount)), told), _larger_buys(sim, base_reserve, amount)
         )
         if _bought_ok(first):
             bought = Bought(amount, first)
@@ -116,9 +132,19 @@ async def simulate(
             _after_buy(sim, bought, token_reserve, slot, None, (memo, ahead)), max_buy
         )
     finally:
+        if not told.done():
+            told.set_result(None)
         if ahead is not None:
             await ahead.drop()
     return replace(report, max_buy=limit)
+
+
+async def _told(buying: Awaitable[Outcome], told: asyncio.Future[int | None]) -> Outcome:
+    """The default buy's outcome; what it delivered is told as soon as it is back
+    (``Simulator.first_buy``: the owner-power scan reads it)."""
+    first = await buying
+    told.set_result((first["bought"].uint or 0) if _bought_ok(first) else None)
+    return first
 
 
 def _key(sim: Simulator, amount_in: int) -> JourneyKey:
@@ -128,23 +154,46 @@ def _key(sim: Simulator, amount_in: int) -> JourneyKey:
 def _launch(
     sim: Simulator,
     memo: JourneyMemo | None,
-    amount_in: int,
-    token_reserve: int,
+    sizes: tuple[int, int, int],
     token_slot: asyncio.Future[BalanceSlot | None],
 ) -> Ahead | None:
-    """The transfer and the sells planned with the amounts remembered for this buy,
-    started now (None when nothing is remembered, or the pool is only simulated)."""
-    amounts = None if sim.prelude else recalled(memo, _key(sim, amount_in))
-    if amounts is None:
+    """The transfer and the sells planned with the amounts remembered for this buy, or
+    predicted from the pool's curve for a token not remembered, started now (None
+    without a memo, for a pool that is only simulated, or when neither is known).
+    ``sizes``: the buy's amount in, the pool's base and token reserves."""
+    amount_in, base_reserve, token_reserve = sizes
+    if memo is None or sim.prelude:
         return None
+    amounts = recalled(memo, _key(sim, amount_in))
+    if amounts is not None:
+        return _sent_ahead(sim, amount_in, amounts, token_reserve, (REMEMBERED, token_slot))
+    route = sim.route
+    tokens = curve_buy(not (route.v3 or route.v4), base_reserve, token_reserve, amount_in)
+    if tokens is None:
+        return None
+    predicted = after_buy(tokens, sim.settings.transfer_bps)
+    return _sent_ahead(sim, amount_in, predicted, token_reserve, (CURVE, token_slot))
+
+
+def _sent_ahead(
+    sim: Simulator,
+    amount_in: int,
+    amounts: Amounts,
+    token_reserve: int,
+    planned: tuple[str, asyncio.Future[BalanceSlot | None]],
+) -> Ahead:
+    """Start the transfer and the sells of a buy of ``amount_in`` planned with
+    ``amounts``; the large sells and the delayed sell use the remembered layout (checked
+    against this check's before use) or, predicted, wait for this check's own."""
+    kind, token_slot = planned
     bought, received, remaining, slot = amounts
     sent = bought * sim.settings.transfer_bps // 10_000
     buyer, receiver = fresh_address(), fresh_address()
     moved = asyncio.create_task(sim.run_one(_transfer_plan(sim, buyer, receiver, amount_in, sent)))
     wallets = (buyer, receiver, sent, remaining, received)
-    remembered = _slot_source(slot)  # checked against ``token_slot`` before use
-    rest = asyncio.create_task(_sells(sim, amount_in, wallets, remembered, token_reserve))
-    return Ahead(amounts, buyer, receiver, moved, rest)
+    source = _slot_source(slot) if kind == REMEMBERED else token_slot
+    rest = asyncio.create_task(_sells(sim, amount_in, wallets, source, token_reserve))
+    return Ahead(amounts, buyer, receiver, moved, rest, kind)
 
 
 async def _sells(
@@ -204,26 +253,34 @@ async def _after_buy(
     (updated here) and the steps started ahead with the remembered ones, if any."""
     memo, ahead = known
     buy = buy_leg(bought.outcome, sim.route)
-    # TRANSFER (already in flight when ``ahead`` was planned for this buy)
+    # TRANSFER (already in flight when ``ahead`` was planned for this buy; else sent now,
+    # with the sells planned with what it should leave: simulate/ahead.py, after_buy)
     sent = bought.tokens * sim.settings.transfer_bps // 10_000
-    if ahead is not None and ahead.bought(bought.tokens):
-        buyer, receiver = ahead.buyer, ahead.receiver
-        moved = await ahead.moved
-    else:
-        ahead = None
-        buyer, receiver = fresh_address(), fresh_address()
-        moved = await sim.run_one(_transfer_plan(sim, buyer, receiver, bought.amount_in, sent))
-    transfer_ok = moved["transfer"].ok
-    received = moved["received"].uint or 0
-    remaining = moved["sender_after_transfer"].uint or 0
+    mine = None  # the steps started here, dropped below unless used
+    if ahead is None or not ahead.bought(bought.tokens):
+        ahead = mine = _after_bought(sim, bought, token_reserve, token_slot, memo)
+    try:
+        if ahead is not None:
+            buyer, receiver = ahead.buyer, ahead.receiver
+            moved = await ahead.moved
+        else:
+            buyer, receiver = fresh_address(), fresh_address()
+            plan = _transfer_plan(sim, buyer, receiver, bought.amount_in, sent)
+            moved = await sim.run_one(plan)
+        transfer_ok = moved["transfer"].ok
+        received = moved["received"].uint or 0
+        remaining = moved["sender_after_transfer"].uint or 0
+        # SELL (and, at the same time, large sells for the max-sell limit)
+        wallets = (buyer, receiver, sent, remaining, received)
+        if ahead is not None and await _kept(ahead, received, remaining, token_slot):
+            ahead.use()
+            sold = await ahead.rest
+        else:
+            sold = await _sells(sim, bought.amount_in, wallets, token_slot, token_reserve)
+    finally:
+        if mine is not None:
+            await mine.drop()
     moved_tax = transfer_leg(moved, sim.route, sent) if transfer_ok and sent else LegTax(None, None)
-    # SELL (and, at the same time, large sells for the max-sell limit)
-    wallets = (buyer, receiver, sent, remaining, received)
-    if ahead is not None and ahead.kept(received, remaining, await token_slot):
-        ahead.used = True
-        sold = await ahead.rest
-    else:
-        sold = await _sells(sim, bought.amount_in, wallets, token_slot, token_reserve)
     seen = (bought.tokens, received, remaining, await token_slot)
     remember(memo, _key(sim, bought.amount_in), seen)
     (main, same, delayed, half), big_sells, counted = sold
@@ -265,6 +322,33 @@ async def _after_buy(
     finally:
         if big_sells is not None and not big_sells.done():
             big_sells.cancel()  # the sell failed: the partial-sell search decided instead
+
+
+def _after_bought(
+    sim: Simulator,
+    bought: Bought,
+    token_reserve: int,
+    token_slot: asyncio.Future[BalanceSlot | None],
+    memo: JourneyMemo | None,
+) -> Ahead | None:
+    """The transfer after ``bought`` with the sells planned with what it should leave
+    (:func:`~tokenrisk.simulate.ahead.after_buy`), started together; None without a memo
+    (nothing is sent ahead) or for a pool that is only simulated."""
+    if memo is None or sim.prelude:
+        return None
+    predicted = after_buy(bought.tokens, sim.settings.transfer_bps)
+    planned = (AFTER_BUY, token_slot)
+    return _sent_ahead(sim, bought.amount_in, predicted, token_reserve, planned)
+
+
+async def _kept(
+    ahead: Ahead, received: int, remaining: int, token_slot: asyncio.Future[BalanceSlot | None]
+) -> bool:
+    """The sells sent ahead fit what the transfer left (and, planned with a remembered
+    layout, the layout this check verified; only then is the slot search awaited)."""
+    if (received, remaining) != ahead.amounts[1:3]:
+        return False
+    return ahead.kept(received, remaining, await token_slot if ahead.remembered else None)
 
 
 def _percent(value: float | None) -> str:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from eth_utils.crypto import keccak
 
@@ -51,17 +52,22 @@ from tokenrisk.findings import (
 from tokenrisk.simulate import owners
 from tokenrisk.simulate.effects import Effect, classify, comparable, holding
 from tokenrisk.simulate.owners import DEAD, Facts, PowerCache
-from tokenrisk.simulate.simulator import Outcome, Plan, Simulator, sells_ahead
+from tokenrisk.simulate.simulator import Outcome, Simulator, sells_ahead
 from tokenrisk.simulate.story import (
     SHRINK,
     Story,
     Targets,
     amounts,
     balance_slot,
+    count_ahead,
+    curve_followed,
     dump_plan,
+    fits,
     fresh_targets,
     future_plan,
     held_story,
+    other_wallet,
+    predicted,
     story_plan,
 )
 from tokenrisk.simulate.trials import (
@@ -168,15 +174,20 @@ async def _scan(
         # TRY
         selectors = selectors_of(facts.code, facts.impl_code)
         everything, shared = _within(trials, on_hook, bounds.max_trials)
-        result = await _try_all(sim, facts, targets, everything, (selectors, senders), story)
-        tried = {t.function.selector for t in trials}
+        tried = ahead.tried if ahead is not None and hooked is None else None
+        result = await _try_all(
+            sim, facts, targets, everything, (selectors, senders), (story, tried)
+        )
+        names = {t.function.selector for t in trials}
         if result.scanned:
-            found = await _static(sim, (facts, guards), hooked, hook, tried, on_hook)
+            found = await _static(sim, (facts, guards), hooked, hook, names, on_hook)
             result = _with_static(result, found)
     finally:
         for started in (story, guards):
             if not started.done():
                 started.cancel()
+        if ahead is not None and ahead.tried is not None:
+            _drop_tried(ahead.tried[1])  # unless used (then done): not sent for nothing
     every = _merged(callers, hooked[1] if hooked else ())
     result = replace(
         result,
@@ -304,10 +315,43 @@ class Ahead:
     story: asyncio.Future[tuple[Story | None, tuple[str, ...]]]
     guards: asyncio.Future[Guards]
     """Every static guard's value (:func:`~.trials.guard_values`), read with the screen."""
+    tried: tuple[Story, asyncio.Future[Tried]] | None = None
+    """The predicted story and the trials of every likely candidate on it, sent with the
+    screen (:func:`_tried_ahead`); None when no story was predicted or there were too
+    many candidates."""
 
     def stop(self) -> None:
         self.story.cancel()
         self.guards.cancel()
+        if self.tried is not None:
+            _drop_tried(self.tried[1])
+
+
+TrialKey = tuple[str, tuple[str, ...], str | None]
+"""A trial's sender (lower case), calldata in order and target: equal keys, equal plans."""
+
+
+@dataclass(frozen=True)
+class Tried:
+    """The scan's batch run ahead on a predicted story: the baseline and future sells
+    (``base``), each trial's outcome by :data:`TrialKey`, and the sells by block count."""
+
+    story: Story
+    base: list[Outcome | RpcError]
+    by_trial: dict[TrialKey, Outcome | RpcError]
+    counted: tuple[list[str | None], tuple[str, ...]]
+
+
+def _key_of(trial: Trial) -> TrialKey:
+    caller, *datas = trial.calls
+    return (caller.lower(), tuple(datas), trial.target)
+
+
+def _drop_tried(tried: asyncio.Future[Tried]) -> None:
+    """Stop trials sent ahead that will not be used (their error, if any, seen)."""
+    if not tried.done():
+        tried.cancel()
+    tried.add_done_callback(lambda f: f.cancelled() or f.exception())
 
 
 async def _facts_and_callers(
@@ -430,19 +474,51 @@ async def _ahead(
     bounds: ScanBounds,
     targets: asyncio.Future[Targets],
 ) -> Ahead:
-    """The amounts round and the screen of the ``likely`` senders, started at once."""
-    wallets = await targets
-    story = asyncio.ensure_future(amounts(sim, wallets, facts.owner is not None))
+    """The amounts round and the screen of the ``likely`` senders, started at once (with
+    the trials too, when the story is predicted: :func:`_tried_ahead`)."""
+    wallets, other = await targets, other_wallet()
+    owner_getter = facts.owner is not None
+    story = asyncio.ensure_future(amounts(sim, wallets, owner_getter, other))
     guards = asyncio.ensure_future(guard_values(sim, facts.code, facts.impl_code))
+    started: list[asyncio.Future[Any]] = [story, guards]
+    tried: tuple[Story, asyncio.Future[Tried]] | None = None
     try:
         functions, _ = functions_of(facts.code, facts.impl_code, bounds)
         candidates = candidates_of(functions, likely, wallets, bounds)
-        screened = await screen_calls(sim, candidates, likely)
+        screening = asyncio.ensure_future(screen_calls(sim, candidates, likely))
+        started.append(screening)
+        told = predicted(sim, owner_getter, other)
+        if told is not None and len(candidates) <= bounds.max_trials:
+            if await curve_followed(sim):  # the journey's buy, back in this round
+                run = _tried_ahead(sim, facts, wallets, told, (candidates, likely))
+                tried = (told, asyncio.ensure_future(run))
+        screened = await screening
     except BaseException:
-        story.cancel()
-        guards.cancel()
+        for future in started:
+            future.cancel()
+        if tried is not None:
+            _drop_tried(tried[1])
         raise
-    return Ahead(screened, story, guards)
+    return Ahead(screened, story, guards, tried)
+
+
+async def _tried_ahead(
+    sim: Simulator,
+    facts: Facts,
+    targets: Targets,
+    story: Story,
+    likely: tuple[list[Trial], list[str]],
+) -> Tried:
+    """The batch :func:`_try_all` would send, run on the predicted ``story`` for every
+    candidate the screen tries (each caller's), and the backdoors of the likely
+    senders: sent with the screen, so that the trials need not wait for it."""
+    candidates, senders = likely
+    selectors = selectors_of(facts.code, facts.impl_code)
+    trials = [*candidates, *backdoors(selectors, senders, targets, max(1, story.a_sent))]
+    _, outcomes, counted = await _batch(sim, targets, story, trials)
+    head = 1 + len(FUTURE)
+    by_trial = {_key_of(t): o for t, o in zip(trials, outcomes[head:], strict=True)}
+    return Tried(story, outcomes[:head], by_trial, counted)
 
 
 def _hash(code: str | None) -> str | None:
@@ -458,18 +534,30 @@ async def _try_all(
     targets: Targets,
     screened: Sequence[Trial],
     beside: tuple[set[str], Sequence[str]],
-    told: asyncio.Future[tuple[Story | None, tuple[str, ...]]],
+    sources: tuple[
+        asyncio.Future[tuple[Story | None, tuple[str, ...]]],
+        tuple[Story, asyncio.Future[Tried]] | None,
+    ],
 ) -> OwnerPowers:
     """The baseline, the future sells and every trial in one batch; then the two-step
     trials (setters that changed nothing, followed by a switch) in a second one.
     ``beside``: the code's selectors and the senders, for the ERC-20-named backdoors;
-    ``told``: the amounts round (:func:`~tokenrisk.simulate.story.amounts`), in flight."""
+    ``sources``: the amounts round (:func:`~tokenrisk.simulate.story.amounts`), in
+    flight, and the batch sent ahead with the screen (:func:`_tried_ahead`), if any."""
+    told, ahead = sources
     story, notes = await told
     if story is None:
+        if ahead is not None:
+            _drop_tried(ahead[1])
         return OwnerPowers(scanned=False, error="no wallet could buy or hold, nothing to compare")
+    fitted = await _fitting(ahead, story, notes)
+    story = fitted.story if fitted is not None else story
     trials = [*screened, *backdoors(beside[0], beside[1], targets, max(1, story.a_sent))]
-    plans, outcomes, (counted, unchecked) = await _batch(sim, targets, story, trials)
-    sent = len(SHRINK) + len(plans)  # the amounts batch and this one
+    ran = _from_tried(fitted, trials)
+    runs, outcomes, (counted, unchecked) = ran or await _batch(sim, targets, story, trials)
+    if ahead is not None:
+        count_ahead(ran is not None)
+    sent = len(SHRINK) + runs  # the amounts batch and this one
     base = outcomes[0]
     if not isinstance(base, RpcError) and not comparable(base) and story.held is None:
         # sells fail after a buy: an armed trap, or a rule about buying and selling soon
@@ -478,9 +566,9 @@ async def _try_all(
         if held is not None:
             story = held
             trials = [*screened, *backdoors(beside[0], beside[1], targets, max(1, held.a_sent))]
-            plans, outcomes, (counted, unchecked) = await _batch(sim, targets, story, trials)
+            runs, outcomes, (counted, unchecked) = await _batch(sim, targets, story, trials)
             base = outcomes[0]
-            sent += len(plans)
+            sent += runs
             notes += ("sells failed after a buy: the scan re-ran from held positions",)
     if isinstance(base, RpcError) or not holding(base):
         return OwnerPowers(scanned=False, error="the baseline wallets got no tokens")
@@ -515,6 +603,32 @@ async def _try_all(
     )
 
 
+async def _fitting(
+    ahead: tuple[Story, asyncio.Future[Tried]] | None, story: Story, notes: tuple[str, ...]
+) -> Tried | None:
+    """The batch sent ahead, when the amounts round found the story it was planned on
+    (:func:`~tokenrisk.simulate.story.fits`) and it ran; otherwise dropped, unread."""
+    if ahead is None:
+        return None
+    planned, tried = ahead
+    if fits(planned, story, notes):
+        try:
+            return await tried
+        except RpcError:
+            return None  # the batch is sent again the usual way
+    _drop_tried(tried)
+    return None
+
+
+def _from_tried(tried: Tried | None, trials: Sequence[Trial]) -> Batch | None:
+    """What :func:`_batch` would return for ``trials``, from the batch sent ahead: None
+    unless it ran every one of them (a sender only the callers' reads found was not)."""
+    if tried is None or any(_key_of(t) not in tried.by_trial for t in trials):
+        return None
+    outcomes = [*tried.base, *(tried.by_trial[_key_of(t)] for t in trials)]
+    return len(outcomes), outcomes, tried.counted
+
+
 def _with_static(result: OwnerPowers, static: list[PowerFinding]) -> OwnerPowers:
     """Static capabilities beside the simulated findings: a live guard means a privileged
     caller remains, so the token is not renounced."""
@@ -524,16 +638,19 @@ def _with_static(result: OwnerPowers, static: list[PowerFinding]) -> OwnerPowers
     return replace(result, renounced=False, findings=tuple(_ordered([*kept, *static])))
 
 
-async def _batch(
-    sim: Simulator, targets: Targets, story: Story, trials: Sequence[Trial]
-) -> tuple[list[Plan], list[Outcome | RpcError], tuple[list[str | None], tuple[str, ...]]]:
+Batch = tuple[int, list[Outcome | RpcError], tuple[list[str | None], tuple[str, ...]]]
+"""A scan batch: how many simulations it ran, their outcomes (the baseline, the
+:data:`FUTURE` sells, one per trial) and the future sells by block count."""
+
+
+async def _batch(sim: Simulator, targets: Targets, story: Story, trials: Sequence[Trial]) -> Batch:
     """The baseline, the four future sells and one story per trial, in one batch, beside
     the future sells by block count."""
     plans = [story_plan(sim, targets, story, None)]
     plans += [future_plan(sim, targets, story, seconds) for _, seconds in FUTURE]
     plans += [story_plan(sim, targets, story, t.calls, t.target) for t in trials]
     outcomes, counted = await asyncio.gather(sim.run(plans), _counted(sim, story.a_sell))
-    return plans, list(outcomes), counted
+    return len(plans), list(outcomes), counted
 
 
 def _harmless(

@@ -435,6 +435,10 @@ class Simulator:
         self.learned = learned
         self.token_slot: asyncio.Future[BalanceSlot | None] | None = None
         """The checked token's balance slot, possibly still being found (set by the caller)."""
+        self.first_buy: asyncio.Future[int | None] | None = None
+        """What the journey's default buy delivered (None: it failed), set by the journey
+        when it sends that buy: the owner-power scan sends nothing ahead on a curve the
+        buy did not follow (:mod:`tokenrisk.simulate.powers`)."""
 
     def plan(self) -> Plan:
         return Plan(

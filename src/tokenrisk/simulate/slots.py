@@ -15,6 +15,12 @@ calls), :func:`find_balance_slot`:
 3. verifies the match with ONE ``eth_call`` of ``balanceOf(probe)`` with that key
    overridden to a marker value: only a layout the token really reads is accepted.
 
+Steps 1 and 3 go out together for the most common layouts (:data:`LIKELY`: Solidity
+mappings in the first 16 slots, OpenZeppelin's namespaced one): each is verified with
+the access list, and the first match that verified is the answer, as when verified
+after it; only a match outside them is verified in a second round trip (issue #27: a
+token's first check waits one round trip less before the steps that need its layout).
+
 A verified layout is remembered per keccak of the contract's code (:class:`SlotCache`),
 so a second check of the same code verifies only that layout, and per token, so a second
 check of the same token sends that verification with step 1 (ONE round trip when it
@@ -39,7 +45,7 @@ from eth_utils.crypto import keccak
 from tokenrisk.caching import MemoryCache
 from tokenrisk.chain.abi import decode_uint, encode_call
 from tokenrisk.chain.rpc import RpcClient
-from tokenrisk.errors import RpcError
+from tokenrisk.errors import CallReverted, RpcError
 
 MARKER = 0x7E57_BA1A_9CE5_1075
 SMALL_SLOTS = range(32)
@@ -77,6 +83,10 @@ def slot_key(holder: str, slot: int, vyper: bool = False) -> str:
 
 def _layouts() -> list[BalanceSlot]:
     return [BalanceSlot(slot, vyper) for slot in CANDIDATE_SLOTS for vyper in (False, True)]
+
+
+LIKELY = (*(BalanceSlot(slot, False) for slot in range(16)), BalanceSlot(ERC7201_ERC20, False))
+"""Layouts verified with the access list, before it says which keys ``balanceOf`` reads."""
 
 
 class SlotCache(MemoryCache[bytes, BalanceSlot]):
@@ -134,6 +144,29 @@ async def _verified(
     return None
 
 
+async def _first_verified(
+    rpc: RpcClient,
+    at: tuple[str, str, str],
+    layouts: list[BalanceSlot],
+    verified: dict[BalanceSlot, object],
+) -> BalanceSlot | None:
+    """The first of ``layouts`` that verifies: by the replies in ``verified`` (sent with
+    the access list) as far as they go, then the rest in one batch (:func:`_verified`).
+    A node error in a reply consulted raises, as in that batch.  ``at``: the token, the
+    probe holder and the block."""
+    for layout in layouts:
+        reply = verified.get(layout)
+        if isinstance(reply, RpcError) and not isinstance(reply, CallReverted):
+            raise reply
+    for n, layout in enumerate(layouts):
+        if layout not in verified:
+            token, probe, block = at
+            return await _verified(rpc, token, probe, layouts[n:], block)
+        if _is_marker(verified[layout]):
+            return layout
+    return None
+
+
 def _verify_call(token: str, probe: str, layout: BalanceSlot, block: str) -> tuple[str, list[Any]]:
     """``balanceOf(probe)`` with ``layout``'s key for ``probe`` overridden to MARKER."""
     override = {token: {"stateDiff": layout.override(probe, MARKER)}}
@@ -151,8 +184,9 @@ async def find_balance_slot(
     """The verified balance layout of ``token``, or None (not a plain mapping: reflection,
     rebasing, exotic layouts; callers then fall back or skip what needs it).
 
-    Two round trips (code + access list, then one verifying call) for a token first
-    seen, one when its remembered layout verifies.
+    One round trip (code + access list + the likely layouts' verifying calls) for a
+    token first seen whose layout is a likely one, two for another layout, one when its
+    remembered layout verifies.
     Raises only transport errors.
     """
     probe = "0x" + os.urandom(20).hex()
@@ -161,12 +195,14 @@ async def find_balance_slot(
         ("eth_getCode", [token, block]),
         ("eth_createAccessList", [_balance_call(token, probe), block]),
     ]
-    if remembered is not None:  # this token's layout last time, verified again now
-        calls.append(_verify_call(token, probe, remembered, block))
+    # this token's layout last time, else the likely ones, verified again now
+    early = [remembered] if remembered is not None else list(LIKELY)
+    calls += [_verify_call(token, probe, layout, block) for layout in early]
     # a node without access lists still gets the probe below
     code, access, *again = await rpc.batch(calls, tolerate=RpcError)
     if remembered is not None and again and _is_marker(again[0]):
         return remembered  # verified in the first round trip
+    verified = {} if remembered is not None else dict(zip(early, again, strict=True))
     code_hash = bytes(keccak(hexstr=code)) if isinstance(code, str) else None
     known = cache.value(code_hash) if cache is not None and code_hash is not None else None
     if isinstance(access, dict):
@@ -179,7 +215,7 @@ async def find_balance_slot(
             layouts = match_layouts(keys, probe)
     else:  # the node cannot build access lists: probe every candidate layout
         layouts = [known] if known is not None else _layouts()
-    slot = await _verified(rpc, token, probe, layouts, block)
+    slot = await _first_verified(rpc, (token, probe, block), layouts, verified)
     if slot is not None and cache is not None:
         cache.put(token_key(token), slot)
         if code_hash is not None:

@@ -19,6 +19,7 @@ from typing import Any
 from tokenrisk.chain.abi import encode_call
 from tokenrisk.chain.signatures import TOTAL_SUPPLY
 from tokenrisk.errors import RpcError
+from tokenrisk.simulate.ahead import SCAN_TRIALS, count, curve_buy
 from tokenrisk.simulate.calls import balance_of, fresh_address, transfer
 from tokenrisk.simulate.hostile import Targets as Targets
 from tokenrisk.simulate.simulator import Plan, Simulator
@@ -73,13 +74,14 @@ must not stop the scan."""
 
 
 async def amounts(
-    sim: Simulator, targets: Targets, owner_getter: bool
+    sim: Simulator, targets: Targets, owner_getter: bool, other: str | None = None
 ) -> tuple[Story | None, tuple[str, ...]]:
     """Round one: A and B buy at each size of :data:`SHRINK` (one batch), to learn the
     amounts the real batch must use; the largest size that works is kept.  When none
-    works, A and B are given tokens in storage (an existing holder's position)."""
+    works, A and B are given tokens in storage (an existing holder's position).
+    ``other``: B's wallet (default a fresh one)."""
     full = sim.settings.buy_amount(base_reserve(sim))
-    other = fresh_address()
+    other = other or fresh_address()
     plans = []
     for divisor in SHRINK:
         plan = sim.plan()
@@ -96,6 +98,63 @@ async def amounts(
             return story_of(a_in, a, b, owner_getter, other), note
     story = await held_story(sim, targets, owner_getter, other)
     return story, ("no buy worked: the trial wallets held tokens as existing holders do",)
+
+
+def predicted(sim: Simulator, owner_getter: bool, other: str) -> Story | None:
+    """The story :func:`amounts` should find, from the pool's curve: A's full-size buy
+    and then B's half-size one in the same block, each what the router's
+    ``getAmountOut`` gives on the V2 pool's reserves (after A's buy, for B); None where
+    no curve predicts a buy (:func:`~tokenrisk.simulate.ahead.curve_buy`).  It holds
+    when the amounts round's first size delivers exactly those (:func:`fits`)."""
+    a = curve_a(sim)
+    if a is None:
+        return None
+    full, base, tokens = (
+        sim.settings.buy_amount(base_reserve(sim)),
+        base_reserve(sim),
+        token_reserve(sim),
+    )
+    b = curve_buy(True, base + full, tokens - a, full // 2)
+    return story_of(full, a, b, owner_getter, other) if b else None
+
+
+def curve_a(sim: Simulator) -> int | None:
+    """A's full-size buy on the V2 pool's curve (the journey's default buy, same size);
+    None where no curve predicts it."""
+    route = sim.route
+    if sim.prelude or route.v3 or route.v4:
+        return None
+    full = sim.settings.buy_amount(base_reserve(sim))
+    return curve_buy(True, base_reserve(sim), token_reserve(sim), full) or None
+
+
+async def curve_followed(sim: Simulator) -> bool:
+    """False when this check's journey has bought (its default buy is in flight or back)
+    and did not get what the curve gives (a buy tax: a story predicted from the curve
+    cannot hold, so nothing is sent ahead on it); True when it did, or has not bought.
+    Waits at most for the journey's buy, sent before the scan's facts came back."""
+    if sim.first_buy is None:
+        return True
+    delivered = await asyncio.shield(sim.first_buy)
+    return delivered is not None and delivered == curve_a(sim)
+
+
+def other_wallet() -> str:
+    """B's wallet for one scan, chosen before its amounts round (:func:`predicted`)."""
+    return fresh_address()
+
+
+def count_ahead(used: bool) -> None:
+    """The scan's trials sent ahead on a predicted story: used, or dropped."""
+    count(SCAN_TRIALS, used)
+
+
+def fits(predicted: Story, found: Story | None, notes: tuple[str, ...]) -> bool:
+    """The amounts round found the predicted story (at its first size, from buys): the
+    wallets' addresses aside, which are fresh either way."""
+    if found is None or notes:
+        return False
+    return replace(found, receiver=predicted.receiver, late=predicted.late) == predicted
 
 
 async def held_story(
@@ -136,9 +195,7 @@ async def held_by(
     slot = await balance_slot(sim)
     if slot is None:
         return None
-    pool = sim.route.pool
-    reserve = pool.reserves1 if pool.token0.lower() == sim.route.base.lower() else pool.reserves0
-    a = max(2, reserve * sim.settings.buy_bps // 10_000)
+    a = max(2, token_reserve(sim) * sim.settings.buy_bps // 10_000)
     diff = slot.override(targets.buyer, a) | slot.override(other, a // 2)
     return {sim.route.token: {"stateDiff": diff}}, a, a // 2
 
@@ -157,6 +214,11 @@ async def balance_slot(sim: Simulator) -> BalanceSlot | None:
 def base_reserve(sim: Simulator) -> int:
     pool = sim.route.pool
     return pool.reserves0 if pool.token0.lower() == sim.route.base.lower() else pool.reserves1
+
+
+def token_reserve(sim: Simulator) -> int:
+    pool = sim.route.pool
+    return pool.reserves1 if pool.token0.lower() == sim.route.base.lower() else pool.reserves0
 
 
 def _buy_block(

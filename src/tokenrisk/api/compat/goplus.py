@@ -1,4 +1,6 @@
-"""GoPlus-compatible ``token_security`` answers, rendered from :class:`Facts`.
+"""GoPlus-compatible ``token_security`` answers: what one entry is rendered from
+(:class:`Facts`, gathered by :mod:`.goplus_facts`), GoPlus's envelope and entry, and the
+rendering (pure: no node call, no check run).
 
 GoPlus's envelope is ``{"code", "message", "result"}`` with ``result`` keyed by the
 lower-case token address; flags are the strings ``"1"`` / ``"0"``, taxes fractions
@@ -14,15 +16,15 @@ Error codes are GoPlus's (its SDKs' ``ErrorCode``): 1 success, 2004 a bad addres
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tokenrisk.api.compat.goplus_reads import Facts, has_selfdestruct
-from tokenrisk.checks.results import TopHoldersResult
+from tokenrisk.checks.results import HoneypotResult, PairRow, TopHoldersResult
 from tokenrisk.findings import OwnerPowers
-from tokenrisk.model import Analysis, Pool, SimulationReport
+from tokenrisk.model import Analysis, Pool, SimulationReport, TokenInfo
 from tokenrisk.risk import leg_tax, usable_simulation
 
 SUCCESS, ADDRESS_FORMAT_ERROR, CHAIN_NOT_SUPPORTED, PARAM_ERROR = 1, 2004, 2018, 5006
@@ -41,6 +43,54 @@ POWERS = {  # GoPlus field -> the owner-power findings that set it to "1"
     ),
     "anti_whale_modifiable": ("owner_can_limit_transactions",),
 }
+
+
+# WHAT AN ENTRY IS RENDERED FROM
+
+
+@dataclass(frozen=True)
+class People:
+    """The token's creator and the raw balances of its owner and creator (lower-case
+    address -> balance; an address whose balanceOf reverted is absent)."""
+
+    creator: str | None = None
+    balances: dict[str, int] = field(default_factory=dict)
+    code: str | None = None  # runtime code, 0x-hex; None when unread
+
+
+@dataclass(frozen=True)
+class Facts:
+    """Everything one entry is rendered from.  ``result`` is None when the token has no
+    pool (IsHoneypot's "No pairs found"): then only the token's own facts are known."""
+
+    token: TokenInfo
+    result: HoneypotResult | None
+    pairs: tuple[PairRow, ...]
+    holders: TopHoldersResult | None
+    lp_holders: TopHoldersResult | None
+    lp_holder_count: int | None
+    people: People
+
+
+SELFDESTRUCT = 0xFF
+PUSH1, PUSH32 = 0x60, 0x7F
+
+
+def has_selfdestruct(code_hex: str) -> bool:
+    """Whether the runtime code contains a SELFDESTRUCT instruction (push data skipped,
+    so a 0xff inside a constant does not count).  Reachability is not proven: GoPlus's
+    ``selfdestruct`` is likewise "the contract can self-destruct"."""
+    code = bytes.fromhex(code_hex[2:] if code_hex.startswith("0x") else code_hex)
+    i = 0
+    while i < len(code):
+        op = code[i]
+        if op == SELFDESTRUCT:
+            return True
+        i += 1 + (op - PUSH1 + 1 if PUSH1 <= op <= PUSH32 else 0)
+    return False
+
+
+# THE ENVELOPE AND THE ENTRY
 
 
 class GoPlusModel(BaseModel):

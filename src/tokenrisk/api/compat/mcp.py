@@ -10,22 +10,27 @@ and error bodies.  A refused or failed call becomes a tool error whose text is t
 ``"<status>: <error>"`` (never a node's text or an RPC URL).
 
 ``tokenrisk mcp`` serves it on stdio (:func:`serve_stdio`); ``tokenrisk serve`` also
-serves it over streamable HTTP at ``/mcp`` (:mod:`.mcp_http`).  docs/mcp.md shows how
+serves it over streamable HTTP at ``/mcp`` (:func:`mount_http`).  docs/mcp.md shows how
 an agent is configured.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Annotated, Any
 
 import httpx
 from fastapi import FastAPI, Request
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
+from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import Field
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 KEY_HEADER = "X-API-KEY"
 LOCAL_CLIENT = ("127.0.0.1", 0)
@@ -174,3 +179,52 @@ async def serve_stdio(app: FastAPI, key: str | None) -> None:
     runs here (the service opens on start and closes at the end)."""
     async with app.router.lifespan_context(app):
         await build_server(Api(app, key)).run_stdio_async()
+
+
+# STREAMABLE HTTP AT /mcp
+
+MOUNT_PATH = "/mcp"
+
+
+class Mounted:
+    """The ``/mcp`` endpoint: hands each request to the MCP session manager of the app's
+    running lifespan (a session manager runs once, and an app may start several times,
+    e.g. in tests); 503 outside a lifespan."""
+
+    def __init__(self) -> None:
+        self.current: StreamableHTTPASGIApp | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.current is None:
+            body = {"code": 503, "error": "the service is starting"}
+            await JSONResponse(body, status_code=503)(scope, receive, send)
+            return
+        await self.current(scope, receive, send)
+
+
+def mount_http(app: FastAPI) -> None:
+    """Serve the tools over streamable HTTP at ``/mcp`` inside ``app`` (stateless, JSON
+    answers).  Listing the tools needs no key (like ``/docs``); every tool call is one
+    API request with the caller's key and address (see :class:`Api`).  The SDK's
+    DNS-rebinding guard is off: the tools can do nothing the public API cannot."""
+    mounted = Mounted()
+    app.router.routes.append(Route(MOUNT_PATH, endpoint=mounted, methods=["GET", "POST", "DELETE"]))
+    inner = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def with_sessions(scope: Any) -> AsyncIterator[Any]:
+        server = build_server(Api(app))
+        server.streamable_http_app(  # creates the session manager
+            streamable_http_path=MOUNT_PATH,
+            stateless_http=True,
+            json_response=True,
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        )
+        async with inner(scope) as state, server.session_manager.run():
+            mounted.current = StreamableHTTPASGIApp(server.session_manager)
+            try:
+                yield state
+            finally:
+                mounted.current = None
+
+    app.router.lifespan_context = with_sessions

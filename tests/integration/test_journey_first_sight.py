@@ -1,0 +1,312 @@
+"""A token's first journey with its later steps sent ahead on predicted amounts (#27).
+
+With nothing remembered, the transfer and the sells go out with the buy, planned from
+the V2 pool's curve (``curve``), or, when the buy delivers another amount, together
+once the buy is known (``after_buy``); each is used only when the simulation's own
+results show the prediction held (simulate/ahead.py); the owner-power scan's trials
+likewise go out with its screen (simulate/powers.py).  Real anvil: every catalogue
+token's first answer equals a step-by-step check's, the rounds are counted without a
+clock (:class:`Rounds`), and each prediction fed a wrong value is dropped with the
+answer unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from expectations import assert_details
+from test_journey_ahead import _stable
+from test_v4_known_pools import Rounds
+
+from tokenrisk import metrics
+from tokenrisk.api.app import create_app
+from tokenrisk.caching import MemoryCache
+from tokenrisk.chain import dex
+from tokenrisk.chain.coalesce import CoalescingRpc
+from tokenrisk.chain.rpc import RpcSettings
+from tokenrisk.checks.target import search_pools
+from tokenrisk.checks.trade import prepare
+from tokenrisk.config import Settings
+from tokenrisk.devnet.instance import RunningDevnet
+from tokenrisk.model import SimulationReport
+from tokenrisk.service import DEVNET_ID, Service, connect_devnet
+from tokenrisk.simulate import journey, powers, story
+from tokenrisk.simulate.ahead import Amounts
+from tokenrisk.simulate.owners import PowerCache
+from tokenrisk.simulate.powers import ScanBounds
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+async def service(devnet: RunningDevnet, tmp_path: Path) -> AsyncIterator[Service]:
+    settings = Settings(devnet=False, data_dir=tmp_path / "data", deadline=60.0, cache_ttl=0)
+    svc = connect_devnet(settings, devnet.url, devnet.manifest, Path(devnet.build_dir))
+    yield svc
+    await svc.close()
+
+
+def _address(devnet: RunningDevnet, entry_id: str) -> str:
+    return str(next(t["address"] for t in devnet.manifest["tokens"] if t["id"] == entry_id))
+
+
+def _no_gas(report: SimulationReport) -> SimulationReport:
+    """The report without what differs between two runs (fresh wallets' calldata gas)."""
+    return replace(report, buy_gas=None, sell_gas=None)
+
+
+def _step_by_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing sent ahead on a prediction: neither the journey's steps nor the scan's
+    trials (the memories of earlier checks aside)."""
+    monkeypatch.setattr(journey, "curve_buy", lambda *_: None)
+    monkeypatch.setattr(journey, "_after_bought", lambda *_: None)
+    monkeypatch.setattr(powers, "predicted", lambda *_: None)
+
+
+async def test_every_first_answer_is_the_step_by_step_one(
+    service: Service, devnet: RunningDevnet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Per catalogue token, with nothing remembered: a check step by step, then a first
+    sight's (the journey's transfer and sells predicted, the scan's trials sent with
+    its screen): the same answer, meeting the catalogue's expectations.  Both scans use
+    the same wallets."""
+    memo, scans = service.honeypot.trading.journeys, service.honeypot.powers.cache
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    used: list[str] = []
+    async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
+        for entry in devnet.manifest["tokens"]:
+            params = {"address": entry["address"], "chainID": 31337}
+            answers = []
+            for ahead in (False, True):
+                memo.clear()
+                scans.__post_init__()
+                wallets = iter(range(1, 1_000))
+                monkeypatch.setattr(
+                    story, "fresh_address", lambda w=wallets: f"0x7e57{next(w):036x}"
+                )
+                if not ahead:
+                    _step_by_step(monkeypatch)
+                monkeypatch.setattr(metrics, "sent_ahead", lambda p, u: u and used.append(p))
+                answers.append(await http.get("/v2/IsHoneypot", params=params))
+                monkeypatch.undo()
+            alone, first = answers
+            assert first.status_code == alone.status_code, entry["id"]
+            if alone.status_code != 200:
+                continue
+            assert _stable(first.json()) == _stable(alone.json()), entry["id"]
+            assert_details(first.json(), entry["expected"])
+    half = len(devnet.manifest["tokens"]) // 2
+    assert min(used.count("curve"), used.count("scan_trials")) >= half  # the paths were taken
+
+
+@pytest.mark.parametrize(
+    ("entry_id", "ahead", "alone"),
+    [("plain", 1, 3), ("fot-3", 2, 3), ("v3-only", 2, 3), ("v4-plain", 2, 3)],
+)
+async def test_a_first_journey_takes_fewer_rounds(
+    service: Service, devnet: RunningDevnet, entry_id: str, ahead: int, alone: int
+) -> None:
+    """The journey alone, its balance slot known: one round trip when the curve
+    predicted the buy (``plain``), two when the transfer and the sells wait for it (a
+    buy tax, a V3 or V4 pool), three step by step; the report is the same."""
+    node, rounds = service.nodes[DEVNET_ID], Rounds(devnet.url)
+    node.rpc = CoalescingRpc(devnet.url, RpcSettings(retries=0), "devnet node", transport=rounds)
+    token = _address(devnet, entry_id)
+    pool = (await search_pools(node, token)).pools[0]
+    reports, counted = [], []
+    for memo in (MemoryCache[Any, Amounts](8), None):
+        ready = await prepare(node, service.honeypot.trading, pool, token)
+        assert ready.sim is not None and ready.token_slot is not None
+        slot = await ready.token_slot
+        rounds.rounds.clear()
+        base, reserve = dex.base_reserve(pool), dex.token_reserve(pool)
+        reports.append(await journey.simulate(ready.sim, base, reserve, slot, memo))
+        counted.append(len(rounds.rounds))
+    await rounds.aclose()
+    assert counted == [ahead, alone], rounds.rounds
+    assert reports[0].sell_ok and _no_gas(reports[0]) == _no_gas(reports[1])
+
+
+def _wrong_curve(real: Any) -> Any:
+    return lambda *args: (real(*args) or 0) * 2
+
+
+def _wrong_transfer(real: Any) -> Any:
+    def wrong(bought: int, bps: int) -> Amounts:
+        got, received, remaining, slot = real(bought, bps)
+        return (got, received, remaining + 1, slot)
+
+    return wrong
+
+
+@pytest.mark.parametrize(
+    ("entry_id", "where", "planned"),
+    [
+        ("plain", "curve_buy", "curve"),  # the buy delivers half of it
+        ("plain", "after_buy", "curve"),  # the transfer leaves one token less
+        ("fot-3", "after_buy", "after_buy"),  # the curve missed: the transfer, after the buy
+        ("v3-only", "after_buy", "after_buy"),
+    ],
+)
+async def test_a_wrong_prediction_is_dropped_and_the_answer_stands(
+    service: Service,
+    devnet: RunningDevnet,
+    monkeypatch: pytest.MonkeyPatch,
+    entry_id: str,
+    where: str,
+    planned: str,
+) -> None:
+    """A prediction that does not hold (the buy delivers another amount, the transfer
+    leaves another balance): the steps planned with it are dropped (counted in the
+    metrics) and the answer is the step-by-step one.  Fails with the verification
+    (``Ahead.bought`` and ``Ahead.kept``) removed: the sells then offer amounts the
+    wallets do not hold."""
+    params = {"address": _address(devnet, entry_id), "chainID": 31337}
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    seen: list[tuple[str, bool]] = []
+    real_count = metrics.sent_ahead
+    async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
+        _step_by_step(monkeypatch)
+        step_by_step = (await http.get("/v2/IsHoneypot", params=params)).json()
+        monkeypatch.undo()
+        service.honeypot.trading.journeys.clear()
+        wrong_of = _wrong_curve if where == "curve_buy" else _wrong_transfer
+        monkeypatch.setattr(journey, where, wrong_of(getattr(journey, where)))
+        monkeypatch.setattr(metrics, "sent_ahead", lambda p, u: seen.append((p, u)))
+        wrong = (await http.get("/v2/IsHoneypot", params=params)).json()
+    monkeypatch.undo()
+    assert metrics.sent_ahead is real_count
+    assert (planned, False) in seen
+    assert step_by_step["simulationResult"]["sellTax"] is not None
+    assert _stable(wrong) == _stable(step_by_step)
+
+
+# THE OWNER-POWER SCAN'S TRIALS, SENT WITH ITS SCREEN
+
+
+@pytest.mark.parametrize(("entry_id", "ahead", "alone"), [("plain", 2, 3), ("fot-3", 3, 3)])
+async def test_a_first_scan_sends_its_trials_with_the_screen(
+    service: Service, devnet: RunningDevnet, entry_id: str, ahead: int, alone: int
+) -> None:
+    """The scan alone, its balance slot known: the facts, then the callers' reads with
+    the screen, the amounts and the trials (planned on the story the V2 curve predicts)
+    when the amounts round finds that story (``plain``); a buy tax (``fot-3``) misses,
+    and the trials wait for the screen and the amounts as step by step.  The result is
+    the same (the scan's wallets the same in both)."""
+    node, rounds = service.nodes[DEVNET_ID], Rounds(devnet.url)
+    node.rpc = CoalescingRpc(devnet.url, RpcSettings(retries=0), "devnet node", transport=rounds)
+    token = _address(devnet, entry_id)
+    pool = (await search_pools(node, token)).pools[0]
+    caps = await node.capabilities()
+    bounds = replace(ScanBounds(), otterscan=caps.otterscan, state_floor=caps.state_floor())
+    results, counted = [], []
+    real = powers.predicted
+    for told in (real, lambda *_: None):
+        ready = await prepare(node, service.honeypot.trading, pool, token)
+        assert ready.sim is not None and ready.token_slot is not None
+        await ready.token_slot
+        wallets = iter(range(1, 1_000))
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(story, "fresh_address", lambda w=wallets: f"0x7e57{next(w):036x}")
+            patch.setattr(powers, "predicted", told)
+            rounds.rounds.clear()
+            results.append(await powers.scan(ready.sim, DEVNET_ID, PowerCache(), bounds))
+        counted.append(len(rounds.rounds))
+    await rounds.aclose()
+    assert counted == [ahead, alone], rounds.rounds
+    assert results[0].scanned and results[0] == results[1]
+
+
+@pytest.mark.parametrize("entry_id", ["plain", "hidden-mint", "two-step-fee"])
+async def test_trials_planned_on_another_story_are_dropped(
+    service: Service, devnet: RunningDevnet, monkeypatch: pytest.MonkeyPatch, entry_id: str
+) -> None:
+    """A predicted story the amounts round does not find (here: A's buy predicted one
+    token short): the trials sent with the screen are dropped (counted) and the scan's
+    answer is a step-by-step scan's.  Fails with ``story.fits`` always true: the trials
+    then ran on amounts the wallets do not hold."""
+    params = {"address": _address(devnet, entry_id), "chainID": 31337}
+    cache = service.honeypot.powers.cache
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    seen: list[tuple[str, bool]] = []
+    real = powers.predicted
+
+    def short(*args: Any) -> Any:
+        told = real(*args)
+        return replace(told, a_sent=told.a_sent - 1, a_sell=told.a_sell + 1) if told else None
+
+    answers = []
+    async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
+        for told in (lambda *_: None, short):
+            cache.__post_init__()  # nothing remembered: a first scan
+            wallets = iter(range(1, 1_000))  # the same scan wallets both times
+            monkeypatch.setattr(story, "fresh_address", lambda w=wallets: f"0x7e57{next(w):036x}")
+            monkeypatch.setattr(powers, "predicted", told)
+            monkeypatch.setattr(metrics, "sent_ahead", lambda p, u: seen.append((p, u)))
+            answers.append((await http.get("/v2/IsHoneypot", params=params)).json())
+            monkeypatch.undo()
+    assert ("scan_trials", False) in seen and ("scan_trials", True) not in seen
+    assert answers[0]["ownerPowers"]["scanned"]
+    assert _stable(answers[1]) == _stable(answers[0])
+
+
+async def test_trials_of_a_sender_the_reads_add_run_after_them(
+    service: Service, devnet: RunningDevnet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The story predicted right but a sender the likely ones missed (here: none was
+    likely): its trials were not sent ahead, so the batch goes out after the screen as
+    step by step, and the answer is the same.  Fails when a batch sent ahead is used
+    without checking that it ran every trial."""
+    params = {"address": _address(devnet, "hidden-mint"), "chainID": 31337}
+    cache = service.honeypot.powers.cache
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    seen: list[tuple[str, bool]] = []
+    answers = []
+    async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
+        for ahead in (False, True):
+            cache.__post_init__()
+            wallets = iter(range(1, 1_000))
+            monkeypatch.setattr(story, "fresh_address", lambda w=wallets: f"0x7e57{next(w):036x}")
+            if not ahead:
+                monkeypatch.setattr(powers, "predicted", lambda *_: None)
+            monkeypatch.setattr(powers, "_likely", lambda *_: [])
+            monkeypatch.setattr(metrics, "sent_ahead", lambda p, u: seen.append((p, u)))
+            answers.append((await http.get("/v2/IsHoneypot", params=params)).json())
+            monkeypatch.undo()
+    assert seen.count(("scan_trials", False)) == 1 and ("scan_trials", True) not in seen
+    assert answers[0]["ownerPowers"]["findings"]
+    assert _stable(answers[1]) == _stable(answers[0])
+
+
+@pytest.mark.parametrize(("entry_id", "sent"), [("plain", [True]), ("fot-3", [])])
+async def test_a_buy_off_the_curve_sends_no_trials_ahead(
+    service: Service,
+    devnet: RunningDevnet,
+    monkeypatch: pytest.MonkeyPatch,
+    entry_id: str,
+    sent: list[bool],
+) -> None:
+    """The journey's default buy tells the scan what it delivered (``Simulator.first_buy``):
+    a buy tax (``fot-3``) puts it off the curve, so the scan's story predicted from the
+    curve cannot hold and its trials are not sent ahead (no node work spent for
+    nothing); ``plain`` follows the curve and they are, and used."""
+    params = {"address": _address(devnet, entry_id), "chainID": 31337}
+    service.honeypot.powers.cache.__post_init__()
+    service.honeypot.trading.journeys.clear()
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    seen: list[tuple[str, bool]] = []
+    monkeypatch.setattr(metrics, "sent_ahead", lambda p, u: seen.append((p, u)))
+    async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
+        answer = (await http.get("/v2/IsHoneypot", params=params)).json()
+    assert answer["ownerPowers"]["scanned"]
+    assert [used for planned, used in seen if planned == "scan_trials"] == sent
