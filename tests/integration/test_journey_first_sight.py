@@ -287,8 +287,8 @@ async def test_trials_of_a_sender_the_reads_add_run_after_them(
     assert _stable(answers[1]) == _stable(answers[0])
 
 
-@pytest.mark.parametrize(("entry_id", "sent"), [("plain", [True]), ("fot-3", [])])
-async def test_a_buy_off_the_curve_sends_no_trials_ahead(
+@pytest.mark.parametrize(("entry_id", "sent"), [("plain", [True]), ("fot-3", [True])])
+async def test_a_buy_off_the_curve_sends_trials_on_its_tax(
     service: Service,
     devnet: RunningDevnet,
     monkeypatch: pytest.MonkeyPatch,
@@ -296,9 +296,10 @@ async def test_a_buy_off_the_curve_sends_no_trials_ahead(
     sent: list[bool],
 ) -> None:
     """The journey's default buy tells the scan what it delivered (``Simulator.first_buy``):
-    a buy tax (``fot-3``) puts it off the curve, so the scan's story predicted from the
-    curve cannot hold and its trials are not sent ahead (no node work spent for
-    nothing); ``plain`` follows the curve and they are, and used."""
+    ``plain`` follows the curve, and the trials planned on the curve's story are sent
+    ahead and used; a flat buy tax (``fot-3``, 3%) puts it off the curve, and the story
+    with that tax taken from both buys (``story.bought_story``) is what the amounts
+    round finds: sent ahead and used too."""
     params = {"address": _address(devnet, entry_id), "chainID": 31337}
     service.honeypot.powers.cache.__post_init__()
     service.honeypot.trading.journeys.clear()
@@ -310,3 +311,32 @@ async def test_a_buy_off_the_curve_sends_no_trials_ahead(
         answer = (await http.get("/v2/IsHoneypot", params=params)).json()
     assert answer["ownerPowers"]["scanned"]
     assert [used for planned, used in seen if planned == "scan_trials"] == sent
+
+
+async def test_a_wrong_buy_tax_is_dropped_and_the_answer_stands(
+    service: Service, devnet: RunningDevnet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A buy tax learned wrong from the journey's buy (one basis point too high): the
+    trials planned on it are dropped (counted) and the answer is a step-by-step scan's.
+    Fails with ``story.fits`` always true (the trials ran on amounts nobody holds)."""
+    params = {"address": _address(devnet, "fot-3"), "chainID": 31337}
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    seen: list[tuple[str, bool]] = []
+    real = story.flat_tax
+    answers = []
+    async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
+        for ahead in (False, True):
+            service.honeypot.powers.cache.__post_init__()  # a first scan both times
+            service.honeypot.trading.journeys.clear()
+            wallets = iter(range(1, 1_000))
+            monkeypatch.setattr(story, "fresh_address", lambda w=wallets: f"0x7e57{next(w):036x}")
+            if not ahead:
+                monkeypatch.setattr(powers, "predicted", lambda *_: None)
+            monkeypatch.setattr(story, "flat_tax", lambda *a: (real(*a) or 0) + 1)
+            monkeypatch.setattr(metrics, "sent_ahead", lambda p, u: seen.append((p, u)))
+            answers.append((await http.get("/v2/IsHoneypot", params=params)).json())
+            monkeypatch.undo()
+    assert [used for planned, used in seen if planned == "scan_trials"] == [False]
+    assert answers[0]["ownerPowers"]["scanned"]
+    assert _stable(answers[1]) == _stable(answers[0])

@@ -59,8 +59,8 @@ from tokenrisk.simulate.story import (
     Targets,
     amounts,
     balance_slot,
+    bought_story,
     count_ahead,
-    curve_followed,
     dump_plan,
     fits,
     fresh_targets,
@@ -489,7 +489,8 @@ async def _ahead(
         started.append(screening)
         told = predicted(sim, owner_getter, other)
         if told is not None and len(candidates) <= bounds.max_trials:
-            if await curve_followed(sim):  # the journey's buy, back in this round
+            told = await bought_story(sim, told)  # the journey's buy, back in this round
+            if told is not None:
                 run = _tried_ahead(sim, facts, wallets, told, (candidates, likely))
                 tried = (told, asyncio.ensure_future(run))
         screened = await screening

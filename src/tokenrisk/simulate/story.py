@@ -128,15 +128,44 @@ def curve_a(sim: Simulator) -> int | None:
     return curve_buy(True, base_reserve(sim), token_reserve(sim), full) or None
 
 
-async def curve_followed(sim: Simulator) -> bool:
-    """False when this check's journey has bought (its default buy is in flight or back)
-    and did not get what the curve gives (a buy tax: a story predicted from the curve
-    cannot hold, so nothing is sent ahead on it); True when it did, or has not bought.
-    Waits at most for the journey's buy, sent before the scan's facts came back."""
+async def bought_story(sim: Simulator, told: Story) -> Story | None:
+    """The story to plan the scan's trials on, once the journey has bought: ``told``
+    (:func:`predicted`, from the curve) when its default buy got what the curve gives,
+    or when it has not bought; when it got less by a flat buy tax (one rate in basis
+    points, taken rounded down from what the pool sent, that gives exactly what A got:
+    :func:`flat_tax`), ``told`` with that rate taken from A's and B's buys too (the pool
+    still sends B what its curve gives after A's whole buy); None otherwise (a story
+    nobody can predict: nothing is sent ahead on it).  Either way a prediction, used
+    only when the amounts round finds it (:func:`fits`).  Waits at most for the
+    journey's buy, sent before the scan's facts came back."""
     if sim.first_buy is None:
-        return True
+        return told
     delivered = await asyncio.shield(sim.first_buy)
-    return delivered is not None and delivered == curve_a(sim)
+    sent = curve_a(sim)
+    if delivered is None or sent is None:
+        return None
+    if delivered == sent:
+        return told
+    bps = flat_tax(sent, delivered)
+    full = sim.settings.buy_amount(base_reserve(sim))
+    b = curve_buy(True, base_reserve(sim) + full, token_reserve(sim) - sent, full // 2)
+    if bps is None or not b:
+        return None
+    a_sell, a_sent, b_sell = _sold(delivered, b - b * bps // 10_000)
+    return replace(told, a_sell=a_sell, a_sent=a_sent, b_sell=b_sell)
+
+
+def flat_tax(sent: int, got: int) -> int | None:
+    """The buy tax in basis points that leaves exactly ``got`` of the ``sent`` tokens
+    when taken rounded down (``sent * bps // 10_000``); None when no rate does (a tax
+    that depends on more than the amount cannot be predicted from one buy)."""
+    if not 0 < got < sent:
+        return None
+    guess = (sent - got) * 10_000 // sent
+    for bps in (guess, guess + 1):
+        if 0 < bps < 10_000 and sent - sent * bps // 10_000 == got:
+            return bps
+    return None
 
 
 def other_wallet() -> str:
@@ -172,19 +201,25 @@ async def held_story(
 
 
 def story_of(a_in: int, a: int, b: int, owner_getter: bool, other: str) -> Story:
-    sent = a // 10
-    # 99%, not 100%: some honest tokens refuse a sell of the whole balance
+    a_sell, sent, b_sell = _sold(a, b)
     return Story(
         a_in,
         a_in // 2,
-        (a - sent) * 99 // 100,
+        a_sell,
         sent,
-        b * 99 // 100,
+        b_sell,
         owner_getter,
         other=other,
         receiver=fresh_address(),
         late=fresh_address(),
     )
+
+
+def _sold(a: int, b: int) -> tuple[int, int, int]:
+    """What A sells, what A sends and what B sells, of ``a`` and ``b`` bought: A sends a
+    tenth; 99%, not 100%, is sold (some honest tokens refuse a sell of the whole balance)."""
+    sent = a // 10
+    return (a - sent) * 99 // 100, sent, b * 99 // 100
 
 
 async def held_by(
