@@ -844,12 +844,13 @@ def _raise_refused_body(reply: Any, size: int, batch: bool) -> None:
     if size < REFUSED_BODY_FLOOR or not isinstance(reply, dict):
         return
     error = reply.get("error")
-    if isinstance(error, dict) and (batch or reply.get("id") is None):
+    if not isinstance(error, dict) or not (batch or reply.get("id") is None):
+        return
+    message = str(error.get("message", "request refused"))[:200]
+    if batch_refusal(message) is None:  # one naming the batch's count: BatchTooLarge
         code = error.get("code")
-        raise RequestTooLarge(
-            str(error.get("message", "request refused"))[:200],
-            code if isinstance(code, int) and not isinstance(code, bool) else 0,
-        )
+        code = code if isinstance(code, int) and not isinstance(code, bool) else 0
+        raise RequestTooLarge(message, code)
 
 
 def _raise_batch_refusal(replies: list[Any], sent: int) -> None:
