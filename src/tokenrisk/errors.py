@@ -22,6 +22,7 @@
     │   │   ├── MethodUnsupported       the node does not implement a method we need
     │   │   ├── StateUnavailable        the node no longer keeps that block's state (full node)
     │   │   └── BatchTooLarge           the node refused a JSON-RPC batch as too large
+    │   │       └── RequestTooLarge             ... by its bytes, answering one lone error
     │   ├── MalformedResponse           not JSON-RPC at all (garbage, bad gzip, wrong shape)
     │   │   ├── ReplyTooLarge               more bytes than the reply size cap
     │   │   └── ReplyTooDeep                JSON nested deeper than the depth cap
@@ -188,6 +189,16 @@ class BatchTooLarge(RpcError):
     def __init__(self, message: str, code: int = 0, data: Any = None, limit: int | None = None):
         super().__init__(message, code, data)
         self.limit = limit
+
+
+class RequestTooLarge(BatchTooLarge):
+    """A large batch answered with ONE error object instead of an array of replies: the
+    node refused the request body by its bytes (anvil answers a body over 2 MiB with a
+    lone ``-32600 "Invalid request"``), so none of its calls ran.  Unlike a refusal by
+    the number of calls, no count limit is learnt: the client sends the batch again in
+    two halves (:mod:`tokenrisk.chain.rpc`)."""
+
+    stable = "the node refused a request as too large"
 
 
 class MalformedResponse(UpstreamError):

@@ -16,6 +16,7 @@ from tokenrisk.chain.coalesce import CoalescingRpc
 from tokenrisk.chain.rpc import RpcClient, RpcSettings, batch_refusal, error_from_object
 from tokenrisk.errors import (
     BatchTooLarge,
+    CallReverted,
     ChainMismatch,
     MethodUnsupported,
     NodeUnavailable,
@@ -156,6 +157,18 @@ def test_batch_refusal_texts(message: str, limit: int | None) -> None:
 )
 def test_old_state_reads_are_state_unavailable(message: str) -> None:
     assert isinstance(error_from_object({"code": -32000, "message": message}), StateUnavailable)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        {"code": -32603, "message": "EVM error ReentrancySentryOOG"},  # anvil: SSTORE, <= 2300 gas
+        {"code": -32000, "message": "out of gas"},  # geth
+    ],
+)
+def test_a_halted_call_is_the_contract_s_answer(error: dict[str, object]) -> None:
+    """A halt (EIP-2200's SSTORE sentry, out of gas) is a failed call, never a node error."""
+    assert isinstance(error_from_object(error), CallReverted)
 
 
 def test_a_missing_method_is_still_unsupported() -> None:

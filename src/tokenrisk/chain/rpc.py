@@ -39,6 +39,7 @@ from tokenrisk.errors import (
     NodeUnavailable,
     ReplyTooDeep,
     ReplyTooLarge,
+    RequestTooLarge,
     RpcError,
     StateUnavailable,
     TokenRiskError,
@@ -110,6 +111,9 @@ _BATCH_TEXT = (
     "max batch",
     "too many requests in batch",
 )
+REFUSED_BODY_FLOOR = 512 * 1024
+"""Bytes from which a batch answered with one lone error object is read as refused for
+its size (:func:`_raise_refused_body`); a smaller batch so answered is a broken reply."""
 _LIMIT_NUMBER = re.compile(r"(?:limit|max(?:imum)?|exceeds?|most|than)\D{0,24}?(\d{1,6})", re.I)
 
 
@@ -140,6 +144,11 @@ class RpcSettings:
     max_batch: int | None = None
     """Most requests in one JSON-RPC batch (a provider's cap); None: no cap until a
     node refuses a batch, which then teaches the client one."""
+    max_request_bytes: int | None = 1024 * 1024
+    """Largest batch body sent at once: a larger one goes as two halves (one call is
+    always sent whole).  Nodes cap a request's body (anvil 2 MiB, geth 5 MB, a proxy's
+    default 1 MiB), and concurrent checks' calls folded into one batch can pass that;
+    None: no cap until a node refuses a body (:class:`~tokenrisk.errors.RequestTooLarge`)."""
     lag_retries: int = 5
     lag_backoff: float = 0.05
     """A read at a recent block answered "header not found" (a lagging backend) is sent
@@ -623,11 +632,22 @@ class RpcClient:
             except BatchTooLarge as exc:
                 if len(calls) <= 1:
                     raise
+                if isinstance(exc, RequestTooLarge):  # too many bytes, not too many calls
+                    return await self._halves(calls)
                 self.learn_batch_limit(len(calls), exc.limit)
                 return await self._batch_parts(calls)
         parts = [calls[i : i + limit] for i in range(0, len(calls), limit)]
         replies = await asyncio.gather(*(self._batch_parts(part) for part in parts))
         return [reply for part in replies for reply in part]
+
+    async def _halves(self, calls: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
+        """Every reply of a batch the node refused for its bytes, sent again as two
+        halves at once (each split again while still refused, down to one call)."""
+        half = len(calls) // 2
+        first, second = await asyncio.gather(
+            self._batch_parts(calls[:half]), self._batch_parts(calls[half:])
+        )
+        return [*first, *second]
 
     def learn_batch_limit(self, refused: int, named: int | None = None) -> int:
         """Lower ``batch_limit`` after the node refused a batch of ``refused`` requests:
@@ -740,6 +760,7 @@ class RpcClient:
         """The decoded reply: a :class:`_Typed` result when ``typed`` takes it (a batch's
         replies with its typed results: :class:`_BatchFit`), else the plain JSON reply."""
         request = orjson.dumps(payload)
+        _check_body(request, payload, self.settings.max_request_bytes)
         if self._lean is not None:
             status, body = await self._lean.post(request)
             _check_status(self.label, status)
@@ -752,11 +773,13 @@ class RpcClient:
             if fitted is not None:
                 return fitted
         try:
-            return decode_reply(body, self.settings.max_depth)
+            reply = decode_reply(body, self.settings.max_depth)
         except MalformedResponse as exc:
             if status >= 400 and type(exc) is MalformedResponse:
                 raise UpstreamError(f"{self.label} answered HTTP {status}") from exc
             raise
+        _raise_refused_body(reply, len(request), isinstance(payload, list))
+        return reply
 
     async def _exchange_httpx(self, request: bytes) -> tuple[int, bytes]:
         """(status, body) through httpx: an injected transport, or a proxy to go through."""
@@ -803,6 +826,31 @@ def _raise_refused_batch(status: int, body: bytes) -> None:
         raise refused
     if status == 413:
         raise BatchTooLarge("the node answered HTTP 413 to a batch")
+
+
+def _check_body(request: bytes, payload: Any, cap: int | None) -> None:
+    """RequestTooLarge, before sending, for a batch of several calls over ``cap`` bytes
+    (the caller sends it again in halves)."""
+    if cap is not None and len(request) > cap and isinstance(payload, list) and len(payload) > 1:
+        raise RequestTooLarge(f"a batch of {len(request)} bytes, over the {cap} sent at once")
+
+
+def _raise_refused_body(reply: Any, size: int, batch: bool) -> None:
+    """A request of at least ``REFUSED_BODY_FLOOR`` bytes answered with ONE error object
+    that is no call's reply (to a batch: no array; to one call: ``id`` null): the node
+    refused the body before running anything (anvil answers a body over 2 MiB with a
+    lone ``-32600 "Invalid request"``), so RequestTooLarge; a batch is then sent again
+    in halves.  JSON-RPC 2.0 answers so only a request it could not take at all."""
+    if size < REFUSED_BODY_FLOOR or not isinstance(reply, dict):
+        return
+    error = reply.get("error")
+    if not isinstance(error, dict) or not (batch or reply.get("id") is None):
+        return
+    message = str(error.get("message", "request refused"))[:200]
+    if batch_refusal(message) is None:  # one naming the batch's count: BatchTooLarge
+        code = error.get("code")
+        code = code if isinstance(code, int) and not isinstance(code, bool) else 0
+        raise RequestTooLarge(message, code)
 
 
 def _raise_batch_refusal(replies: list[Any], sent: int) -> None:
