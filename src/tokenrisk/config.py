@@ -325,6 +325,11 @@ class Settings(BaseSettings):
     rpc_max_depth: int = Field(
         default=256, ge=8, description="JSON nesting of one node reply at most, then 502"
     )
+    rpc_max_request_bytes: int = Field(
+        default=1024 * 1024,
+        ge=0,
+        description="bytes of one batch request body at most; larger batches are split (0: no cap)",
+    )
     holder_limit: int = Field(
         default=100, ge=0, description="holders simulated in holderAnalysis; 0 = none"
     )

@@ -93,6 +93,7 @@ def rpc_settings(settings: Settings, max_batch: int | None = None) -> RpcSetting
         timeout=settings.rpc_timeout,
         max_reply_bytes=settings.rpc_max_reply_bytes,
         max_depth=settings.rpc_max_depth,
+        max_request_bytes=settings.rpc_max_request_bytes or None,
         max_batch=max_batch,
     )
 

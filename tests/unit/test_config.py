@@ -317,3 +317,12 @@ def test_an_operator_adds_a_fork_with_its_keys(tmp_path: Path) -> None:
 def test_an_init_code_hash_must_be_32_bytes(tmp_path: Path) -> None:
     path = _write(tmp_path, FORK_ENTRY.replace("0x11111111", "0x11"))
     assert "init_code_hash" in _error(path)
+
+
+def test_the_request_size_cap_reaches_the_node_client() -> None:
+    """rpc_max_request_bytes is the client's cap on a batch body; 0 turns it off."""
+    from tokenrisk.wiring import rpc_settings
+
+    assert rpc_settings(Settings()).max_request_bytes == 1024 * 1024
+    assert rpc_settings(Settings(rpc_max_request_bytes=4096)).max_request_bytes == 4096
+    assert rpc_settings(Settings(rpc_max_request_bytes=0)).max_request_bytes is None
