@@ -407,3 +407,33 @@ async def test_connections_warmed_at_start_are_greeted_and_used(
         assert await nobody.warm(2) == 0
     finally:
         await nobody.aclose()
+
+
+async def test_a_large_body_cut_off_by_the_node_is_refused_for_its_size() -> None:
+    """A node that drops the connection (a reset) while a large request is still coming
+    in, its refusal lost with it: RequestTooLarge, so a batch is sent again in halves;
+    the same from a small request is an unreachable node."""
+    import socket
+    import struct
+
+    from tokenrisk.chain.http11 import REFUSED_BODY_FLOOR
+    from tokenrisk.errors import RequestTooLarge
+
+    async def reset(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        sock = writer.get_extra_info("socket")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        writer.close()
+
+    server = await asyncio.start_server(reset, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    http = Http11(f"http://127.0.0.1:{port}/", "test node", 5.0, 1 << 20, 4)
+    try:
+        with pytest.raises(RequestTooLarge):
+            await http.post(b"x" * (REFUSED_BODY_FLOOR * 32))
+        with pytest.raises(NodeUnavailable) as small:
+            await http.post(b"{}")
+        assert not isinstance(small.value, RequestTooLarge)
+    finally:
+        await http.aclose()
+        server.close()

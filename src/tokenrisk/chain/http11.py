@@ -42,7 +42,12 @@ from tokenrisk.errors import (
     MalformedResponse,
     NodeUnavailable,
     ReplyTooLarge,
+    RequestTooLarge,
 )
+
+REFUSED_BODY_FLOOR = 512 * 1024
+"""A request body this large or larger that a node refuses (a lone error object, or the
+connection closed before the body was read) is taken as refused for its size."""
 
 Greeting = tuple[bytes, Callable[[int, bytes], None]]
 """A request body sent first on every new connection, and the check of its (status,
@@ -221,15 +226,14 @@ class Http11:
 
     async def _exchange(self, connection: _Connection, request: bytes) -> tuple[int, bytes, bool]:
         try:
+            written: OSError | None = None
             try:
                 connection.writer.write(request)
                 await connection.writer.drain()
             except OSError as exc:
-                if connection.used:  # the node closed it while idle, before reading a byte
-                    raise _Stale(f"{self.label} closed an idle connection") from exc
-                raise
-            status, headers = await self._headers(connection)
-            keep = headers.get("connection", "").lower() != "close"
+                written = exc
+            status, headers = await self._reply_head(connection, written, len(request))
+            keep = written is None and headers.get("connection", "").lower() != "close"
             body = await self._body(connection.reader, headers)
             if "content-length" not in headers and "chunked" not in _codings(headers):
                 keep = False  # read until the node closed it
@@ -238,6 +242,29 @@ class Http11:
             raise NodeUnavailable(f"{self.label} is unreachable") from exc
         except (asyncio.LimitOverrunError, ValueError) as exc:
             raise NodeUnavailable(f"{self.label} sent a reply that is not HTTP") from exc
+
+    async def _reply_head(
+        self, connection: _Connection, written: OSError | None, size: int
+    ) -> tuple[int, dict[str, str]]:
+        """The reply's status and headers, also when the write failed: a node refusing a
+        body over its limit answers at once and closes, so the rest of the write fails
+        and its reply may still be read.  With nothing read back: a node that closed an
+        idle connection before reading a byte (_Stale, sent again on a new one); a body
+        of ``REFUSED_BODY_FLOOR`` bytes or more refused for its size (RequestTooLarge:
+        the refusal is lost with the connection, a reset drops unread data; a batch is
+        then sent again in halves, and a node that is really gone fails those at
+        connecting); else the node is unreachable."""
+        try:
+            return await self._headers(connection)
+        except _Stale:
+            raise
+        except (OSError, asyncio.IncompleteReadError) as exc:
+            if written is not None and connection.used:
+                raise _Stale(f"{self.label} closed an idle connection") from written
+            partial = isinstance(exc, asyncio.IncompleteReadError) and exc.partial
+            if size >= REFUSED_BODY_FLOOR and not partial:
+                raise RequestTooLarge(f"{self.label} closed the connection mid-request") from None
+            raise (written or exc) from None
 
     async def _headers(self, connection: _Connection) -> tuple[int, dict[str, str]]:
         reader = connection.reader

@@ -26,7 +26,7 @@ import msgspec
 import orjson
 
 from tokenrisk import metrics
-from tokenrisk.chain.http11 import Http11, Target
+from tokenrisk.chain.http11 import REFUSED_BODY_FLOOR, Http11, Target
 from tokenrisk.chain.lag import Lag
 from tokenrisk.errors import (
     BatchTooLarge,
@@ -111,9 +111,6 @@ _BATCH_TEXT = (
     "max batch",
     "too many requests in batch",
 )
-REFUSED_BODY_FLOOR = 512 * 1024
-"""Bytes from which a batch answered with one lone error object is read as refused for
-its size (:func:`_raise_refused_body`); a smaller batch so answered is a broken reply."""
 _LIMIT_NUMBER = re.compile(r"(?:limit|max(?:imum)?|exceeds?|most|than)\D{0,24}?(\d{1,6})", re.I)
 
 
