@@ -1,11 +1,14 @@
-"""A transaction sent to the devnet and waited for: anvil answers ``eth_sendTransaction``
-before it has mined the block, so a test that reads what the transaction changed (or its
-receipt) polls for the receipt first.  Shared by the integration tests that mine."""
+"""Straight calls to the devnet's node from tests, outside the service's client: one
+JSON-RPC call (:func:`node_call`), and a transaction sent and waited for (:func:`mined`:
+anvil answers ``eth_sendTransaction`` before it has mined the block, so a test that reads
+what the transaction changed, or its receipt, polls for the receipt first)."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
+
+import httpx
 
 from tokenrisk.chain.rpc import RpcClient
 
@@ -23,3 +26,12 @@ async def mined(rpc: RpcClient, tx: dict[str, Any]) -> dict[str, Any]:
             return dict(receipt)
         await asyncio.sleep(0.05)
     raise AssertionError(f"{tx_hash} was not mined")
+
+
+async def node_call(url: str, method: str, params: list[Any]) -> Any:
+    """One JSON-RPC call to the node at ``url``, asserted to succeed; its result."""
+    payload = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    async with httpx.AsyncClient(timeout=30) as http:
+        reply = (await http.post(url, json=payload)).json()
+    assert "error" not in reply, reply
+    return reply["result"]

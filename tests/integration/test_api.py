@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 from eth_utils import to_checksum_address
-from receipts import mined
+from receipts import mined, node_call
 
 from tokenrisk.api.app import create_app
 from tokenrisk.chain.abi import ZERO_ADDRESS, encode_call
@@ -81,11 +81,7 @@ def _address(devnet: Any, entry_id: str) -> str:
 
 
 async def _rpc(devnet: Any, method: str, params: list[Any]) -> Any:
-    payload = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    async with httpx.AsyncClient(timeout=30) as http:
-        reply = (await http.post(devnet.url, json=payload)).json()
-    assert "error" not in reply, reply
-    return reply["result"]
+    return await node_call(devnet.url, method, params)
 
 
 async def _balance_of(devnet: Any, token: str, holder: str) -> int:

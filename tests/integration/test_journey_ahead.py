@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 from expectations import assert_details
+from receipts import node_call
 
 from tokenrisk import metrics
 from tokenrisk.api.app import create_app
@@ -241,11 +242,7 @@ async def _nobody(*_: Any) -> tuple[tuple[()], tuple[()]]:
 
 
 async def _node(devnet: Any, method: str, params: list[Any]) -> Any:
-    payload = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    async with httpx.AsyncClient(timeout=30) as http:
-        reply = (await http.post(devnet.url, json=payload)).json()
-    assert "error" not in reply, reply
-    return reply["result"]
+    return await node_call(devnet.url, method, params)
 
 
 async def _back_to(devnet: Any, snapshot: str) -> None:

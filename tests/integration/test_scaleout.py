@@ -32,6 +32,7 @@ from typing import Any
 
 import httpx
 import pytest
+from receipts import node_call
 
 from tokenrisk.devnet.node import free_port
 from tokenrisk.devnet.redisserver import RedisServer, start_redis
@@ -155,11 +156,7 @@ def _token(devnet: Any, entry_id: str) -> str:
 
 
 async def _rpc(devnet: Any, method: str, params: list[Any]) -> Any:
-    payload = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    async with httpx.AsyncClient(timeout=30) as client:
-        reply = (await client.post(devnet.url, json=payload)).json()
-    assert "error" not in reply, reply
-    return reply["result"]
+    return await node_call(devnet.url, method, params)
 
 
 async def _honeypot(http: httpx.AsyncClient, worker: str, token: str, key: str) -> httpx.Response:

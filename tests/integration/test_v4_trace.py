@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 from eth_utils.crypto import keccak
+from receipts import node_call
 
 from tokenrisk.api.app import create_app
 from tokenrisk.config import Settings
@@ -122,11 +123,7 @@ KEEPER_SLOT = "0x" + f"{40:064x}"
 
 
 async def _rpc(devnet: Any, method: str, params: list[Any]) -> Any:
-    payload = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    async with httpx.AsyncClient(timeout=30) as client:
-        reply = (await client.post(devnet.url, json=payload)).json()
-    assert "error" not in reply, reply
-    return reply["result"]
+    return await node_call(devnet.url, method, params)
 
 
 def _deep_hook_runtime(root: Path) -> str:
