@@ -109,13 +109,8 @@ def predicted(sim: Simulator, owner_getter: bool, other: str) -> Story | None:
     a = curve_a(sim)
     if a is None:
         return None
-    full, base, tokens = (
-        sim.settings.buy_amount(base_reserve(sim)),
-        base_reserve(sim),
-        token_reserve(sim),
-    )
-    b = curve_buy(True, base + full, tokens - a, full // 2)
-    return story_of(full, a, b, owner_getter, other) if b else None
+    b = _curve_b(sim, a)
+    return story_of(_full(sim), a, b, owner_getter, other) if b else None
 
 
 def curve_a(sim: Simulator) -> int | None:
@@ -124,8 +119,19 @@ def curve_a(sim: Simulator) -> int | None:
     route = sim.route
     if sim.prelude or route.v3 or route.v4:
         return None
-    full = sim.settings.buy_amount(base_reserve(sim))
-    return curve_buy(True, base_reserve(sim), token_reserve(sim), full) or None
+    return curve_buy(True, base_reserve(sim), token_reserve(sim), _full(sim)) or None
+
+
+def _full(sim: Simulator) -> int:
+    """A's buy: the journey's default size on this pool."""
+    return sim.settings.buy_amount(base_reserve(sim))
+
+
+def _curve_b(sim: Simulator, a: int) -> int | None:
+    """B's half-size buy on the V2 curve after A's full-size buy took ``a`` tokens
+    (None or 0 where the curve gives none)."""
+    full = _full(sim)
+    return curve_buy(True, base_reserve(sim) + full, token_reserve(sim) - a, full // 2)
 
 
 async def bought_story(sim: Simulator, told: Story) -> Story | None:
@@ -147,8 +153,7 @@ async def bought_story(sim: Simulator, told: Story) -> Story | None:
     if delivered == sent:
         return told
     bps = flat_tax(sent, delivered)
-    full = sim.settings.buy_amount(base_reserve(sim))
-    b = curve_buy(True, base_reserve(sim) + full, token_reserve(sim) - sent, full // 2)
+    b = _curve_b(sim, sent)
     if bps is None or not b:
         return None
     a_sell, a_sent, b_sell = _sold(delivered, b - b * bps // 10_000)
