@@ -366,12 +366,20 @@ async def sell_all(sim: Simulator, people: list[tuple[str, int]]) -> list[Holder
     """
     if not people:
         return []  # nobody to sell: not even the pool's read
+    # the same sells at the same head block: the same results (Simulator.remembered)
+    key = ("holder sells", tuple(people))
+    return list(await sim.remembered(key, lambda: _sell_all_learning(sim, people)))
+
+
+async def _sell_all_learning(
+    sim: Simulator, people: list[tuple[str, int]]
+) -> tuple[HolderSell, ...]:
     try:
-        return await _sell_all(sim, people)
+        return tuple(await _sell_all(sim, people))
     except RpcError as exc:
         if not too_many_blocks(exc):
             raise
-        return await _sell_all(sim, people)
+        return tuple(await _sell_all(sim, people))
 
 
 async def _sell_all(sim: Simulator, people: list[tuple[str, int]]) -> list[HolderSell]:

@@ -25,9 +25,9 @@ independent simulations; see :mod:`tokenrisk.simulate.limits`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol, TypeVar, cast
 
 import msgspec
 
@@ -63,6 +63,17 @@ from tokenrisk.simulate.gas import NodeLimits as NodeLimits
 from tokenrisk.simulate.gas import allot, nonce
 from tokenrisk.simulate.gas import funds as funds
 from tokenrisk.simulate.gas import price as price
+
+T = TypeVar("T")
+
+
+class Memo(Protocol):
+    """Where :meth:`Simulator.remembered` keeps results (a ``caching.MemoryCache``)."""
+
+    def get(self, key: Hashable) -> tuple[bool, Any]: ...
+
+    def put(self, key: Hashable, value: Any, ttl: float | None = None) -> None: ...
+
 
 BLOCK_SECONDS = 12
 # Seconds after the head at which each block of the journey happens: a person buys, sends
@@ -439,6 +450,39 @@ class Simulator:
         """What the journey's default buy delivered (None: it failed), set by the journey
         when it sends that buy: the owner-power scan sends nothing ahead on a curve the
         buy did not follow (:mod:`tokenrisk.simulate.powers`)."""
+        self.memo: Memo | None = None
+        """Results of deterministic simulations per head block (:meth:`remembered`; set
+        by the caller, shared by the checks of a process)."""
+
+    async def remembered(self, key: Hashable, work: Callable[[], Awaitable[T]]) -> T:
+        """``work()``'s result, computed once per head block for ``key``.
+
+        For simulations that are a pure function of the state they are pinned to and of
+        what ``key`` names (no fresh wallet, nothing random: e.g. the holder sells, whose
+        sellers are the holders themselves): the same request at the same block (by
+        hash) gets the same reply from any node, so a recomputed check at an unchanged
+        head does not send it again.  The key carries the block's hash and number, the
+        route (pool, reserves read at that head), the settings and the node's limits;
+        a plan with a prelude (simulated liquidity, whose provider is fresh) is never
+        kept, nor is a failed ``work`` (its exception propagates)."""
+        memo, base = self.memo, self.base
+        if memo is None or self.prelude or not base.hash:
+            return await work()
+        limits = self.limits
+        full = (
+            base.hash,
+            base.number,
+            self.route,
+            self.settings,
+            (limits.max_blocks, limits.request_gas, limits.block_overrides),
+            key,
+        )
+        found, kept = memo.get(full)
+        if found:
+            return cast(T, kept)
+        value = await work()
+        memo.put(full, value)
+        return value
 
     def plan(self) -> Plan:
         return Plan(
