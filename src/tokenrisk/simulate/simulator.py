@@ -403,7 +403,12 @@ def _outcome(plan: Plan, reply: Any) -> Outcome:
         for mark, (b, c) in plan.marks.items():
             block = own[b]
             if isinstance(block, SimBlock):
-                out[mark] = parse_typed_call(block.calls[c])
+                call = block.calls[c]
+                if call.status == "0x1" and not call.logs:  # most marks: a read
+                    data = call.returnData or "0x"
+                    out[mark] = CallResult(True, data, int(call.gasUsed, 16), None)
+                else:
+                    out[mark] = parse_typed_call(call)
             else:
                 out[mark] = parse_call(block["calls"][c])
     except (IndexError, KeyError, TypeError) as exc:
