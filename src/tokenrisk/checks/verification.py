@@ -8,7 +8,6 @@ Its call tree of a probe buy and sell, with the verification of every contract i
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
 
 from tokenrisk.chain.abi import checksum, parse_address
 from tokenrisk.chain.node import Node
@@ -18,7 +17,7 @@ from tokenrisk.checks.results import VerificationResult
 from tokenrisk.checks.target import contract_chains, pick_pool, resolve
 from tokenrisk.checks.trade import Prepared, prepare, run_journey
 from tokenrisk.errors import CallReverted, MethodUnsupported, ReplyTooDeep, ReplyTooLarge
-from tokenrisk.model import CodeReport, SimulationReport
+from tokenrisk.model import CodeReport, ContractCall, SimulationReport
 from tokenrisk.simulate.probe import is_precompile, trace_journey, walk_calls
 from tokenrisk.verification.verifier import Verifier
 
@@ -111,8 +110,12 @@ async def code_report(
         has_proxy_calls=any(c.call_type == "DELEGATECALL" for c in calls),
         contracts_open_source={checksum(a): v for a, v in opened.items()},
         calls=tuple(
-            replace(c, from_address=checksum(c.from_address), to_address=checksum(c.to_address))
-            for c in calls
+            [
+                ContractCall(
+                    checksum(c.from_address), checksum(c.to_address), c.call_type, c.selector
+                )
+                for c in calls
+            ]
         ),
     )
 
