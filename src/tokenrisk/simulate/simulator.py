@@ -586,20 +586,24 @@ class Simulator:
         False leaves out the pool's balance before and after (only the owner-power
         scan's effects read them)."""
         route = self.route
-        pair = route.pool.address
         s.actors[tag] = seller
         for call in route.approvals(route.token, seller):
             s.call(call)
-        s.call(balance_of(route.token, seller, seller), f"{tag}.seller_before")
-        if pool:
-            s.call(balance_of(route.token, pair, seller), f"{tag}.pool_before")
-        s.call(balance_of(route.base, seller, seller), f"{tag}.base_before")
+        # each read's call is built once and sent before and after the sell (a copy:
+        # a plan's calls are never shared); a holder analysis adds hundreds of sells
+        held = balance_of(route.token, seller, seller)
+        paid = balance_of(route.base, seller, seller)
+        pooled = balance_of(route.token, route.pool.address, seller) if pool else None
+        s.call(held, f"{tag}.seller_before")
+        if pooled is not None:
+            s.call(pooled, f"{tag}.pool_before")
+        s.call(paid, f"{tag}.base_before")
         s.quote(route, seller, amount, f"{tag}.quote", selling=True)
         s.call(route.swap(seller, amount, selling=True), f"{tag}.sell", heavy=True)
-        if pool:
-            s.call(balance_of(route.token, pair, seller), f"{tag}.pool_after")
-        s.call(balance_of(route.token, seller, seller), f"{tag}.seller_after")
-        s.call(balance_of(route.base, seller, seller), f"{tag}.base_after")
+        if pooled is not None:
+            s.call(dict(pooled), f"{tag}.pool_after")
+        s.call(dict(held), f"{tag}.seller_after")
+        s.call(dict(paid), f"{tag}.base_after")
 
     def buy_only(self, amount_in: int) -> Plan:
         s = self.plan()
