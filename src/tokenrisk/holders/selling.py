@@ -18,7 +18,8 @@ are the same; what a miss costs is counted (``tokenrisk_sent_ahead_total``):
 - ``holder_alone``: a V2 pair holds at most ``2**112 - 1`` of a token, so in a group
   whose earlier sells already fill it, a later sell must fail (``UniswapV2: OVERFLOW``);
   those holders' lone sells go out with the groups (:func:`overflowing`) and are used
-  for each one whose group sell did fail.
+  for each one whose group sell did fail (without their 99.9% tries: alone, the whole
+  balance should sell; a try is sent after for one that did not).
 - ``holder_retry``: a lone sell goes out with its 99.9% second try, used when the whole
   balance did not sell.
 """
@@ -114,7 +115,8 @@ async def _sell_all(sim: Simulator, people: list[tuple[str, int]]) -> list[Holde
     route = sim.route
     short = asyncio.ensure_future(token_side_short(sim.rpc, route.pool, route.token, sim.base.tag))
     doomed = overflowing(people, groups_of(sim, people), pool_sell_limit(sim))
-    early = _lone(sim, [people[i] for i in doomed]) if doomed else None
+    # an overflow is the group's doing: alone, the whole balance should sell
+    early = _lone(sim, [people[i] for i in doomed], retry=False) if doomed else None
     try:
         results = await _grouped(sim, people)
         if await short is not None:
@@ -203,14 +205,17 @@ async def _alone(
     return [r for r in results if r is not None]
 
 
-def _lone(sim: Simulator, todo: list[tuple[str, int]]) -> asyncio.Future[list[HolderSell]]:
+def _lone(
+    sim: Simulator, todo: list[tuple[str, int]], retry: bool = True
+) -> asyncio.Future[list[HolderSell]]:
     """Lone sells of ``todo`` (each from the head state), started now, ``_BATCH`` holders
-    per request and ``_IN_FLIGHT`` requests at once; results in ``todo``'s order."""
+    per request and ``_IN_FLIGHT`` requests at once; results in ``todo``'s order.
+    ``retry``: each with its 99.9% second try (else that try follows a failed sell)."""
     in_flight = asyncio.Semaphore(_IN_FLIGHT)
 
     async def chunk_of(start: int) -> list[HolderSell]:
         async with in_flight:
-            return await _sell_chunk(sim, todo[start : start + _BATCH])
+            return await _sell_chunk(sim, todo[start : start + _BATCH], retry)
 
     async def every() -> list[HolderSell]:
         parts = await asyncio.gather(*(chunk_of(i) for i in range(0, len(todo), _BATCH)))
@@ -229,19 +234,28 @@ def _group_plan(sim: Simulator, group: list[tuple[str, int]]) -> Plan:
     return plan
 
 
-async def _sell_chunk(sim: Simulator, chunk: list[tuple[str, int]]) -> list[HolderSell]:
+async def _sell_chunk(
+    sim: Simulator, chunk: list[tuple[str, int]], ahead: bool = True
+) -> list[HolderSell]:
     """Each holder sells everything; who cannot gets a second try with 99.9% of it.
 
     A person who can exit 99.9% of a position is not trapped (some tokens refuse to
-    sell a whole balance; the journey's maxSell reports that quirk).  The second try goes
-    out in the same batch (both from the head state, so neither depends on the other)
-    and is used only where the whole balance did not sell.
+    sell a whole balance; the journey's maxSell reports that quirk).  With ``ahead`` the
+    second try goes out in the same batch (both from the head state, so neither depends
+    on the other) and is used only where the whole balance did not sell; else it goes
+    out after, for those only.
     """
     retry = [i for i, (_, amount) in enumerate(chunk) if amount >= RETRY_MIN]
     smaller = [(chunk[i][0], chunk[i][1] * 999 // 1_000) for i in retry]
-    plans = [_sell_plan(sim, a, b) for a, b in [*chunk, *smaller]]
+    plans = [_sell_plan(sim, a, b) for a, b in [*chunk, *(smaller if ahead else [])]]
     outcomes = await sim.run(plans)
     results = [_holder_result(sim, h, o) for h, o in zip(chunk, outcomes, strict=False)]
+    if not ahead:
+        again = [k for k, i in enumerate(retry) if not results[i].ok]
+        tried = await sim.run([_sell_plan(sim, *smaller[k]) for k in again]) if again else []
+        for k, outcome in zip(again, tried, strict=True):
+            results[retry[k]] = _holder_result(sim, smaller[k], outcome)
+        return results
     for i, h, outcome in zip(retry, smaller, outcomes[len(chunk) :], strict=True):
         count(RETRY, not results[i].ok)
         if not results[i].ok:
