@@ -268,14 +268,17 @@ async def indexed_people(
     answer (``checks.holder_sells`` uses it only when the reads find exactly these)."""
     left_out = _SKIP | {p.address.lower() for p in pools} | {token.lower()}
     left_out |= {s.lower() for s in skip}
-    rows = await top_holders(store, node.id, token, limit * 2)
+    # both queries at once: the sells wait for them (one worker-thread hop, not two)
+    rows, snipers = await asyncio.gather(
+        top_holders(store, node.id, token, limit * 2),
+        sniper_addresses(store, node.id, token, pools),
+    )
     people = tuple(
         (checksum(a), b)
         for a, b in sample_by_balance(rows, SAMPLE_MAX)
         if a.lower() not in left_out
     )[:limit]
     indexed = {a.lower(): b for a, b in rows}
-    snipers = await sniper_addresses(store, node.id, token, pools)
     # a sniper outside the largest rows: sold out, or a small holder (then a miss)
     held = tuple((checksum(a), indexed[a]) for a in snipers if a not in left_out and a in indexed)
     return people, held
