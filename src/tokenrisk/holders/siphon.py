@@ -46,7 +46,7 @@ from typing import Any
 from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, topic_address
 from tokenrisk.chain.signatures import APPROVAL_TOPIC
 from tokenrisk.holders.index import IndexSettings, JsonRpc, LogReader, memo_at_index_head
-from tokenrisk.store.engine import Store, TransferLog
+from tokenrisk.store.engine import Cursor, Store, TransferLog
 
 TX_BATCH = 200
 
@@ -105,12 +105,17 @@ async def _siphoned(
     per_holder: int,
     settings: IndexSettings | None,
 ) -> set[str]:
-    cursor = await asyncio.to_thread(store.get_cursor, chain_id, token)
+    def read() -> tuple[Cursor | None, list[TransferLog]]:
+        """The cursor and the holders' outgoing transfers in one worker-thread hop (a
+        check's transaction reads wait for it)."""
+        cursor = store.get_cursor(chain_id, token)
+        if cursor is None or not wanted:
+            return cursor, []
+        return cursor, store.outgoing_transfers(chain_id, token, wanted, per_holder)
+
+    cursor, outgoing = await asyncio.to_thread(read)
     if cursor is None or not wanted:
         return set()
-    outgoing = await asyncio.to_thread(
-        store.outgoing_transfers, chain_id, token, wanted, per_holder
-    )
     parties = await transaction_parties(rpc, sorted({x.tx_hash for x in outgoing}))
     suspects = [x for x in outgoing if _not_sent_by_holder(x, parties.get(x.tx_hash))]
     if not suspects:
