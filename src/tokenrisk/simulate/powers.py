@@ -60,6 +60,7 @@ from tokenrisk.simulate.story import (
     amounts,
     balance_slot,
     count_ahead,
+    count_pairs,
     dump_plan,
     fresh_targets,
     future_plan,
@@ -80,6 +81,7 @@ from tokenrisk.simulate.trials import (
     guard_values,
     hook_static_findings,
     is_switch,
+    likely_pairs,
     screen,
     screen_calls,
     selectors_of,
@@ -352,6 +354,9 @@ class Tried:
     base: list[Outcome | RpcError]
     by_trial: dict[TrialKey, Outcome | RpcError]
     counted: tuple[list[str | None], tuple[str, ...]]
+    pairs: frozenset[TrialKey] = frozenset()
+    """The two-step trials run with the others (:func:`~.trials.likely_pairs`): also in
+    ``by_trial``, used by :func:`_paired` where the real pairing names them."""
 
 
 def _key_of(trial: Trial) -> TrialKey:
@@ -554,10 +559,11 @@ async def _tried_ahead(
     candidates, senders = likely
     selectors = selectors_of(facts.code, facts.impl_code)
     trials = [*candidates, *backdoors(selectors, senders, targets, max(1, story.a_sent))]
-    _, outcomes, counted = await _batch(sim, targets, story, trials)
+    pairs = likely_pairs(candidates)  # two-step trials, before any setter is known harmless
+    _, outcomes, counted = await _batch(sim, targets, story, [*trials, *pairs])
     head = 1 + len(FUTURE)
-    by_trial = {_key_of(t): o for t, o in zip(trials, outcomes[head:], strict=True)}
-    return Tried(story, outcomes[:head], by_trial, counted)
+    by_trial = {_key_of(t): o for t, o in zip([*trials, *pairs], outcomes[head:], strict=True)}
+    return Tried(story, outcomes[:head], by_trial, counted, frozenset(map(_key_of, pairs)))
 
 
 def _hash(code: str | None) -> str | None:
@@ -617,9 +623,8 @@ async def _try_all(
     armed, pool = story.held is not None, (sim.route.v3, sim.route.v4)
     harmless = [t for t, o in zip(trials, tried, strict=True) if _harmless(base, o, pool, armed)]
     paired = two_steps(harmless, [t for t in screened if is_switch(t)])
-    if paired:
-        tried += await sim.run([story_plan(sim, targets, story, t.calls, t.target) for t in paired])
-        trials += paired
+    tried += await _paired(sim, targets, story, paired, fitted)
+    trials += paired
     findings = _findings(base, trials, tried, pool, armed)
     findings = await _dumped(sim, targets, story, findings, trials, tried)
     future = _future(outcomes[1 : 1 + len(FUTURE)], counted)
@@ -656,6 +661,20 @@ async def _fitting(ahead: tuple[Story, asyncio.Future[Tried]] | None, story: Sto
         return ran if ran.story == story else None
     _drop_tried(tried)
     return None
+
+
+async def _paired(
+    sim: Simulator, targets: Targets, story: Story, paired: Sequence[Trial], tried: Tried | None
+) -> list[Outcome | RpcError]:
+    """The two-step trials' outcomes: those run with the trials on this same story (the
+    batch sent with the screen, :class:`Tried`), the others run now (one batch)."""
+    ahead = tried.by_trial if tried is not None and tried.story == story else {}
+    missing = [t for t in paired if _key_of(t) not in ahead]
+    if tried is not None and tried.pairs:
+        count_pairs(bool(paired) and not missing)
+    plans = [story_plan(sim, targets, story, t.calls, t.target) for t in missing]
+    ran = iter(await sim.run(plans) if plans else [])
+    return [ahead[_key_of(t)] if _key_of(t) in ahead else next(ran) for t in paired]
 
 
 def _from_tried(tried: Tried | None, trials: Sequence[Trial]) -> Batch | None:

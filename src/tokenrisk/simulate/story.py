@@ -19,7 +19,7 @@ from typing import Any
 from tokenrisk.chain.abi import encode_call
 from tokenrisk.chain.signatures import TOTAL_SUPPLY
 from tokenrisk.errors import RpcError
-from tokenrisk.simulate.ahead import SCAN_TRIALS, count
+from tokenrisk.simulate.ahead import SCAN_PAIRS, SCAN_TRIALS, count
 from tokenrisk.simulate.calls import balance_of, fresh_address, transfer
 from tokenrisk.simulate.hostile import Targets as Targets
 from tokenrisk.simulate.simulator import Plan, Simulator
@@ -119,6 +119,12 @@ def other_wallet() -> str:
 def count_ahead(used: bool) -> None:
     """The scan's trials sent with its screen: used, or dropped."""
     count(SCAN_TRIALS, used)
+
+
+def count_pairs(used: bool) -> None:
+    """The scan's two-step trials sent with its trials: all those the pairing names
+    were among them (used), or some were not, or none was named (dropped)."""
+    count(SCAN_PAIRS, used)
 
 
 async def owned(
