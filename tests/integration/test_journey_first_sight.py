@@ -310,3 +310,74 @@ async def test_a_first_scans_trials_go_on_the_amounts_rounds_story(
         answer = (await http.get("/v2/IsHoneypot", params=params)).json()
     assert answer["ownerPowers"]["scanned"]
     assert [used for planned, used in seen if planned == "scan_trials"] == [True]
+
+
+@pytest.mark.parametrize(("entry_id", "ahead", "alone"), [("latent-pause", 2, 4)])
+async def test_a_first_scans_two_step_trials_go_with_its_trials(
+    service: Service, devnet: RunningDevnet, entry_id: str, ahead: int, alone: int
+) -> None:
+    """The scan alone: the two-step trials (a setter that changed nothing, then a switch)
+    go with the trials, paired as if every candidate passed the screen and changed
+    nothing, and are used where the real pairing names them: two rounds, against four
+    step by step (facts, screen, trials, two-step trials).  The result is the same."""
+    node, rounds = service.nodes[DEVNET_ID], Rounds(devnet.url)
+    node.rpc = CoalescingRpc(devnet.url, RpcSettings(retries=0), "devnet node", transport=rounds)
+    token = _address(devnet, entry_id)
+    pool = (await search_pools(node, token)).pools[0]
+    caps = await node.capabilities()
+    bounds = replace(ScanBounds(), otterscan=caps.otterscan, state_floor=caps.state_floor())
+    results, counted = [], []
+    for sent in (True, False):
+        ready = await prepare(node, service.honeypot.trading, pool, token)
+        assert ready.sim is not None and ready.token_slot is not None
+        await ready.token_slot
+        wallets = iter(range(1, 1_000))
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(story, "fresh_address", lambda w=wallets: f"0x7e57{next(w):036x}")
+            if not sent:
+                patch.setattr(powers, "trials_ahead", lambda *_: False)
+            rounds.rounds.clear()
+            results.append(await powers.scan(ready.sim, DEVNET_ID, PowerCache(), bounds))
+        counted.append(len(rounds.rounds))
+    await rounds.aclose()
+    assert counted == [ahead, alone], rounds.rounds
+    assert results[0].scanned and results[0] == results[1]
+
+
+async def test_two_step_trials_the_pairing_does_not_name_are_run_after(
+    service: Service, devnet: RunningDevnet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two-step trials sent with the trials whose setter calls are not the ones the real
+    pairing names (here: each setter's calldata with its last byte changed): none is
+    used (counted dropped), the pairing's own run after the trials, and the answer is a
+    step-by-step scan's.  Fails when a pair sent ahead is used without its calls being
+    the pairing's."""
+    params = {"address": _address(devnet, "latent-pause"), "chainID": 31337}
+    cache = service.honeypot.powers.cache
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    seen: list[tuple[str, bool]] = []
+    real = powers.likely_pairs
+
+    def other_setter(candidates: Any) -> Any:
+        return [
+            replace(p, prior=replace(p.prior, data=p.prior.data[:-2] + "ee"))
+            for p in real(candidates)
+        ]
+
+    answers = []
+    async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
+        for ahead in (False, True):
+            cache.__post_init__()
+            wallets = iter(range(1, 1_000))
+            monkeypatch.setattr(story, "fresh_address", lambda w=wallets: f"0x7e57{next(w):036x}")
+            if ahead:
+                monkeypatch.setattr(powers, "likely_pairs", other_setter)
+            else:
+                monkeypatch.setattr(powers, "trials_ahead", lambda *_: False)
+            monkeypatch.setattr(metrics, "sent_ahead", lambda p, u: seen.append((p, u)))
+            answers.append((await http.get("/v2/IsHoneypot", params=params)).json())
+            monkeypatch.undo()
+    assert ("scan_pairs", False) in seen and ("scan_pairs", True) not in seen
+    assert ("scan_trials", True) in seen
+    assert _stable(answers[1]) == _stable(answers[0])
