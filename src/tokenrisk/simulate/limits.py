@@ -6,14 +6,14 @@ first a coarse ladder, then ``rounds`` refinements with ``points`` evenly spaced
 between the largest success and the smallest failure.  The result is a lower bound of
 the true limit, within (high - low) / (points + 1) ** rounds.
 
-The refinements do not wait for one another (issue #27: a node 30 ms away pays every
-sequential round): round one's sizes go out with round two's for each of the
-``points + 1`` gaps round one can end in (:func:`refine`), and a ladder whose caller
-tries one more size when every size fails sends that size beside it
-(:func:`ladder_top_first`'s ``floor``).  Each round's own results pick the gap the next
-round refines, exactly as rounds sent one after another pick it, so the limit found is
-the same; the gaps not picked are node work spent for nothing, counted in
-``tokenrisk_sent_ahead_total{planned="ladder"}``.
+A ladder whose caller tries one more size when every size fails (the large-sell
+search: the buyer's own balance) sends that size beside the smaller ones once the
+largest failed (:func:`ladder_with_floor`, issue #27: a node 30 ms away pays every
+sequential round); it is used only when every size failed, and counted in
+``tokenrisk_sent_ahead_total{planned="ladder"}`` either way.  The refinements still
+run one after another: sending every gap's second round beside the first (63
+simulations instead of 7 + 7) took a round trip off a limit token's check but cost
+0.9 ms of service CPU per recomputed check on average (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -28,11 +28,7 @@ from tokenrisk.simulate.simulator import Outcome, Plan, Simulator
 PlanOf = Callable[[int], Plan]
 Accept = Callable[[Outcome], bool]
 LADDER = "ladder"
-"""A refinement's gaps sent side by side (:func:`refine`); a ladder's floor
-(:func:`ladder_top_first`)."""
-SIDE_BY_SIDE = 64
-"""At most this many sizes of one refinement go out in one batch: two rounds of seven
-points are 7 + 8 x 7 = 63 simulations in one round trip instead of 7 + 7 in two."""
+"""A ladder's floor sent beside its smaller sizes (:func:`ladder_with_floor`)."""
 
 
 @dataclass(frozen=True)
@@ -121,74 +117,17 @@ async def refine(
     rounds: int = 2,
     points: int = 7,
 ) -> Found:
-    """Narrow the gap between an accepted size and a failing size: ``rounds`` times,
-    ``points`` sizes evenly spaced in the gap, the largest accepted one before the first
-    failure and that failure making the next gap.  As many rounds as
-    :data:`SIDE_BY_SIDE` sizes allow go out in one batch, every gap's next round beside
-    the round that picks the gap (:func:`_needed`); the results are then read round by
-    round (:func:`_walk`), so the size found is the one rounds sent one after another
-    find."""
-    while rounds > 0:
-        depth = _depth(points, rounds)
-        sizes = list(dict.fromkeys(_needed(low.amount, high, points, depth)))
-        if not sizes:
+    """Narrow the gap between an accepted size and a failing size."""
+    for _ in range(rounds):
+        step = (high - low.amount) // (points + 1)
+        if step <= 0:
             break
-        results = dict(zip(sizes, await _try(sim, sizes, plan_of, accept), strict=True))
-        low, high, stopped = _walk(low, high, results, points, depth)
-        if stopped:
-            break
-        rounds -= depth
-    return low
-
-
-def _depth(points: int, rounds: int) -> int:
-    """How many rounds of ``points`` sizes fit in one batch of :data:`SIDE_BY_SIDE`
-    (every gap's next round beside: (points + 1) ** depth - 1 sizes); at least one."""
-    depth = 1
-    while depth < rounds and (points + 1) ** (depth + 1) - 1 <= SIDE_BY_SIDE:
-        depth += 1
-    return depth
-
-
-def _points(low: int, high: int, points: int) -> list[int]:
-    """One round's sizes in the gap (empty when the gap is too narrow to split)."""
-    step = (high - low) // (points + 1)
-    return [low + step * (i + 1) for i in range(points)] if step > 0 else []
-
-
-def _needed(low: int, high: int, points: int, depth: int) -> list[int]:
-    """Every size ``depth`` rounds may try from the gap (low, high): this round's, then
-    each gap it can end in (between two neighbouring sizes) refined ``depth - 1`` more."""
-    sizes = _points(low, high, points)
-    if depth <= 1 or not sizes:
-        return sizes
-    edges = [low, *sizes, high]
-    out = list(sizes)
-    for a, b in zip(edges, edges[1:], strict=False):
-        out += _needed(a, b, points, depth - 1)
-    return out
-
-
-def _walk(
-    low: Found, high: int, results: dict[int, Outcome | None], points: int, depth: int
-) -> tuple[Found, int, bool]:
-    """``depth`` rounds read from ``results`` (size -> accepted outcome or None) as they
-    would have run one after another: (largest accepted, smallest failing, stopped
-    because a gap could not be split).  Each round after the first counts the gap it
-    refined as used and the others, sent beside it, as dropped."""
-    for level in range(depth):
-        sizes = _points(low.amount, high, points)
-        if not sizes:
-            return low, high, True
-        if level:
-            count(LADDER, True)
-            for _ in range(points):
-                count(LADDER, False)
-        found, failed = _first_failure(sizes, [results[s] for s in sizes])
+        sizes = [low.amount + step * (i + 1) for i in range(points)]
+        found, failed = await ladder(sim, sizes, plan_of, accept)
         if found is not None:
             low = found
         high = failed if failed is not None else high
-    return low, high, False
+    return low
 
 
 async def largest_success(
