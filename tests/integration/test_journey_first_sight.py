@@ -3,8 +3,9 @@
 With nothing remembered, the transfer and the sells go out with the buy, planned from
 the V2 pool's curve (``curve``), or, when the buy delivers another amount, together
 once the buy is known (``after_buy``); each is used only when the simulation's own
-results show the prediction held (simulate/ahead.py); the owner-power scan's trials
-likewise go out with its screen (simulate/powers.py).  Real anvil: every catalogue
+results show the prediction held (simulate/ahead.py); the owner-power scan's amounts
+round goes with its facts and its trials, on that round's story, with its screen
+(simulate/powers.py).  Real anvil: every catalogue
 token's first answer equals a step-by-step check's, the rounds are counted without a
 clock (:class:`Rounds`), and each prediction fed a wrong value is dropped with the
 answer unchanged.
@@ -68,7 +69,7 @@ def _step_by_step(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(selling, "overflowing", lambda *_: [])
     monkeypatch.setattr(journey, "curve_buy", lambda *_: None)
     monkeypatch.setattr(journey, "_after_bought", lambda *_: None)
-    monkeypatch.setattr(powers, "predicted", lambda *_: None)
+    monkeypatch.setattr(powers, "trials_ahead", lambda *_: False)
 
 
 async def test_every_first_answer_is_the_step_by_step_one(
@@ -194,15 +195,16 @@ async def test_a_wrong_prediction_is_dropped_and_the_answer_stands(
 # THE OWNER-POWER SCAN'S TRIALS, SENT WITH ITS SCREEN
 
 
-@pytest.mark.parametrize(("entry_id", "ahead", "alone"), [("plain", 2, 3), ("fot-3", 3, 3)])
+@pytest.mark.parametrize(
+    ("entry_id", "ahead", "alone"), [("plain", 2, 3), ("fot-3", 2, 3), ("v3-only", 2, 3)]
+)
 async def test_a_first_scan_sends_its_trials_with_the_screen(
     service: Service, devnet: RunningDevnet, entry_id: str, ahead: int, alone: int
 ) -> None:
-    """The scan alone, its balance slot known: the facts, then the callers' reads with
-    the screen, the amounts and the trials (planned on the story the V2 curve predicts)
-    when the amounts round finds that story (``plain``); a buy tax (``fot-3``) misses,
-    and the trials wait for the screen and the amounts as step by step.  The result is
-    the same (the scan's wallets the same in both)."""
+    """The scan alone, its balance slot known: the facts with the amounts round, then the
+    callers' reads with the screen and the trials (planned on the amounts round's
+    story, whatever the pool or a buy tax); without the trials sent ahead, they wait
+    for the screen.  The result is the same (the scan's wallets the same in both)."""
     node, rounds = service.nodes[DEVNET_ID], Rounds(devnet.url)
     node.rpc = CoalescingRpc(devnet.url, RpcSettings(retries=0), "devnet node", transport=rounds)
     token = _address(devnet, entry_id)
@@ -210,15 +212,15 @@ async def test_a_first_scan_sends_its_trials_with_the_screen(
     caps = await node.capabilities()
     bounds = replace(ScanBounds(), otterscan=caps.otterscan, state_floor=caps.state_floor())
     results, counted = [], []
-    real = powers.predicted
-    for told in (real, lambda *_: None):
+    for sent in (True, False):
         ready = await prepare(node, service.honeypot.trading, pool, token)
         assert ready.sim is not None and ready.token_slot is not None
         await ready.token_slot
         wallets = iter(range(1, 1_000))
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(story, "fresh_address", lambda w=wallets: f"0x7e57{next(w):036x}")
-            patch.setattr(powers, "predicted", told)
+            if not sent:
+                patch.setattr(powers, "trials_ahead", lambda *_: False)
             rounds.rounds.clear()
             results.append(await powers.scan(ready.sim, DEVNET_ID, PowerCache(), bounds))
         counted.append(len(rounds.rounds))
@@ -231,28 +233,31 @@ async def test_a_first_scan_sends_its_trials_with_the_screen(
 async def test_trials_planned_on_another_story_are_dropped(
     service: Service, devnet: RunningDevnet, monkeypatch: pytest.MonkeyPatch, entry_id: str
 ) -> None:
-    """A predicted story the amounts round does not find (here: A's buy predicted one
-    token short): the trials sent with the screen are dropped (counted) and the scan's
-    answer is a step-by-step scan's.  Fails with ``story.fits`` always true: the trials
-    then ran on amounts the wallets do not hold."""
+    """Trials sent with the screen on a story the scan does not use (here: the amounts
+    round's, with A's sell one token larger) are dropped (counted) and the scan's
+    answer is a step-by-step scan's.  Fails when the batch sent ahead is used without
+    comparing its story with the amounts round's: the trials then ran on amounts the
+    wallets do not hold."""
     params = {"address": _address(devnet, entry_id), "chainID": 31337}
     cache = service.honeypot.powers.cache
     app = create_app(service.settings, service)
     transport = httpx.ASGITransport(app=app)
     seen: list[tuple[str, bool]] = []
-    real = powers.predicted
+    real = powers._tried_ahead
 
-    def short(*args: Any) -> Any:
-        told = real(*args)
-        return replace(told, a_sent=told.a_sent - 1, a_sell=told.a_sell + 1) if told else None
+    def shifted(sim: Any, facts: Any, targets: Any, told: Any, likely: Any) -> Any:
+        return real(sim, facts, targets, replace(told, a_sell=told.a_sell + 1), likely)
 
     answers = []
     async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
-        for told in (lambda *_: None, short):
+        for ahead in (False, True):
             cache.__post_init__()  # nothing remembered: a first scan
             wallets = iter(range(1, 1_000))  # the same scan wallets both times
             monkeypatch.setattr(story, "fresh_address", lambda w=wallets: f"0x7e57{next(w):036x}")
-            monkeypatch.setattr(powers, "predicted", told)
+            if ahead:
+                monkeypatch.setattr(powers, "_tried_ahead", shifted)
+            else:
+                monkeypatch.setattr(powers, "trials_ahead", lambda *_: False)
             monkeypatch.setattr(metrics, "sent_ahead", lambda p, u: seen.append((p, u)))
             answers.append((await http.get("/v2/IsHoneypot", params=params)).json())
             monkeypatch.undo()
@@ -264,10 +269,10 @@ async def test_trials_planned_on_another_story_are_dropped(
 async def test_trials_of_a_sender_the_reads_add_run_after_them(
     service: Service, devnet: RunningDevnet, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The story predicted right but a sender the likely ones missed (here: none was
-    likely): its trials were not sent ahead, so the batch goes out after the screen as
-    step by step, and the answer is the same.  Fails when a batch sent ahead is used
-    without checking that it ran every trial."""
+    """The trials sent ahead on the right story but a sender the likely ones missed
+    (here: none was likely): its trials were not sent ahead, so the batch goes out
+    after the screen as step by step, and the answer is the same.  Fails when a batch
+    sent ahead is used without checking that it ran every trial."""
     params = {"address": _address(devnet, "hidden-mint"), "chainID": 31337}
     cache = service.honeypot.powers.cache
     app = create_app(service.settings, service)
@@ -280,7 +285,7 @@ async def test_trials_of_a_sender_the_reads_add_run_after_them(
             wallets = iter(range(1, 1_000))
             monkeypatch.setattr(story, "fresh_address", lambda w=wallets: f"0x7e57{next(w):036x}")
             if not ahead:
-                monkeypatch.setattr(powers, "predicted", lambda *_: None)
+                monkeypatch.setattr(powers, "trials_ahead", lambda *_: False)
             monkeypatch.setattr(powers, "_likely", lambda *_: [])
             monkeypatch.setattr(metrics, "sent_ahead", lambda p, u: seen.append((p, u)))
             answers.append((await http.get("/v2/IsHoneypot", params=params)).json())
@@ -290,19 +295,13 @@ async def test_trials_of_a_sender_the_reads_add_run_after_them(
     assert _stable(answers[1]) == _stable(answers[0])
 
 
-@pytest.mark.parametrize(("entry_id", "sent"), [("plain", [True]), ("fot-3", [True])])
-async def test_a_buy_off_the_curve_sends_trials_on_its_tax(
-    service: Service,
-    devnet: RunningDevnet,
-    monkeypatch: pytest.MonkeyPatch,
-    entry_id: str,
-    sent: list[bool],
+@pytest.mark.parametrize("entry_id", ["plain", "fot-3", "v3-only"])
+async def test_a_first_scans_trials_go_on_the_amounts_rounds_story(
+    service: Service, devnet: RunningDevnet, monkeypatch: pytest.MonkeyPatch, entry_id: str
 ) -> None:
-    """The journey's default buy tells the scan what it delivered (``Simulator.first_buy``):
-    ``plain`` follows the curve, and the trials planned on the curve's story are sent
-    ahead and used; a flat buy tax (``fot-3``, 3%) puts it off the curve, and the story
-    with that tax taken from both buys (``story.bought_story``) is what the amounts
-    round finds: sent ahead and used too."""
+    """The amounts round goes with the facts, so the trials sent with the screen are
+    planned on its story whatever the pool's curve (``v3-only``) or a buy tax
+    (``fot-3``): sent ahead and used."""
     params = {"address": _address(devnet, entry_id), "chainID": 31337}
     service.honeypot.powers.cache.__post_init__()
     service.honeypot.trading.journeys.clear()
@@ -313,35 +312,77 @@ async def test_a_buy_off_the_curve_sends_trials_on_its_tax(
     async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
         answer = (await http.get("/v2/IsHoneypot", params=params)).json()
     assert answer["ownerPowers"]["scanned"]
-    assert [used for planned, used in seen if planned == "scan_trials"] == sent
+    assert [used for planned, used in seen if planned == "scan_trials"] == [True]
 
 
-async def test_a_wrong_buy_tax_is_dropped_and_the_answer_stands(
+@pytest.mark.parametrize(("entry_id", "ahead", "alone"), [("latent-pause", 2, 4)])
+async def test_a_first_scans_two_step_trials_go_with_its_trials(
+    service: Service, devnet: RunningDevnet, entry_id: str, ahead: int, alone: int
+) -> None:
+    """The scan alone: the two-step trials (a setter that changed nothing, then a switch)
+    go with the trials, paired as if every candidate passed the screen and changed
+    nothing, and are used where the real pairing names them: two rounds, against four
+    step by step (facts, screen, trials, two-step trials).  The result is the same."""
+    node, rounds = service.nodes[DEVNET_ID], Rounds(devnet.url)
+    node.rpc = CoalescingRpc(devnet.url, RpcSettings(retries=0), "devnet node", transport=rounds)
+    token = _address(devnet, entry_id)
+    pool = (await search_pools(node, token)).pools[0]
+    caps = await node.capabilities()
+    bounds = replace(ScanBounds(), otterscan=caps.otterscan, state_floor=caps.state_floor())
+    results, counted = [], []
+    for sent in (True, False):
+        ready = await prepare(node, service.honeypot.trading, pool, token)
+        assert ready.sim is not None and ready.token_slot is not None
+        await ready.token_slot
+        wallets = iter(range(1, 1_000))
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(story, "fresh_address", lambda w=wallets: f"0x7e57{next(w):036x}")
+            if not sent:
+                patch.setattr(powers, "trials_ahead", lambda *_: False)
+            rounds.rounds.clear()
+            results.append(await powers.scan(ready.sim, DEVNET_ID, PowerCache(), bounds))
+        counted.append(len(rounds.rounds))
+    await rounds.aclose()
+    assert counted == [ahead, alone], rounds.rounds
+    assert results[0].scanned and results[0] == results[1]
+
+
+async def test_two_step_trials_the_pairing_does_not_name_are_run_after(
     service: Service, devnet: RunningDevnet, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A buy tax learned wrong from the journey's buy (one basis point too high): the
-    trials planned on it are dropped (counted) and the answer is a step-by-step scan's.
-    Fails with ``story.fits`` always true (the trials ran on amounts nobody holds)."""
-    params = {"address": _address(devnet, "fot-3"), "chainID": 31337}
+    """Two-step trials sent with the trials whose setter calls are not the ones the real
+    pairing names (here: each setter's calldata with its last byte changed): none is
+    used (counted dropped), the pairing's own run after the trials, and the answer is a
+    step-by-step scan's.  Fails when a pair sent ahead is used without its calls being
+    the pairing's."""
+    params = {"address": _address(devnet, "latent-pause"), "chainID": 31337}
+    cache = service.honeypot.powers.cache
     app = create_app(service.settings, service)
     transport = httpx.ASGITransport(app=app)
     seen: list[tuple[str, bool]] = []
-    real = story.flat_tax
+    real = powers.likely_pairs
+
+    def other_setter(candidates: Any) -> Any:
+        return [
+            replace(p, prior=replace(p.prior, data=p.prior.data[:-2] + "ee"))
+            for p in real(candidates)
+        ]
+
     answers = []
     async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
         for ahead in (False, True):
-            service.honeypot.powers.cache.__post_init__()  # a first scan both times
-            service.honeypot.trading.journeys.clear()
+            cache.__post_init__()
             wallets = iter(range(1, 1_000))
             monkeypatch.setattr(story, "fresh_address", lambda w=wallets: f"0x7e57{next(w):036x}")
-            if not ahead:
-                monkeypatch.setattr(powers, "predicted", lambda *_: None)
-            monkeypatch.setattr(story, "flat_tax", lambda *a: (real(*a) or 0) + 1)
+            if ahead:
+                monkeypatch.setattr(powers, "likely_pairs", other_setter)
+            else:
+                monkeypatch.setattr(powers, "trials_ahead", lambda *_: False)
             monkeypatch.setattr(metrics, "sent_ahead", lambda p, u: seen.append((p, u)))
             answers.append((await http.get("/v2/IsHoneypot", params=params)).json())
             monkeypatch.undo()
-    assert [used for planned, used in seen if planned == "scan_trials"] == [False]
-    assert answers[0]["ownerPowers"]["scanned"]
+    assert ("scan_pairs", False) in seen and ("scan_pairs", True) not in seen
+    assert ("scan_trials", True) in seen
     assert _stable(answers[1]) == _stable(answers[0])
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tokenrisk.simulate.limits import ladder, ladder_top_first
+from tokenrisk.simulate.limits import ladder, ladder_top_first, ladder_with_floor
 from tokenrisk.simulate.simulator import CallResult, Outcome
 
 
@@ -45,3 +45,25 @@ async def test_top_first_finds_what_the_full_ladder_finds(cap: int | None) -> No
         assert top.runs == [[250]]  # no limit: one simulation, not five
     else:
         assert top.runs == [[250], SIZES[:-1]]
+
+
+@pytest.mark.parametrize("cap", [None, 250, 100, 5, 3])
+async def test_a_floor_goes_beside_the_smaller_sizes(cap: int | None) -> None:
+    """The size a caller tries when every size fails (``floor``) goes with the smaller
+    sizes once the largest failed: the ladder's answer is unchanged, and the floor's
+    outcome is the one the node gave it (sent alone, it would be a round trip more)."""
+    plain, floored = Capped(cap), Capped(cap)
+    expected = await ladder_top_first(plain, SIZES, lambda s: s, accept)  # type: ignore[arg-type]
+    found, failed, floor = await ladder_with_floor(
+        floored,
+        SIZES,
+        lambda s: s,  # type: ignore[arg-type,return-value]
+        accept,
+        4,
+    )
+    assert (found and found.amount, failed) == (expected[0] and expected[0].amount, expected[1])
+    if cap is None or cap >= SIZES[-1]:
+        assert floor is None and floored.runs == [[250]]
+    else:
+        assert floored.runs == [[250], [*SIZES[:-1], 4]]
+        assert isinstance(floor, Outcome) and floor["t"].ok == (cap >= 4)

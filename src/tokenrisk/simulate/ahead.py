@@ -61,6 +61,9 @@ REMEMBERED, CURVE, AFTER_BUY = "remembered", "curve", "after_buy"
 """What planned the steps sent ahead: the memo, the pool's curve, the buy's result."""
 SCAN_TRIALS = "scan_trials"
 """The owner-power scan's trials sent with its screen (:mod:`tokenrisk.simulate.powers`)."""
+SCAN_PAIRS = "scan_pairs"
+"""The scan's two-step trials (a setter, then a switch) sent with its trials, before the
+setters were known to change nothing (:func:`tokenrisk.simulate.trials.likely_pairs`)."""
 
 
 def count(planned: str, used: bool) -> None:

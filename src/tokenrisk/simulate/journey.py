@@ -37,6 +37,7 @@ from tokenrisk.simulate.limits import (
     Found,
     ladder,
     ladder_top_first,
+    ladder_with_floor,
     largest_success,
     refine,
 )
@@ -697,11 +698,16 @@ async def _max_sell(
         sim.add_sell(p, seller, size, "big")
         return p
 
-    found, failed = await ladder_top_first(sim, sizes, plan_of, _sold_ok("big"))
+    # the buyer's own balance, tried when every larger size fails, goes with them
+    found, failed, floor = await ladder_with_floor(sim, sizes, plan_of, _sold_ok("big"), remaining)
     if failed is None:
         return None, None
     if found is None:
-        found = Found(remaining, (await sim.run_one(plan_of(remaining))))
+        if isinstance(floor, CallReverted):
+            raise floor
+        found = Found(
+            remaining, floor if floor is not None else await sim.run_one(plan_of(remaining))
+        )
         if not found.outcome["big.sell"].ok:
             return None, None
     best = await refine(sim, found, failed, plan_of, _sold_ok("big"))

@@ -5,6 +5,15 @@ are tried as batches of independent simulations (one JSON-RPC round trip per bat
 first a coarse ladder, then ``rounds`` refinements with ``points`` evenly spaced sizes
 between the largest success and the smallest failure.  The result is a lower bound of
 the true limit, within (high - low) / (points + 1) ** rounds.
+
+A ladder whose caller tries one more size when every size fails (the large-sell
+search: the buyer's own balance) sends that size beside the smaller ones once the
+largest failed (:func:`ladder_with_floor`, issue #27: a node 30 ms away pays every
+sequential round); it is used only when every size failed, and counted in
+``tokenrisk_sent_ahead_total{planned="ladder"}`` either way.  The refinements still
+run one after another: sending every gap's second round beside the first (63
+simulations instead of 7 + 7) took a round trip off a limit token's check but cost
+0.9 ms of service CPU per recomputed check on average (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -13,10 +22,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from tokenrisk.errors import CallReverted
+from tokenrisk.simulate.ahead import count
 from tokenrisk.simulate.simulator import Outcome, Plan, Simulator
 
 PlanOf = Callable[[int], Plan]
 Accept = Callable[[Outcome], bool]
+LADDER = "ladder"
+"""A ladder's floor sent beside its smaller sizes (:func:`ladder_with_floor`)."""
 
 
 @dataclass(frozen=True)
@@ -30,7 +42,7 @@ async def _try(
 ) -> list[Outcome | None]:
     """Outcome per size when accepted, else None (failed or simulation error)."""
     outcomes = await sim.run([plan_of(size) for size in sizes])
-    return [o if not isinstance(o, CallReverted) and accept(o) else None for o in outcomes]
+    return [_accepted(o, accept) for o in outcomes]
 
 
 async def ladder(
@@ -52,13 +64,37 @@ async def ladder_top_first(
     limit costs one simulation instead of one per size, a token with one a round trip
     more.
     """
+    found, failed, _ = await ladder_with_floor(sim, sizes, plan_of, accept, None)
+    return found, failed
+
+
+async def ladder_with_floor(
+    sim: Simulator, sizes: Sequence[int], plan_of: PlanOf, accept: Accept, floor: int | None
+) -> tuple[Found | None, int | None, Outcome | CallReverted | None]:
+    """:func:`ladder_top_first`, and ``floor`` (a size below the ladder its caller tries
+    when every size fails) sent beside the smaller sizes once the largest failed: its
+    outcome as the node gave it, None when it was not sent (the largest passed, or
+    fewer than two sizes).  Used by the caller only when every size failed; otherwise
+    counted as dropped."""
     if len(sizes) < 2:
-        return await ladder(sim, sizes, plan_of, accept)
+        found, failed = await ladder(sim, sizes, plan_of, accept)
+        return found, failed, None
     (top,) = await _try(sim, sizes[-1:], plan_of, accept)
     if top is not None:
-        return Found(sizes[-1], top), None
-    results = await _try(sim, sizes[:-1], plan_of, accept)
-    return _first_failure(sizes, [*results, None])
+        return Found(sizes[-1], top), None, None
+    if floor is None:
+        results = await _try(sim, sizes[:-1], plan_of, accept)
+        found, failed = _first_failure(sizes, [*results, None])
+        return found, failed, None
+    *outcomes, below = await sim.run([plan_of(size) for size in [*sizes[:-1], floor]])
+    results = [_accepted(o, accept) for o in outcomes]
+    found, failed = _first_failure(sizes, [*results, None])
+    count(LADDER, found is None)
+    return found, failed, below
+
+
+def _accepted(outcome: Outcome | CallReverted, accept: Accept) -> Outcome | None:
+    return outcome if not isinstance(outcome, CallReverted) and accept(outcome) else None
 
 
 def _first_failure(

@@ -59,16 +59,17 @@ from tokenrisk.simulate.story import (
     Targets,
     amounts,
     balance_slot,
-    bought_story,
     count_ahead,
+    count_pairs,
     dump_plan,
-    fits,
     fresh_targets,
     future_plan,
     held_story,
+    new_targets,
     other_wallet,
-    predicted,
+    owned,
     story_plan,
+    with_supply,
 )
 from tokenrisk.simulate.trials import (
     Guards,
@@ -80,6 +81,7 @@ from tokenrisk.simulate.trials import (
     guard_values,
     hook_static_findings,
     is_switch,
+    likely_pairs,
     screen,
     screen_calls,
     selectors_of,
@@ -118,15 +120,20 @@ async def _scan(
     known = _known(sim, chain_id, cache, sim.route.token)
     # the scan's wallets and the token's supply go with the first reads when the facts
     # are new at this head (a remembered scan result then wastes one eth_call)
-    early = asyncio.ensure_future(fresh_targets(sim)) if known is None else None
-    # a token and pool never scanned: the screen and the amounts go ahead, with the
-    # reads that find the callers (a remembered result would waste them)
+    wallets = new_targets(sim) if known is None else None
+    early = asyncio.ensure_future(with_supply(sim, wallets)) if wallets else None
+    # a token and pool never scanned: the amounts round (it needs only the wallets) goes
+    # with the facts, the screen with the reads that find the callers, the trials on the
+    # amounts round's story with the screen (a remembered result would waste them)
     first = early is not None and not cache.scanned(chain_id, token, sim.route.pool.address)
+    bought = _bought(sim, wallets) if first and wallets else None
     ahead: Ahead | None = None
     going_on = False
     try:
         ((facts, callers), ahead), hooked = await asyncio.gather(
-            _facts(sim, chain_id, cache, bounds, token, early if first else None),
+            _facts(
+                sim, chain_id, cache, bounds, token, (early, bought) if early and bought else None
+            ),
             _hook_facts(sim, chain_id, cache, bounds, hook),
         )
         functions, cut = functions_of(facts.code, facts.impl_code, bounds)
@@ -146,8 +153,9 @@ async def _scan(
         targets = await (early if early is not None else fresh_targets(sim))
         going_on = True
     finally:
-        if early is not None and not early.done():
-            early.cancel()
+        for pending in (early, bought) if not going_on else (early,):
+            if pending is not None and not pending.done():
+                pending.cancel()
         if ahead is not None and not going_on:
             ahead.stop()
     # every caller is tried as a sender, contracts too (a multisig, a timelock: a node
@@ -157,7 +165,11 @@ async def _scan(
     story = (
         ahead.story
         if ahead is not None
-        else asyncio.ensure_future(amounts(sim, targets, facts.owner is not None))
+        else asyncio.ensure_future(
+            owned(bought, facts.owner is not None)
+            if bought is not None
+            else amounts(sim, targets, facts.owner is not None)
+        )
     )
     # the guards a static finding may name are read with the screen (a few words)
     guards = (
@@ -237,14 +249,15 @@ async def _facts(
     cache: PowerCache,
     bounds: ScanBounds,
     subject: str,
-    targets: asyncio.Future[Targets] | None = None,
+    early: Early | None = None,
 ) -> tuple[tuple[Facts, tuple[Caller, ...]], Ahead | None]:
     """The facts and callers of ``subject`` (the token, or the pool's hook), remembered
-    per head block; with ``targets`` (read now), the screen and amounts sent ahead."""
+    per head block; with ``early`` (the scan's wallets and its amounts round, in
+    flight), the screen and the trials sent ahead."""
     known = _known(sim, chain_id, cache, subject)
     if known is not None:
         return known, None
-    found, ahead = await _facts_and_callers(sim, chain_id, cache, bounds, subject, targets)
+    found, ahead = await _facts_and_callers(sim, chain_id, cache, bounds, subject, early)
     cache.put_facts(_at(sim, chain_id, subject), found)
     return found, ahead
 
@@ -316,9 +329,9 @@ class Ahead:
     guards: asyncio.Future[Guards]
     """Every static guard's value (:func:`~.trials.guard_values`), read with the screen."""
     tried: tuple[Story, asyncio.Future[Tried]] | None = None
-    """The predicted story and the trials of every likely candidate on it, sent with the
-    screen (:func:`_tried_ahead`); None when no story was predicted or there were too
-    many candidates."""
+    """The amounts round's story and the trials of every likely candidate on it, sent
+    with the screen (:func:`_tried_ahead`); None when the round found no story or there
+    were too many candidates (:func:`trials_ahead`)."""
 
     def stop(self) -> None:
         self.story.cancel()
@@ -333,13 +346,17 @@ TrialKey = tuple[str, tuple[str, ...], str | None]
 
 @dataclass(frozen=True)
 class Tried:
-    """The scan's batch run ahead on a predicted story: the baseline and future sells
-    (``base``), each trial's outcome by :data:`TrialKey`, and the sells by block count."""
+    """The scan's batch run with the screen on the amounts round's story: the baseline
+    and future sells (``base``), each trial's outcome by :data:`TrialKey`, and the sells
+    by block count."""
 
     story: Story
     base: list[Outcome | RpcError]
     by_trial: dict[TrialKey, Outcome | RpcError]
     counted: tuple[list[str | None], tuple[str, ...]]
+    pairs: frozenset[TrialKey] = frozenset()
+    """The two-step trials run with the others (:func:`~.trials.likely_pairs`): also in
+    ``by_trial``, used by :func:`_paired` where the real pairing names them."""
 
 
 def _key_of(trial: Trial) -> TrialKey:
@@ -360,15 +377,15 @@ async def _facts_and_callers(
     cache: PowerCache,
     bounds: ScanBounds,
     subject: str,
-    targets: asyncio.Future[Targets] | None = None,
+    first: Early | None = None,
 ) -> tuple[tuple[Facts, tuple[Caller, ...]], Ahead | None]:
     """The subject's facts, its deployer and its role grants, read at once (none needs
     another); then, at once, which grants still hold and the code of everyone who can
-    become a caller (with ``targets``, the scan's wallets: the screen of the likely
-    senders and the amounts round too); then who can call it."""
+    become a caller (with ``first``, the scan's wallets and its amounts round: the
+    screen of the likely senders and the trials too); then who can call it."""
     rpc, tag = sim.rpc, sim.base.tag
     memo = (chain_id, subject.lower())
-    last = cache.inputs.value(memo) if targets is None else None
+    last = cache.inputs.value(memo) if first is None else None
     # a scan seen before: its callers' reads go with the facts, planned from the last
     # scan's (used when this head's facts, deployer and grants are those)
     early = asyncio.ensure_future(_caller_reads(sim, subject, last)) if last else None
@@ -395,7 +412,7 @@ async def _facts_and_callers(
         _drop_early(early)
         early = None
     likely = _likely(sim, facts, deployer, granted, bounds)
-    ahead = asyncio.ensure_future(_ahead(sim, facts, likely, bounds, targets)) if targets else None
+    ahead = asyncio.ensure_future(_ahead(sim, facts, likely, bounds, first)) if first else None
     try:
         # sent ahead too: the likely senders' control getters (multisig, timelock)
         roles, read, controls = await (
@@ -404,7 +421,7 @@ async def _facts_and_callers(
             else asyncio.gather(
                 owners.roles_held(rpc, subject, tag, granted),
                 owners.caller_reads(rpc, facts, deployer, sim, granted),
-                owners.control_reads(rpc, likely if targets else [], tag),
+                owners.control_reads(rpc, likely if first else [], tag),
             )
         )
         found = await owners.callers(rpc, facts, deployer, sim, roles, read, controls)
@@ -467,18 +484,39 @@ def _likely(
     return list(kept)[: bounds.max_callers]
 
 
+Told = tuple[Story | None, tuple[str, ...]]
+"""The amounts round's story (None: no wallet could buy or hold) and its notes."""
+Early = tuple[asyncio.Future[Targets], asyncio.Future[Told]]
+"""A first scan's wallets (the supply read in flight) and its amounts round, started
+with the facts."""
+
+
+def _bought(sim: Simulator, wallets: Targets) -> asyncio.Future[Told]:
+    """The amounts round, started before the facts are back: it needs only A's wallet
+    (and B's, chosen now); whether the story reads ``owner()`` is set once the facts
+    say (:func:`~tokenrisk.simulate.story.owned`)."""
+    return asyncio.ensure_future(amounts(sim, wallets, False, other_wallet()))
+
+
+def trials_ahead(candidates: Sequence[Trial], bounds: ScanBounds) -> bool:
+    """Whether the trials of every candidate go with the screen: not past
+    :attr:`ScanBounds.max_trials` (most would be screened out: node work for nothing)."""
+    return len(candidates) <= bounds.max_trials
+
+
 async def _ahead(
     sim: Simulator,
     facts: Facts,
     likely: list[str],
     bounds: ScanBounds,
-    targets: asyncio.Future[Targets],
+    early: Early,
 ) -> Ahead:
-    """The amounts round and the screen of the ``likely`` senders, started at once (with
-    the trials too, when the story is predicted: :func:`_tried_ahead`)."""
-    wallets, other = await targets, other_wallet()
-    owner_getter = facts.owner is not None
-    story = asyncio.ensure_future(amounts(sim, wallets, owner_getter, other))
+    """The screen of the ``likely`` senders, started at once, and the trials of every
+    candidate on the amounts round's story as soon as that round (sent with the facts)
+    is back (:func:`_tried_ahead`)."""
+    targets, bought = early
+    wallets = await targets
+    story = asyncio.ensure_future(owned(bought, facts.owner is not None))
     guards = asyncio.ensure_future(guard_values(sim, facts.code, facts.impl_code))
     started: list[asyncio.Future[Any]] = [story, guards]
     tried: tuple[Story, asyncio.Future[Tried]] | None = None
@@ -487,12 +525,10 @@ async def _ahead(
         candidates = candidates_of(functions, likely, wallets, bounds)
         screening = asyncio.ensure_future(screen_calls(sim, candidates, likely))
         started.append(screening)
-        told = predicted(sim, owner_getter, other)
-        if told is not None and len(candidates) <= bounds.max_trials:
-            told = await bought_story(sim, told)  # the journey's buy, back in this round
-            if told is not None:
-                run = _tried_ahead(sim, facts, wallets, told, (candidates, likely))
-                tried = (told, asyncio.ensure_future(run))
+        told = await _story_of(story) if trials_ahead(candidates, bounds) else None
+        if told is not None:
+            run = _tried_ahead(sim, facts, wallets, told, (candidates, likely))
+            tried = (told, asyncio.ensure_future(run))
         screened = await screening
     except BaseException:
         for future in started:
@@ -503,6 +539,13 @@ async def _ahead(
     return Ahead(screened, story, guards, tried)
 
 
+async def _story_of(story: asyncio.Future[Told]) -> Story | None:
+    """The amounts round's story once back (None when it found none or failed: its
+    error is met where the scan reads it)."""
+    await asyncio.wait([story])
+    return None if story.cancelled() or story.exception() else story.result()[0]
+
+
 async def _tried_ahead(
     sim: Simulator,
     facts: Facts,
@@ -510,16 +553,17 @@ async def _tried_ahead(
     story: Story,
     likely: tuple[list[Trial], list[str]],
 ) -> Tried:
-    """The batch :func:`_try_all` would send, run on the predicted ``story`` for every
+    """The batch :func:`_try_all` would send, run on the amounts round's ``story`` for every
     candidate the screen tries (each caller's), and the backdoors of the likely
     senders: sent with the screen, so that the trials need not wait for it."""
     candidates, senders = likely
     selectors = selectors_of(facts.code, facts.impl_code)
     trials = [*candidates, *backdoors(selectors, senders, targets, max(1, story.a_sent))]
-    _, outcomes, counted = await _batch(sim, targets, story, trials)
+    pairs = likely_pairs(candidates)  # two-step trials, before any setter is known harmless
+    _, outcomes, counted = await _batch(sim, targets, story, [*trials, *pairs])
     head = 1 + len(FUTURE)
-    by_trial = {_key_of(t): o for t, o in zip(trials, outcomes[head:], strict=True)}
-    return Tried(story, outcomes[:head], by_trial, counted)
+    by_trial = {_key_of(t): o for t, o in zip([*trials, *pairs], outcomes[head:], strict=True)}
+    return Tried(story, outcomes[:head], by_trial, counted, frozenset(map(_key_of, pairs)))
 
 
 def _hash(code: str | None) -> str | None:
@@ -551,7 +595,7 @@ async def _try_all(
         if ahead is not None:
             _drop_tried(ahead[1])
         return OwnerPowers(scanned=False, error="no wallet could buy or hold, nothing to compare")
-    fitted = await _fitting(ahead, story, notes)
+    fitted = await _fitting(ahead, story)
     story = fitted.story if fitted is not None else story
     trials = [*screened, *backdoors(beside[0], beside[1], targets, max(1, story.a_sent))]
     ran = _from_tried(fitted, trials)
@@ -579,9 +623,8 @@ async def _try_all(
     armed, pool = story.held is not None, (sim.route.v3, sim.route.v4)
     harmless = [t for t, o in zip(trials, tried, strict=True) if _harmless(base, o, pool, armed)]
     paired = two_steps(harmless, [t for t in screened if is_switch(t)])
-    if paired:
-        tried += await sim.run([story_plan(sim, targets, story, t.calls, t.target) for t in paired])
-        trials += paired
+    tried += await _paired(sim, targets, story, paired, fitted)
+    trials += paired
     findings = _findings(base, trials, tried, pool, armed)
     findings = await _dumped(sim, targets, story, findings, trials, tried)
     future = _future(outcomes[1 : 1 + len(FUTURE)], counted)
@@ -604,21 +647,34 @@ async def _try_all(
     )
 
 
-async def _fitting(
-    ahead: tuple[Story, asyncio.Future[Tried]] | None, story: Story, notes: tuple[str, ...]
-) -> Tried | None:
-    """The batch sent ahead, when the amounts round found the story it was planned on
-    (:func:`~tokenrisk.simulate.story.fits`) and it ran; otherwise dropped, unread."""
+async def _fitting(ahead: tuple[Story, asyncio.Future[Tried]] | None, story: Story) -> Tried | None:
+    """The batch sent with the screen, when it was planned on the story the scan uses
+    (the amounts round's) and it ran; otherwise dropped, unread."""
     if ahead is None:
         return None
     planned, tried = ahead
-    if fits(planned, story, notes):
+    if planned == story:
         try:
-            return await tried
+            ran = await tried
         except RpcError:
             return None  # the batch is sent again the usual way
+        return ran if ran.story == story else None
     _drop_tried(tried)
     return None
+
+
+async def _paired(
+    sim: Simulator, targets: Targets, story: Story, paired: Sequence[Trial], tried: Tried | None
+) -> list[Outcome | RpcError]:
+    """The two-step trials' outcomes: those run with the trials on this same story (the
+    batch sent with the screen, :class:`Tried`), the others run now (one batch)."""
+    ahead = tried.by_trial if tried is not None and tried.story == story else {}
+    missing = [t for t in paired if _key_of(t) not in ahead]
+    if tried is not None and tried.pairs:
+        count_pairs(bool(paired) and not missing)
+    plans = [story_plan(sim, targets, story, t.calls, t.target) for t in missing]
+    ran = iter(await sim.run(plans) if plans else [])
+    return [ahead[_key_of(t)] if _key_of(t) in ahead else next(ran) for t in paired]
 
 
 def _from_tried(tried: Tried | None, trials: Sequence[Trial]) -> Batch | None:

@@ -19,7 +19,7 @@ from typing import Any
 from tokenrisk.chain.abi import encode_call
 from tokenrisk.chain.signatures import TOTAL_SUPPLY
 from tokenrisk.errors import RpcError
-from tokenrisk.simulate.ahead import SCAN_TRIALS, count, curve_buy
+from tokenrisk.simulate.ahead import SCAN_PAIRS, SCAN_TRIALS, count
 from tokenrisk.simulate.calls import balance_of, fresh_address, transfer
 from tokenrisk.simulate.hostile import Targets as Targets
 from tokenrisk.simulate.simulator import Plan, Simulator
@@ -50,22 +50,33 @@ class Story:
 async def fresh_targets(sim: Simulator) -> Targets:
     """New random wallets for one scan (A and the neutral wallet), the route's pair,
     router and token, and the token's total supply (for token amounts)."""
+    return await with_supply(sim, new_targets(sim))
+
+
+def new_targets(sim: Simulator) -> Targets:
+    """:func:`fresh_targets` without the supply (0): enough for the amounts round, which
+    needs only A's wallet, so that it need not wait for the supply read."""
     route = sim.route
-    try:
-        reply = await sim.rpc.call(
-            "eth_call", [{"to": route.token, "data": TOTAL_SUPPLY}, sim.base.tag]
-        )
-    except RpcError:  # a token without a working totalSupply: no token amounts
-        reply = None
-    supply = int(reply, 16) if isinstance(reply, str) and len(reply) == 66 else 0
     return Targets(
         buyer=fresh_address(),
         pair=route.pool.address,
         neutral=fresh_address(),
         router=route.dex.router,
         token=route.token,
-        supply=supply,
     )
+
+
+async def with_supply(sim: Simulator, targets: Targets) -> Targets:
+    """``targets`` with the token's total supply read at the pinned head (0 when the
+    token has no working ``totalSupply``: no token amounts)."""
+    try:
+        reply = await sim.rpc.call(
+            "eth_call", [{"to": sim.route.token, "data": TOTAL_SUPPLY}, sim.base.tag]
+        )
+    except RpcError:
+        reply = None
+    supply = int(reply, 16) if isinstance(reply, str) and len(reply) == 66 else 0
+    return replace(targets, supply=supply)
 
 
 SHRINK = (1, 10, 100, 1_000)
@@ -100,95 +111,29 @@ async def amounts(
     return story, ("no buy worked: the trial wallets held tokens as existing holders do",)
 
 
-def predicted(sim: Simulator, owner_getter: bool, other: str) -> Story | None:
-    """The story :func:`amounts` should find, from the pool's curve: A's full-size buy
-    and then B's half-size one in the same block, each what the router's
-    ``getAmountOut`` gives on the V2 pool's reserves (after A's buy, for B); None where
-    no curve predicts a buy (:func:`~tokenrisk.simulate.ahead.curve_buy`).  It holds
-    when the amounts round's first size delivers exactly those (:func:`fits`)."""
-    a = curve_a(sim)
-    if a is None:
-        return None
-    b = _curve_b(sim, a)
-    return story_of(_full(sim), a, b, owner_getter, other) if b else None
-
-
-def curve_a(sim: Simulator) -> int | None:
-    """A's full-size buy on the V2 pool's curve (the journey's default buy, same size);
-    None where no curve predicts it."""
-    route = sim.route
-    if sim.prelude or route.v3 or route.v4:
-        return None
-    return curve_buy(True, base_reserve(sim), token_reserve(sim), _full(sim)) or None
-
-
-def _full(sim: Simulator) -> int:
-    """A's buy: the journey's default size on this pool."""
-    return sim.settings.buy_amount(base_reserve(sim))
-
-
-def _curve_b(sim: Simulator, a: int) -> int | None:
-    """B's half-size buy on the V2 curve after A's full-size buy took ``a`` tokens
-    (None or 0 where the curve gives none)."""
-    full = _full(sim)
-    return curve_buy(True, base_reserve(sim) + full, token_reserve(sim) - a, full // 2)
-
-
-async def bought_story(sim: Simulator, told: Story) -> Story | None:
-    """The story to plan the scan's trials on, once the journey has bought: ``told``
-    (:func:`predicted`, from the curve) when its default buy got what the curve gives,
-    or when it has not bought; when it got less by a flat buy tax (one rate in basis
-    points, taken rounded down from what the pool sent, that gives exactly what A got:
-    :func:`flat_tax`), ``told`` with that rate taken from A's and B's buys too (the pool
-    still sends B what its curve gives after A's whole buy); None otherwise (a story
-    nobody can predict: nothing is sent ahead on it).  Either way a prediction, used
-    only when the amounts round finds it (:func:`fits`).  Waits at most for the
-    journey's buy, sent before the scan's facts came back."""
-    if sim.first_buy is None:
-        return told
-    delivered = await asyncio.shield(sim.first_buy)
-    sent = curve_a(sim)
-    if delivered is None or sent is None:
-        return None
-    if delivered == sent:
-        return told
-    bps = flat_tax(sent, delivered)
-    b = _curve_b(sim, sent)
-    if bps is None or not b:
-        return None
-    a_sell, a_sent, b_sell = _sold(delivered, b - b * bps // 10_000)
-    return replace(told, a_sell=a_sell, a_sent=a_sent, b_sell=b_sell)
-
-
-def flat_tax(sent: int, got: int) -> int | None:
-    """The buy tax in basis points that leaves exactly ``got`` of the ``sent`` tokens
-    when taken rounded down (``sent * bps // 10_000``); None when no rate does (a tax
-    that depends on more than the amount cannot be predicted from one buy)."""
-    if not 0 < got < sent:
-        return None
-    guess = (sent - got) * 10_000 // sent
-    for bps in (guess, guess + 1):
-        if 0 < bps < 10_000 and sent - sent * bps // 10_000 == got:
-            return bps
-    return None
-
-
 def other_wallet() -> str:
-    """B's wallet for one scan, chosen before its amounts round (:func:`predicted`)."""
+    """B's wallet for one scan, chosen before its amounts round."""
     return fresh_address()
 
 
 def count_ahead(used: bool) -> None:
-    """The scan's trials sent ahead on a predicted story: used, or dropped."""
+    """The scan's trials sent with its screen: used, or dropped."""
     count(SCAN_TRIALS, used)
 
 
-def fits(predicted: Story, found: Story | None, notes: tuple[str, ...]) -> bool:
-    """The amounts round found the predicted story (at its first size, from buys): the
-    wallets' addresses aside, which are fresh either way."""
-    if found is None or notes:
-        return False
-    return replace(found, receiver=predicted.receiver, late=predicted.late) == predicted
+def count_pairs(used: bool) -> None:
+    """The scan's two-step trials sent with its trials: all those the pairing names
+    were among them (used), or some were not, or none was named (dropped)."""
+    count(SCAN_PAIRS, used)
+
+
+async def owned(
+    told: asyncio.Future[tuple[Story | None, tuple[str, ...]]], owner_getter: bool
+) -> tuple[Story | None, tuple[str, ...]]:
+    """The amounts round's story (:func:`amounts`, sent before the facts said whether the
+    token has an owner getter) with that known: the story reads ``owner()`` when it has."""
+    story, notes = await told
+    return (replace(story, owner_getter=owner_getter) if story else None), notes
 
 
 async def held_story(

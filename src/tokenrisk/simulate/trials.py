@@ -331,6 +331,18 @@ def two_steps(harmless: Sequence[Trial], switches: Sequence[Trial]) -> list[Tria
     return out[:TWO_STEPS]
 
 
+def likely_pairs(candidates: Sequence[Trial]) -> list[Trial]:
+    """The two-step trials :func:`two_steps` pairs when every candidate goes through the
+    screen (its first caller's call, in the screen's order) and changes nothing: sent
+    with the trials before either is known, each used only where the real pairing
+    names it (the same caller, setter and switch calls)."""
+    first: dict[tuple[str, str], Trial] = {}
+    for t in candidates:
+        first.setdefault((t.function.selector, t.data), t)
+    ordered = _round_robin(list(first.values()))
+    return two_steps(ordered, [t for t in ordered if is_switch(t)])
+
+
 def is_switch(trial: Trial) -> bool:
     """A function that takes nothing or one boolean: an enabling switch."""
     return trial.function.types in ((), ("bool",))
