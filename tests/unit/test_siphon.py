@@ -18,7 +18,7 @@ from tokenrisk import metrics
 from tokenrisk.chain.signatures import APPROVAL_TOPIC
 from tokenrisk.errors import RpcError
 from tokenrisk.holders import siphon
-from tokenrisk.holders.index import Indexed
+from tokenrisk.holders.index import Indexed, IndexSettings
 from tokenrisk.store.engine import Cursor, Store, TransferLog, create_store
 
 CHAIN = 1
@@ -54,6 +54,7 @@ class Node:
     def __init__(self) -> None:
         self.rounds = 0
         self.requests: list[list[str]] = []
+        self.beside: list[list[str]] = []  # requests sent while another was in flight
         self._in_flight = 0
 
     async def call(self, method: str, params: Sequence[Any] = ()) -> Any:
@@ -65,6 +66,8 @@ class Node:
         self.requests.append([m for m, _ in calls])
         if self._in_flight == 0:
             self.rounds += 1  # nothing else on the wire: a new round trip
+        else:
+            self.beside.append([m for m, _ in calls])
         self._in_flight += 1
         try:
             await asyncio.sleep(0.01)
@@ -151,3 +154,11 @@ async def test_a_reading_is_not_shared_across_index_content(store: Store) -> Non
     found = await siphon.siphoned_holders(later, store, CHAIN, TOKEN, [ROBBED])
     assert {h.lower() for h in found} == {ROBBED}
     assert later.requests  # read again
+
+
+async def test_a_long_history_is_not_read_ahead(store: Store) -> None:
+    node = Node()
+    narrow = IndexSettings(window=2, min_window=1, windows_per_batch=1)  # 2 blocks a batch
+    found = await siphon.siphoned_holders(node, store, CHAIN, TOKEN, [ROBBED], settings=narrow)
+    assert {h.lower() for h in found} == {ROBBED}
+    assert node.beside == []  # blocks 1-7: more than one batch, so nothing went ahead

@@ -22,7 +22,8 @@ Rounds (issue #27).  The Approval logs depend on who is suspect, i.e. on the
 transactions' replies: read after them, they cost a round trip of their own.  So when a
 token's last judgment here found suspects, or none is known (a token seen for the first
 time), they are read *ahead*, beside the transactions, for every holder with an outgoing
-transfer up to the newest of those transfers: a superset of what the suspects need
+transfer up to the newest of those transfers (when that span is one batch of the log
+reader's windows: one request, not a long history's pages): a superset of what the suspects need
 (every owner a suspect can have, every block before its transfer), so the judgment is
 the same; unused when nobody is suspect (``tokenrisk_sent_ahead_total{planned=
 "siphon_approvals"}``).  And a judgment's reads are shared with the next judgment of the
@@ -228,9 +229,9 @@ def _reading(
     if isinstance(known, Reading) and known.usable(content, hashes):
         return known, False
     reading = Reading(content, hashes, _task(transaction_parties(rpc, sorted(hashes))), first)
-    if _predicted(store, chain_id, token):
+    last = max(x.block for x in outgoing)
+    if _predicted(store, chain_id, token) and _one_batch(first, last, settings):
         owners = sorted({x.sender for x in outgoing})
-        last = max(x.block for x in outgoing)
         ahead = _task(approvals(rpc, token, owners, first, last, settings))
         reading = replace(reading, owners=frozenset(owners), last=last, grants=ahead)
     if content is not None:
@@ -248,6 +249,13 @@ def _retrieve(task: asyncio.Task[Any]) -> None:
     """A shared read nobody awaits any more: its failure is retrieved, not reported."""
     if not task.cancelled():
         task.exception()
+
+
+def _one_batch(first: int, last: int, settings: IndexSettings | None) -> bool:
+    """The span fits the log reader's first batch of windows: a read sent ahead costs
+    the node one request, never a history's worth of pages that may go unused."""
+    tuning = settings or IndexSettings()
+    return last - first < tuning.window * tuning.windows_per_batch
 
 
 def _predicted(store: Store, chain_id: int, token: str) -> bool:
