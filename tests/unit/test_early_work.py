@@ -108,3 +108,25 @@ async def test_work_not_taken_is_cancelled_at_the_end(
         await target._target_on(node(), TOKEN)
         (task,) = early._tasks.values()
     assert task.cancelled()
+
+
+async def test_the_chains_not_chosen_stop_when_the_check_takes_its_own(
+    pools_pending: asyncio.Event, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(dex, "resolve_pair", pair_probe(None))
+    forever = asyncio.Event()
+
+    async def work(n: Any, token: str) -> None:
+        await forever.wait()
+
+    pools_pending.set()
+    chosen, other = node(), SimpleNamespace(id=2, rpc=Rpc(), chain=SimpleNamespace(name="b"))
+    async with target.early_token_work(work):
+        await asyncio.gather(target._target_on(chosen, TOKEN), target._target_on(other, TOKEN))
+        mine = target.started_early(chosen, TOKEN)
+        assert mine is not None
+        await asyncio.sleep(0)
+        assert not mine.done()  # the chosen chain's work goes on
+        (theirs,) = target._early.get()._tasks.values()  # type: ignore[union-attr]
+        assert theirs.cancelled()
+        mine.cancel()

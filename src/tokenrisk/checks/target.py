@@ -194,8 +194,12 @@ class EarlyWork:
             self._tasks[key] = asyncio.create_task(self._start(node, token))
 
     def take(self, node: Node, token: str) -> asyncio.Task[None] | None:
-        """The task started for ``token`` on ``node``'s chain, now the caller's to finish."""
-        return self._tasks.pop((node.id, token.lower()), None)
+        """The task started for ``token`` on ``node``'s chain, now the caller's to finish;
+        those of the chains not chosen are cancelled."""
+        taken = self._tasks.pop((node.id, token.lower()), None)
+        for task in self._tasks.values():
+            task.cancel()
+        return taken
 
     async def close(self) -> None:
         tasks, self._tasks = list(self._tasks.values()), {}
