@@ -79,9 +79,7 @@ async def code_report(
     before = seen.value((node.id, token)) if seen is not None else None
     # the code of what the last trace called is read with the trace (one round trip); a
     # first trace, what every swap on the route calls (used when it calls nothing else)
-    before = before or frozenset(
-        a.lower() for a in (route.token, route.pool.address, route.dex.router, route.base)
-    )
+    before = before or _route_contracts(ready)
     early = asyncio.ensure_future(_with_code(node, set(before)))
     try:
         try:
@@ -118,6 +116,18 @@ async def code_report(
             ]
         ),
     )
+
+
+def _route_contracts(ready: Prepared) -> frozenset[str]:
+    """What every swap on ``ready``'s route calls: the token, the pool, the router, the base
+    token; on V4 also what the router pulls through (Permit2) and the pool's hook, which
+    every V4 swap calls as well, so a first V4 trace's code reads need not wait for it."""
+    route = ready.route
+    found = [route.token, route.pool.address, route.dex.router, route.base, route.spender]
+    hooks = route.pool.hooks
+    if route.v4 and hooks is not None and int(hooks, 16) != 0:
+        found.append(hooks)
+    return frozenset(a.lower() for a in found)
 
 
 async def _contracts(
