@@ -15,7 +15,9 @@ samples inside a check's gaps are counted by function (inclusive: each function 
 the stack once), by leaf, and by the kind of gap (before the first request, between
 rounds, after the last reply); a sample whose leaf is the selector's wait is the loop
 idle.  Sampling costs the server some CPU, so the gaps here are larger than the
-bench's; the shares are what matter.  The samples and the gaps are left in a
+bench's; the shares are what matter.  With ``TOKENRISK_GAPSAMPLE_CPROFILE=FILE`` the
+server runs under cProfile instead (every function's calls and CPU over the pass, not
+only the gaps) and leaves its stats in FILE.  The samples and the gaps are left in a
 ``tokenrisk-gapsample-*`` temporary directory for a closer look.
 """
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import os
 import pickle
 import signal
@@ -141,13 +144,21 @@ def sampled_serve(argv: list[str], out: Path, interval: float) -> None:
         run(timed, **kwargs)
 
     uvicorn.run = timed_run
-    signal.signal(signal.SIGALRM, sample)
-    signal.setitimer(signal.ITIMER_REAL, interval, interval)
+    profile = os.environ.get("TOKENRISK_GAPSAMPLE_CPROFILE")
+    profiler = cProfile.Profile() if profile else None
+    if profiler is None:
+        signal.signal(signal.SIGALRM, sample)
+        signal.setitimer(signal.ITIMER_REAL, interval, interval)
     try:
-        serve(argv)
+        if profiler is not None:
+            profiler.runcall(serve, argv)
+        else:
+            serve(argv)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0, 0)
         out.write_bytes(pickle.dumps((samples, served)))
+        if profiler is not None and profile:
+            profiler.dump_stats(profile)
 
 
 def _start(options: ServerOptions, out: Path, interval: float) -> ServerProcess:
