@@ -81,7 +81,7 @@ def slot_key(holder: str, slot: int, vyper: bool = False) -> str:
     s = slot.to_bytes(32, "big")
     # pycryptodome's keccak directly (eth-hash's backend): half the cost of eth_utils'
     # wrapper, and a first search hashes ~80 keys between two rounds (issue #27)
-    return "0x" + keccak_256.new(digest_bits=256, data=s + a if vyper else a + s).hexdigest()
+    return "0x" + keccak_256.new(digest_bits=256, data=s + a if vyper else a + s).digest().hex()
 
 
 def _layouts() -> list[BalanceSlot]:
