@@ -45,7 +45,8 @@ from tokenrisk.devnet.instance import start_devnet
 from tokenrisk.devnet.node import free_port, repo_root
 from tokenrisk.devnet.uniswap import WETH
 
-Sample = tuple[float, tuple[str, ...], tuple[tuple[str, ...], ...]]
+Sample = tuple[float, float, tuple[str, ...], tuple[tuple[str, ...], ...]]
+"""(perf_counter, the loop thread's CPU seconds, its stack leaf first, other notes)"""
 IDLE = ("selectors.py:EpollSelector.select",)
 PLUMBING = {"server.py", "base_events.py", "gapsample.py", "main.py", "runners.py", "_compat.py",
             "<frozen runpy>", "events.py", "h11_impl.py", "proxy_headers.py", "applications.py",
@@ -122,7 +123,7 @@ def sampled_serve(argv: list[str], out: Path, interval: float) -> None:
                 {" > ".join(_awaits(t.get_coro())[-3:]) for t in asyncio.all_tasks(loops[0])}
             )
             others += (("awaits: " + " | ".join(waits),),)
-        samples.append((time.perf_counter(), main, others))
+        samples.append((time.perf_counter(), time.thread_time(), main, others))
 
     import uvicorn
 
@@ -230,14 +231,17 @@ def report(
     inclusive, leaves, kinds = Counter[str](), Counter[str](), Counter[str]()
     threads = Counter[str]()
     per_kind: dict[str, Counter[str]] = {k: Counter() for k in ("lead", "between", "tail")}
-    index, total = 0, 0
-    for at, stack, others in sorted(samples):
+    cpu: dict[str, float] = {"lead": 0.0, "between": 0.0, "tail": 0.0}
+    index, total, last_cpu = 0, 0, 0.0
+    for at, used, stack, others in sorted(samples):
+        used, last_cpu = used - last_cpu, used
         while index < len(spans) and spans[index][1] < at:
             index += 1
         if index == len(spans) or spans[index][0] > at:
             continue
         total += 1
         kind = spans[index][2]
+        cpu[kind] += used  # the loop's CPU since the sample before (one interval)
         idle = bool(stack) and stack[0] in IDLE
         kinds[f"{kind} {'idle' if idle else 'busy'}"] += 1
         for other in others:
@@ -254,6 +258,10 @@ def report(
                     for k, v in gap_seconds.items()),
         f"of which outside the app (bench client, uvicorn's parsing and writing): "
         f"{outside * 1000 / max(1, len(per_check)):.1f} ms/check",
+        "the loop thread's CPU in them (sampled; load-independent, unlike the seconds): "
+        + ", ".join(f"{k} {v * 1000 / max(1, len(per_check)):.1f} ms/check"
+                    for k, v in cpu.items())
+        + f", total {sum(cpu.values()) * 1000 / max(1, len(per_check)):.1f} ms/check",
         f"samples in gaps {total}: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())),
         "", "inclusive (share of samples in gaps):",
         *(f"  {n / max(1, total):6.1%} {name}" for name, n in inclusive.most_common(top)),
