@@ -29,7 +29,7 @@ from tokenrisk.checks.target import Target, early_token_work, pick_pool, started
 from tokenrisk.checks.tasks import finish
 from tokenrisk.checks.top_holders import refresh_index
 from tokenrisk.checks.trade import Prepared, emulating, run_journey
-from tokenrisk.checks.venue import base_info, counted, created, ready_pool, token_info
+from tokenrisk.checks.venue import base_info, count_ahead, counted, created, ready_pool, token_info
 from tokenrisk.checks.verification import code_report
 from tokenrisk.findings import OwnerPowers
 from tokenrisk.model import Analysis, Pool
@@ -129,6 +129,7 @@ async def measure(
     pools = [*known, pool]
     skip = {ready.made.provider} if ready.made else set()
     scans = await emulating(ready)  # the scans' simulations, through eth_call if need be
+    ahead = count_ahead(deps, node, token, index)  # counted once the index is refreshed
     try:
         info, with_token, report, holders, launch, powers = await asyncio.gather(
             token_info(node, token),
@@ -143,13 +144,15 @@ async def measure(
         # a trace covers one call, so a pool that exists only in a prelude cannot be traced
         code = await traced if traced is not None and report.success else None
         untraced = traced is not None and report.success and not await _can_trace(ready)
+        info = await counted(deps, node, token, info, (index, ahead))
     finally:
         if traced is not None:
             await finish(traced)
+        await finish(ahead)
     made, dropped = launch
     kept = powers
     return Analysis(
-        token=replace(await counted(deps, node, token, info), airdrop=dropped),
+        token=replace(info, airdrop=dropped),
         with_token=with_token,
         pool=made,
         simulation=report,
