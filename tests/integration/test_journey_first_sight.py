@@ -413,7 +413,7 @@ async def test_holders_lone_sells_go_out_early_and_the_answer_stands(
     async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
         for ahead in (False, True):
             service.honeypot.trading.crowds.clear()
-            service.honeypot.trading.simulated.clear()  # no sells kept from the last check
+            service.honeypot.trading.simulated.clear()  # the same head: sells simulated again
             if not ahead:
                 monkeypatch.setattr(selling, "overflowing", lambda *_: [])
             monkeypatch.setattr(metrics, "sent_ahead", lambda p, u: seen.append((p, u)))
