@@ -412,6 +412,9 @@ async def test_holders_lone_sells_go_out_early_and_the_answer_stands(
     async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
         for ahead in (False, True):
             service.honeypot.trading.crowds.clear()
+            # the second check is at the same head: its sells would be the ones kept
+            # (Simulator.remembered), not sent, and there would be nothing to count
+            service.honeypot.trading.simulated.clear()
             if not ahead:
                 monkeypatch.setattr(selling, "overflowing", lambda *_: [])
             monkeypatch.setattr(metrics, "sent_ahead", lambda p, u: seen.append((p, u)))
