@@ -74,7 +74,8 @@ async def _setting(devnet: RunningDevnet, work: Path, name: str, rtt: float) -> 
                             requests + window.requests,
                             connections + window.connections,
                         )
-                    user, system, switches = (b - a for a, b in zip(before, _counters(pid), strict=True))
+                    after = _counters(pid)
+                    user, system, switches = (b - a for a, b in zip(before, after, strict=True))
                     lines.append(
                         f"idlecpu setting={name} pass={n} cpu_ms="
                         f"{(cpu_seconds(pids) - started) / len(tokens) * 1000:.2f} "
