@@ -11,8 +11,9 @@ costs), so a client that opens connections per request pays for it as it would.
 
 It counts what it forwards, per :meth:`window`: every HTTP request as an interval at
 the client side (arrival to reply sent) and at the node side (forwarded to reply
-read).  :func:`sequential` of the client-side intervals is the number of round trips
-on the critical path (concurrent ones count once); :func:`covered` of the node-side
+read), in the window open when the request arrived (``pending``: the arrival of those
+not yet answered).  :func:`sequential` of the client-side intervals is the number of
+round trips on the critical path (concurrent ones count once); :func:`covered` of the node-side
 intervals is the node's own time for those requests.
 
 HTTP/1.1 only, ``Content-Length`` or chunked bodies, one upstream connection per client
@@ -41,6 +42,11 @@ class Window:
     node: list[tuple[float, float]] = field(default_factory=list)
     connections: int = 0
     bodies: list[bytes] | None = None  # every request's body, when asked for (debugging)
+    pending: dict[int, float] = field(default_factory=dict)  # requests not yet answered
+
+    def in_flight(self, now: float) -> list[tuple[float, float]]:
+        """The client-side spans, those still unanswered ending ``now``."""
+        return [*self.client, *((start, now) for start in self.pending.values())]
 
     @property
     def requests(self) -> int:
@@ -74,6 +80,47 @@ def covered(spans: Sequence[tuple[float, float]]) -> float:
         total += stop - max(start, end)
         end = stop
     return total
+
+
+def gap_spans(
+    window: tuple[float, float], spans: Sequence[tuple[float, float]]
+) -> list[tuple[float, float]]:
+    """The parts of ``window`` (a check's HTTP request, sent to answered) where none of
+    ``spans`` (its requests to the node, at the client side) was at the node or on the
+    wire, in order: the first before the first request, the last after the last reply
+    (either may be empty), the rest between one round's last reply and the next round's
+    first request."""
+    start, end = window
+    inside = sorted((max(a, start), min(b, end)) for a, b in spans if b > start and a < end)
+    if not inside:
+        return [(start, end), (end, end)]
+    out, reach = [(start, inside[0][0])], inside[0][1]
+    for a, b in inside[1:]:
+        if a > reach:
+            out.append((reach, a))
+        reach = max(reach, b)
+    return [*out, (reach, end)]
+
+
+def gaps(window: tuple[float, float], spans: Sequence[tuple[float, float]]) -> Gaps:
+    """The service's own time on a check's critical path (:func:`gap_spans`), split into
+    before the first request, between requests and after the last reply."""
+    found = gap_spans(window, spans)
+    between = sum(b - a for a, b in found[1:-1])
+    return Gaps(found[0][1] - found[0][0], between, found[-1][1] - found[-1][0])
+
+
+@dataclass(frozen=True)
+class Gaps:
+    """Seconds of a check with nothing of it at the node or on the wire (:func:`gaps`)."""
+
+    lead: float  # the HTTP request's arrival to the first request to the node
+    between: float  # a reply back to the next request out, summed
+    tail: float  # the last reply to the answer
+
+    @property
+    def total(self) -> float:
+        return self.lead + self.between + self.tail
 
 
 class LatencyProxy:
@@ -134,7 +181,8 @@ class LatencyProxy:
                 request = await _message(reader)
                 if request is None:
                     return
-                arrived = time.perf_counter()
+                arrived, window = time.perf_counter(), self.current
+                window.pending[id(request)] = arrived
                 await asyncio.sleep(handshake + self._one_way())
                 handshake = 0.0
                 if upstream is None:
@@ -148,11 +196,11 @@ class LatencyProxy:
                 await asyncio.sleep(self._one_way())
                 writer.write(reply)
                 await writer.drain()
-                window = self.current
                 if window.bodies is not None:
                     window.bodies.append(request.split(b"\r\n\r\n", 1)[1])
                 window.node.append((sent, answered))
                 window.client.append((arrived, time.perf_counter()))
+                window.pending.pop(id(request), None)
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
             return
         finally:

@@ -14,8 +14,11 @@ Two passes over the catalogue tokens on one fresh server:
   block; on a live chain a recomputed check is almost always at a new head (the results
   cache answers repeats within a block), which this pass reproduces.
 
-Per check the proxy counts the sequential round trips (critical path) and the node's
-own time (union of the intervals requests spent at the node); the service's CPU is read
+Per check the proxy counts the sequential round trips (critical path), the node's
+own time (union of the intervals requests spent at the node) and the service's gaps
+(the time none of the check's requests was at the node or on the wire: before the
+first, between a round's last reply and the next round's first request, after the
+last; ``bench.proxy.gaps``); the service's CPU is read
 from ``/proc`` over each pass (clock ticks are 10 ms, so only a pass's total divided by
 its checks is meaningful).  The model a result is compared with is ``round trips x RTT
 + node time``: the least the same structure could take at that distance.
@@ -35,7 +38,7 @@ from pathlib import Path
 from bench.client import BenchClient
 from bench.cpu import cpu_seconds, descendants
 from bench.latency import percentile
-from bench.proxy import LatencyProxy
+from bench.proxy import Gaps, LatencyProxy, gaps
 from bench.rounds import rounds_text
 from bench.server import ServerOptions, start_server
 from bench.servicecpu import mine
@@ -56,6 +59,7 @@ class RemoteRun:
     trips: list[int] = field(default_factory=list)
     node: list[float] = field(default_factory=list)
     requests: list[int] = field(default_factory=list)
+    gaps: list[Gaps] = field(default_factory=list)
     statuses: dict[int, int] = field(default_factory=dict)
     cpu: float = 0.0  # service CPU seconds over the whole pass
     node_cpu: float = 0.0  # the node's (anvil's) CPU seconds over the whole pass
@@ -94,7 +98,20 @@ class RemoteRun:
             f"{self.kind}: {self.n} checks ({statuses}); p50 {p50 * 1000:.1f} ms, p99 "
             f"{p99 * 1000:.1f} ms; round trips p50 {self.round_trips} (range {trips}), HTTP "
             f"requests p50 {statistics.median(self.requests):g}; p50 / (round trips x RTT + "
-            f"node time) = {p50 / self.model:.2f}; {self.capacity()}"
+            f"node time) = {p50 / self.model:.2f}; {self.gaps_text()}; {self.capacity()}"
+        )
+
+    def gaps_text(self) -> str:
+        """p50 of the service's own time on the critical path (``bench.proxy.gaps``)
+        and of its parts: before the first request, between rounds, after the last reply."""
+        if not self.gaps:
+            return "service gaps: none measured"
+        parts = [[g.total for g in self.gaps], [g.lead for g in self.gaps],
+                 [g.between for g in self.gaps], [g.tail for g in self.gaps]]  # fmt: skip
+        total, lead, between, tail = (statistics.median(p) * 1000 for p in parts)
+        return (
+            f"service gaps p50 {total:.1f} ms (start -> first request {lead:.1f}, between "
+            f"rounds {between:.1f}, last reply -> answer {tail:.1f})"
         )
 
     def capacity(self) -> str:
@@ -131,7 +148,9 @@ async def _pass(
         window.bodies = [] if rounds is not None else None
         started = time.perf_counter()
         status, _ = await http.get(PATH, {"address": token, "chainID": CHAIN})
-        run.wall.append(time.perf_counter() - started)
+        ended = time.perf_counter()
+        run.wall.append(ended - started)
+        run.gaps.append(gaps((started, ended), window.in_flight(ended)))
         run.statuses[status] = run.statuses.get(status, 0) + 1
         run.trips.append(window.round_trips)
         run.node.append(window.node_seconds)

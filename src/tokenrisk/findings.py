@@ -114,6 +114,13 @@ def _if(found: bool, detail: str, evidence: tuple[Evidence, ...]) -> list[Shown]
     return [(detail, evidence)] if found else []
 
 
+def _blocked_if(found: bool, detail: str, o: Observed) -> list[Shown]:
+    """``_if`` with the blocking evidence, read only when found: every trial runs every
+    rule, and most find nothing (issue #27: the scan's last step is on the critical
+    path)."""
+    return [(detail, _blocking_evidence(o))] if found else []
+
+
 def _sells(o: Observed) -> tuple[Evidence, ...]:
     return o.evidence(("buyer sell", "a.sell"), ("other wallet sell", "b.sell"))
 
@@ -156,32 +163,32 @@ def _released(o: Observed, buys: bool) -> list[Shown]:
 
 def _block_sells(o: Observed) -> list[Shown]:
     text = f"sells fail: {o.trial.reason('a.sell')}"
-    found = _if(_sell_blocked(o, everyone=True, buys=False), text, _blocking_evidence(o))
+    found = _blocked_if(_sell_blocked(o, everyone=True, buys=False), text, o)
     return found + _released(o, buys=False)
 
 
 def _blacklist(o: Observed) -> list[Shown]:
     found = o.blocking and not o.trial.ok("a.sell") and not o.trial.ok("a_small.sell")
     text = f"the named buyer cannot sell ({o.trial.reason('a.sell')}), another wallet can"
-    return _if(found and o.trial.ok("b.sell"), text, _blocking_evidence(o))
+    return _blocked_if(found and o.trial.ok("b.sell"), text, o)
 
 
 def _pause(o: Observed) -> list[Shown]:
     text = f"buys and sells fail for every wallet ({o.trial.reason('a.sell')})"
-    found = _if(_sell_blocked(o, everyone=True, buys=True), text, _blocking_evidence(o))
+    found = _blocked_if(_sell_blocked(o, everyone=True, buys=True), text, o)
     return found + _released(o, buys=True)
 
 
 def _limit(o: Observed) -> list[Shown]:
     found = o.blocking and not o.trial.ok("a.sell") and o.trial.ok("a_small.sell")
     text = f"selling the whole balance fails ({o.trial.reason('a.sell')}), a 0.1% sell works"
-    return _if(found, text, _blocking_evidence(o))
+    return _blocked_if(found, text, o)
 
 
 def _block_buys(o: Observed) -> list[Shown]:
     found = o.blocking and o.trial.ok("a.sell") and o.fails("c.buy")
     text = f"a new buy fails ({o.trial.reason('c.buy')}) while holders can still sell"
-    return _if(found, text, _blocking_evidence(o))
+    return _blocked_if(found, text, o)
 
 
 def _block_transfers(o: Observed) -> list[Shown]:
@@ -199,7 +206,7 @@ def _block_transfers(o: Observed) -> list[Shown]:
     text = (
         f"wallet transfers fail now ({why}); this call made them work: the caller holds the switch"
     )
-    return _if(released, text, _blocking_evidence(o))
+    return _blocked_if(released, text, o)
 
 
 def _tax(side: str, change: tuple[float, float] | None, power: bool) -> list[Shown]:

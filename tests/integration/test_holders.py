@@ -704,6 +704,31 @@ async def test_devnet_siphoned_holders_match_the_history(
     assert bool(found) == bool(token["expected"]["siphoned"])
 
 
+async def test_the_siphon_reads_the_store_in_one_hop(
+    devnet: RunningDevnet, devnet_index: tuple[RpcClient, Store], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The siphon's store reads (the cursor, the holders' outgoing transfers) are one
+    worker-thread hop: a check's transaction reads wait for them, and on a busy event
+    loop each hop can outlast a round trip (#27).  Fails with the two reads made one
+    after the other."""
+    rpc, store = devnet_index
+    token = built(devnet, "siphon")
+    chain_id = int(devnet.manifest["chainId"])
+    analysed = [*token["holders"][:3], *token["siphoned"]]  # not asked before: no memo
+    hops: list[Any] = []
+    real = asyncio.to_thread
+
+    async def counted(func: Any, /, *args: Any, **kwargs: Any) -> Any:
+        hops.append(func)
+        return await real(func, *args, **kwargs)
+
+    monkeypatch.setattr(asyncio, "to_thread", counted)
+    found = await siphoned_holders(rpc, store, chain_id, token["address"], analysed)
+    monkeypatch.undo()
+    assert found == {checksum(h) for h in token["siphoned"]}
+    assert len(hops) == 1
+
+
 async def _head(rpc: RpcClient) -> int:
     return int(await rpc.call("eth_blockNumber"), 16)
 

@@ -34,6 +34,7 @@ from tokenrisk.checks.target import search_pools
 from tokenrisk.checks.trade import prepare
 from tokenrisk.config import Settings
 from tokenrisk.devnet.instance import RunningDevnet
+from tokenrisk.holders import selling
 from tokenrisk.model import SimulationReport
 from tokenrisk.service import DEVNET_ID, Service, connect_devnet
 from tokenrisk.simulate import journey, powers, story
@@ -63,7 +64,9 @@ def _no_gas(report: SimulationReport) -> SimulationReport:
 
 def _step_by_step(monkeypatch: pytest.MonkeyPatch) -> None:
     """Nothing sent ahead on a prediction: neither the journey's steps nor the scan's
-    trials (the memories of earlier checks aside)."""
+    trials nor the holders' lone sells of an overflowing group (the memories of earlier
+    checks aside)."""
+    monkeypatch.setattr(selling, "overflowing", lambda *_: [])
     monkeypatch.setattr(journey, "curve_buy", lambda *_: None)
     monkeypatch.setattr(journey, "_after_bought", lambda *_: None)
     monkeypatch.setattr(powers, "trials_ahead", lambda *_: False)
@@ -381,3 +384,44 @@ async def test_two_step_trials_the_pairing_does_not_name_are_run_after(
     assert ("scan_pairs", False) in seen and ("scan_pairs", True) not in seen
     assert ("scan_trials", True) in seen
     assert _stable(answers[1]) == _stable(answers[0])
+
+
+# THE HOLDERS' LONE SELLS, SENT WITH THE GROUPS OR WITH THEIR SECOND TRY
+
+
+@pytest.mark.parametrize(
+    ("entry_id", "planned"), [("whale-2e112", "holder_alone"), ("sniper-blacklist", "holder_retry")]
+)
+async def test_holders_lone_sells_go_out_early_and_the_answer_stands(
+    service: Service,
+    devnet: RunningDevnet,
+    monkeypatch: pytest.MonkeyPatch,
+    entry_id: str,
+    planned: str,
+) -> None:
+    """``whale-2e112``: its holders' balances overflow the V2 pair in a group, so their
+    lone sells go out with the groups (holders/selling.py: ``overflowing``);
+    ``sniper-blacklist``: the snipers fail alone too, and their 99.9% tries went out with
+    the lone sells.  Both are used, and the answer is the one with the lone sells sent
+    after the groups (the catalogue's expectations met)."""
+    params = {"address": _address(devnet, entry_id), "chainID": 31337}
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    seen: list[tuple[str, bool]] = []
+    answers = []
+    async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
+        for ahead in (False, True):
+            service.honeypot.trading.crowds.clear()
+            # the second check is at the same head: its sells would be the ones kept
+            # (Simulator.remembered), not sent, and there would be nothing to count
+            service.honeypot.trading.simulated.clear()
+            if not ahead:
+                monkeypatch.setattr(selling, "overflowing", lambda *_: [])
+            monkeypatch.setattr(metrics, "sent_ahead", lambda p, u: seen.append((p, u)))
+            answers.append((await http.get("/v2/IsHoneypot", params=params)).json())
+            monkeypatch.undo()
+    assert (planned, True) in seen
+    assert answers[0]["holderAnalysis"]["holders"]
+    assert _stable(answers[1]) == _stable(answers[0])
+    entry = next(t for t in devnet.manifest["tokens"] if t["id"] == entry_id)
+    assert_details(answers[1], entry["expected"])

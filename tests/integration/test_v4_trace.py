@@ -80,6 +80,28 @@ async def test_the_hook_is_on_the_traced_path(http: httpx.AsyncClient, devnet: A
     assert any(to == entry["address"] for _, to, _ in edges)  # the token paid out
 
 
+async def test_a_first_v4_trace_calls_only_what_its_route_predicts(
+    http: httpx.AsyncClient, devnet: Any
+) -> None:
+    """A first trace's code reads go out with the trace, on what every swap on the route
+    calls (checks/verification.py ``_route_contracts``); on V4 that is also Permit2 and
+    the pool's hook, so a V4 trace's contracts need no read after it (issue #27)."""
+    entry = _entry(devnet, "v4-hook-fee-1")
+    addresses = devnet.manifest["addresses"]
+    route = {
+        entry["address"],
+        entry["pools"][0]["address"],
+        _hook(devnet, entry["id"]),
+        addresses["UNIVERSAL_ROUTER"],
+        addresses["PERMIT2"],
+        addresses["WETH"],
+    }
+    body = await _get(http, "/v2/GetContractVerification", entry["address"])
+    called = set(body["contractsOpenSource"])
+    assert _hook(devnet, entry["id"]) in called
+    assert {a.lower() for a in called} <= {a.lower() for a in route}, called - route
+
+
 async def test_an_unverified_hook_is_reported(http: httpx.AsyncClient, devnet: Any) -> None:
     entry = _entry(devnet, HIDDEN)
     hook = _hook(devnet, HIDDEN)

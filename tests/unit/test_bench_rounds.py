@@ -32,3 +32,12 @@ def test_rounds_text_lists_each_round() -> None:
         "  R1: eth_blockNumber",
         "  R2: eth_blockNumber",
     ]
+
+
+def test_gaps_split_the_service_time_around_the_requests() -> None:
+    from bench.proxy import gaps
+
+    # the check 0-10; requests 1-3 and 2-4 overlap (one round), then 6-8
+    found = gaps((0.0, 10.0), [(2.0, 4.0), (1.0, 3.0), (6.0, 8.0)])
+    assert (found.lead, found.between, found.tail, found.total) == (1.0, 2.0, 2.0, 5.0)
+    assert gaps((0.0, 1.0), []).total == 1.0

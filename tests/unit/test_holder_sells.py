@@ -1,21 +1,27 @@
-"""Holder sells in groups (checks/holder_sells.py) against a fake node that decides per seller.
+"""Holder sells in groups (holders/selling.py) against a fake node that decides per seller.
 
 The fake node answers each simulated block from the seller's address: a "loser" fails
 to sell in a group but sells alone (a failure caused by the sells before it), a "trapped"
-holder fails either way.  Only the trapped one may be reported as failed; every result
-keeps its holder's place; large holders sell first; a group the node fails as a whole
-is sold one by one.
+holder fails either way, a "partial" one sells 99.9% of its balance but not all of it;
+with ``cap``, a group's sells past that total overflow the pair.  Only the trapped one
+may be reported as failed; every result keeps its holder's place; large holders sell
+first; a group the node fails as a whole is sold one by one; the lone sells predicted
+(the 99.9% second try, an overflowing group's) go out early and are used only where the
+step-by-step order would have sent them.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+import pytest
 from fakenode import FakeNode, Fault
 
+from tokenrisk import metrics
 from tokenrisk.chain.head import ChainHead
 from tokenrisk.chain.registry import load_registry
-from tokenrisk.checks import holder_sells
+from tokenrisk.holders import selling as holder_sells
 from tokenrisk.model import Pool
 from tokenrisk.simulate.calls import Route
 from tokenrisk.simulate.simulator import Funding, SimSettings, Simulator
@@ -37,8 +43,16 @@ def holder(i: int) -> str:
 
 
 class Node:
-    def __init__(self, loser: str, trapped: str, broken_groups: bool = False) -> None:
+    def __init__(
+        self,
+        loser: str,
+        trapped: str,
+        broken_groups: bool = False,
+        partial: str = "",
+        cap: int | None = None,
+    ) -> None:
         self.loser, self.trapped, self.broken = loser, trapped, broken_groups
+        self.partial, self.cap = partial, cap
         self.simulations: list[list[str]] = []  # sellers per simulation, in block order
 
     def reply(self, params: list[Any]) -> Any:
@@ -47,25 +61,43 @@ class Node:
         self.simulations.append(sellers)
         if self.broken and len(blocks) > 1:
             return Fault(3, "execution reverted")
-        return [self._block(b, alone=len(blocks) == 1) for b in blocks]
+        out, total = [], 0
+        for k, block in enumerate(blocks):
+            total += _amount(block)
+            over = self.cap is not None and k > 0 and total > self.cap
+            out.append(self._block(block, alone=len(blocks) == 1, over=over))
+        return out
 
-    def _block(self, block: dict[str, Any], alone: bool) -> dict[str, Any]:
-        seller = block["calls"][0]["from"]
-        fails = seller == self.trapped or (seller == self.loser and not alone)
+    def _block(self, block: dict[str, Any], alone: bool, over: bool = False) -> dict[str, Any]:
+        seller, amount = block["calls"][0]["from"], _amount(block)
+        whole = amount % 10**18 == 0  # the balances are whole tokens, a 99.9% try is not
+        fails = (
+            seller == self.trapped
+            or (seller == self.loser and not alone)
+            or (seller == self.partial and whole)
+            or over
+        )
+        gas = amount // 10**15 + (0 if alone else 500_000)  # which sell a result came from
         calls = []
         for call in block["calls"]:
             swap = call["data"].startswith(SWAP)
             ok = not (swap and fails)
             data = word(0) if "70a08231" in call["data"][:10] and swap else word(10**18)
             calls.append(
-                {"status": "0x1" if ok else "0x0", "gasUsed": "0x5208", "returnData": data}
+                {"status": "0x1" if ok else "0x0", "gasUsed": hex(gas), "returnData": data}
             )
         return {"calls": calls}
 
 
-def simulator(node: Node) -> Simulator:
+def _amount(block: dict[str, Any]) -> int:
+    """The amount the block's sell offers (the swap's first argument)."""
+    swap = next(c for c in block["calls"] if c["data"].startswith(SWAP))
+    return int(swap["data"][10:74], 16)
+
+
+def simulator(node: Node, reserve: int = 10**24) -> Simulator:
     fake = FakeNode({"eth_simulateV1": node.reply})
-    pool = Pool(PAIR, "Uniswap", "V2", TOKEN, WETH, WETH, DEX.router, 10**24, 10**24, 1e6)
+    pool = Pool(PAIR, "Uniswap", "V2", TOKEN, WETH, WETH, DEX.router, reserve, 10**24, 1e6)
     route = Route(pool, DEX, TOKEN, WETH)
     return Simulator(
         fake.client(), route, ChainHead(100, 1_700_000_000), Funding(WETH, None), SimSettings()
@@ -85,7 +117,8 @@ async def test_groups_then_alone_only_for_who_failed_in_a_group() -> None:
     )
     assert grouped[0][0] == holder(59)  # the largest holder sells first
     alone = sorted(s[0] for s in node.simulations if len(s) == 1)
-    assert alone == sorted([holder(7), holder(7), holder(30)])  # the trapped one retried at 99.9%
+    # each lone sell went out with its 99.9% second try
+    assert alone == sorted([holder(7), holder(7), holder(30), holder(30)])
 
 
 async def test_a_group_the_node_fails_is_sold_one_by_one() -> None:
@@ -93,4 +126,101 @@ async def test_a_group_the_node_fails_is_sold_one_by_one() -> None:
     node = Node(loser="", trapped="", broken_groups=True)
     results = await holder_sells.sell_all(simulator(node), people)
     assert all(r.ok for r in results)
-    assert sorted(len(s) for s in node.simulations) == [1, 1, 1, 1, 1, 5]
+    assert sorted(len(s) for s in node.simulations) == [1] * 10 + [5]  # each with its 99.9% try
+
+
+def _timeline(sim: Simulator) -> list[str]:
+    """What ``sim.run`` was asked and answered, in order: ``start``/``end`` of
+    ``group`` or ``lone`` simulations (a lone batch may carry second tries).  Each
+    answer takes a few loop turns, as a node's would, so what was started meanwhile
+    shows before it."""
+    events: list[str] = []
+    real = sim.run
+
+    async def run(plans: Any) -> Any:
+        kind = "group" if any(p.span > 1 for p in plans) else "lone"
+        events.append(f"start {kind} {len(plans)}")
+        try:
+            for _ in range(3):
+                await asyncio.sleep(0)
+            return await real(plans)
+        finally:
+            events.append(f"end {kind}")
+
+    sim.run = run  # type: ignore[method-assign]
+    return events
+
+
+def _counted(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, bool]]:
+    seen: list[tuple[str, bool]] = []
+    monkeypatch.setattr(metrics, "sent_ahead", lambda p, u: seen.append((p, u)))
+    return seen
+
+
+async def test_a_lone_sell_goes_out_with_its_second_try(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Who fails in a group sells alone with the 99.9% try in the same batch; the try's
+    result counts only for a holder whose whole balance did not sell.  Fails when the
+    second try's result is used without that check (the loser's result would be its
+    99.9% sell's) or when the try waits for the whole sell (two lone batches)."""
+    seen = _counted(monkeypatch)
+    people = [(holder(i), 10**18 * (i + 1)) for i in range(3)]
+    node = Node(loser=holder(0), trapped="", partial=holder(1))
+    sim = simulator(node)
+    events = _timeline(sim)
+    results = await holder_sells.sell_all(sim, people)
+    assert [r.ok for r in results] == [True, True, True]
+    assert results[0].gas == 1_000  # the loser sold everything, alone
+    assert results[1].gas == 1_998  # the partial holder, 99.9% of 2 tokens, alone
+    assert results[2].gas == 500_000 + 3_000  # in its group
+    assert [e for e in events if "lone" in e] == ["start lone 4", "end lone"]
+    assert sorted(seen) == [("holder_retry", False), ("holder_retry", True)]
+
+
+async def test_overflowing_sells_go_out_alone_with_the_groups(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A V2 pair 5 tokens short of ``2**112 - 1``: in a group of four 3-token sells,
+    every sell after the first overflows it, so those three lone sells go out with the
+    group (before its reply) and are used, as the step-by-step order gives them; one
+    that cannot sell everything alone gets its 99.9% try after."""
+    seen = _counted(monkeypatch)
+    people = [(holder(i), 3 * 10**18) for i in range(4)]
+    reserve = holder_sells.V2_MAX_RESERVE - 5 * 10**18
+    answers, timelines = [], []
+    for ahead in (False, True):
+        if not ahead:
+            monkeypatch.setattr(holder_sells, "overflowing", lambda *_: [])
+        sim = simulator(Node(loser="", trapped="", partial=holder(2), cap=5 * 10**18), reserve)
+        timelines.append(_timeline(sim))
+        answers.append(await holder_sells.sell_all(sim, people))
+        monkeypatch.undo()
+        seen = _counted(monkeypatch) if not ahead else seen
+    assert answers[0] == answers[1] and all(r.ok for r in answers[1])
+    assert [r.gas for r in answers[1]] == [500_000 + 3_000, 3_000, 2_997, 3_000]
+    early = timelines[1]
+    assert early.index("start lone 3") < early.index("end group")  # no second tries ahead
+    assert seen == [("holder_alone", True)] * 3
+
+
+async def test_an_overflow_that_does_not_happen_keeps_the_group_results(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same prediction on a pair that takes the sells after all (e.g. a token that
+    keeps part of each): the lone sells sent early are dropped (counted) and the group's
+    results stand.  Fails when a lone result is used for a holder whose group sell went
+    through."""
+    seen = _counted(monkeypatch)
+    people = [(holder(i), 3 * 10**18) for i in range(4)]
+    reserve = holder_sells.V2_MAX_RESERVE - 5 * 10**18
+    sim = simulator(Node(loser="", trapped="", cap=None), reserve)
+    results = await holder_sells.sell_all(sim, people)
+    assert [r.gas for r in results] == [500_000 + 3_000] * 4
+    assert seen.count(("holder_alone", False)) == 3
+
+
+def test_who_overflows_a_pair_in_a_group() -> None:
+    people = [(holder(i), b) for i, b in enumerate([1, 4, 2, 3])]
+    groups = [[1, 3], [2, 0]]  # largest first, two per group
+    assert holder_sells.overflowing(people, groups, 6) == [3]  # 4 + 3 > 6
+    assert holder_sells.overflowing(people, groups, 7) == []
+    assert holder_sells.overflowing(people, groups, None) == []

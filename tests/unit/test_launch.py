@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from tokenrisk.chain.abi import ZERO_ADDRESS
 from tokenrisk.holders import launch
-from tokenrisk.model import AirdropSummary
-from tokenrisk.store.engine import TransferLog
+from tokenrisk.model import AirdropSummary, Pool
+from tokenrisk.store.engine import Cursor, TransferLog, create_store
 
 POOL = "0x" + "aa" * 20
 POOL2 = "0x" + "ab" * 20
@@ -68,3 +69,14 @@ def test_transfers_after_launch_do_not_count() -> None:
 def test_only_the_deployer_and_the_token_are_sources() -> None:
     transfers = [log(50, wallet(500), wallet(n)) for n in range(20)]
     assert launch.airdrop(transfers, {DEPLOYER, TOKEN}, set(), launch=60) == launch.NO_AIRDROP
+
+
+def test_the_launch_and_the_first_mint_are_read_in_one_go() -> None:
+    store = create_store("sqlite://")
+    mint = TransferLog(1, 0, "0x" + "01" * 32, ZERO_ADDRESS, DEPLOYER, 1_000)
+    logs = [mint, log(2, DEPLOYER, POOL, 500), log(5, POOL, wallet(1)), log(6, POOL, wallet(2))]
+    store.apply_window(1, TOKEN, expected=None, new=Cursor(1, 9, "0xhead"), logs=logs)
+    pool = Pool(POOL, "Uniswap", "V2", TOKEN, DEPLOYER, DEPLOYER, DEPLOYER, 1, 1, None)
+    assert launch._first_mint(store, 1, TOKEN, [pool]) == (5, [mint])
+    assert launch._first_mint(store, 1, TOKEN, []) == (None, [mint])
+    store.close()

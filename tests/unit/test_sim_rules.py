@@ -14,7 +14,7 @@ from simrules import RPC_GAS_CAP, Base, call_violations, simulate_violations
 
 from tokenrisk.chain.head import ChainHead
 from tokenrisk.chain.registry import load_registry
-from tokenrisk.checks import holder_sells
+from tokenrisk.holders import selling as holder_sells
 from tokenrisk.model import Pool
 from tokenrisk.simulate import journey, powers
 from tokenrisk.simulate import story as plot

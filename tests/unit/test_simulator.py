@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from fakenode import INTERNAL, REVERTED, FakeNode
 
+from tokenrisk.caching import MemoryCache
 from tokenrisk.chain.head import ChainHead
 from tokenrisk.chain.registry import load_registry
 from tokenrisk.errors import CallReverted, MalformedResponse, RpcError
@@ -99,3 +100,39 @@ async def test_a_failed_call_carries_the_tokens_revert_reason() -> None:
     outcome = await sim.run_one(sim.buy_only(10**18))
     assert outcome["buy"].ok is False
     assert outcome["buy"].reason == "execution reverted: no way"
+
+
+async def test_a_deterministic_simulation_is_kept_per_head_block() -> None:
+    """``Simulator.remembered``: the same key at the same block (hash) runs once; another
+    block, another key, a plan with a prelude or a failed run is never served kept."""
+    memo: MemoryCache[Any, Any] = MemoryCache(16)
+    runs: list[str] = []
+
+    def at(head: ChainHead, prelude: list[dict[str, Any]] | None = None) -> Simulator:
+        sim = simulator(FakeNode())
+        sim = Simulator(sim.rpc, sim.route, head, sim.funding, sim.settings, prelude or [])
+        sim.memo = memo
+        return sim
+
+    async def work(name: str) -> str:
+        runs.append(name)
+        return name
+
+    head = ChainHead(100, 1_700_000_000, hash="0x" + "ab" * 32)
+    assert await at(head).remembered("sells", lambda: work("a")) == "a"
+    assert await at(head).remembered("sells", lambda: work("b")) == "a"  # kept
+    assert await at(head).remembered("other", lambda: work("c")) == "c"
+    reorged = ChainHead(100, 1_700_000_000, hash="0x" + "cd" * 32)
+    assert await at(reorged).remembered("sells", lambda: work("d")) == "d"
+    assert await at(ChainHead(100, 1_700_000_000)).remembered("sells", lambda: work("e")) == "e"
+    prelude = [{"calls": []}]
+    assert await at(head, prelude).remembered("sells", lambda: work("f")) == "f"
+
+    async def fails() -> str:
+        runs.append("g")
+        raise RpcError("node down")
+
+    with pytest.raises(RpcError):
+        await at(head).remembered("failing", fails)
+    assert await at(head).remembered("failing", lambda: work("h")) == "h"
+    assert runs == ["a", "c", "d", "e", "f", "g", "h"]

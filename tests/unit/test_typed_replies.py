@@ -18,8 +18,8 @@ from tokenrisk.chain import rpc
 from tokenrisk.chain.head import ChainHead
 from tokenrisk.chain.registry import load_registry
 from tokenrisk.chain.signatures import TRANSFER_TOPIC
-from tokenrisk.checks import holder_sells
 from tokenrisk.errors import CallReverted, MalformedResponse, ReplyTooDeep, RpcError
+from tokenrisk.holders import selling as holder_sells
 from tokenrisk.model import Pool
 from tokenrisk.simulate import simulator as sim_module
 from tokenrisk.simulate.calls import Route

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from tokenrisk.caching import MemoryCache
 from tokenrisk.chain.node import Nodes
@@ -24,6 +24,9 @@ from tokenrisk.verification.verifier import Verifier
 
 BASE_TOKENS_KEPT = 1024
 JOURNEYS_KEPT = 4096
+SIMULATIONS_KEPT = 256
+"""Deterministic simulations' results kept (``Simulator.remembered``): a token's holder
+sells at its latest head or two; an older head's are never asked again."""
 Crowd = tuple[tuple[str, int], ...]
 """Registry base tokens (by chain) whose slot and metadata are kept: far more than any
 registry lists, so in practice each is read once per process."""
@@ -64,6 +67,11 @@ class Trading:
     )
     """Amounts earlier journeys saw per (pool, token, buy size): the transfer and the
     sells are sent with the buy when it delivers them (``simulate.ahead``)."""
+    simulated: MemoryCache[Hashable, Any] = field(
+        default_factory=lambda: MemoryCache(SIMULATIONS_KEPT)
+    )
+    """Results of deterministic simulations per head block (``Simulator.remembered``:
+    the holder sells), for a check again at the same head."""
     traced: MemoryCache[tuple[int, str], frozenset[str]] = field(
         default_factory=lambda: MemoryCache(JOURNEYS_KEPT)
     )

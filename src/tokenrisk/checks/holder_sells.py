@@ -8,15 +8,13 @@ chain (the index says who holds, ``balanceOf`` how much: reflection and rebasing
 change balances without Transfer logs); past ``SAMPLE_MAX`` candidates, a sample by
 balance (:func:`sample_by_balance`).
 
-How: an EOA call from the holder's address, no override of its token balance.  Holders
-sell in groups of ``GROUP`` per ``eth_simulateV1``, one block each, largest balance
-first; every sell is measured against the router's quote read in the same block, just
-before it (so its tax is the tax at the state it sold in).  A sell that fails in its
-group is simulated again alone from the head state (as are the sells of a group the node
-failed as a whole): only a holder who cannot sell on its own is counted as failed.
-Largest first, because a rule that caps a sell by the pool's reserve only loosens as
-earlier sells fill the pool: a holder that passes after larger ones would pass alone.
-Each group is a request of its own, several at once.
+How: :mod:`tokenrisk.holders.selling` (in groups, then alone for whoever failed in one).
+
+Who sells is planned before the reads that find them answer (issue #27): the last
+check's people (``CrowdMemo``) or, on a token's first check, the index's largest
+holders and snipers (:func:`indexed_people`); their sells go out with those reads and
+are used only when the reads find exactly the same people and balances (counted as
+``holders`` in ``tokenrisk_sent_ahead_total``).
 """
 
 from __future__ import annotations
@@ -32,21 +30,14 @@ from tokenrisk.chain.node import Node
 from tokenrisk.chain.tokens import balances_of, is_contract
 from tokenrisk.checks.deps import HoneypotDeps, Options
 from tokenrisk.checks.trade import Prepared
-from tokenrisk.errors import CallReverted, MethodUnsupported, RpcError
+from tokenrisk.errors import MethodUnsupported
 from tokenrisk.holders.index import index_content, top_holders
 from tokenrisk.holders.launch import airdrop_summary, sniper_addresses
+from tokenrisk.holders.selling import PEOPLE, capped, count, pool_sell_limit, sell_all
 from tokenrisk.holders.siphon import siphoned_holders
 from tokenrisk.holders.stats import HolderSell, aggregate
 from tokenrisk.model import AirdropSummary, HolderStats, Pool
-from tokenrisk.simulate.reserves import token_side_short
-from tokenrisk.simulate.simulator import (
-    Outcome,
-    Plan,
-    Simulator,
-    block_time,
-    sell_leg,
-    too_many_blocks,
-)
+from tokenrisk.simulate.simulator import Simulator
 from tokenrisk.store.engine import Store
 
 # THE STEPS ISHONEYPOT RUNS
@@ -168,6 +159,8 @@ async def _analyse(
         held = tuple(await holding)
         if memo is not None:
             memo.put(key, (people, held))
+        if early is not None:
+            count(PEOPLE, guess == (people, held))
         if early is None or guess != (people, held):
             _drop(early)
             early = _sells(node, store, sim, (people, held))
@@ -275,14 +268,17 @@ async def indexed_people(
     answer (``checks.holder_sells`` uses it only when the reads find exactly these)."""
     left_out = _SKIP | {p.address.lower() for p in pools} | {token.lower()}
     left_out |= {s.lower() for s in skip}
-    rows = await top_holders(store, node.id, token, limit * 2)
+    # both queries at once: the sells wait for them (one worker-thread hop, not two)
+    rows, snipers = await asyncio.gather(
+        top_holders(store, node.id, token, limit * 2),
+        sniper_addresses(store, node.id, token, pools),
+    )
     people = tuple(
         (checksum(a), b)
         for a, b in sample_by_balance(rows, SAMPLE_MAX)
         if a.lower() not in left_out
     )[:limit]
     indexed = {a.lower(): b for a, b in rows}
-    snipers = await sniper_addresses(store, node.id, token, pools)
     # a sniper outside the largest rows: sold out, or a small holder (then a miss)
     held = tuple((checksum(a), indexed[a]) for a in snipers if a not in left_out and a in indexed)
     return people, held
@@ -322,163 +318,3 @@ def sample_by_balance(rows: list[tuple[str, int]], cap: int) -> list[tuple[str, 
     picks = cap - top
     step = len(rest) / picks
     return rows[:top] + [rest[int(i * step)] for i in range(picks)]
-
-
-# HOW THEY SELL
-
-V2_MAX_RESERVE = 2**112 - 1
-"""A Uniswap V2 pair stores reserves as uint112: a sell that would lift the pair's token
-balance above this reverts (``UniswapV2: OVERFLOW``), whoever the seller is."""
-_BATCH = 50  # lone holder sells per JSON-RPC batch
-_IN_FLIGHT = 4
-"""Groups (or batches of lone sells) sent at once: each group is a request of its own
-with a typed reply (``chain.coalesce.LARGE_SIMULATION``), so the node runs them on all its
-cores."""
-GROUP = 12
-"""Most holder sells in one simulation (one block each; fewer when the node's block cap is
-smaller, :attr:`Simulator.room`).  Larger groups cost the node less per holder, but the
-whole request must stay within the node's RPC gas cap (geth: 50M, see
-:mod:`tokenrisk.simulate.gas`): 12 sells leave each ~3M gas and each read ~170k.  A sell
-that runs out of gas in its group is tried again alone with the full per-call gas."""
-
-
-def pool_sell_limit(sim: Simulator) -> int | None:
-    """The largest sell a V2 pair can take (None for V3: no such bound in practice)."""
-    if sim.route.v3:
-        return None
-    pool = sim.route.pool
-    reserve = pool.reserves0 if pool.token0 == sim.route.token else pool.reserves1
-    return max(0, V2_MAX_RESERVE - reserve)
-
-
-def capped(people: list[tuple[str, int]], limit: int | None) -> list[tuple[str, int]]:
-    """Each balance capped at what the pool can take (``limit``; None: uncapped)."""
-    return [(a, min(b, limit)) if limit is not None else (a, b) for a, b in people]
-
-
-async def sell_all(sim: Simulator, people: list[tuple[str, int]]) -> list[HolderSell]:
-    """Each of ``people`` sells ``amount`` (results in the order of ``people``): in
-    groups first, then alone for whoever failed in a group (module docstring).  No
-    result is marked siphoned: the caller knows who was.
-
-    A node that refuses a group's span (a block cap below the one probed) has taught the
-    simulator its cap: the groups are made again, once, within it.
-    """
-    if not people:
-        return []  # nobody to sell: not even the pool's read
-    try:
-        return await _sell_all(sim, people)
-    except RpcError as exc:
-        if not too_many_blocks(exc):
-            raise
-        return await _sell_all(sim, people)
-
-
-async def _sell_all(sim: Simulator, people: list[tuple[str, int]]) -> list[HolderSell]:
-    """Groups first, then alone; everybody alone when the pool's token side is short.
-
-    A V2 pair holding fewer tokens than its reserve refuses every router sell until one
-    sell large enough to fill the gap goes through, and that sell repairs the pool for
-    every later one: sells in a group are then not independent, and only selling alone
-    says who can get out.  The pool is read alongside the groups, so this costs no round
-    trip when the pool is sound.
-    """
-    route = sim.route
-    short = asyncio.ensure_future(token_side_short(sim.rpc, route.pool, route.token, sim.base.tag))
-    try:
-        results = await _grouped(sim, people)
-        if await short is not None:
-            results = [None] * len(people)
-    finally:
-        short.cancel()  # a no-op once it is done
-    return await _alone(sim, people, results)
-
-
-async def _grouped(sim: Simulator, people: list[tuple[str, int]]) -> list[HolderSell | None]:
-    """Each holder's result in its group, None where it failed there (or the group did)."""
-    order = sorted(range(len(people)), key=lambda i: -people[i][1])
-    size = max(1, min(GROUP, sim.room))
-    groups = [order[i : i + size] for i in range(0, len(order), size)]
-    in_flight = asyncio.Semaphore(_IN_FLIGHT)
-    results: list[HolderSell | None] = [None] * len(people)
-
-    async def grouped(group: list[int]) -> None:
-        async with in_flight:
-            (outcome,) = await sim.run([_group_plan(sim, [people[i] for i in group])])
-        if isinstance(outcome, CallReverted):
-            return  # the whole group goes again, one by one
-        for k, i in enumerate(group):
-            found = _holder_result(sim, people[i], outcome, f"h{k}")
-            results[i] = found if found.ok else None
-
-    await asyncio.gather(*(grouped(group) for group in groups))
-    return results
-
-
-async def _alone(
-    sim: Simulator, people: list[tuple[str, int]], results: list[HolderSell | None]
-) -> list[HolderSell]:
-    """Whoever has no result yet sells alone from the head state."""
-    in_flight = asyncio.Semaphore(_IN_FLIGHT)
-    alone = [i for i, r in enumerate(results) if r is None]
-
-    async def chunk_of(start: int) -> list[HolderSell]:
-        async with in_flight:
-            todo = [people[i] for i in alone[start : start + _BATCH]]
-            return await _sell_chunk(sim, todo)
-
-    parts = await asyncio.gather(*(chunk_of(i) for i in range(0, len(alone), _BATCH)))
-    for i, result in zip(alone, [r for part in parts for r in part], strict=True):
-        results[i] = result
-    return [r for r in results if r is not None]
-
-
-def _group_plan(sim: Simulator, group: list[tuple[str, int]]) -> Plan:
-    """One block per holder, a second apart (as close to "now" as blocks allow)."""
-    plan = sim.plan()
-    for k, (holder, amount) in enumerate(group):
-        plan.block(1 + k, seconds=block_time(1) + k)
-        plan.fund(holder, fresh=False)  # a real holder: its own nonce
-        sim.add_sell(plan, holder, amount, f"h{k}", pool=False)
-    return plan
-
-
-async def _sell_chunk(sim: Simulator, chunk: list[tuple[str, int]]) -> list[HolderSell]:
-    """Each holder sells everything; who cannot gets a second try with 99.9% of it.
-
-    A person who can exit 99.9% of a position is not trapped (some tokens refuse to
-    sell a whole balance; the journey's maxSell reports that quirk).
-    """
-    outcomes = await sim.run([_sell_plan(sim, a, b) for a, b in chunk])
-    results = [_holder_result(sim, h, o) for h, o in zip(chunk, outcomes, strict=True)]
-    retry = [i for i, r in enumerate(results) if not r.ok and chunk[i][1] >= 1_000]
-    if retry:
-        smaller = [(chunk[i][0], chunk[i][1] * 999 // 1_000) for i in retry]
-        plans = [_sell_plan(sim, a, b) for a, b in smaller]
-        for i, h, outcome in zip(retry, smaller, await sim.run(plans), strict=True):
-            results[i] = _holder_result(sim, h, outcome)
-    return results
-
-
-def _sell_plan(sim: Simulator, holder: str, amount: int) -> Plan:
-    plan = sim.plan()
-    plan.block(1)
-    plan.fund(holder, fresh=False)
-    sim.add_sell(plan, holder, amount, "holder", pool=False)
-    return plan
-
-
-def _holder_result(
-    sim: Simulator,
-    holder: tuple[str, int],
-    outcome: Outcome | CallReverted,
-    tag: str = "holder",
-) -> HolderSell:
-    address, amount = holder
-    if isinstance(outcome, CallReverted) or not outcome[f"{tag}.sell"].ok:
-        return HolderSell(address, ok=False)
-    tax, gas = sell_leg(outcome, sim.route, tag, amount), outcome[f"{tag}.sell"].gas
-    # the effective tax, else the token-unit one; neither: unmeasured (left out of the
-    # averages, never counted as 0)
-    judged = tax.effective if tax.effective is not None else tax.token_unit
-    return HolderSell(address, ok=True, tax=judged, gas=gas, tax_token_unit=tax.token_unit)

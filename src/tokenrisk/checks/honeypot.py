@@ -25,11 +25,11 @@ from tokenrisk.checks.deps import EVERY_ANALYSIS, HoneypotDeps, Options, owner_p
 from tokenrisk.checks.holder_sells import airdrop, holder_sells
 from tokenrisk.checks.results import HoneypotResult
 from tokenrisk.checks.speculation import at_head
-from tokenrisk.checks.target import Target, pick_pool
+from tokenrisk.checks.target import Target, early_token_work, pick_pool, started_early
 from tokenrisk.checks.tasks import finish
 from tokenrisk.checks.top_holders import refresh_index
 from tokenrisk.checks.trade import Prepared, emulating, run_journey
-from tokenrisk.checks.venue import base_info, counted, created, ready_pool, token_info
+from tokenrisk.checks.venue import base_info, count_ahead, counted, created, ready_pool, token_info
 from tokenrisk.checks.verification import code_report
 from tokenrisk.findings import OwnerPowers
 from tokenrisk.model import Analysis, Pool
@@ -69,8 +69,10 @@ async def is_honeypot(
         verdict = risk.assess(analysis)
         return HoneypotResult(analysis, verdict, target.chain, target.node.fork_block)
 
-    # the target and the head: remembered ones confirmed beside the check, or read first
-    return await at_head(deps.nodes, deps.trading, token, chain_id, at)
+    # the target and the head: remembered ones confirmed beside the check, or read first;
+    # the holder index refreshed from the moment a search confirms the token
+    async with early_token_work(lambda node, t: refresh_index(deps.index, node, t)):
+        return await at_head(deps.nodes, deps.trading, token, chain_id, at)
 
 
 # ONE TOKEN'S ANALYSIS
@@ -90,7 +92,9 @@ async def analyse(
 
     Raises NoPairsFound when there is no pool to trade on (and none could be simulated).
     """
-    index = asyncio.create_task(refresh_index(deps.index, target.node, target.token))
+    index = started_early(target.node, target.token) or asyncio.create_task(
+        refresh_index(deps.index, target.node, target.token)
+    )
     try:
         ready = await ready_pool(deps, target, pool, head, index, liquidity)
         return await measure(deps, ready, target.pools, index, options)
@@ -125,6 +129,7 @@ async def measure(
     pools = [*known, pool]
     skip = {ready.made.provider} if ready.made else set()
     scans = await emulating(ready)  # the scans' simulations, through eth_call if need be
+    ahead = count_ahead(deps, node, token, index)  # counted once the index is refreshed
     try:
         info, with_token, report, holders, launch, powers = await asyncio.gather(
             token_info(node, token),
@@ -139,13 +144,15 @@ async def measure(
         # a trace covers one call, so a pool that exists only in a prelude cannot be traced
         code = await traced if traced is not None and report.success else None
         untraced = traced is not None and report.success and not await _can_trace(ready)
+        info = await counted(deps, node, token, info, (index, ahead))
     finally:
         if traced is not None:
             await finish(traced)
+        await finish(ahead)
     made, dropped = launch
     kept = powers
     return Analysis(
-        token=replace(await counted(deps, node, token, info), airdrop=dropped),
+        token=replace(info, airdrop=dropped),
         with_token=with_token,
         pool=made,
         simulation=report,

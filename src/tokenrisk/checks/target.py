@@ -16,18 +16,18 @@ the failure is raised as usual (503/502/504).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Sequence
+from contextlib import AbstractContextManager, asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from tokenrisk.chain import dex
 from tokenrisk.chain.node import Node, Nodes
 from tokenrisk.chain.pools import search_pools, unsearched_before
 from tokenrisk.chain.registry import Chain
 from tokenrisk.chain.tokens import is_contract, is_contract_code, is_erc20, read_token
-from tokenrisk.checks.tasks import given
+from tokenrisk.checks.tasks import finish, given
 from tokenrisk.errors import (
     DeadlineExceeded,
     NodeUnavailable,
@@ -70,12 +70,18 @@ async def _target_on(node: Node, address: str, require_token: bool = True) -> Ta
     pair address costs a second pool search, for the token it resolves to.
     """
     rpc, chain = node.rpc, node.chain
-    code, resolved, pools, erc20 = await asyncio.gather(
-        rpc.call("eth_getCode", [address, "latest"]),
-        dex.resolve_pair(rpc, chain, address),
-        search_pools(node, address),
-        is_erc20(rpc, address) if require_token else given(True),
-    )
+
+    async def probes() -> tuple[Any, tuple[str, str] | None, bool]:
+        code, resolved, erc20 = await asyncio.gather(
+            rpc.call("eth_getCode", [address, "latest"]),
+            dex.resolve_pair(rpc, chain, address),
+            is_erc20(rpc, address) if require_token else given(True),
+        )
+        if is_contract_code(code) and resolved is None and erc20:
+            _confirmed(node, address)  # a token: its pools' search may take a round more
+        return code, resolved, erc20
+
+    (code, resolved, erc20), pools = await asyncio.gather(probes(), search_pools(node, address))
     if not is_contract_code(code):
         return None
     if resolved is None:
@@ -162,6 +168,73 @@ def no_pairs_reason(chain: Chain) -> str:
     names = [f"{d.name} {d.version}" for d in chain.dexes]
     dexes = ", ".join(names + (["Uniswap V4"] if chain.uniswap_v4 else [])) or "no DEX"
     return f"no pool of this token against {bases} on {dexes} (chain {chain.id})"
+
+
+# WORK THAT NEEDS ONLY THE TOKEN, STARTED AS SOON AS A SEARCH CONFIRMS IT
+
+Start = Callable[[Node, str], Coroutine[Any, Any, None]]
+
+
+class EarlyWork:
+    """Tasks of ``start(node, token)`` started when a search finds the requested address
+    to be a token (its code, ERC-20 probe and pair probe read), before the search of its
+    pools ends: a token's Uniswap V4 pools are known only from their ``Initialize``
+    events, and their state is read a round trip after those, so work that needs the
+    token alone (IsHoneypot's holder index) would otherwise start a round late for
+    every V4 token seen the first time (issue #27).  Each (chain, token) is started
+    once; what the check does not :meth:`take` is cancelled when the block ends."""
+
+    def __init__(self, start: Start) -> None:
+        self._start = start
+        self._tasks: dict[tuple[int, str], asyncio.Task[None]] = {}
+
+    def confirmed(self, node: Node, token: str) -> None:
+        key = (node.id, token.lower())
+        if key not in self._tasks:
+            self._tasks[key] = asyncio.create_task(self._start(node, token))
+
+    def take(self, node: Node, token: str) -> asyncio.Task[None] | None:
+        """The task started for ``token`` on ``node``'s chain, now the caller's to finish;
+        those of the chains not chosen are cancelled."""
+        taken = self._tasks.pop((node.id, token.lower()), None)
+        for task in self._tasks.values():
+            task.cancel()
+        return taken
+
+    async def close(self) -> None:
+        tasks, self._tasks = list(self._tasks.values()), {}
+        for task in tasks:
+            await finish(task)
+
+
+_early: ContextVar[EarlyWork | None] = ContextVar("tokenrisk_early_work", default=None)
+
+
+@asynccontextmanager
+async def early_token_work(start: Start) -> AsyncIterator[EarlyWork]:
+    """Searches run inside this block call ``start(node, token)`` once the address is
+    known to be a token (:class:`EarlyWork`); the block's caller takes the task with
+    :func:`started_early`."""
+    work = EarlyWork(start)
+    reset = _early.set(work)
+    try:
+        yield work
+    finally:
+        _early.reset(reset)
+        await work.close()
+
+
+def started_early(node: Node, token: str) -> asyncio.Task[None] | None:
+    """The task :func:`early_token_work` started for ``token`` on ``node``'s chain (None:
+    none; the caller starts its own)."""
+    work = _early.get()
+    return work.take(node, token) if work is not None else None
+
+
+def _confirmed(node: Node, token: str) -> None:
+    work = _early.get()
+    if work is not None:
+        work.confirmed(node, token)
 
 
 # EVERY CHAIN, A NODE THAT IS DOWN SKIPPED

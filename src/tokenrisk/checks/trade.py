@@ -134,6 +134,7 @@ async def prepare(
         find_balance_slot(node.rpc, token, sim.base.tag, cache=trading.slots)
     )
     sim.token_slot = slot
+    sim.memo = trading.simulated
     return Prepared(node, route, funding, sim, slot, None, made, trading=trading)
 
 

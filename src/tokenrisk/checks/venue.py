@@ -80,10 +80,41 @@ async def token_info(node: Node, token: str) -> TokenInfo:
     return await read_token(node.rpc, token)
 
 
-async def counted(deps: HoneypotDeps, node: Node, token: str, info: TokenInfo) -> TokenInfo:
-    """``info`` with ``token``'s holder count from the index (None: never indexed)."""
+async def counted(
+    deps: HoneypotDeps,
+    node: Node,
+    token: str,
+    info: TokenInfo,
+    ahead: tuple[asyncio.Task[None], asyncio.Task[None]] | None = None,
+) -> TokenInfo:
+    """``info`` with ``token``'s holder count from the index (None: never indexed).
+
+    ``ahead``: the index refresh and :func:`count_ahead`'s task.  A count it made is
+    found in the count's memo (kept per index state), so it is used only when the index
+    still holds what was counted; an unfinished one is given up when the refresh is."""
+    if ahead is not None:
+        index, counting = ahead
+        if not index.done():
+            counting.cancel()
+        await asyncio.gather(counting, return_exceptions=True)
     total = await holders_counted(deps.index, node, token)
     return replace(info, total_holders=total)
+
+
+def count_ahead(
+    deps: HoneypotDeps, node: Node, token: str, index: asyncio.Task[None]
+) -> asyncio.Task[None]:
+    """The holder count taken as soon as the index refresh ends, while the check's other
+    requests are still at the node: on first sight the count was two store reads in a
+    thread after the last reply, on the critical path (issue #27).  Errors are left for
+    :func:`counted`, which reads again."""
+
+    async def count() -> None:
+        await asyncio.wait([index])
+        if not index.cancelled() and index.exception() is None:
+            await holders_counted(deps.index, node, token)
+
+    return asyncio.create_task(count())
 
 
 async def base_info(deps: HoneypotDeps, node: Node, base: str) -> TokenInfo:

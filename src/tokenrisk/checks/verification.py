@@ -8,7 +8,6 @@ Its call tree of a probe buy and sell, with the verification of every contract i
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
 
 from tokenrisk.chain.abi import checksum, parse_address
 from tokenrisk.chain.node import Node
@@ -18,7 +17,7 @@ from tokenrisk.checks.results import VerificationResult
 from tokenrisk.checks.target import contract_chains, pick_pool, resolve
 from tokenrisk.checks.trade import Prepared, prepare, run_journey
 from tokenrisk.errors import CallReverted, MethodUnsupported, ReplyTooDeep, ReplyTooLarge
-from tokenrisk.model import CodeReport, SimulationReport
+from tokenrisk.model import CodeReport, ContractCall, SimulationReport
 from tokenrisk.simulate.probe import is_precompile, trace_journey, walk_calls
 from tokenrisk.verification.verifier import Verifier
 
@@ -80,9 +79,7 @@ async def code_report(
     before = seen.value((node.id, token)) if seen is not None else None
     # the code of what the last trace called is read with the trace (one round trip); a
     # first trace, what every swap on the route calls (used when it calls nothing else)
-    before = before or frozenset(
-        a.lower() for a in (route.token, route.pool.address, route.dex.router, route.base)
-    )
+    before = before or _route_contracts(ready)
     early = asyncio.ensure_future(_with_code(node, set(before)))
     try:
         try:
@@ -111,10 +108,26 @@ async def code_report(
         has_proxy_calls=any(c.call_type == "DELEGATECALL" for c in calls),
         contracts_open_source={checksum(a): v for a, v in opened.items()},
         calls=tuple(
-            replace(c, from_address=checksum(c.from_address), to_address=checksum(c.to_address))
-            for c in calls
+            [
+                ContractCall(
+                    checksum(c.from_address), checksum(c.to_address), c.call_type, c.selector
+                )
+                for c in calls
+            ]
         ),
     )
+
+
+def _route_contracts(ready: Prepared) -> frozenset[str]:
+    """What every swap on ``ready``'s route calls: the token, the pool, the router, the base
+    token; on V4 also what the router pulls through (Permit2) and the pool's hook, which
+    every V4 swap calls as well, so a first V4 trace's code reads need not wait for it."""
+    route = ready.route
+    found = [route.token, route.pool.address, route.dex.router, route.base, route.spender]
+    hooks = route.pool.hooks
+    if route.v4 and hooks is not None and int(hooks, 16) != 0:
+        found.append(hooks)
+    return frozenset(a.lower() for a in found)
 
 
 async def _contracts(

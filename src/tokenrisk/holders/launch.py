@@ -141,10 +141,7 @@ async def _airdrop_summary(
     node: Node, store: Store, token: str, pools: list[Pool]
 ) -> AirdropSummary | None:
     chain_id = node.id
-    first_buy = launch_block(await pool_transfers(store, chain_id, token, pools))
-    mints = await asyncio.to_thread(
-        store.transfers_sent, chain_id, token, [ZERO_ADDRESS], first_buy, 1
-    )
+    first_buy, mints = await asyncio.to_thread(_first_mint, store, chain_id, token, pools)
     if not mints:
         return None
     tx = await node.rpc.call("eth_getTransactionByHash", [mints[0].tx_hash])
@@ -154,3 +151,13 @@ async def _airdrop_summary(
     sent = await asyncio.to_thread(store.transfers_sent, chain_id, token, sources, first_buy)
     pool_addresses = {p.address.lower() for p in pools}
     return airdrop(sent, sources, pool_addresses, first_buy)
+
+
+def _first_mint(
+    store: Store, chain_id: int, token: str, pools: list[Pool]
+) -> tuple[int | None, list[TransferLog]]:
+    """The launch block and the first mint at or before it, in one thread hop: the
+    deployer's transaction is read as soon after the index as it can be (issue #27)."""
+    senders = {p.address.lower() for p in pools}
+    first_buy = launch_block(store.transfers_sent(chain_id, token, senders, None, 5_000))
+    return first_buy, store.transfers_sent(chain_id, token, [ZERO_ADDRESS], first_buy, 1)

@@ -18,6 +18,20 @@ Cost: one store query, one batch of ``eth_getTransactionByHash`` for the distinc
 transactions of the newest ``per_holder`` outgoing transfers per holder, and Approval
 logs (topic-filtered to the suspect owners only) when any transfer is still suspect.
 
+Rounds (issue #27).  The Approval logs depend on who is suspect, i.e. on the
+transactions' replies: read after them, they cost a round trip of their own.  So when a
+token's last judgment here found suspects, or none is known (a token seen for the first
+time), they are read *ahead*, beside the transactions, for every holder with an outgoing
+transfer up to the newest of those transfers (when that span is one batch of the log
+reader's windows: one request, not a long history's pages): a superset of what the suspects need
+(every owner a suspect can have, every block before its transfer), so the judgment is
+the same; unused when nobody is suspect (``tokenrisk_sent_ahead_total{planned=
+"siphon_approvals"}``).  And a judgment's reads are shared with the next judgment of the
+same token at the same index content (:class:`Reading`): IsHoneypot judges the holders
+the index suggests and, when the chain's balances disagree, judges again; the second
+judgment waits for the first one's replies, even when the first was cancelled, rather
+than asking the node again a round later.
+
 Known false positives (rare, as SPEC.md warns):
 
 * rebasing / reflection / "auto-burn" tokens that emit Transfer(H, ...) from a holder
@@ -39,16 +53,27 @@ Unknown transactions (the node does not return them) are never judged siphoned.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Coroutine, Iterable, Sequence, Set
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
 
+from tokenrisk import metrics
 from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, topic_address
 from tokenrisk.chain.signatures import APPROVAL_TOPIC
-from tokenrisk.holders.index import IndexSettings, JsonRpc, LogReader, memo_at_index_head
-from tokenrisk.store.engine import Store, TransferLog
+from tokenrisk.holders.index import (
+    IndexSettings,
+    JsonRpc,
+    LogReader,
+    index_content,
+    memo_at_index_head,
+)
+from tokenrisk.store.engine import Cursor, Store, TransferLog
 
 TX_BATCH = 200
+T = TypeVar("T")
+READING_TTL = 60.0
+"""Seconds a judgment's reads stay shareable (:class:`Reading`): one check's judgments
+are milliseconds apart; the judgment itself is remembered per index state."""
 
 
 @dataclass(frozen=True)
@@ -105,24 +130,147 @@ async def _siphoned(
     per_holder: int,
     settings: IndexSettings | None,
 ) -> set[str]:
-    cursor = await asyncio.to_thread(store.get_cursor, chain_id, token)
-    if cursor is None or not wanted:
+    if not wanted:
         return set()
-    outgoing = await asyncio.to_thread(
-        store.outgoing_transfers, chain_id, token, wanted, per_holder
+    cursor, outgoing = await asyncio.to_thread(
+        _indexed_outgoing, store, chain_id, token, wanted, per_holder
     )
-    parties = await transaction_parties(rpc, sorted({x.tx_hash for x in outgoing}))
+    if cursor is None or not outgoing:
+        return set()
+    reading, fresh = _reading(rpc, store, chain_id, token, outgoing, cursor.start_block, settings)
+    parties = await asyncio.shield(reading.parties)
     suspects = [x for x in outgoing if _not_sent_by_holder(x, parties.get(x.tx_hash))]
+    _suspected(store, chain_id, token, bool(suspects), fresh and reading.grants is not None)
     if not suspects:
         return set()
     owners = sorted({x.sender for x in suspects})
     last = max(x.block for x in suspects)
-    grants = await approvals(rpc, token, owners, cursor.start_block, last, settings)
+    if reading.covers(owners, last):
+        assert reading.grants is not None  # covers() says so
+        grants = await asyncio.shield(reading.grants)
+    else:
+        grants = await approvals(rpc, token, owners, cursor.start_block, last, settings)
     return {
         checksum(x.sender)
         for x in suspects
         if not _allowed(x, parties[x.tx_hash], grants.get(x.sender, []))
     }
+
+
+def _indexed_outgoing(
+    store: Store, chain_id: int, token: str, wanted: list[str], per_holder: int
+) -> tuple[Cursor | None, list[TransferLog]]:
+    """The token's cursor and the holders' newest outgoing transfers: one thread hop,
+    so the transactions' reads leave as soon after the index as they can."""
+    cursor = store.get_cursor(chain_id, token)
+    if cursor is None:
+        return None, []
+    return cursor, store.outgoing_transfers(chain_id, token, wanted, per_holder)
+
+
+# ONE JUDGMENT'S READS, SHARED WITH THE NEXT
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The node reads of one judgment of a token: the transactions of ``hashes``, and,
+    when sent ahead, the Approval logs of ``owners`` from ``first`` to ``last``.
+
+    Tasks of their own (not the judgment's), so a judgment cancelled mid-way (its
+    holders were a guess) leaves them running for the next judgment at the same index
+    ``content`` whose needs they cover."""
+
+    content: Any
+    hashes: frozenset[str]
+    parties: asyncio.Task[dict[str, TxParties]]
+    first: int
+    owners: frozenset[str] = frozenset()
+    last: int = -1
+    grants: asyncio.Task[dict[str, list[Grant]]] | None = None
+
+    def covers(self, owners: Iterable[str], last: int) -> bool:
+        """The Approval logs read ahead hold every grant of ``owners`` up to ``last``."""
+        return self.grants is not None and self.last >= last and self.owners.issuperset(owners)
+
+    def usable(self, content: Any, hashes: Set[str]) -> bool:
+        """Shareable with a judgment at index ``content`` needing ``hashes``: the same
+        index, this event loop, and no read that failed or was cancelled."""
+        tasks = [self.parties] if self.grants is None else [self.parties, self.grants]
+        return (
+            content is not None
+            and content == self.content
+            and self.hashes.issuperset(hashes)
+            and all(_healthy(t) for t in tasks)
+        )
+
+
+def _healthy(task: asyncio.Task[Any]) -> bool:
+    if task.get_loop() is not asyncio.get_running_loop() or task.cancelled():
+        return False
+    return not task.done() or task.exception() is None
+
+
+def _reading(
+    rpc: JsonRpc,
+    store: Store,
+    chain_id: int,
+    token: str,
+    outgoing: list[TransferLog],
+    first: int,
+    settings: IndexSettings | None,
+) -> tuple[Reading, bool]:
+    """The last judgment's reads when they cover this one's, else new ones (the
+    Approval logs too when :func:`_predicted`), remembered for the next judgment;
+    and whether they are new."""
+    key = ("siphon-reading", chain_id, token.lower())
+    content = index_content(store, chain_id, token)
+    hashes = frozenset(x.tx_hash for x in outgoing)
+    known = store.memo.value(key)
+    if isinstance(known, Reading) and known.usable(content, hashes):
+        return known, False
+    reading = Reading(content, hashes, _task(transaction_parties(rpc, sorted(hashes))), first)
+    last = max(x.block for x in outgoing)
+    if _predicted(store, chain_id, token) and _one_batch(first, last, settings):
+        owners = sorted({x.sender for x in outgoing})
+        ahead = _task(approvals(rpc, token, owners, first, last, settings))
+        reading = replace(reading, owners=frozenset(owners), last=last, grants=ahead)
+    if content is not None:
+        store.memo.put(key, reading, ttl=READING_TTL)
+    return reading, True
+
+
+def _task(work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+    task = asyncio.ensure_future(work)
+    task.add_done_callback(_retrieve)
+    return task
+
+
+def _retrieve(task: asyncio.Task[Any]) -> None:
+    """A shared read nobody awaits any more: its failure is retrieved, not reported."""
+    if not task.cancelled():
+        task.exception()
+
+
+def _one_batch(first: int, last: int, settings: IndexSettings | None) -> bool:
+    """The span fits the log reader's first batch of windows: a read sent ahead costs
+    the node one request, never a history's worth of pages that may go unused."""
+    tuning = settings or IndexSettings()
+    return last - first < tuning.window * tuning.windows_per_batch
+
+
+def _predicted(store: Store, chain_id: int, token: str) -> bool:
+    """Read the Approval logs ahead: the token's last judgment found a suspect, or
+    there is none to go by."""
+    found, suspect = store.memo.get(("siphon-suspects", chain_id, token.lower()))
+    return not found or bool(suspect)
+
+
+def _suspected(store: Store, chain_id: int, token: str, suspect: bool, ahead: bool) -> None:
+    """Remember whether this judgment found a suspect (the next one's prediction), and
+    count an Approval read this judgment sent ahead as used or not."""
+    store.memo.put(("siphon-suspects", chain_id, token.lower()), suspect)
+    if ahead:
+        metrics.sent_ahead("siphon_approvals", suspect)
 
 
 def _not_sent_by_holder(log: TransferLog, tx: TxParties | None) -> bool:

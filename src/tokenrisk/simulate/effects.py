@@ -130,6 +130,26 @@ def classify(
     ]
 
 
+class Classifier:
+    """:func:`classify` against one baseline, each trial's answer kept for as long as
+    this object lives (one scan's trials): the scan asks it twice of every trial (is
+    the call harmless, to pair it with a switch; then its findings), after the trials'
+    last reply, on the check's critical path (issue #27).  Outcomes are immutable, so
+    the same trial object always classifies the same; it is kept with its answer, so
+    its identity is not reused meanwhile."""
+
+    def __init__(self, base: Outcome, *, v3: bool = False, armed: bool = False, v4: bool = False):
+        self.base, self.v3, self.armed, self.v4 = base, v3, armed, v4
+        self._seen: dict[int, tuple[Outcome, tuple[Effect, ...]]] = {}
+
+    def __call__(self, trial: Outcome) -> list[Effect]:
+        known = self._seen.get(id(trial))
+        if known is None or known[0] is not trial:
+            found = classify(self.base, trial, v3=self.v3, armed=self.armed, v4=self.v4)
+            known = self._seen[id(trial)] = (trial, tuple(found))
+        return list(known[1])
+
+
 def _supply_and_balances(trial: Outcome) -> tuple[Shown | None, Shown | None]:
     """Mint and balance moves, wherever the tokens land (the buyer, the pool, the caller
     itself, a neutral wallet, the token contract).  A rebase scales every balance with

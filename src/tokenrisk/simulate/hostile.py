@@ -126,9 +126,13 @@ DIAGONAL_FIRST = 8
 
 
 def _distinct(sets: list[tuple[Any, ...]], limit: int) -> list[tuple[Any, ...]]:
+    """The first ``limit`` distinct sets (the rest are not keyed: the screen is built
+    between two rounds of a first check, issue #27)."""
     seen: set[Any] = set()
     out: list[tuple[Any, ...]] = []
     for candidate in sets:
+        if 0 < limit <= len(out):
+            break
         key = _hashable(candidate)
         if key not in seen:
             seen.add(key)

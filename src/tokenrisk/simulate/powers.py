@@ -50,7 +50,7 @@ from tokenrisk.findings import (
     controlled,
 )
 from tokenrisk.simulate import owners
-from tokenrisk.simulate.effects import Effect, classify, comparable, holding
+from tokenrisk.simulate.effects import Classifier, Effect, comparable, holding
 from tokenrisk.simulate.owners import DEAD, Facts, PowerCache
 from tokenrisk.simulate.simulator import Outcome, Simulator, sells_ahead
 from tokenrisk.simulate.story import (
@@ -621,11 +621,12 @@ async def _try_all(
         notes += ("selling fails without any owner call: findings show who can lift or change it",)
     tried = list(outcomes[1 + len(FUTURE) :])
     armed, pool = story.held is not None, (sim.route.v3, sim.route.v4)
-    harmless = [t for t, o in zip(trials, tried, strict=True) if _harmless(base, o, pool, armed)]
+    seen = Classifier(base, v3=pool[0], armed=armed, v4=pool[1])  # each trial read once
+    harmless = [t for t, o in zip(trials, tried, strict=True) if _harmless(seen, o)]
     paired = two_steps(harmless, [t for t in screened if is_switch(t)])
     tried += await _paired(sim, targets, story, paired, fitted)
     trials += paired
-    findings = _findings(base, trials, tried, pool, armed)
+    findings = _findings(seen, trials, tried)
     findings = await _dumped(sim, targets, story, findings, trials, tried)
     future = _future(outcomes[1 : 1 + len(FUTURE)], counted)
     if comparable(base):  # a sell failing now is not a time bomb
@@ -710,16 +711,13 @@ async def _batch(sim: Simulator, targets: Targets, story: Story, trials: Sequenc
     return len(plans), list(outcomes), counted
 
 
-def _harmless(
-    base: Outcome, outcome: Outcome | RpcError, pool: tuple[bool, bool], armed: bool
-) -> bool:
+def _harmless(seen: Classifier, outcome: Outcome | RpcError) -> bool:
     """The call went through and changed nothing a buyer sees: a setter to pair with a
-    switch.  ``pool``: (V3, V4), how the pool's quotes read."""
+    switch.  ``seen``: the baseline's classifier (the pool's kind, armed or not)."""
     if isinstance(outcome, RpcError):
         return False
     call = outcome.get("call")
-    seen = classify(base, outcome, v3=pool[0], armed=armed, v4=pool[1])
-    return call is not None and call.ok and not seen
+    return call is not None and call.ok and not seen(outcome)
 
 
 DUMPS = 2
@@ -833,18 +831,13 @@ def _future_findings(future: Sequence[FutureSell]) -> list[PowerFinding]:
 
 
 def _findings(
-    base: Outcome,
-    trials: Sequence[Trial],
-    outcomes: Sequence[Outcome | RpcError],
-    pool: tuple[bool, bool],
-    armed: bool,
+    seen: Classifier, trials: Sequence[Trial], outcomes: Sequence[Outcome | RpcError]
 ) -> list[PowerFinding]:
     best: dict[tuple[str, str], PowerFinding] = {}
     for trial, outcome in zip(trials, outcomes, strict=True):
         if isinstance(outcome, RpcError):
             continue
-        effects = classify(base, outcome, v3=pool[0], armed=armed, v4=pool[1])
-        for effect in _as_upgrade(trial, effects):
+        for effect in _as_upgrade(trial, seen(outcome)):
             finding = _finding(trial, effect)
             key = (finding.kind, finding.selector)
             if key not in best or _weight(finding) > _weight(best[key]):

@@ -158,13 +158,16 @@ def walk_calls(tree: dict[str, Any]) -> list[ContractCall]:
     while stack:
         node = stack.pop()
         data = str(node.get("input") or "0x")
-        call = ContractCall(
-            from_address=str(node.get("from", "")).lower(),
-            to_address=str(node.get("to", "")).lower(),
-            call_type=str(node.get("type", "CALL")).upper(),
-            selector=data[:10] if len(data) >= 10 else None,
+        key = (
+            str(node.get("from", "")).lower(),
+            str(node.get("to", "")).lower(),
+            str(node.get("type", "CALL")).upper(),
+            data[:10] if len(data) >= 10 else None,
         )
-        seen.setdefault((call.from_address, call.to_address, call.call_type, call.selector), call)
+        if key not in seen:  # a swap-back token repeats the same edges many times
+            seen[key] = ContractCall(
+                from_address=key[0], to_address=key[1], call_type=key[2], selector=key[3]
+            )
         stack.extend(reversed(node.get("calls") or []))
     return list(seen.values())
 

@@ -25,9 +25,9 @@ independent simulations; see :mod:`tokenrisk.simulate.limits`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol, TypeVar, cast
 
 import msgspec
 
@@ -63,6 +63,17 @@ from tokenrisk.simulate.gas import NodeLimits as NodeLimits
 from tokenrisk.simulate.gas import allot, nonce
 from tokenrisk.simulate.gas import funds as funds
 from tokenrisk.simulate.gas import price as price
+
+T = TypeVar("T")
+
+
+class Memo(Protocol):
+    """Where :meth:`Simulator.remembered` keeps results (a ``caching.MemoryCache``)."""
+
+    def get(self, key: Hashable) -> tuple[bool, Any]: ...
+
+    def put(self, key: Hashable, value: Any, ttl: float | None = None) -> None: ...
+
 
 BLOCK_SECONDS = 12
 # Seconds after the head at which each block of the journey happens: a person buys, sends
@@ -392,7 +403,12 @@ def _outcome(plan: Plan, reply: Any) -> Outcome:
         for mark, (b, c) in plan.marks.items():
             block = own[b]
             if isinstance(block, SimBlock):
-                out[mark] = parse_typed_call(block.calls[c])
+                call = block.calls[c]
+                if call.status == "0x1" and not call.logs:  # most marks: a read
+                    data = call.returnData or "0x"
+                    out[mark] = CallResult(True, data, int(call.gasUsed, 16), None)
+                else:
+                    out[mark] = parse_typed_call(call)
             else:
                 out[mark] = parse_call(block["calls"][c])
     except (IndexError, KeyError, TypeError) as exc:
@@ -439,6 +455,39 @@ class Simulator:
         """What the journey's default buy delivered (None: it failed), set by the journey
         when it sends that buy: the owner-power scan sends nothing ahead on a curve the
         buy did not follow (:mod:`tokenrisk.simulate.powers`)."""
+        self.memo: Memo | None = None
+        """Results of deterministic simulations per head block (:meth:`remembered`; set
+        by the caller, shared by the checks of a process)."""
+
+    async def remembered(self, key: Hashable, work: Callable[[], Awaitable[T]]) -> T:
+        """``work()``'s result, computed once per head block for ``key``.
+
+        For simulations that are a pure function of the state they are pinned to and of
+        what ``key`` names (no fresh wallet, nothing random: e.g. the holder sells, whose
+        sellers are the holders themselves): the same request at the same block (by
+        hash) gets the same reply from any node, so a recomputed check at an unchanged
+        head does not send it again.  The key carries the block's hash and number, the
+        route (pool, reserves read at that head), the settings and the node's limits;
+        a plan with a prelude (simulated liquidity, whose provider is fresh) is never
+        kept, nor is a failed ``work`` (its exception propagates)."""
+        memo, base = self.memo, self.base
+        if memo is None or self.prelude or not base.hash:
+            return await work()
+        limits = self.limits
+        full = (
+            base.hash,
+            base.number,
+            self.route,
+            self.settings,
+            (limits.max_blocks, limits.request_gas, limits.block_overrides),
+            key,
+        )
+        found, kept = memo.get(full)
+        if found:
+            return cast(T, kept)
+        value = await work()
+        memo.put(full, value)
+        return value
 
     def plan(self) -> Plan:
         return Plan(
@@ -537,20 +586,24 @@ class Simulator:
         False leaves out the pool's balance before and after (only the owner-power
         scan's effects read them)."""
         route = self.route
-        pair = route.pool.address
         s.actors[tag] = seller
         for call in route.approvals(route.token, seller):
             s.call(call)
-        s.call(balance_of(route.token, seller, seller), f"{tag}.seller_before")
-        if pool:
-            s.call(balance_of(route.token, pair, seller), f"{tag}.pool_before")
-        s.call(balance_of(route.base, seller, seller), f"{tag}.base_before")
+        # each read's call is built once and sent before and after the sell (a copy:
+        # a plan's calls are never shared); a holder analysis adds hundreds of sells
+        held = balance_of(route.token, seller, seller)
+        paid = balance_of(route.base, seller, seller)
+        pooled = balance_of(route.token, route.pool.address, seller) if pool else None
+        s.call(held, f"{tag}.seller_before")
+        if pooled is not None:
+            s.call(pooled, f"{tag}.pool_before")
+        s.call(paid, f"{tag}.base_before")
         s.quote(route, seller, amount, f"{tag}.quote", selling=True)
         s.call(route.swap(seller, amount, selling=True), f"{tag}.sell", heavy=True)
-        if pool:
-            s.call(balance_of(route.token, pair, seller), f"{tag}.pool_after")
-        s.call(balance_of(route.token, seller, seller), f"{tag}.seller_after")
-        s.call(balance_of(route.base, seller, seller), f"{tag}.base_after")
+        if pooled is not None:
+            s.call(dict(pooled), f"{tag}.pool_after")
+        s.call(dict(held), f"{tag}.seller_after")
+        s.call(dict(paid), f"{tag}.base_after")
 
     def buy_only(self, amount_in: int) -> Plan:
         s = self.plan()

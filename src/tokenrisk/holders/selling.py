@@ -1,0 +1,295 @@
+"""How holders sell (IsHoneypot's ``holderAnalysis``): each as itself, an EOA call from
+the holder's address, no override of its token balance.
+
+Holders sell in groups of ``GROUP`` per ``eth_simulateV1``, one block each, largest
+balance first; every sell is measured against the router's quote read in the same block,
+just before it (so its tax is the tax at the state it sold in).  A sell that fails in its
+group is simulated again alone from the head state (as are the sells of a group the node
+failed as a whole): only a holder who cannot sell on its own is counted as failed, and
+one who cannot sell everything alone gets a second try with 99.9% of it.  Largest first,
+because a rule that caps a sell by the pool's reserve only loosens as earlier sells fill
+the pool: a holder that passes after larger ones would pass alone.  Each group is a
+request of its own, several at once.
+
+Two of those later steps go out early (issue #27: a token's first check in three round
+trips), each used only where the step-by-step order would have taken it, so the results
+are the same; what a miss costs is counted (``tokenrisk_sent_ahead_total``):
+
+- ``holder_alone``: a V2 pair holds at most ``2**112 - 1`` of a token, so in a group
+  whose earlier sells already fill it, a later sell must fail (``UniswapV2: OVERFLOW``);
+  those holders' lone sells go out with the groups (:func:`overflowing`) and are used
+  for each one whose group sell did fail (without their 99.9% tries: alone, the whole
+  balance should sell; a try is sent after for one that did not).
+- ``holder_retry``: a lone sell goes out with its 99.9% second try, used when the whole
+  balance did not sell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from tokenrisk import metrics
+from tokenrisk.errors import CallReverted, RpcError
+from tokenrisk.holders.stats import HolderSell
+from tokenrisk.simulate.reserves import token_side_short
+from tokenrisk.simulate.simulator import (
+    Outcome,
+    Plan,
+    Simulator,
+    block_time,
+    sell_leg,
+    too_many_blocks,
+)
+
+V2_MAX_RESERVE = 2**112 - 1
+"""A Uniswap V2 pair stores reserves as uint112: a sell that would lift the pair's token
+balance above this reverts (``UniswapV2: OVERFLOW``), whoever the seller is."""
+_BATCH = 50  # lone holder sells per JSON-RPC batch
+_IN_FLIGHT = 4
+"""Groups (or batches of lone sells) sent at once: each group is a request of its own
+with a typed reply (``chain.coalesce.LARGE_SIMULATION``), so the node runs them on all its
+cores."""
+GROUP = 12
+"""Most holder sells in one simulation (one block each; fewer when the node's block cap is
+smaller, :attr:`Simulator.room`).  Larger groups cost the node less per holder, but the
+whole request must stay within the node's RPC gas cap (geth: 50M, see
+:mod:`tokenrisk.simulate.gas`): 12 sells leave each ~3M gas and each read ~170k.  A sell
+that runs out of gas in its group is tried again alone with the full per-call gas."""
+RETRY_MIN = 1_000
+"""Smallest balance that gets the 99.9% second try (below it, 99.9% rounds to nothing
+new)."""
+ALONE, RETRY, PEOPLE = "holder_alone", "holder_retry", "holders"
+"""What planned holder sells sent early (``tokenrisk_sent_ahead_total``'s ``planned``):
+the overflow prediction, the 99.9% second try, and who sells (the last check's people,
+or the index's on first sight: ``checks.holder_sells``)."""
+
+
+def count(planned: str, used: bool) -> None:
+    """Holder sells sent early, used or dropped (``tokenrisk_sent_ahead_total``)."""
+    metrics.sent_ahead(planned, used)
+
+
+def pool_sell_limit(sim: Simulator) -> int | None:
+    """The largest sell a V2 pair can take (None for V3: no such bound in practice)."""
+    if sim.route.v3:
+        return None
+    pool = sim.route.pool
+    reserve = pool.reserves0 if pool.token0 == sim.route.token else pool.reserves1
+    return max(0, V2_MAX_RESERVE - reserve)
+
+
+def capped(people: list[tuple[str, int]], limit: int | None) -> list[tuple[str, int]]:
+    """Each balance capped at what the pool can take (``limit``; None: uncapped)."""
+    return [(a, min(b, limit)) if limit is not None else (a, b) for a, b in people]
+
+
+async def sell_all(sim: Simulator, people: list[tuple[str, int]]) -> list[HolderSell]:
+    """Each of ``people`` sells ``amount`` (results in the order of ``people``): in
+    groups first, then alone for whoever failed in a group (module docstring).  No
+    result is marked siphoned: the caller knows who was.
+
+    A node that refuses a group's span (a block cap below the one probed) has taught the
+    simulator its cap: the groups are made again, once, within it.
+    """
+    if not people:
+        return []  # nobody to sell: not even the pool's read
+    # the same sells at the same head block: the same results (Simulator.remembered)
+    key = ("holder sells", tuple(people))
+    return list(await sim.remembered(key, lambda: _sell_all_learning(sim, people)))
+
+
+async def _sell_all_learning(
+    sim: Simulator, people: list[tuple[str, int]]
+) -> tuple[HolderSell, ...]:
+    try:
+        return tuple(await _sell_all(sim, people))
+    except RpcError as exc:
+        if not too_many_blocks(exc):
+            raise
+        return tuple(await _sell_all(sim, people))
+
+
+async def _sell_all(sim: Simulator, people: list[tuple[str, int]]) -> list[HolderSell]:
+    """Groups first, then alone; everybody alone when the pool's token side is short.
+
+    A V2 pair holding fewer tokens than its reserve refuses every router sell until one
+    sell large enough to fill the gap goes through, and that sell repairs the pool for
+    every later one: sells in a group are then not independent, and only selling alone
+    says who can get out.  The pool is read alongside the groups, so this costs no round
+    trip when the pool is sound.  The lone sells of whoever must overflow the pair in
+    their group (:func:`overflowing`) go out with the groups too.
+    """
+    route = sim.route
+    short = asyncio.ensure_future(token_side_short(sim.rpc, route.pool, route.token, sim.base.tag))
+    doomed = overflowing(people, groups_of(sim, people), pool_sell_limit(sim))
+    # an overflow is the group's doing: alone, the whole balance should sell
+    early = _lone(sim, [people[i] for i in doomed], retry=False) if doomed else None
+    try:
+        results = await _grouped(sim, people)
+        if await short is not None:
+            results = [None] * len(people)
+        return await _alone(sim, people, results, (doomed, early))
+    finally:
+        short.cancel()  # a no-op once it is done
+        if early is not None and not early.done():
+            early.cancel()
+            early.add_done_callback(_seen)
+
+
+def _seen(future: asyncio.Future[list[HolderSell]]) -> None:
+    """A cancelled future's error retrieved, so asyncio does not report it."""
+    if not future.cancelled():
+        future.exception()
+
+
+def groups_of(sim: Simulator, people: Sequence[tuple[str, int]]) -> list[list[int]]:
+    """The indexes of ``people`` per group, largest balance first."""
+    order = sorted(range(len(people)), key=lambda i: -people[i][1])
+    size = max(1, min(GROUP, sim.room))
+    return [order[i : i + size] for i in range(0, len(order), size)]
+
+
+def overflowing(
+    people: Sequence[tuple[str, int]], groups: list[list[int]], limit: int | None
+) -> list[int]:
+    """Who must fail in their group on a V2 pair: a sell after others of the same group
+    whose amounts, with its own, exceed what the pair can still take (``limit``, from
+    ``pool_sell_limit``; None: no bound).  A prediction (a token that keeps part of a
+    sell puts less into the pair), so a lone sell sent on it is used only for a holder
+    whose group sell did fail."""
+    if limit is None:
+        return []
+    doomed = []
+    for group in groups:
+        total = 0
+        for k, i in enumerate(group):
+            total += people[i][1]
+            if k and total > limit:
+                doomed.append(i)
+    return sorted(doomed)
+
+
+async def _grouped(sim: Simulator, people: list[tuple[str, int]]) -> list[HolderSell | None]:
+    """Each holder's result in its group, None where it failed there (or the group did)."""
+    in_flight = asyncio.Semaphore(_IN_FLIGHT)
+    results: list[HolderSell | None] = [None] * len(people)
+
+    async def grouped(group: list[int]) -> None:
+        async with in_flight:
+            (outcome,) = await sim.run([_group_plan(sim, [people[i] for i in group])])
+        if isinstance(outcome, CallReverted):
+            return  # the whole group goes again, one by one
+        for k, i in enumerate(group):
+            found = _holder_result(sim, people[i], outcome, f"h{k}")
+            results[i] = found if found.ok else None
+
+    await asyncio.gather(*(grouped(group) for group in groups_of(sim, people)))
+    return results
+
+
+Early = tuple[list[int], asyncio.Future[list[HolderSell]] | None]
+"""Indexes of people whose lone sells went out early, and those sells' results."""
+
+
+async def _alone(
+    sim: Simulator,
+    people: list[tuple[str, int]],
+    results: list[HolderSell | None],
+    early: Early = ([], None),
+) -> list[HolderSell]:
+    """Whoever has no result yet sells alone from the head state: from the lone sells
+    sent early where there are some (``early``), the rest now."""
+    ahead, sold = early
+    alone = [i for i, r in enumerate(results) if r is None and i not in ahead]
+    late = _lone(sim, [people[i] for i in alone])
+    for i, result in zip(alone, await late, strict=True):
+        results[i] = result
+    if sold is not None:
+        for i, result in zip(ahead, await sold, strict=True):
+            count(ALONE, results[i] is None)
+            if results[i] is None:
+                results[i] = result
+    return [r for r in results if r is not None]
+
+
+def _lone(
+    sim: Simulator, todo: list[tuple[str, int]], retry: bool = True
+) -> asyncio.Future[list[HolderSell]]:
+    """Lone sells of ``todo`` (each from the head state), started now, ``_BATCH`` holders
+    per request and ``_IN_FLIGHT`` requests at once; results in ``todo``'s order.
+    ``retry``: each with its 99.9% second try (else that try follows a failed sell)."""
+    in_flight = asyncio.Semaphore(_IN_FLIGHT)
+
+    async def chunk_of(start: int) -> list[HolderSell]:
+        async with in_flight:
+            return await _sell_chunk(sim, todo[start : start + _BATCH], retry)
+
+    async def every() -> list[HolderSell]:
+        parts = await asyncio.gather(*(chunk_of(i) for i in range(0, len(todo), _BATCH)))
+        return [r for part in parts for r in part]
+
+    return asyncio.ensure_future(every())
+
+
+def _group_plan(sim: Simulator, group: list[tuple[str, int]]) -> Plan:
+    """One block per holder, a second apart (as close to "now" as blocks allow)."""
+    plan = sim.plan()
+    for k, (holder, amount) in enumerate(group):
+        plan.block(1 + k, seconds=block_time(1) + k)
+        plan.fund(holder, fresh=False)  # a real holder: its own nonce
+        sim.add_sell(plan, holder, amount, f"h{k}", pool=False)
+    return plan
+
+
+async def _sell_chunk(
+    sim: Simulator, chunk: list[tuple[str, int]], ahead: bool = True
+) -> list[HolderSell]:
+    """Each holder sells everything; who cannot gets a second try with 99.9% of it.
+
+    A person who can exit 99.9% of a position is not trapped (some tokens refuse to
+    sell a whole balance; the journey's maxSell reports that quirk).  With ``ahead`` the
+    second try goes out in the same batch (both from the head state, so neither depends
+    on the other) and is used only where the whole balance did not sell; else it goes
+    out after, for those only.
+    """
+    retry = [i for i, (_, amount) in enumerate(chunk) if amount >= RETRY_MIN]
+    smaller = [(chunk[i][0], chunk[i][1] * 999 // 1_000) for i in retry]
+    plans = [_sell_plan(sim, a, b) for a, b in [*chunk, *(smaller if ahead else [])]]
+    outcomes = await sim.run(plans)
+    results = [_holder_result(sim, h, o) for h, o in zip(chunk, outcomes, strict=False)]
+    if not ahead:
+        again = [k for k, i in enumerate(retry) if not results[i].ok]
+        tried = await sim.run([_sell_plan(sim, *smaller[k]) for k in again]) if again else []
+        for k, outcome in zip(again, tried, strict=True):
+            results[retry[k]] = _holder_result(sim, smaller[k], outcome)
+        return results
+    for i, h, outcome in zip(retry, smaller, outcomes[len(chunk) :], strict=True):
+        count(RETRY, not results[i].ok)
+        if not results[i].ok:
+            results[i] = _holder_result(sim, h, outcome)
+    return results
+
+
+def _sell_plan(sim: Simulator, holder: str, amount: int) -> Plan:
+    plan = sim.plan()
+    plan.block(1)
+    plan.fund(holder, fresh=False)
+    sim.add_sell(plan, holder, amount, "holder", pool=False)
+    return plan
+
+
+def _holder_result(
+    sim: Simulator,
+    holder: tuple[str, int],
+    outcome: Outcome | CallReverted,
+    tag: str = "holder",
+) -> HolderSell:
+    address, amount = holder
+    if isinstance(outcome, CallReverted) or not outcome[f"{tag}.sell"].ok:
+        return HolderSell(address, ok=False)
+    tax, gas = sell_leg(outcome, sim.route, tag, amount), outcome[f"{tag}.sell"].gas
+    # the effective tax, else the token-unit one; neither: unmeasured (left out of the
+    # averages, never counted as 0)
+    judged = tax.effective if tax.effective is not None else tax.token_unit
+    return HolderSell(address, ok=True, tax=judged, gas=gas, tax_token_unit=tax.token_unit)
