@@ -90,7 +90,6 @@ async def test_every_first_answer_is_the_step_by_step_one(
             for ahead in (False, True):
                 memo.clear()
                 scans.__post_init__()
-                service.honeypot.trading.simulated.clear()  # the holders' sells run anew
                 wallets = iter(range(1, 1_000))
                 monkeypatch.setattr(
                     story, "fresh_address", lambda w=wallets: f"0x7e57{next(w):036x}"
@@ -413,7 +412,9 @@ async def test_holders_lone_sells_go_out_early_and_the_answer_stands(
     async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
         for ahead in (False, True):
             service.honeypot.trading.crowds.clear()
-            service.honeypot.trading.simulated.clear()  # the same head: sells simulated again
+            # the second check is at the same head: its sells would be the ones kept
+            # (Simulator.remembered), not sent, and there would be nothing to count
+            service.honeypot.trading.simulated.clear()
             if not ahead:
                 monkeypatch.setattr(selling, "overflowing", lambda *_: [])
             monkeypatch.setattr(metrics, "sent_ahead", lambda p, u: seen.append((p, u)))
