@@ -150,14 +150,13 @@ async def _first_sight(
     if memo is not None and memo.value(_crowd_key(ready.node, sim)) is not None:
         return None
     published = first_logs(store, ready.node.id, sim.route.token)
-    if published is None:
+    if published is None or not await _analysable(ready, options):
         return None
     either: list[asyncio.Future[Any]] = [published, index]
     await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
     if not published.done() or published.cancelled() or published.result() is None:
         return None
-    if not await _analysable(ready, options):
-        return None
+    # nothing awaited from here on: the sells start in the loop turn the logs woke
     rows = published.result() or []
     guess = logged_people(rows, deps.holder_limit, sim.route.token, pools, skip)
     return (guess, _sells(ready.node, store, sim, guess, index)) if guess[0] else None
