@@ -594,7 +594,10 @@ def first_logs(store: Store, chain_id: int, token: str) -> FirstLogs | None:
     after the commit); None when it did not.  A guess, never an answer: the store is
     what the check reads once the index is refreshed."""
     found, value = store.memo.get(("first logs", chain_id, token.lower()))
-    return value if found and isinstance(value, asyncio.Future) else None
+    if not found or not isinstance(value, asyncio.Future):
+        return None
+    # a store outlives an event loop (tests, a restarted service): another loop's is stale
+    return value if value.get_loop() is asyncio.get_running_loop() else None
 
 
 def _publish(first: FirstLogs | None, rows: list[TransferLog] | None) -> None:
