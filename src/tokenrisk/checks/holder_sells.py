@@ -76,7 +76,7 @@ async def holder_sells(
     early, first = None, None
     if quiet is not None and before is not None and quiet.value(known) == (before, True):
         early = asyncio.ensure_future(_holder_sells(deps, ready, pools, skip, options))
-    else:  # first sight: who sells guessed from the index's first logs, in memory
+    else:  # on first sight (nobody remembered), who sells from the first logs in memory
         first = asyncio.ensure_future(_first_sight(deps, ready, pools, skip, (options, index)))
     ahead: Ahead | None = None
     try:
