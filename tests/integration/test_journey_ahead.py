@@ -217,9 +217,10 @@ async def test_first_sight_holder_sells_planned_from_the_index(
     service: Service, devnet: Any, monkeypatch: pytest.MonkeyPatch, entry_id: str
 ) -> None:
     """With nobody remembered, the holders' sells go out with the reads that find them,
-    planned from the indexed holders and balances (checks/holder_sells.py: indexed_people);
-    used only when the reads find exactly those (a reflection token's balances, a
-    holding sniper make them differ).  The answer is the one without the guess."""
+    planned from the indexed holders and balances (checks/holder_sells.py: logged_people
+    from the index's first logs in memory, else indexed_people from the store); used
+    only when the reads find exactly those (a reflection token's balances, a holding
+    sniper make them differ).  The answer is the one without the guess."""
     memo = service.honeypot.trading.crowds
     app = create_app(service.settings, service)
     transport = httpx.ASGITransport(app=app)
@@ -231,9 +232,45 @@ async def test_first_sight_holder_sells_planned_from_the_index(
             memo.clear()
             if not guess:
                 monkeypatch.setattr(holder_sells, "indexed_people", _nobody)
+                monkeypatch.setattr(holder_sells, "logged_people", lambda *_: ((), ()))
             answers.append((await http.get("/v2/IsHoneypot", params=params)).json())
             monkeypatch.undo()
     assert answers[0]["holderAnalysis"]["holders"]
+    assert _stable(answers[1]) == _stable(answers[0])
+
+
+async def test_a_wrong_first_sight_guess_from_the_index_logs_is_not_used(
+    service: Service, devnet: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first-sight guess from the index's first logs (logged_people), made wrong (a
+    stranger in place of the smallest holder): its sells go out but are dropped, the
+    miss is counted, and the answer is the one without a guess.  Fails when the guess's
+    sells are used unverified (the stranger's sell fails, the smallest holder's is not
+    simulated)."""
+    trading = service.honeypot.trading
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    entry = next(t for t in devnet.manifest["tokens"] if t["id"] == "plain")
+    params = {"address": entry["address"], "chainID": 31337}
+    real = holder_sells.logged_people
+
+    def wrong(*args: Any) -> Any:
+        people, held = real(*args)
+        return (*people[:-1], ("0x" + "11" * 20, people[0][1])), held
+
+    answers, seen = [], []
+    async with httpx.AsyncClient(transport=transport, base_url="http://tokenrisk.test") as http:
+        for guess in (None, wrong):
+            trading.crowds.clear()
+            trading.simulated.clear()  # the holders' sells run anew
+            service.store.reset_token(31337, entry["address"])  # indexed anew: first logs
+            monkeypatch.setattr(holder_sells, "indexed_people", _nobody)
+            monkeypatch.setattr(holder_sells, "logged_people", guess or (lambda *_: ((), ())))
+            monkeypatch.setattr(metrics, "sent_ahead", lambda p, u: seen.append((p, u)))
+            answers.append((await http.get("/v2/IsHoneypot", params=params)).json())
+            monkeypatch.undo()
+    assert int(answers[0]["holderAnalysis"]["holders"]) >= 2
+    assert ("holders", False) in seen and ("holders", True) not in seen
     assert _stable(answers[1]) == _stable(answers[0])
 
 

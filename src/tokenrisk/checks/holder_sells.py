@@ -11,8 +11,10 @@ balance (:func:`sample_by_balance`).
 How: :mod:`tokenrisk.holders.selling` (in groups, then alone for whoever failed in one).
 
 Who sells is planned before the reads that find them answer (issue #27): the last
-check's people (``CrowdMemo``) or, on a token's first check, the index's largest
-holders and snipers (:func:`indexed_people`); their sells go out with those reads and
+check's people (``CrowdMemo``) or, on a token's first check, the largest holders and
+snipers of the index's first batch of logs, in memory while they are committed
+(:func:`logged_people`: the sells leave with the commit, not after a store query), else
+the stored index's (:func:`indexed_people`); their sells go out with those reads and
 are used only when the reads find exactly the same people and balances (counted as
 ``holders`` in ``tokenrisk_sent_ahead_total``).
 """
@@ -20,7 +22,7 @@ are used only when the reads find exactly the same people and balances (counted 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Set
+from collections.abc import Sequence, Set
 from dataclasses import replace
 from typing import Any
 
@@ -31,14 +33,14 @@ from tokenrisk.chain.tokens import balances_of, is_contract
 from tokenrisk.checks.deps import HoneypotDeps, Options
 from tokenrisk.checks.trade import Prepared
 from tokenrisk.errors import MethodUnsupported
-from tokenrisk.holders.index import index_content, top_holders
-from tokenrisk.holders.launch import airdrop_summary, sniper_addresses
+from tokenrisk.holders.index import first_logs, index_content, top_holders
+from tokenrisk.holders.launch import airdrop_summary, sniper_addresses, snipers
 from tokenrisk.holders.selling import PEOPLE, capped, count, pool_sell_limit, sell_all
 from tokenrisk.holders.siphon import siphoned_holders
 from tokenrisk.holders.stats import HolderSell, aggregate
 from tokenrisk.model import AirdropSummary, HolderStats, Pool
 from tokenrisk.simulate.simulator import Simulator
-from tokenrisk.store.engine import Store
+from tokenrisk.store.engine import Store, TransferLog, balance_deltas
 
 # THE STEPS ISHONEYPOT RUNS
 
@@ -71,9 +73,12 @@ async def holder_sells(
     known = (ready.node.id, token.lower())
     before = index_content(store, *known)
     quiet = ready.trading.quiet if ready.trading is not None else None
-    early = None
+    early, first = None, None
     if quiet is not None and before is not None and quiet.value(known) == (before, True):
         early = asyncio.ensure_future(_holder_sells(deps, ready, pools, skip, options))
+    else:  # on first sight (nobody remembered), who sells from the first logs in memory
+        first = asyncio.ensure_future(_first_sight(deps, ready, pools, skip, (options, index)))
+    ahead: Ahead | None = None
     try:
         await index
         after = index_content(store, *known)
@@ -81,26 +86,91 @@ async def holder_sells(
             quiet.put(known, (after, after is not None and after == before))
         if early is not None and after == before:
             return await early
+        ahead = await first if first is not None else None
     finally:
         _drop(early)
-    return await _holder_sells(deps, ready, pools, skip, options)
+        if ahead is None:
+            _drop_first(first)
+    try:
+        return await _holder_sells(deps, ready, pools, skip, options, ahead)
+    finally:
+        _drop(ahead[1] if ahead is not None else None)
 
 
 async def _holder_sells(
-    deps: HoneypotDeps, ready: Prepared, pools: list[Pool], skip: Set[str], options: Options
+    deps: HoneypotDeps,
+    ready: Prepared,
+    pools: list[Pool],
+    skip: Set[str],
+    options: Options,
+    ahead: Ahead | None = None,
 ) -> HolderStats | None:
-    if not options.holder_analysis or ready.sim is None:
+    if not await _analysable(ready, options):
         return None
-    node = ready.node
-    if not ready.emulated and not (await node.capabilities()).simulate_v1:
-        return None
+    assert ready.sim is not None  # _analysable
     try:
         memo = ready.trading.crowds if ready.trading is not None else None
         return await analyse_holders(
-            node, deps.index.store, deps.holder_limit, ready.sim, pools, skip, memo
+            ready.node, deps.index.store, deps.holder_limit, ready.sim, pools, skip, memo, ahead
         )
     except MethodUnsupported:
         return None
+
+
+async def _analysable(ready: Prepared, options: Options) -> bool:
+    """Whether holders are analysed: asked for, a journey, a node that simulates."""
+    if not options.holder_analysis or ready.sim is None:
+        return False
+    return ready.emulated or (await ready.node.capabilities()).simulate_v1
+
+
+Ahead = tuple[
+    "tuple[People, People]", asyncio.Future[tuple[list[HolderSell], set[str], list[HolderSell]]]
+]
+"""A guess of who sells (people, holding snipers) and its sells, started."""
+
+
+async def _first_sight(
+    deps: HoneypotDeps,
+    ready: Prepared,
+    pools: list[Pool],
+    skip: Set[str],
+    when: tuple[Options, asyncio.Task[None]],
+) -> Ahead | None:
+    """On a token's first check (nobody remembered), the sells of who the index's first
+    batch of logs says holds, started the moment the indexer has decoded them (while it
+    commits them: :func:`~tokenrisk.holders.index.first_logs`); None when there is no
+    such batch here (the index was already there, or read in several batches) or the
+    index is refreshed first.  Verified like every guess (:func:`_analyse`)."""
+    options, index = when
+    sim, store = ready.sim, deps.index.store
+    if sim is None or not options.holder_analysis:
+        return None
+    memo = ready.trading.crowds if ready.trading is not None else None
+    if memo is not None and memo.value(_crowd_key(ready.node, sim)) is not None:
+        return None
+    published = first_logs(store, ready.node.id, sim.route.token)
+    if published is None or not await _analysable(ready, options):
+        return None
+    either: list[asyncio.Future[Any]] = [published, index]
+    await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+    if not published.done() or published.cancelled() or published.result() is None:
+        return None
+    # nothing awaited from here on: the sells start in the loop turn the logs woke
+    rows = published.result() or []
+    guess = logged_people(rows, deps.holder_limit, sim.route.token, pools, skip)
+    return (guess, _sells(ready.node, store, sim, guess, index)) if guess[0] else None
+
+
+def _drop_first(first: asyncio.Future[Ahead | None] | None) -> None:
+    """``first`` dropped, with the sells it started.  Not done yet, it has started none
+    (it starts them as it returns)."""
+    if first is None or not first.done():
+        _drop(first)
+    elif not first.cancelled() and first.exception() is None and (found := first.result()):
+        _drop(found[1])
+        if found[1].done():
+            _seen(found[1])
 
 
 # HOLDERS AND SNIPERS SELLING
@@ -114,6 +184,7 @@ async def analyse_holders(
     pools: list[Pool],
     skip: Set[str] = frozenset(),
     memo: CrowdMemo | None = None,
+    ahead: Ahead | None = None,
 ) -> HolderStats | None:
     """Sell simulations of the ``limit`` largest holders and of the snipers that still
     hold; None when there is nobody to analyse.
@@ -123,14 +194,16 @@ async def analyse_holders(
     balance the simulation has already changed).  ``memo``: who the last check found;
     their sells go out with the reads that find this check's people, and are used
     only when those reads find exactly the same people and balances (else they are
-    dropped and the sells go out after the reads, as without a memo).
+    dropped and the sells go out after the reads, as without a memo).  ``ahead``: on
+    first sight (nobody in ``memo``), a guess whose sells were started already
+    (:func:`_first_sight`), verified the same way.
     """
     token = sim.route.token
     # the snipers' reads share the largest holders' round trip, the siphon's the sells
     at = sim.base.tag  # balances as of the block the sells are simulated on
     holding = asyncio.ensure_future(holding_snipers(node, store, token, pools, skip, at))
     try:
-        return await _analyse(node, store, limit, sim, pools, skip, holding, memo)
+        return await _analyse(node, store, limit, sim, pools, skip, holding, (memo, ahead))
     finally:
         holding.cancel()  # a no-op once it is done
 
@@ -143,14 +216,19 @@ async def _analyse(
     pools: list[Pool],
     skip: Set[str],
     holding: asyncio.Future[list[tuple[str, int]]],
-    memo: CrowdMemo | None = None,
+    known: tuple[CrowdMemo | None, Ahead | None] = (None, None),
 ) -> HolderStats | None:
     token = sim.route.token
-    key = (node.id, token.lower(), sim.route.pool.address.lower())
+    memo, ahead = known
+    key = _crowd_key(node, sim)
     guess = memo.value(key) if memo is not None else None
-    if guess is None:  # first sight: the holders and snipers as the index has them
+    early = None
+    if guess is None and ahead is not None:  # first sight, sells started from the logs
+        guess, early = ahead
+    elif guess is None:  # first sight: the holders and snipers as the index has them
         guess = await indexed_people(node, store, limit, token, pools, skip)
-    early = _sells(node, store, sim, guess) if guess[0] else None
+    if early is None:
+        early = _sells(node, store, sim, guess) if guess[0] else None
     try:
         found = await largest_holders(node, store, limit, token, pools, sim.base.tag)
         people = tuple(p for p in found if p[0] not in skip)
@@ -181,20 +259,38 @@ async def _analyse(
     )
 
 
+def _crowd_key(node: Node, sim: Simulator) -> tuple[int, str, str]:
+    """Where ``CrowdMemo`` keeps a check's people: chain, token, pool."""
+    return (node.id, sim.route.token.lower(), sim.route.pool.address.lower())
+
+
 def _sells(
-    node: Node, store: Store, sim: Simulator, crowd: tuple[People, People]
+    node: Node,
+    store: Store,
+    sim: Simulator,
+    crowd: tuple[People, People],
+    index: asyncio.Future[Any] | None = None,
 ) -> asyncio.Future[tuple[list[HolderSell], set[str], list[HolderSell]]]:
     """The sells of ``crowd`` (people, holding snipers), the siphon check of the people
-    and the sells of the snipers not among them, all started now."""
+    and the sells of the snipers not among them, all started now (the siphon check,
+    which reads the index, once ``index`` is refreshed when it is not yet)."""
     people, held = crowd
     names = [a for a, _ in people]
     return asyncio.ensure_future(
         asyncio.gather(
             sell_all(sim, capped(list(people), pool_sell_limit(sim))),
-            siphoned_holders(node.rpc, store, node.id, sim.route.token, names),
+            _siphoned(node, store, sim.route.token, names, index),
             _other_snipers(sim, list(held), set(names)),
         )
     )
+
+
+async def _siphoned(
+    node: Node, store: Store, token: str, names: list[str], index: asyncio.Future[Any] | None
+) -> set[str]:
+    if index is not None:
+        await asyncio.wait([index])  # not ``await index``: a cancel here must not reach it
+    return await siphoned_holders(node.rpc, store, node.id, token, names)
 
 
 def _drop(started: asyncio.Future[Any] | None) -> None:
@@ -273,6 +369,33 @@ async def indexed_people(
         top_holders(store, node.id, token, limit * 2),
         sniper_addresses(store, node.id, token, pools),
     )
+    return _guessed(rows, snipers, limit, left_out)
+
+
+def logged_people(
+    logs: Sequence[TransferLog], limit: int, token: str, pools: list[Pool], skip: Set[str]
+) -> tuple[People, People]:
+    """:func:`indexed_people` from a token's whole history of Transfer logs in memory
+    (the index's first batch, before the store has them): the balances and the
+    snipers the store will hold once they are committed, ranked as it ranks them."""
+    pool_addresses = frozenset(p.address.lower() for p in pools)
+    left_out = _SKIP | pool_addresses | {token.lower()} | {s.lower() for s in skip}
+    held = [(a, b) for a, b in balance_deltas(logs).items() if b > 0]
+    rows = [(checksum(a), b) for a, b in sorted(held, key=lambda x: (-x[1], x[0]))[: limit * 2]]
+    # as launch.pool_transfers reads them: out of a pool, oldest first, the first 5,000
+    sent = sorted((t for t in logs if t.sender in pool_addresses), key=_log_order)[:5_000]
+    return _guessed(rows, snipers(sent, pool_addresses), limit, left_out)
+
+
+def _log_order(log: TransferLog) -> tuple[int, int]:
+    return log.block, log.log_index
+
+
+def _guessed(
+    rows: list[tuple[str, int]], sniped: list[str], limit: int, left_out: Set[str]
+) -> tuple[People, People]:
+    """The guess from the largest indexed ``rows`` (checksummed, largest first) and the
+    ``sniped`` addresses (lowercase)."""
     people = tuple(
         (checksum(a), b)
         for a, b in sample_by_balance(rows, SAMPLE_MAX)
@@ -280,7 +403,7 @@ async def indexed_people(
     )[:limit]
     indexed = {a.lower(): b for a, b in rows}
     # a sniper outside the largest rows: sold out, or a small holder (then a miss)
-    held = tuple((checksum(a), indexed[a]) for a in snipers if a not in left_out and a in indexed)
+    held = tuple((checksum(a), indexed[a]) for a in sniped if a not in left_out and a in indexed)
     return people, held
 
 

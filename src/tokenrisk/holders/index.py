@@ -407,26 +407,32 @@ async def index_token(
     # the head's hash was read before any log: a span ending at the head needs no read
     known = {head.number: head.hash} if head.hash else None
     reader = LogReader(rpc, token, [TRANSFER_TOPIC], settings, known=known)
-    ahead = await _read_ahead(rpc, store, chain_id, token, settings, last, reader)
-    if ahead is not None:
-        cursor, stored, rolled_back = ahead[0], True, 0
-    else:
-        cursor, stored, rolled_back = await _resume(
-            rpc, store, chain_id, token, settings, last, head
-        )
-    resumed = (cursor.last_block, (cursor.last_block_hash or "").lower())
-    stats = IndexStats(chain_id, token, cursor.last_block + 1, last)
-    stats.rolled_back_blocks = rolled_back
-    expected = cursor if stored else None
-    if ahead is not None:  # the window after the cursor, read beside its hash check
-        expected = Cursor(cursor.start_block, ahead[1].last, ahead[1].last_hash)
-        _committed(stats, await _commit(store, stats, cursor, expected, ahead[1].logs), progress)
-    await _run(reader, store, expected, expected or cursor, stats, progress)
-    stats.requests, stats.shrinks = reader.requests, reader.shrinks
-    stats.seconds = time.perf_counter() - started
-    if last == head.number:
-        _reached(store, chain_id, token, head, before if stored else None, resumed)
-    return stats
+    first = _first_logs(store, chain_id, token)
+    try:
+        ahead = await _read_ahead(rpc, store, chain_id, token, settings, last, reader)
+        if ahead is not None:
+            cursor, stored, rolled_back = ahead[0], True, 0
+        else:
+            cursor, stored, rolled_back = await _resume(
+                rpc, store, chain_id, token, settings, last, head
+            )
+        resumed = (cursor.last_block, (cursor.last_block_hash or "").lower())
+        stats = IndexStats(chain_id, token, cursor.last_block + 1, last)
+        stats.rolled_back_blocks = rolled_back
+        expected = cursor if stored else None
+        if ahead is not None:  # the window after the cursor, read beside its hash check
+            expected = Cursor(cursor.start_block, ahead[1].last, ahead[1].last_hash)
+            _committed(
+                stats, await _commit(store, stats, cursor, expected, ahead[1].logs), progress
+            )
+        await _run(reader, store, expected, expected or cursor, stats, (progress, first))
+        stats.requests, stats.shrinks = reader.requests, reader.shrinks
+        stats.seconds = time.perf_counter() - started
+        if last == head.number:
+            _reached(store, chain_id, token, head, before if stored else None, resumed)
+        return stats
+    finally:
+        _publish(first, None)  # no first batch holding the token's whole history
 
 
 async def memo_at_index_head(
@@ -518,16 +524,21 @@ async def _run(
     expected: Cursor | None,
     cursor: Cursor,
     stats: IndexStats,
-    progress: Callable[[IndexProgress], None] | None,
+    told: tuple[Callable[[IndexProgress], None] | None, FirstLogs | None],
 ) -> None:
-    """Fetch chunks and commit each one, overlapping a commit with the next fetch."""
+    """Fetch chunks and commit each one, overlapping a commit with the next fetch.
+    ``told``: the progress callback, and where a first batch that holds the token's
+    whole history is published (:func:`first_logs`)."""
+    progress, first = told
     pending: asyncio.Task[tuple[int, int]] | None = None
     try:
         async for chunk in reader.chunks(cursor.last_block + 1, stats.to_block):
             new = Cursor(cursor.start_block, chunk.last, chunk.last_hash)
             if pending is not None:
                 _committed(stats, await pending, progress)
-            pending = asyncio.create_task(_commit(store, stats, expected, new, chunk.logs))
+            whole = expected is None and chunk.last == stats.to_block
+            tell = first if whole else None
+            pending = asyncio.create_task(_commit(store, stats, expected, new, chunk.logs, tell))
             expected = new
         if pending is not None:
             _committed(stats, await pending, progress)
@@ -536,16 +547,62 @@ async def _run(
 
 
 async def _commit(
-    store: Store, stats: IndexStats, expected: Cursor | None, new: Cursor, logs: list[Any]
+    store: Store,
+    stats: IndexStats,
+    expected: Cursor | None,
+    new: Cursor,
+    logs: list[Any],
+    first: FirstLogs | None = None,
 ) -> tuple[int, int]:
-    """Decode and store one chunk in a worker thread; returns (last block, logs)."""
+    """Decode and store one chunk in a worker thread; returns (last block, logs).
+    ``first``: where the decoded rows are published before they are stored (a token's
+    whole history read in one batch, :func:`first_logs`)."""
+    loop = asyncio.get_running_loop()
 
     def work() -> tuple[int, int]:
         rows = parse_transfers(logs)
+        if first is not None and len(rows) <= FIRST_LOGS_MAX:
+            loop.call_soon_threadsafe(_publish, first, rows)
         store.apply_window(stats.chain_id, stats.token, expected=expected, new=new, logs=rows)
         return new.last_block, len(rows)
 
     return await asyncio.to_thread(work)
+
+
+# A FIRST INDEX'S LOGS, BEFORE THEY ARE STORED
+
+FirstLogs = asyncio.Future[list[TransferLog] | None]
+"""The decoded Transfer logs of a token's whole history, published by the indexer the
+moment it has decoded them (before its store transaction), or None."""
+FIRST_LOGS_MAX = 20_000
+"""Most logs published in memory: the reader's guess from them runs on the event loop."""
+
+
+def _first_logs(store: Store, chain_id: int, token: str) -> FirstLogs:
+    """A fresh future for this indexer run (it replaces an earlier run's)."""
+    future: FirstLogs = asyncio.get_running_loop().create_future()
+    store.memo.put(("first logs", chain_id, token.lower()), future)
+    return future
+
+
+def first_logs(store: Store, chain_id: int, token: str) -> FirstLogs | None:
+    """The latest index run's :data:`FirstLogs` of ``token`` (None: no run here yet).
+
+    Set to the decoded logs when that run started from an empty index and its first
+    batch reached the head (issue #27: on a token's first check, who sells can be
+    guessed from them while they are being committed, instead of by a store query
+    after the commit); None when it did not.  A guess, never an answer: the store is
+    what the check reads once the index is refreshed."""
+    found, value = store.memo.get(("first logs", chain_id, token.lower()))
+    if not found or not isinstance(value, asyncio.Future):
+        return None
+    # a store outlives an event loop (tests, a restarted service): another loop's is stale
+    return value if value.get_loop() is asyncio.get_running_loop() else None
+
+
+def _publish(first: FirstLogs | None, rows: list[TransferLog] | None) -> None:
+    if first is not None and not first.done():
+        first.set_result(rows)
 
 
 def _committed(
@@ -683,6 +740,7 @@ __all__ = [
     "LogReader",
     "block_hashes",
     "find_start_block",
+    "first_logs",
     "head_block",
     "holder_count",
     "memo_at_index_head",

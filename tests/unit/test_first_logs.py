@@ -1,0 +1,57 @@
+"""The first-sight guess of who sells, from the index's first logs in memory
+(checks/holder_sells.py: logged_people), against the same guess from the stored index
+(indexed_people): the same people, balances and snipers, in the same order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+from tokenrisk.chain.abi import ZERO_ADDRESS
+from tokenrisk.checks.holder_sells import indexed_people, logged_people
+from tokenrisk.model import Pool
+from tokenrisk.store.engine import Cursor, TransferLog, create_store
+
+POOL = "0x" + "aa" * 20
+DEPLOYER = "0x" + "de" * 20
+TOKEN = "0x" + "70" * 20
+CHAIN = 31337
+
+
+def wallet(n: int) -> str:
+    return "0x" + f"{n:040x}"
+
+
+def history() -> list[TransferLog]:
+    """A mint, the pool funded, buys over several blocks (two of equal size: a tie),
+    a sniper who sold out, a holder who sent part on, a transfer to the token itself."""
+    rows = [(1, ZERO_ADDRESS, DEPLOYER, 10_000), (2, DEPLOYER, POOL, 5_000)]
+    rows += [(5, POOL, wallet(n), 100 + n) for n in range(1, 4)]  # snipers
+    rows += [(6, POOL, wallet(9), 300), (6, POOL, wallet(8), 300)]  # a tie, sniping too
+    rows += [(20, POOL, wallet(n), 10 * n) for n in range(10, 30)]  # later buyers
+    rows += [(21, wallet(1), POOL, 101), (22, wallet(12), wallet(40), 60)]
+    rows += [(23, DEPLOYER, TOKEN, 50)]
+    return [
+        TransferLog(block, i, f"0x{i:064x}", sender, recipient, amount)
+        for i, (block, sender, recipient, amount) in enumerate(rows)
+    ]
+
+
+async def test_the_guess_from_the_logs_is_the_guess_from_the_store(tmp_path: Path) -> None:
+    logs = history()
+    store = create_store(f"sqlite:///{tmp_path / 'index.db'}")  # read from worker threads
+    store.apply_window(CHAIN, TOKEN, expected=None, new=Cursor(0, 30, "0xhead"), logs=logs)
+    pool = Pool(POOL, "Uniswap", "V2", TOKEN, DEPLOYER, DEPLOYER, DEPLOYER, 1, 1, None)
+    node: object = SimpleNamespace(id=CHAIN)
+    skip = {wallet(20)}
+    try:
+        for limit in (3, 8, 50):
+            stored = await indexed_people(node, store, limit, TOKEN, [pool], skip)  # type: ignore[arg-type]
+            assert logged_people(logs, limit, TOKEN, [pool], skip) == stored
+            people, held = stored
+            assert people and len(people) <= limit
+        people, held = stored
+        assert wallet(20).lower() not in {a.lower() for a, _ in people}  # skipped
+        assert {a.lower() for a, _ in held} == {wallet(n) for n in (2, 3, 8, 9)}
+    finally:
+        store.close()
