@@ -307,11 +307,17 @@ def _selector(signature: str) -> str:
 
 TWO_STEPS = 12
 """Two-step trials (a setter, then a switch) at most per scan."""
+PAIRS_AHEAD = 3 * TWO_STEPS
+"""Two-step trials sent ahead (:func:`likely_pairs`): the real pairing takes the first
+:data:`TWO_STEPS` of the setters that changed nothing, so a setter that did change
+something moves later pairs up; three times as many cover that in most scans."""
 SETTER_SETS = 4
 """Argument sets per setter paired with a switch (99, 0, 10000, 9900: percent and bps)."""
 
 
-def two_steps(harmless: Sequence[Trial], switches: Sequence[Trial]) -> list[Trial]:
+def two_steps(
+    harmless: Sequence[Trial], switches: Sequence[Trial], cap: int = TWO_STEPS
+) -> list[Trial]:
     """A setter that changed nothing, followed by a switch (a function without arguments
     or with one boolean) from the same caller on the same contract: set a value, then
     enable it.  The first
@@ -328,7 +334,7 @@ def two_steps(harmless: Sequence[Trial], switches: Sequence[Trial]) -> list[Tria
             same = (switch.caller, switch.target) == (setter.caller, setter.target)
             if same and switch.function.selector != setter.function.selector:
                 out.append(replace(switch, prior=setter))
-    return out[:TWO_STEPS]
+    return out[:cap]
 
 
 def likely_pairs(candidates: Sequence[Trial]) -> list[Trial]:
@@ -340,7 +346,7 @@ def likely_pairs(candidates: Sequence[Trial]) -> list[Trial]:
     for t in candidates:
         first.setdefault((t.function.selector, t.data), t)
     ordered = _round_robin(list(first.values()))
-    return two_steps(ordered, [t for t in ordered if is_switch(t)])
+    return two_steps(ordered, [t for t in ordered if is_switch(t)], PAIRS_AHEAD)
 
 
 def is_switch(trial: Trial) -> bool:
