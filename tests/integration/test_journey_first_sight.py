@@ -30,6 +30,7 @@ from tokenrisk.caching import MemoryCache
 from tokenrisk.chain import dex
 from tokenrisk.chain.coalesce import CoalescingRpc
 from tokenrisk.chain.rpc import RpcSettings
+from tokenrisk.checks import holder_sells
 from tokenrisk.checks.target import search_pools
 from tokenrisk.checks.trade import prepare
 from tokenrisk.config import Settings
@@ -390,7 +391,8 @@ async def test_two_step_trials_the_pairing_does_not_name_are_run_after(
 
 
 @pytest.mark.parametrize(
-    ("entry_id", "planned"), [("whale-2e112", "holder_alone"), ("sniper-blacklist", "holder_retry")]
+    ("entry_id", "planned"),
+    [("whale-2e112", "holder_alone"), ("sniper-blacklist", "holder_suspect")],
 )
 async def test_holders_lone_sells_go_out_early_and_the_answer_stands(
     service: Service,
@@ -401,8 +403,9 @@ async def test_holders_lone_sells_go_out_early_and_the_answer_stands(
 ) -> None:
     """``whale-2e112``: its holders' balances overflow the V2 pair in a group, so their
     lone sells go out with the groups (holders/selling.py: ``overflowing``);
-    ``sniper-blacklist``: the snipers fail alone too, and their 99.9% tries went out with
-    the lone sells.  Both are used, and the answer is the one with the lone sells sent
+    ``sniper-blacklist``: the index's snipers are suspects whose lone sells (and 99.9%
+    tries) go out with the groups (checks/holder_sells.py: ``_suspects``); they fail in
+    their groups.  Both are used, and the answer is the one with the lone sells sent
     after the groups (the catalogue's expectations met)."""
     params = {"address": _address(devnet, entry_id), "chainID": 31337}
     app = create_app(service.settings, service)
@@ -417,6 +420,7 @@ async def test_holders_lone_sells_go_out_early_and_the_answer_stands(
             service.honeypot.trading.simulated.clear()
             if not ahead:
                 monkeypatch.setattr(selling, "overflowing", lambda *_: [])
+                monkeypatch.setattr(holder_sells, "_suspects", lambda _: frozenset())
             monkeypatch.setattr(metrics, "sent_ahead", lambda p, u: seen.append((p, u)))
             answers.append((await http.get("/v2/IsHoneypot", params=params)).json())
             monkeypatch.undo()

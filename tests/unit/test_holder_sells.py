@@ -224,3 +224,29 @@ def test_who_overflows_a_pair_in_a_group() -> None:
     assert holder_sells.overflowing(people, groups, 6) == [3]  # 4 + 3 > 6
     assert holder_sells.overflowing(people, groups, 7) == []
     assert holder_sells.overflowing(people, groups, None) == []
+
+
+async def test_suspects_sell_alone_with_the_groups(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Suspects (the caller's snipers): a trapped one and one who sells after all.  Their
+    lone sells, with their 99.9% tries, go out before the groups answer; the trapped
+    one's is used (its group sell failed), the other's dropped (its group sell stands),
+    and the answer is the one without suspects.  Fails when the suspects' lone sells
+    wait for the groups, or when a lone result replaces a group one that went through."""
+    people = [(holder(i), 10**18 * (i + 1)) for i in range(6)]
+    suspects = frozenset({holder(2), holder(4)})
+    answers, timelines, counted = [], [], []
+    for named in (frozenset[str](), suspects):
+        seen = _counted(monkeypatch)
+        sim = simulator(Node(loser="", trapped=holder(2)))
+        timelines.append(_timeline(sim))
+        answers.append(await holder_sells.sell_all(sim, people, named))
+        counted.append(sorted(seen))
+        monkeypatch.undo()
+    assert answers[1] == answers[0]
+    assert [r.holder for r in answers[1] if not r.ok] == [holder(2)]
+    assert answers[1][4].gas == 500_000 + 5_000  # holder 4's group sell, not its lone one
+    early = timelines[1]
+    assert early.index("start lone 4") < early.index("end group")
+    assert ("start lone 2") in timelines[0]  # without suspects: the trapped one after
+    assert ("holder_suspect", True) in counted[1] and ("holder_suspect", False) in counted[1]
+    assert not any(p == "holder_suspect" for p, _ in counted[0])

@@ -278,7 +278,7 @@ def _sells(
     names = [a for a, _ in people]
     return asyncio.ensure_future(
         asyncio.gather(
-            sell_all(sim, capped(list(people), pool_sell_limit(sim))),
+            sell_all(sim, capped(list(people), pool_sell_limit(sim)), _suspects(held)),
             _siphoned(node, store, sim.route.token, names, index),
             _other_snipers(sim, list(held), set(names)),
         )
@@ -312,7 +312,15 @@ async def _other_snipers(
     """The sells of the holding snipers (``holding_snipers``) not in ``people`` (capped
     at what the pool can take, as for every holder)."""
     todo = capped([(a, b) for a, b in held if a not in people], pool_sell_limit(sim))
-    return await sell_all(sim, todo)
+    return await sell_all(sim, todo, _suspects(held))
+
+
+def _suspects(held: Sequence[tuple[str, int]]) -> frozenset[str]:
+    """Whose lone sells go out with the groups (``selling.sell_all``'s ``suspects``):
+    the holding snipers, whom a launch trap blacklists, so that their lone sells (and
+    99.9% tries) are not a round trip after the groups.  Used only for one whose group
+    sell failed."""
+    return frozenset(a.lower() for a, _ in held)
 
 
 def _sniper_sells(

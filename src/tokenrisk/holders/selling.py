@@ -22,12 +22,15 @@ are the same; what a miss costs is counted (``tokenrisk_sent_ahead_total``):
   balance should sell; a try is sent after for one that did not).
 - ``holder_retry``: a lone sell goes out with its 99.9% second try, used when the whole
   balance did not sell.
+- ``holder_suspect``: the caller's suspects (``checks.holder_sells``: the snipers the
+  index names, whom a launch trap blacklists) sell alone, with their 99.9% tries, while
+  the groups run; used for each one whose group sell did fail.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 
 from tokenrisk import metrics
 from tokenrisk.errors import CallReverted, RpcError
@@ -59,7 +62,7 @@ that runs out of gas in its group is tried again alone with the full per-call ga
 RETRY_MIN = 1_000
 """Smallest balance that gets the 99.9% second try (below it, 99.9% rounds to nothing
 new)."""
-ALONE, RETRY, PEOPLE = "holder_alone", "holder_retry", "holders"
+ALONE, RETRY, PEOPLE, SUSPECT = "holder_alone", "holder_retry", "holders", "holder_suspect"
 """What planned holder sells sent early (``tokenrisk_sent_ahead_total``'s ``planned``):
 the overflow prediction, the 99.9% second try, and who sells (the last check's people,
 or the index's on first sight: ``checks.holder_sells``)."""
@@ -84,10 +87,14 @@ def capped(people: list[tuple[str, int]], limit: int | None) -> list[tuple[str, 
     return [(a, min(b, limit)) if limit is not None else (a, b) for a, b in people]
 
 
-async def sell_all(sim: Simulator, people: list[tuple[str, int]]) -> list[HolderSell]:
+async def sell_all(
+    sim: Simulator, people: list[tuple[str, int]], suspects: Set[str] = frozenset()
+) -> list[HolderSell]:
     """Each of ``people`` sells ``amount`` (results in the order of ``people``): in
     groups first, then alone for whoever failed in a group (module docstring).  No
-    result is marked siphoned: the caller knows who was.
+    result is marked siphoned: the caller knows who was.  ``suspects`` (lowercase
+    addresses): holders likely to fail in their group, whose lone sells go out with the
+    groups (``holder_suspect``); they change when a sell is simulated, never its result.
 
     A node that refuses a group's span (a block cap below the one probed) has taught the
     simulator its cap: the groups are made again, once, within it.
@@ -96,21 +103,23 @@ async def sell_all(sim: Simulator, people: list[tuple[str, int]]) -> list[Holder
         return []  # nobody to sell: not even the pool's read
     # the same sells at the same head block: the same results (Simulator.remembered)
     key = ("holder sells", tuple(people))
-    return list(await sim.remembered(key, lambda: _sell_all_learning(sim, people)))
+    return list(await sim.remembered(key, lambda: _sell_all_learning(sim, people, suspects)))
 
 
 async def _sell_all_learning(
-    sim: Simulator, people: list[tuple[str, int]]
+    sim: Simulator, people: list[tuple[str, int]], suspects: Set[str]
 ) -> tuple[HolderSell, ...]:
     try:
-        return tuple(await _sell_all(sim, people))
+        return tuple(await _sell_all(sim, people, suspects))
     except RpcError as exc:
         if not too_many_blocks(exc):
             raise
-        return tuple(await _sell_all(sim, people))
+        return tuple(await _sell_all(sim, people, suspects))
 
 
-async def _sell_all(sim: Simulator, people: list[tuple[str, int]]) -> list[HolderSell]:
+async def _sell_all(
+    sim: Simulator, people: list[tuple[str, int]], suspects: Set[str]
+) -> list[HolderSell]:
     """Groups first, then alone; everybody alone when the pool's token side is short.
 
     A V2 pair holding fewer tokens than its reserve refuses every router sell until one
@@ -118,23 +127,33 @@ async def _sell_all(sim: Simulator, people: list[tuple[str, int]]) -> list[Holde
     every later one: sells in a group are then not independent, and only selling alone
     says who can get out.  The pool is read alongside the groups, so this costs no round
     trip when the pool is sound.  The lone sells of whoever must overflow the pair in
-    their group (:func:`overflowing`) go out with the groups too.
+    their group (:func:`overflowing`) go out with the groups too, as do the suspects'.
     """
     route = sim.route
     short = asyncio.ensure_future(token_side_short(sim.rpc, route.pool, route.token, sim.base.tag))
     doomed = overflowing(people, groups_of(sim, people), pool_sell_limit(sim))
+    suspected = [i for i, (a, _) in enumerate(people) if a.lower() in suspects and i not in doomed]
     # an overflow is the group's doing: alone, the whole balance should sell
-    early = _lone(sim, [people[i] for i in doomed], retry=False) if doomed else None
+    early = [_early(sim, people, doomed, ALONE, False), _early(sim, people, suspected, SUSPECT)]
     try:
         results = await _grouped(sim, people)
         if await short is not None:
             results = [None] * len(people)
-        return await _alone(sim, people, results, (doomed, early))
+        return await _alone(sim, people, results, early)
     finally:
         short.cancel()  # a no-op once it is done
-        if early is not None and not early.done():
-            early.cancel()
-            early.add_done_callback(_seen)
+        for _, sold, _ in early:
+            if sold is not None and not sold.done():
+                sold.cancel()
+                sold.add_done_callback(_seen)
+
+
+def _early(
+    sim: Simulator, people: list[tuple[str, int]], todo: list[int], planned: str, retry: bool = True
+) -> Early:
+    """The lone sells of ``people[i]`` for ``i`` in ``todo``, started now (none: None)."""
+    sold = _lone(sim, [people[i] for i in todo], retry=retry) if todo else None
+    return todo, sold, planned
 
 
 def _seen(future: asyncio.Future[list[HolderSell]]) -> None:
@@ -188,26 +207,29 @@ async def _grouped(sim: Simulator, people: list[tuple[str, int]]) -> list[Holder
     return results
 
 
-Early = tuple[list[int], asyncio.Future[list[HolderSell]] | None]
-"""Indexes of people whose lone sells went out early, and those sells' results."""
+Early = tuple[list[int], asyncio.Future[list[HolderSell]] | None, str]
+"""Indexes of people whose lone sells went out early, those sells' results, and what
+planned them (``tokenrisk_sent_ahead_total``)."""
 
 
 async def _alone(
     sim: Simulator,
     people: list[tuple[str, int]],
     results: list[HolderSell | None],
-    early: Early = ([], None),
+    early: Sequence[Early] = (),
 ) -> list[HolderSell]:
     """Whoever has no result yet sells alone from the head state: from the lone sells
     sent early where there are some (``early``), the rest now."""
-    ahead, sold = early
+    ahead = {i for todo, _, _ in early for i in todo}
     alone = [i for i, r in enumerate(results) if r is None and i not in ahead]
     late = _lone(sim, [people[i] for i in alone])
     for i, result in zip(alone, await late, strict=True):
         results[i] = result
-    if sold is not None:
-        for i, result in zip(ahead, await sold, strict=True):
-            count(ALONE, results[i] is None)
+    for todo, sold, planned in early:
+        if sold is None:
+            continue
+        for i, result in zip(todo, await sold, strict=True):
+            count(planned, results[i] is None)
             if results[i] is None:
                 results[i] = result
     return [r for r in results if r is not None]
