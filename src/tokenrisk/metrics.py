@@ -124,8 +124,8 @@ SENT_AHEAD = Counter(
     "tokenrisk_sent_ahead",
     "Simulations sent before the amounts they were planned with were known, by what "
     "planned them (remembered, curve, after_buy: the journey; scan_trials: the "
-    "owner-power scan's trials; holders, holder_alone, holder_retry, holder_suspect: "
-    "the holders' sells) "
+    "owner-power scan's trials; scan_pairs, scan_dumps: its two-step trials and mint "
+    "dumps; holders, holder_alone, holder_retry, holder_suspect: the holders' sells) "
     "and result (used, dropped: node work spent for nothing).",
     ["planned", "result"],
     registry=REGISTRY,

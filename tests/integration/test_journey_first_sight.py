@@ -388,6 +388,44 @@ async def test_two_step_trials_the_pairing_does_not_name_are_run_after(
     assert _stable(answers[1]) == _stable(answers[0])
 
 
+async def test_a_mints_dump_goes_with_the_trials_and_is_used_only_when_the_same(
+    service: Service, devnet: RunningDevnet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The mint-and-dump sells go with the trials, planned as if each candidate of amounts
+    minted: used (counted) when the real dump is one of them, and the answer is a
+    step-by-step scan's.  Sent with other amounts (a thousandth), none is used (counted
+    dropped) and the answer stands: fails when a dump sent ahead is used without its
+    amount being the real one (the pool's loss would be another)."""
+    params = {"address": _address(devnet, "hidden-mint"), "chainID": 31337}
+    cache = service.honeypot.powers.cache
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    real = powers.likely_dumps
+
+    def other_amounts(candidates: Any, pool: Any) -> Any:
+        return [(t, n // 1000) for t, n in real(candidates, pool)]
+
+    answers, seen = [], []
+    async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
+        for mode in ("alone", "ahead", "other"):
+            cache.__post_init__()
+            wallets = iter(range(1, 1_000))
+            monkeypatch.setattr(story, "fresh_address", lambda w=wallets: f"0x7e57{next(w):036x}")
+            if mode == "alone":
+                monkeypatch.setattr(powers, "trials_ahead", lambda *_: False)
+            if mode == "other":
+                monkeypatch.setattr(powers, "likely_dumps", other_amounts)
+            counted: list[tuple[str, bool]] = []
+            monkeypatch.setattr(metrics, "sent_ahead", lambda p, u, c=counted: c.append((p, u)))
+            answers.append((await http.get("/v2/IsHoneypot", params=params)).json())
+            seen.append([used for planned, used in counted if planned == "scan_dumps"])
+            monkeypatch.undo()
+    assert seen == [[], [True], [False]]
+    mint = [f for f in answers[0]["ownerPowers"]["findings"] if f["id"] == "owner_can_mint"]
+    assert mint and "selling the new tokens took" in mint[0]["detail"]
+    assert _stable(answers[1]) == _stable(answers[0]) == _stable(answers[2])
+
+
 # THE HOLDERS' LONE SELLS, SENT WITH THE GROUPS OR WITH THEIR SECOND TRY
 
 

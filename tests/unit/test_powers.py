@@ -799,3 +799,19 @@ def test_the_token_and_its_hook_share_one_trial_bound() -> None:
     kept, cut = _within(token[:10], hook, 60)  # the hook takes what the token leaves
     assert cut and len(kept) == 60 and sum(t.target == HOOK for t in kept) == 50
     assert _within(token[:10], hook[:5], 60) == ([*token[:10], *hook[:5]], False)
+
+
+def test_likely_dumps_plan_each_amount_functions_first_and_largest_amount_as_minted() -> None:
+    from tokenrisk.simulate.trials import DUMPS_AHEAD, likely_dumps
+
+    owner, other = "0x" + "0a" * 20, "0x" + "0b" * 20
+    mint = Function("0x11111111", ("uint256",), False)
+    give = Function("0x33333333", ("address", "uint256"), False)
+    amounts = [Trial(mint, owner, (v,), f"0x11111111{v:064x}") for v in (99, 0, MAX, 25)]
+    others = [Trial(mint, other, (MAX,), "0x"), Trial(give, owner, (owner, 5), "0x")]
+    dumps = likely_dumps([*amounts, *others], 10**6)
+    # the first caller's first (99) and largest (2^256-1, sold up to 100x the pool's tokens)
+    assert [(t.caller, n) for t, n in dumps] == [(owner, 99), (owner, 10**8)]
+    assert likely_dumps(amounts, None) == [] and likely_dumps(amounts, 0) == []
+    many = [Trial(Function(f"0x{i:08x}", ("uint256",), False), owner, (7,), "0x") for i in range(9)]
+    assert len(likely_dumps(many, 1)) == DUMPS_AHEAD

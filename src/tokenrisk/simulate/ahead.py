@@ -64,6 +64,9 @@ SCAN_TRIALS = "scan_trials"
 SCAN_PAIRS = "scan_pairs"
 """The scan's two-step trials (a setter, then a switch) sent with its trials, before the
 setters were known to change nothing (:func:`tokenrisk.simulate.trials.likely_pairs`)."""
+SCAN_DUMPS = "scan_dumps"
+"""The scan's mint-and-dump sells sent with its trials, planned as if a candidate minted
+(:func:`tokenrisk.simulate.trials.likely_dumps`)."""
 
 
 def count(planned: str, used: bool) -> None:

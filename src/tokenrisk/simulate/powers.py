@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from eth_utils.crypto import keccak
@@ -60,6 +60,7 @@ from tokenrisk.simulate.story import (
     amounts,
     balance_slot,
     count_ahead,
+    count_dumps,
     count_pairs,
     dump_plan,
     fresh_targets,
@@ -81,6 +82,7 @@ from tokenrisk.simulate.trials import (
     guard_values,
     hook_static_findings,
     is_switch,
+    likely_dumps,
     likely_pairs,
     screen,
     screen_calls,
@@ -357,6 +359,9 @@ class Tried:
     pairs: frozenset[TrialKey] = frozenset()
     """The two-step trials run with the others (:func:`~.trials.likely_pairs`): also in
     ``by_trial``, used by :func:`_paired` where the real pairing names them."""
+    dumps: dict[tuple[TrialKey, int], Outcome | RpcError] = field(default_factory=dict)
+    """Mint-and-dump sells run with the trials by (trial, amount sold)
+    (:func:`~.trials.likely_dumps`), used by :func:`_dumped` where its job is the same."""
 
 
 def _key_of(trial: Trial) -> TrialKey:
@@ -560,10 +565,28 @@ async def _tried_ahead(
     selectors = selectors_of(facts.code, facts.impl_code)
     trials = [*candidates, *backdoors(selectors, senders, targets, max(1, story.a_sent))]
     pairs = likely_pairs(candidates)  # two-step trials, before any setter is known harmless
-    _, outcomes, counted = await _batch(sim, targets, story, [*trials, *pairs])
+    jobs = likely_dumps(candidates, story.pool)  # as if each minted: used only if the same
+    plans = [dump_plan(sim, targets, story, t.calls, n, t.target) for t, n in jobs]
+    dumping = asyncio.ensure_future(sim.run(plans)) if plans else None
+    try:
+        _, outcomes, counted = await _batch(sim, targets, story, [*trials, *pairs])
+    except BaseException:
+        if dumping is not None:
+            dumping.cancel()
+        raise
     head = 1 + len(FUTURE)
     by_trial = {_key_of(t): o for t, o in zip([*trials, *pairs], outcomes[head:], strict=True)}
-    return Tried(story, outcomes[:head], by_trial, counted, frozenset(map(_key_of, pairs)))
+    dumped = await _dumps_back(dumping)
+    dumps = {(_key_of(t), n): o for (t, n), o in zip(jobs, dumped, strict=False)}
+    return Tried(story, outcomes[:head], by_trial, counted, frozenset(map(_key_of, pairs)), dumps)
+
+
+async def _dumps_back(dumping: asyncio.Future[Any] | None) -> list[Any]:
+    """The dumps sent ahead, or none when none was sent or their batch failed."""
+    try:
+        return await dumping if dumping is not None else []
+    except RpcError:
+        return []  # each dump is sent again the usual way
 
 
 def _hash(code: str | None) -> str | None:
@@ -627,7 +650,7 @@ async def _try_all(
     tried += await _paired(sim, targets, story, paired, fitted)
     trials += paired
     findings = _findings(seen, trials, tried)
-    findings = await _dumped(sim, targets, story, findings, trials, tried)
+    findings = await _dumped(sim, (targets, story), findings, (trials, tried), fitted)
     future = _future(outcomes[1 : 1 + len(FUTURE)], counted)
     if comparable(base):  # a sell failing now is not a time bomb
         findings += _future_findings(future)
@@ -726,14 +749,16 @@ DUMPS = 2
 
 async def _dumped(
     sim: Simulator,
-    targets: Targets,
-    story: Story,
+    planned: tuple[Targets, Story],
     findings: list[PowerFinding],
-    trials: Sequence[Trial],
-    outcomes: Sequence[Outcome | RpcError],
+    ran: tuple[Sequence[Trial], Sequence[Outcome | RpcError]],
+    tried: Tried | None,
 ) -> list[PowerFinding]:
     """Mint findings with the pool's loss when the caller sells what it gained (at most
-    100x the pool's tokens: a larger sell overflows the pool's maths)."""
+    100x the pool's tokens: a larger sell overflows the pool's maths); a dump sent ahead
+    with the trials (:class:`Tried`) is used where it is this one (same story, trial and
+    amount), the others run now."""
+    (targets, story), (trials, outcomes) = planned, ran
     jobs: list[tuple[int, Trial, int]] = []
     for i, f in enumerate(findings):
         source = _source(f, trials, outcomes) if f.kind == "owner_can_mint" else None
@@ -743,11 +768,17 @@ async def _dumped(
             cap = (outcome["pool1"].uint or 0) * 100
             if gained > 0 and cap > 0:
                 jobs.append((i, trial, min(gained, cap)))
+    ahead = tried.dumps if tried is not None and tried.story == story else {}
+    if tried is not None and tried.dumps:
+        count_dumps(bool(jobs) and all((_key_of(t), n) in ahead for _, t, n in jobs))
     if not jobs:
         return findings
-    plans = [dump_plan(sim, targets, story, t.calls, n, t.target) for _, t, n in jobs]
+    missing = [(t, n) for _, t, n in jobs if (_key_of(t), n) not in ahead]
+    plans = [dump_plan(sim, targets, story, t.calls, n, t.target) for t, n in missing]
+    run = iter(await sim.run(plans) if plans else [])
+    dumps = [ahead[k] if (k := (_key_of(t), n)) in ahead else next(run) for _, t, n in jobs]
     out = list(findings)
-    for (i, _, _), dump in zip(jobs, await sim.run(plans), strict=True):
+    for (i, _, _), dump in zip(jobs, dumps, strict=True):
         if not isinstance(dump, RpcError):
             out[i] = _with_dump(out[i], dump, sim.route.base)
     return out

@@ -19,7 +19,7 @@ from typing import Any
 from tokenrisk.chain.abi import encode_call
 from tokenrisk.chain.signatures import TOTAL_SUPPLY
 from tokenrisk.errors import RpcError
-from tokenrisk.simulate.ahead import SCAN_PAIRS, SCAN_TRIALS, count
+from tokenrisk.simulate.ahead import SCAN_DUMPS, SCAN_PAIRS, SCAN_TRIALS, count
 from tokenrisk.simulate.calls import balance_of, fresh_address, transfer
 from tokenrisk.simulate.hostile import Targets as Targets
 from tokenrisk.simulate.simulator import Plan, Simulator
@@ -45,6 +45,9 @@ class Story:
     token-storage override that gives A and B tokens as existing holders hold them."""
     a_held: int = 0
     b_held: int = 0
+    pool: int | None = None
+    """The pool's tokens after A's and B's buys (the amounts round's read): a mint-and-dump
+    sell sent ahead is planned with it (:func:`~.trials.likely_dumps`)."""
 
 
 async def fresh_targets(sim: Simulator) -> Targets:
@@ -98,6 +101,7 @@ async def amounts(
         plan = sim.plan()
         a_in = max(1, full // divisor)
         _buy_block(sim, plan, [(targets.buyer, a_in, "a"), (other, a_in // 2, "b")], 1)
+        plan.call(balance_of(sim.route.token, targets.pair, targets.buyer), "pool")
         plans.append(plan)
     for divisor, outcome in zip(SHRINK, await sim.run(plans), strict=True):
         if isinstance(outcome, RpcError):
@@ -106,7 +110,9 @@ async def amounts(
         if outcome["a.buy"].ok and outcome["b.buy"].ok and a and b:
             a_in = max(1, full // divisor)
             note = () if divisor == 1 else (f"the trial buy was shrunk to 1/{divisor} of its size",)
-            return story_of(a_in, a, b, owner_getter, other), note
+            read = outcome.get("pool")
+            pool = read.uint if read is not None else None
+            return replace(story_of(a_in, a, b, owner_getter, other), pool=pool), note
     story = await held_story(sim, targets, owner_getter, other)
     return story, ("no buy worked: the trial wallets held tokens as existing holders do",)
 
@@ -125,6 +131,12 @@ def count_pairs(used: bool) -> None:
     """The scan's two-step trials sent with its trials: all those the pairing names
     were among them (used), or some were not, or none was named (dropped)."""
     count(SCAN_PAIRS, used)
+
+
+def count_dumps(used: bool) -> None:
+    """The scan's mint-and-dump sells sent with its trials: every dump the scan made was
+    among them (used), or not, or it made none (dropped)."""
+    count(SCAN_DUMPS, used)
 
 
 async def owned(

@@ -349,6 +349,32 @@ def likely_pairs(candidates: Sequence[Trial]) -> list[Trial]:
     return two_steps(ordered, [t for t in ordered if is_switch(t)], PAIRS_AHEAD)
 
 
+DUMPS_AHEAD = 4
+"""At most this many mint-and-dump simulations sent with the trials (:func:`likely_dumps`)."""
+
+
+def likely_dumps(candidates: Sequence[Trial], pool: int | None) -> list[tuple[Trial, int]]:
+    """The mint-and-dump sells the scan would send if a candidate minted its amount to its
+    caller (planned as if it did): for each function of amounts only, its first caller's
+    first and largest amount, sold up to 100x ``pool`` (the pool's tokens after the
+    story's buys); each used only where the real dump's plan is the same."""
+    if not pool:
+        return []
+    picked: dict[str, list[Trial]] = {}
+    for t in candidates:
+        ints = [a for a in t.args if isinstance(a, int) and not isinstance(a, bool)]
+        if t.prior is None and t.args and len(ints) == len(t.args) and max(ints) > 0:
+            mine = picked.setdefault(t.function.selector, [])
+            if not mine or mine[0].caller == t.caller:
+                mine.append(t)
+    out: list[tuple[Trial, int]] = []
+    for trials in picked.values():
+        largest = max(trials, key=lambda t: max(t.args))
+        for t in dict.fromkeys([trials[0], largest]):
+            out.append((t, min(max(t.args), pool * 100)))
+    return out[:DUMPS_AHEAD]
+
+
 def is_switch(trial: Trial) -> bool:
     """A function that takes nothing or one boolean: an enabling switch."""
     return trial.function.types in ((), ("bool",))
