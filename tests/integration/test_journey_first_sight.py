@@ -198,7 +198,8 @@ async def test_a_wrong_prediction_is_dropped_and_the_answer_stands(
 
 
 @pytest.mark.parametrize(
-    ("entry_id", "ahead", "alone"), [("plain", 2, 3), ("fot-3", 2, 3), ("v3-only", 2, 3)]
+    ("entry_id", "ahead", "alone"),
+    [("plain", 2, 3), ("fot-3", 2, 3), ("v3-only", 2, 3), ("latent-pause", 2, 4)],
 )
 async def test_a_first_scan_sends_its_trials_with_the_screen(
     service: Service, devnet: RunningDevnet, entry_id: str, ahead: int, alone: int
@@ -206,7 +207,11 @@ async def test_a_first_scan_sends_its_trials_with_the_screen(
     """The scan alone, its balance slot known: the facts with the amounts round, then the
     callers' reads with the screen and the trials (planned on the amounts round's
     story, whatever the pool or a buy tax); without the trials sent ahead, they wait
-    for the screen.  The result is the same (the scan's wallets the same in both)."""
+    for the screen.  ``latent-pause``: its two-step trials (a setter that changed
+    nothing, then a switch) go with the trials too, paired as if every candidate passed
+    the screen and changed nothing, used where the real pairing names them: two rounds
+    against four step by step (facts, screen, trials, two-step trials).  The result is
+    the same (the scan's wallets the same in both)."""
     node, rounds = service.nodes[DEVNET_ID], Rounds(devnet.url)
     node.rpc = CoalescingRpc(devnet.url, RpcSettings(retries=0), "devnet node", transport=rounds)
     token = _address(devnet, entry_id)
@@ -315,38 +320,6 @@ async def test_a_first_scans_trials_go_on_the_amounts_rounds_story(
         answer = (await http.get("/v2/IsHoneypot", params=params)).json()
     assert answer["ownerPowers"]["scanned"]
     assert [used for planned, used in seen if planned == "scan_trials"] == [True]
-
-
-@pytest.mark.parametrize(("entry_id", "ahead", "alone"), [("latent-pause", 2, 4)])
-async def test_a_first_scans_two_step_trials_go_with_its_trials(
-    service: Service, devnet: RunningDevnet, entry_id: str, ahead: int, alone: int
-) -> None:
-    """The scan alone: the two-step trials (a setter that changed nothing, then a switch)
-    go with the trials, paired as if every candidate passed the screen and changed
-    nothing, and are used where the real pairing names them: two rounds, against four
-    step by step (facts, screen, trials, two-step trials).  The result is the same."""
-    node, rounds = service.nodes[DEVNET_ID], Rounds(devnet.url)
-    node.rpc = CoalescingRpc(devnet.url, RpcSettings(retries=0), "devnet node", transport=rounds)
-    token = _address(devnet, entry_id)
-    pool = (await search_pools(node, token)).pools[0]
-    caps = await node.capabilities()
-    bounds = replace(ScanBounds(), otterscan=caps.otterscan, state_floor=caps.state_floor())
-    results, counted = [], []
-    for sent in (True, False):
-        ready = await prepare(node, service.honeypot.trading, pool, token)
-        assert ready.sim is not None and ready.token_slot is not None
-        await ready.token_slot
-        wallets = iter(range(1, 1_000))
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(story, "fresh_address", lambda w=wallets: f"0x7e57{next(w):036x}")
-            if not sent:
-                patch.setattr(powers, "trials_ahead", lambda *_: False)
-            rounds.rounds.clear()
-            results.append(await powers.scan(ready.sim, DEVNET_ID, PowerCache(), bounds))
-        counted.append(len(rounds.rounds))
-    await rounds.aclose()
-    assert counted == [ahead, alone], rounds.rounds
-    assert results[0].scanned and results[0] == results[1]
 
 
 async def test_two_step_trials_the_pairing_does_not_name_are_run_after(
