@@ -106,10 +106,9 @@ async def simulate(
     # and the sells too when their amounts are remembered or predicted: simulate/ahead.py)
     amount = sim.settings.buy_amount(base_reserve)
     ahead = _launch(sim, memo, (amount, base_reserve, token_reserve), slot)
-    told = sim.first_buy = asyncio.get_running_loop().create_future()
     try:
         first, (larger, too_large) = await asyncio.gather(
-            _told(sim.run_one(sim.buy_only(amount)), told), _larger_buys(sim, base_reserve, amount)
+            sim.run_one(sim.buy_only(amount)), _larger_buys(sim, base_reserve, amount)
         )
         if _bought_ok(first):
             bought = Bought(amount, first)
@@ -133,19 +132,9 @@ async def simulate(
             _after_buy(sim, bought, token_reserve, slot, None, (memo, ahead)), max_buy
         )
     finally:
-        if not told.done():
-            told.set_result(None)
         if ahead is not None:
             await ahead.drop()
     return replace(report, max_buy=limit)
-
-
-async def _told(buying: Awaitable[Outcome], told: asyncio.Future[int | None]) -> Outcome:
-    """The default buy's outcome; what it delivered is told as soon as it is back
-    (``Simulator.first_buy``: the owner-power scan reads it)."""
-    first = await buying
-    told.set_result((first["bought"].uint or 0) if _bought_ok(first) else None)
-    return first
 
 
 def _key(sim: Simulator, amount_in: int) -> JourneyKey:

@@ -451,10 +451,6 @@ class Simulator:
         self.learned = learned
         self.token_slot: asyncio.Future[BalanceSlot | None] | None = None
         """The checked token's balance slot, possibly still being found (set by the caller)."""
-        self.first_buy: asyncio.Future[int | None] | None = None
-        """What the journey's default buy delivered (None: it failed), set by the journey
-        when it sends that buy: the owner-power scan sends nothing ahead on a curve the
-        buy did not follow (:mod:`tokenrisk.simulate.powers`)."""
         self.memo: Memo | None = None
         """Results of deterministic simulations per head block (:meth:`remembered`; set
         by the caller, shared by the checks of a process)."""
