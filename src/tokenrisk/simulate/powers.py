@@ -73,6 +73,7 @@ from tokenrisk.simulate.story import (
     with_supply,
 )
 from tokenrisk.simulate.trials import (
+    DUMP_CAP,
     Guards,
     Screened,
     Trial,
@@ -765,7 +766,7 @@ async def _dumped(
         if source is not None and len(jobs) < DUMPS:
             trial, outcome = source
             gained = (outcome["caller1"].uint or 0) - (outcome["caller0"].uint or 0)
-            cap = (outcome["pool1"].uint or 0) * 100
+            cap = (outcome["pool1"].uint or 0) * DUMP_CAP
             if gained > 0 and cap > 0:
                 jobs.append((i, trial, min(gained, cap)))
     ahead = tried.dumps if tried is not None and tried.story == story else {}

@@ -351,12 +351,15 @@ def likely_pairs(candidates: Sequence[Trial]) -> list[Trial]:
 
 DUMPS_AHEAD = 4
 """At most this many mint-and-dump simulations sent with the trials (:func:`likely_dumps`)."""
+DUMP_CAP = 100
+"""A mint's dump sells at most this many times the pool's tokens: a larger sell overflows
+the pool's maths (the scan's real dump and the ones planned ahead alike)."""
 
 
 def likely_dumps(candidates: Sequence[Trial], pool: int | None) -> list[tuple[Trial, int]]:
     """The mint-and-dump sells the scan would send if a candidate minted its amount to its
     caller (planned as if it did): for each function of amounts only, its first caller's
-    first and largest amount, sold up to 100x ``pool`` (the pool's tokens after the
+    first and largest amount, sold up to :data:`DUMP_CAP` x ``pool`` (the pool's tokens after the
     story's buys); each used only where the real dump's plan is the same."""
     if not pool:
         return []
@@ -371,7 +374,7 @@ def likely_dumps(candidates: Sequence[Trial], pool: int | None) -> list[tuple[Tr
     for trials in picked.values():
         largest = max(trials, key=lambda t: max(t.args))
         for t in dict.fromkeys([trials[0], largest]):
-            out.append((t, min(max(t.args), pool * 100)))
+            out.append((t, min(max(t.args), pool * DUMP_CAP)))
     return out[:DUMPS_AHEAD]
 
 
