@@ -13,7 +13,7 @@ answer unchanged.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -236,6 +236,32 @@ async def test_a_first_scan_sends_its_trials_with_the_screen(
     assert results[0].scanned and results[0] == results[1]
 
 
+async def _first_scans(
+    service: Service,
+    monkeypatch: pytest.MonkeyPatch,
+    address: str,
+    patch: Callable[[bool], None],
+) -> tuple[list[Any], list[tuple[str, bool]]]:
+    """Two first checks of ``address`` (nothing remembered, the same scan wallets both
+    times), step by step then with what is sent ahead: ``patch(ahead)`` sets what
+    differs.  Their answers, and every sent-ahead count (planned, used)."""
+    cache = service.honeypot.powers.cache
+    transport = httpx.ASGITransport(app=create_app(service.settings, service))
+    params = {"address": address, "chainID": 31337}
+    seen: list[tuple[str, bool]] = []
+    answers = []
+    async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
+        for ahead in (False, True):
+            cache.__post_init__()  # nothing remembered: a first scan
+            wallets = iter(range(1, 1_000))  # the same scan wallets both times
+            monkeypatch.setattr(story, "fresh_address", lambda w=wallets: f"0x7e57{next(w):036x}")
+            patch(ahead)
+            monkeypatch.setattr(metrics, "sent_ahead", lambda p, u: seen.append((p, u)))
+            answers.append((await http.get("/v2/IsHoneypot", params=params)).json())
+            monkeypatch.undo()
+    return answers, seen
+
+
 @pytest.mark.parametrize("entry_id", ["plain", "hidden-mint", "two-step-fee"])
 async def test_trials_planned_on_another_story_are_dropped(
     service: Service, devnet: RunningDevnet, monkeypatch: pytest.MonkeyPatch, entry_id: str
@@ -245,29 +271,18 @@ async def test_trials_planned_on_another_story_are_dropped(
     answer is a step-by-step scan's.  Fails when the batch sent ahead is used without
     comparing its story with the amounts round's: the trials then ran on amounts the
     wallets do not hold."""
-    params = {"address": _address(devnet, entry_id), "chainID": 31337}
-    cache = service.honeypot.powers.cache
-    app = create_app(service.settings, service)
-    transport = httpx.ASGITransport(app=app)
-    seen: list[tuple[str, bool]] = []
     real = powers._tried_ahead
 
     def shifted(sim: Any, facts: Any, targets: Any, told: Any, likely: Any) -> Any:
         return real(sim, facts, targets, replace(told, a_sell=told.a_sell + 1), likely)
 
-    answers = []
-    async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
-        for ahead in (False, True):
-            cache.__post_init__()  # nothing remembered: a first scan
-            wallets = iter(range(1, 1_000))  # the same scan wallets both times
-            monkeypatch.setattr(story, "fresh_address", lambda w=wallets: f"0x7e57{next(w):036x}")
-            if ahead:
-                monkeypatch.setattr(powers, "_tried_ahead", shifted)
-            else:
-                monkeypatch.setattr(powers, "trials_ahead", lambda *_: False)
-            monkeypatch.setattr(metrics, "sent_ahead", lambda p, u: seen.append((p, u)))
-            answers.append((await http.get("/v2/IsHoneypot", params=params)).json())
-            monkeypatch.undo()
+    def patch(ahead: bool) -> None:
+        if ahead:
+            monkeypatch.setattr(powers, "_tried_ahead", shifted)
+        else:
+            monkeypatch.setattr(powers, "trials_ahead", lambda *_: False)
+
+    answers, seen = await _first_scans(service, monkeypatch, _address(devnet, entry_id), patch)
     assert ("scan_trials", False) in seen and ("scan_trials", True) not in seen
     assert answers[0]["ownerPowers"]["scanned"]
     assert _stable(answers[1]) == _stable(answers[0])
@@ -280,23 +295,14 @@ async def test_trials_of_a_sender_the_reads_add_run_after_them(
     (here: none was likely): its trials were not sent ahead, so the batch goes out
     after the screen as step by step, and the answer is the same.  Fails when a batch
     sent ahead is used without checking that it ran every trial."""
-    params = {"address": _address(devnet, "hidden-mint"), "chainID": 31337}
-    cache = service.honeypot.powers.cache
-    app = create_app(service.settings, service)
-    transport = httpx.ASGITransport(app=app)
-    seen: list[tuple[str, bool]] = []
-    answers = []
-    async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
-        for ahead in (False, True):
-            cache.__post_init__()
-            wallets = iter(range(1, 1_000))
-            monkeypatch.setattr(story, "fresh_address", lambda w=wallets: f"0x7e57{next(w):036x}")
-            if not ahead:
-                monkeypatch.setattr(powers, "trials_ahead", lambda *_: False)
-            monkeypatch.setattr(powers, "_likely", lambda *_: [])
-            monkeypatch.setattr(metrics, "sent_ahead", lambda p, u: seen.append((p, u)))
-            answers.append((await http.get("/v2/IsHoneypot", params=params)).json())
-            monkeypatch.undo()
+
+    def patch(ahead: bool) -> None:
+        if not ahead:
+            monkeypatch.setattr(powers, "trials_ahead", lambda *_: False)
+        monkeypatch.setattr(powers, "_likely", lambda *_: [])
+
+    address = _address(devnet, "hidden-mint")
+    answers, seen = await _first_scans(service, monkeypatch, address, patch)
     assert seen.count(("scan_trials", False)) == 1 and ("scan_trials", True) not in seen
     assert answers[0]["ownerPowers"]["findings"]
     assert _stable(answers[1]) == _stable(answers[0])
@@ -330,11 +336,6 @@ async def test_two_step_trials_the_pairing_does_not_name_are_run_after(
     used (counted dropped), the pairing's own run after the trials, and the answer is a
     step-by-step scan's.  Fails when a pair sent ahead is used without its calls being
     the pairing's."""
-    params = {"address": _address(devnet, "latent-pause"), "chainID": 31337}
-    cache = service.honeypot.powers.cache
-    app = create_app(service.settings, service)
-    transport = httpx.ASGITransport(app=app)
-    seen: list[tuple[str, bool]] = []
     real = powers.likely_pairs
 
     def other_setter(candidates: Any) -> Any:
@@ -343,19 +344,14 @@ async def test_two_step_trials_the_pairing_does_not_name_are_run_after(
             for p in real(candidates)
         ]
 
-    answers = []
-    async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
-        for ahead in (False, True):
-            cache.__post_init__()
-            wallets = iter(range(1, 1_000))
-            monkeypatch.setattr(story, "fresh_address", lambda w=wallets: f"0x7e57{next(w):036x}")
-            if ahead:
-                monkeypatch.setattr(powers, "likely_pairs", other_setter)
-            else:
-                monkeypatch.setattr(powers, "trials_ahead", lambda *_: False)
-            monkeypatch.setattr(metrics, "sent_ahead", lambda p, u: seen.append((p, u)))
-            answers.append((await http.get("/v2/IsHoneypot", params=params)).json())
-            monkeypatch.undo()
+    def patch(ahead: bool) -> None:
+        if ahead:
+            monkeypatch.setattr(powers, "likely_pairs", other_setter)
+        else:
+            monkeypatch.setattr(powers, "trials_ahead", lambda *_: False)
+
+    address = _address(devnet, "latent-pause")
+    answers, seen = await _first_scans(service, monkeypatch, address, patch)
     assert ("scan_pairs", False) in seen and ("scan_pairs", True) not in seen
     assert ("scan_trials", True) in seen
     assert _stable(answers[1]) == _stable(answers[0])
