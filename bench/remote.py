@@ -157,7 +157,12 @@ async def _pass(
         run.requests.append(window.requests)
         if rounds is not None:
             with rounds.open("a") as out:
-                out.write(rounds_text(f"{run.kind} {token}", window.client, window.bodies or []))
+                note = (
+                    f" wall_ms={run.wall[-1] * 1000:.1f} node_ms={run.node[-1] * 1000:.1f}"
+                    f" gaps_ms={run.gaps[-1].total * 1000:.1f}"
+                )
+                bodies = window.bodies or []
+                out.write(rounds_text(f"{run.kind} {token}", window.client, bodies, note))
     run.cpu = cpu_seconds(descendants(pid)) - cpu_started
     run.node_cpu = cpu_seconds([node]) - node_started
     return run

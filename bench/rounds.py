@@ -51,10 +51,11 @@ def named(body: bytes) -> str:
     return " ".join(_name(m) for m in messages if isinstance(m, dict))
 
 
-def rounds_text(label: str, spans: Sequence[Span], bodies: Sequence[bytes]) -> str:
-    """``label`` and one line per round, its requests separated by ``|``."""
+def rounds_text(label: str, spans: Sequence[Span], bodies: Sequence[bytes], note: str = "") -> str:
+    """``label`` and one line per round, its requests separated by ``|``; ``note``
+    (e.g. the check's wall and node milliseconds) follows the round count."""
     depth = depths(spans)
-    lines = [f"{label} rounds={max(depth, default=0)}"]
+    lines = [f"{label} rounds={max(depth, default=0)}{note}"]
     for level in range(1, max(depth, default=0) + 1):
         names = [named(b) for b, d in zip(bodies, depth, strict=True) if d == level]
         lines.append(f"  R{level}: " + " | ".join(names))
