@@ -253,9 +253,12 @@ def test_the_checkers_catch_what_they_forbid() -> None:
 
 GLOBAL_STATE = {
     "tokenrisk.redaction": {"_secrets", "_installed"},
+    "tokenrisk.chain.entropy": {"_block", "_at", "_lock"},
 }
 """Module globals a function may change, with why: the process-wide secrets the log
-filter redacts (registered once at start-up, never chain state).  Caches are not
+filter redacts (registered once at start-up, never chain state); the unread bytes of
+the last ``os.urandom`` block that fresh wallets are drawn from (process-wide like the
+OS's CSPRNG itself, dropped in a forked child, never chain state).  Caches are not
 here: every in-process cache is a ``caching.MemoryCache`` owned by a Node, a bundle
 or the app (docs/architecture.md, "Caches")."""
 

@@ -20,7 +20,6 @@ that could not get its full gas) is marked so that the caller reads it directly.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Sequence
 from functools import lru_cache
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from tokenrisk.chain.abi import selector
+from tokenrisk.chain.entropy import random_bytes
 from tokenrisk.errors import MalformedResponse
 
 READER_FILE = Path(__file__).parents[1] / "data" / "reader.json"
@@ -103,8 +103,9 @@ _HEX = re.compile(r"0x[0-9a-fA-F]*")
 
 
 def fresh_address() -> str:
-    """A never-seen address for the reader, so no token can single it out."""
-    return "0x" + os.urandom(20).hex()
+    """A never-seen address for the reader, so no token can single it out (bytes of the
+    OS's CSPRNG, :mod:`tokenrisk.chain.entropy`)."""
+    return "0x" + random_bytes(20).hex()
 
 
 def _word(value: int) -> bytes:

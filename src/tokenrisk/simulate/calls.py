@@ -14,7 +14,6 @@ the wrapped native.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -23,6 +22,7 @@ from typing import Any
 from tokenrisk.chain import universal
 from tokenrisk.chain import v4 as pools_v4
 from tokenrisk.chain.abi import ZERO_ADDRESS, decode_uint, encode_call
+from tokenrisk.chain.entropy import random_bytes
 from tokenrisk.chain.registry import Dex
 from tokenrisk.model import Pool
 from tokenrisk.simulate.slots import BalanceSlot as BalanceSlot  # re-exported: callers fund with it
@@ -39,10 +39,15 @@ def fresh_address() -> str:
     and calldata costs 4 gas a zero byte and 16 any other, so a random zero byte would
     move the reported gas of the same trade by 12 from one check to the next.
     Lowercase (valid everywhere in JSON-RPC): checksumming a random address would cost a
-    keccak that no caller reads.
+    keccak that no caller reads.  The bytes come from the OS's CSPRNG in blocks
+    (:mod:`tokenrisk.chain.entropy`); the spare bytes that replace zero bytes are drawn
+    only for the ~7 % of addresses that have one.
     """
-    drawn, spare = os.urandom(20), os.urandom(20)
-    return "0x" + bytes(b or 1 + s % 255 for b, s in zip(drawn, spare, strict=True)).hex()
+    drawn = random_bytes(20)
+    if 0 in drawn:
+        spare = random_bytes(20)
+        drawn = bytes(b or 1 + s % 255 for b, s in zip(drawn, spare, strict=True))
+    return "0x" + drawn.hex()
 
 
 @dataclass(frozen=True)
@@ -77,9 +82,8 @@ class Route:
 
     def v4_quote(self, amount_in: int, selling: bool) -> V4Quote:
         """What :func:`quoted_amount` needs to read a V4 quote call's answer."""
-        key = pools_v4.key_of(self.pool)
-        zero_for_one = (key.currency0.lower() == self.token.lower()) == selling
-        return (amount_in, zero_for_one, pools_v4.static_fee(key))
+        token_first, fee = _v4_reading(self.pool, self.token)
+        return (amount_in, token_first == selling, fee)
 
     def v4_expected(self, amount_in: int) -> int:
         """A V4 buy's output on the pool's own curve (no hook) at the virtual reserves the
@@ -90,15 +94,14 @@ class Route:
 
     def v4_key(self) -> tuple[str, str, int, int, str]:
         """The V4 pool's key (native ETH is currency address 0)."""
-        return pools_v4.key_of(self.pool).as_tuple()
+        return _v4_key(self.pool)
 
     def quote(self, amount_in: int, selling: bool = False) -> dict[str, Any]:
         """A call whose return data starts with the expected output amount (V4: the
         pool's state, read with :meth:`v4_quote`)."""
         token_in, token_out = (self.token, self.base) if selling else (self.base, self.token)
         if self.v4:
-            key = pools_v4.key_of(self.pool)
-            return pools_v4.state_call(self.pool.address, key.id)
+            return dict(_v4_state_call(self.pool))
         if not self.v3:
             sig = "getAmountsOut(uint256,address[])"
             data = filled(sig, (0, (token_in, token_out)), {0: amount_in})
@@ -110,7 +113,7 @@ class Route:
     def swap(self, wallet: str, amount_in: int, selling: bool = False) -> dict[str, Any]:
         token_in, token_out = (self.token, self.base) if selling else (self.base, self.token)
         if self.v4:
-            key = pools_v4.key_of(self.pool).as_tuple()
+            key = _v4_key(self.pool)
             data = v4_trade(key, self.token, self.base, self.pool.native, amount_in, selling)
         elif not self.v3:
             sig = (
@@ -130,6 +133,29 @@ class Route:
 
 V4Quote = tuple[int, bool, int]
 """A V4 quote's amount in, direction (zeroForOne) and LP fee (see :meth:`Route.v4_quote`)."""
+
+
+# A V4 pool's key, its state read and how its quote reads are the same for every quote
+# and swap of a check (a holder analysis builds hundreds): the key's sort, the pool id's
+# keccak and the ``extsload`` encoding are done once per pool (issue #27).
+
+
+@lru_cache(maxsize=256)
+def _v4_key(pool: Pool) -> universal.Key:
+    return pools_v4.key_of(pool).as_tuple()
+
+
+@lru_cache(maxsize=256)
+def _v4_state_call(pool: Pool) -> dict[str, str]:
+    """The pool's state read (callers get a copy: a plan's calls are its own)."""
+    return pools_v4.state_call(pool.address, pools_v4.key_of(pool).id)
+
+
+@lru_cache(maxsize=256)
+def _v4_reading(pool: Pool, token: str) -> tuple[bool, int]:
+    """Whether ``token`` is the pool's currency0, and the LP fee its quote is read with."""
+    key = pools_v4.key_of(pool)
+    return key.currency0.lower() == token.lower(), pools_v4.static_fee(key)
 
 
 def quoted_amount(return_data: str, v3: bool, v4: V4Quote | None = None) -> int | None:

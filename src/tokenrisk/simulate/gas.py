@@ -25,9 +25,10 @@ holds what its calls cost plus a modest extra (:func:`funds`), never an absurd b
 from __future__ import annotations
 
 import re
-import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from tokenrisk.chain.entropy import below
 
 LIGHT_GAS = 500_000
 """Most gas a read, a quote or an approval declares (a V3 quote uses ~150k)."""
@@ -68,8 +69,9 @@ def price(base_fee: int) -> int:
 
 
 def nonce() -> int:
-    """A used wallet's nonce: small and non-zero (a fresh wallet with nonce 0 stands out)."""
-    return 1 + secrets.randbelow(40)
+    """A used wallet's nonce: small and non-zero (a fresh wallet with nonce 0 stands out),
+    drawn from the OS's CSPRNG (:func:`tokenrisk.chain.entropy.below`)."""
+    return 1 + below(40)
 
 
 def funds(gas: Sequence[int], gas_price: int, value: int = 0) -> int:

@@ -25,7 +25,7 @@ independent simulations; see :mod:`tokenrisk.simulate.limits`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, TypeVar, cast
 
@@ -365,7 +365,7 @@ def _number_of(block: Any) -> int | None:
 
 @dataclass(frozen=True)
 class Outcome:
-    results: dict[str, CallResult]
+    results: Mapping[str, CallResult]
     actors: dict[str, str] = field(default_factory=dict)
     quotes: dict[str, V4Quote] = field(default_factory=dict)
 
@@ -374,6 +374,45 @@ class Outcome:
 
     def get(self, mark: str) -> CallResult | None:
         return self.results.get(mark)
+
+
+class Marked(Mapping[str, CallResult]):
+    """The marked calls of a typed reply, each one's :class:`CallResult` built when it
+    is first read (then kept).
+
+    A check marks ~1,000 calls and reads under a third of them (a limit ladder reads
+    one mark of each rung, a holder sell a few of its ten): building every result
+    up front was the largest share of the service's CPU between a reply and the next
+    request (issue #27).  The reply's shape is checked when the mapping is made
+    (:func:`_outcome`), so a missing call still raises there, not at a later read."""
+
+    __slots__ = ("_blocks", "_done", "_marks")
+
+    def __init__(self, marks: dict[str, tuple[int, int]], blocks: list[SimBlock]) -> None:
+        self._marks = marks
+        self._blocks = blocks
+        self._done: dict[str, CallResult] = {}
+
+    def __getitem__(self, mark: str) -> CallResult:
+        done = self._done.get(mark)
+        if done is None:
+            b, c = self._marks[mark]
+            done = self._done[mark] = _typed_result(self._blocks[b].calls[c])
+        return done
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._marks)
+
+    def __len__(self) -> int:
+        return len(self._marks)
+
+
+def _typed_result(call: SimCall) -> CallResult:
+    """:func:`parse_typed_call`, a successful call without logs (most marks: a read)
+    built straight."""
+    if call.status == "0x1" and not call.logs:
+        return CallResult(True, call.returnData or "0x", int(call.gasUsed, 16), None)
+    return parse_typed_call(call)
 
 
 def _own_blocks(plan: Plan, reply: Any) -> list[Any]:
@@ -385,35 +424,59 @@ def _own_blocks(plan: Plan, reply: Any) -> list[Any]:
     """
     if not isinstance(reply, list):
         raise MalformedResponse("eth_simulateV1 returned an unexpected shape")
+    skip = len(plan.prelude)
+    if _in_place(plan, reply, skip):
+        return reply[skip:]
     wanted = [_number_of(b) for b in plan.blocks]
     by_number = {n: block for block in reply if (n := _number_of(block)) is not None}
     if all(n is not None and n in by_number for n in wanted):
         return [by_number[n] for n in wanted if n is not None]
-    skip = len(plan.prelude)
     if len(reply) == skip + len(plan.blocks):
         return reply[skip:]
     raise MalformedResponse("eth_simulateV1 returned an unexpected shape")
 
 
+def _in_place(plan: Plan, reply: list[Any], skip: int) -> bool:
+    """The usual typed reply: one block per block sent, each numbered with the hex the
+    plan's block at its place was given, the plan's numbers distinct.  Matching by
+    number then picks exactly these blocks, so it is skipped (no number parsed)."""
+    blocks = plan.blocks
+    if len(reply) != skip + len(blocks):
+        return False
+    numbers: list[str] = []
+    for sent, got in zip(blocks, reply[skip:], strict=True):
+        number = (sent.get("blockOverrides") or {}).get("number")
+        if not isinstance(got, SimBlock) or not isinstance(number, str) or got.number != number:
+            return False
+        numbers.append(number)
+    try:
+        return len({int(n, 16) for n in numbers}) == len(numbers)
+    except ValueError:
+        return False
+
+
 def _outcome(plan: Plan, reply: Any) -> Outcome:
-    """The marked calls of a reply, plain JSON or typed (:data:`SIMULATION`)."""
+    """The marked calls of a reply, plain JSON or typed (:data:`SIMULATION`; a typed
+    reply's results are built when read: :class:`Marked`)."""
     own = _own_blocks(plan, reply)
+    actors, quotes = dict(plan.actors), dict(plan.quotes)
+    if all(isinstance(block, SimBlock) for block in own):
+        sizes = [len(block.calls) for block in own]
+        for b, c in plan.marks.values():
+            if c >= sizes[b]:
+                raise MalformedResponse("eth_simulateV1 returned fewer calls than were sent")
+        return Outcome(Marked(dict(plan.marks), own), actors, quotes)
     out: dict[str, CallResult] = {}
     try:
         for mark, (b, c) in plan.marks.items():
             block = own[b]
             if isinstance(block, SimBlock):
-                call = block.calls[c]
-                if call.status == "0x1" and not call.logs:  # most marks: a read
-                    data = call.returnData or "0x"
-                    out[mark] = CallResult(True, data, int(call.gasUsed, 16), None)
-                else:
-                    out[mark] = parse_typed_call(call)
+                out[mark] = _typed_result(block.calls[c])
             else:
                 out[mark] = parse_call(block["calls"][c])
     except (IndexError, KeyError, TypeError) as exc:
         raise MalformedResponse("eth_simulateV1 returned fewer calls than were sent") from exc
-    return Outcome(out, dict(plan.actors), dict(plan.quotes))
+    return Outcome(out, actors, quotes)
 
 
 def too_many_blocks(exc: RpcError) -> bool:
