@@ -16,8 +16,19 @@ from tokenrisk.chain.head import ChainHead
 from tokenrisk.chain.registry import load_registry
 from tokenrisk.errors import CallReverted, MalformedResponse, RpcError
 from tokenrisk.model import Pool
+from tokenrisk.simulate import simulator as simulator_module
 from tokenrisk.simulate.calls import Route
-from tokenrisk.simulate.simulator import Funding, SimSettings, Simulator
+from tokenrisk.simulate.simulator import (
+    Funding,
+    Plan,
+    SimBlock,
+    SimCall,
+    SimLog,
+    SimSettings,
+    Simulator,
+    _outcome,
+    parse_typed_call,
+)
 
 CHAIN = load_registry()[1]
 DEX = next(d for d in CHAIN.dexes if d.version == "V2")
@@ -136,3 +147,45 @@ async def test_a_deterministic_simulation_is_kept_per_head_block() -> None:
         await at(head).remembered("failing", fails)
     assert await at(head).remembered("failing", lambda: work("h")) == "h"
     assert runs == ["a", "c", "d", "e", "f", "g", "h"]
+
+
+def _typed_reply(plan: Plan, logged: str = "buy") -> list[SimBlock]:
+    """A typed reply to ``plan``: every call succeeds, the ``logged`` mark with a log."""
+    where = plan.marks[logged]
+    log = SimLog("0x" + "AB" * 20, ["0x" + "CD" * 32], "0x01")
+    blocks = []
+    for b, block in enumerate(plan.blocks):
+        calls = [
+            SimCall("0x1", word(c), "0x5208", [log] if (b, c) == where else [])
+            for c in range(len(block["calls"]))
+        ]
+        blocks.append(SimBlock(block["blockOverrides"]["number"], calls))
+    return blocks
+
+
+def test_a_typed_outcome_builds_each_result_when_first_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    plan = simulator(FakeNode()).buy_then_sell(10**18, 1_000)
+    reply = _typed_reply(plan)
+    built: list[SimCall] = []
+
+    def counted(call: SimCall) -> Any:
+        built.append(call)
+        return parse_typed_call(call)
+
+    monkeypatch.setattr(simulator_module, "parse_typed_call", counted)
+    outcome = _outcome(plan, reply)
+    assert built == []  # nothing read yet
+    assert outcome["buy"].logs == (("0x" + "ab" * 20, ("0x" + "cd" * 32,), "0x01"),)
+    assert outcome["buy"] is outcome.get("buy") and len(built) == 1  # kept once built
+    expected = {mark: parse_typed_call(reply[b].calls[c]) for mark, (b, c) in plan.marks.items()}
+    assert dict(outcome.results) == expected and outcome.get("nothing") is None
+
+
+def test_a_typed_reply_short_of_a_marked_call_is_malformed_when_it_arrives() -> None:
+    plan = simulator(FakeNode()).buy_then_sell(10**18, 1_000)
+    reply = _typed_reply(plan)
+    reply[-1].calls.pop()  # the last block's last call: a marked read
+    with pytest.raises(MalformedResponse):
+        _outcome(plan, reply)
