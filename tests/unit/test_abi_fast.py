@@ -7,19 +7,23 @@ from typing import Any
 
 import pytest
 from eth_abi.abi import encode as eth_abi_encode
+from eth_utils.address import to_checksum_address
 from hypothesis import given
 from hypothesis import strategies as st
 
 from tokenrisk.chain import universal
 from tokenrisk.chain.abi import (
     ZERO_ADDRESS,
+    _eip55,
     _fast_encode,
     decode_uint,
     encode_args,
     encode_call,
+    parse_address,
     selector,
 )
 from tokenrisk.chain.registry import Dex
+from tokenrisk.errors import InvalidAddress
 from tokenrisk.model import Pool
 from tokenrisk.simulate.calls import DEADLINE, Route, balance_of, filled, v4_trade
 
@@ -157,3 +161,25 @@ def test_a_v4_amount_the_swap_cannot_hold_raises_as_before(amount: int) -> None:
         universal.trade(key, "0x" + "77" * 20, "0x" + "88" * 20, True, amount, False)
     with pytest.raises(Exception):  # noqa: B017
         v4_trade(key, "0x" + "77" * 20, "0x" + "88" * 20, True, amount, False)
+
+
+@given(st.binary(min_size=20, max_size=20), st.sampled_from([str.lower, str.upper]))
+def test_checksums_are_eth_utils_checksums(raw: bytes, case: Any) -> None:
+    value = "0x" + case(raw.hex())
+    assert _eip55(value) == to_checksum_address(value)
+    assert parse_address(value) == to_checksum_address(value)
+
+
+def test_checksum_vectors_and_other_shapes() -> None:
+    # EIP-55's own examples, and a shape the fast path leaves to eth-utils
+    for value in (
+        "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+        "0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB",
+    ):
+        assert _eip55(value.lower()) == value
+    assert _eip55("5aaeb6053f3e94c9b9a09f33669435e7ef1beaed") == to_checksum_address(
+        "5aaeb6053f3e94c9b9a09f33669435e7ef1beaed"
+    )
+    assert selector("transfer(address,uint256)").hex() == "a9059cbb"
+    with pytest.raises(InvalidAddress):
+        parse_address("0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD")  # one letter's case off

@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
+from Crypto.Hash import keccak as _keccak
 from eth_abi.abi import decode as _abi_decode
 from eth_abi.abi import encode as _abi_encode
 from eth_utils.address import to_checksum_address
-from eth_utils.crypto import keccak
 
 from tokenrisk.chain.signatures import ERROR, PANIC, WRAPPED_ERROR
 from tokenrisk.errors import AbiDecodeError, InvalidAddress
@@ -46,7 +46,7 @@ def _parse_checked(value: str) -> str:
     """:func:`parse_address` of well-formed hex, cached (a request parses the same
     address several times; each checksum is a keccak)."""
     body = value[2:]
-    checksummed = str(to_checksum_address(value))
+    checksummed = _eip55(value)
     if body != body.lower() and body != body.upper() and checksummed != value:
         raise InvalidAddress("address has an invalid EIP-55 checksum")
     return checksummed
@@ -59,12 +59,35 @@ def checksum(value: str) -> str:
     Cached: the same few addresses (token, pools, routers, holders) are checksummed
     many times per check, and each checksum is a keccak.
     """
-    return str(to_checksum_address(value))
+    return _eip55(value)
+
+
+def keccak256(data: bytes) -> bytes:
+    """Keccak-256 of ``data``, straight from pycryptodome (eth-hash's backend, without
+    the two dispatch layers eth-utils adds to each hash)."""
+    return _keccak.new(data=data, digest_bits=256).digest()
+
+
+_HIGH_NIBBLE = str.maketrans("0123456789abcdef", "0000000011111111")
+
+
+def _eip55(value: str) -> str:
+    """EIP-55: each letter of the lowercase hex upper-cased where the keccak of that
+    hex text has a nibble of 8 or more at its place (``to_checksum_address``'s answer at
+    half its cost: a first check checksums a few thousand holders, issue #27); any
+    other shape goes to eth-utils, which accepts or refuses it as it always did."""
+    if not _HEX_ADDRESS.fullmatch(value):
+        return str(to_checksum_address(value))
+    body = value[2:].lower()
+    nibbles = _keccak.new(data=body.encode("ascii"), digest_bits=256).hexdigest()
+    high = nibbles[:40].translate(_HIGH_NIBBLE)
+    upper = body.upper()
+    return "0x" + "".join([u if h == "1" else c for c, u, h in zip(body, upper, high, strict=True)])
 
 
 @lru_cache(maxsize=512)
 def selector(signature: str) -> bytes:
-    return bytes(keccak(text=signature))[:4]
+    return keccak256(signature.encode())[:4]
 
 
 def _types_of(signature: str) -> list[str]:
