@@ -79,7 +79,7 @@ def _eip55(value: str) -> str:
     if not _HEX_ADDRESS.fullmatch(value):
         return str(to_checksum_address(value))
     body = value[2:].lower()
-    nibbles = _keccak.new(data=body.encode("ascii"), digest_bits=256).hexdigest()
+    nibbles = _keccak.new(data=body.encode("ascii"), digest_bits=256).digest().hex()
     high = nibbles[:40].translate(_HIGH_NIBBLE)
     upper = body.upper()
     return "0x" + "".join([u if h == "1" else c for c, u, h in zip(body, upper, high, strict=True)])
