@@ -94,7 +94,7 @@ def allot(
     ``request_limit - spent`` in all.
     """
     budget = max(0, request_limit - spent)
-    lights = [sum(1 for h in block if not h) for block in heavy]
+    lights = [block.count(False) for block in heavy]
     heavies = [len(block) - n for block, n in zip(heavy, lights, strict=True)]
     light = min(
         LIGHT_GAS,

@@ -582,7 +582,7 @@ class Simulator:
 
     async def _run(self, plans: Sequence[Plan]) -> list[Outcome | CallReverted]:
         large = [i for i, plan in enumerate(plans) if len(plan.blocks) >= LARGE_SIMULATION]
-        small = [i for i in range(len(plans)) if i not in set(large)]
+        small = [i for i in range(len(plans)) if len(plans[i].blocks) < LARGE_SIMULATION]
         replies: list[Any] = [None] * len(plans)
         sent = [self._typed(plans[i]) for i in large]
         if small:
