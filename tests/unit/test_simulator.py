@@ -177,6 +177,8 @@ def test_a_typed_outcome_builds_each_result_when_first_read(
     monkeypatch.setattr(simulator_module, "parse_typed_call", counted)
     outcome = _outcome(plan, reply)
     assert built == []  # nothing read yet
+    b, c = plan.marks["bought"]
+    assert outcome.get("bought") == parse_typed_call(reply[b].calls[c]) and built == []
     assert outcome["buy"].logs == (("0x" + "ab" * 20, ("0x" + "cd" * 32,), "0x01"),)
     assert outcome["buy"] is outcome.get("buy") and len(built) == 1  # kept once built
     expected = {mark: parse_typed_call(reply[b].calls[c]) for mark, (b, c) in plan.marks.items()}

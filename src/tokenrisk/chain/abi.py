@@ -126,7 +126,7 @@ def encode_call(signature: str, args: Sequence[Any] = ()) -> str:
 
     Calls whose arguments are plain strings and numbers are remembered (a check builds
     the same approvals, quotes and balance reads many times over)."""
-    if all(type(a) in _SCALARS for a in args):
+    if _SCALARS.issuperset(map(type, args)):
         return _encode_cached(signature, tuple(args))
     return _encode(signature, args)
 

@@ -400,6 +400,16 @@ class Marked(Mapping[str, CallResult]):
             done = self._done[mark] = _typed_result(self._blocks[b].calls[c])
         return done
 
+    def get(self, mark: str, default: Any = None) -> Any:
+        """``Mapping.get`` without its extra frame (:meth:`Outcome.get` is the hot read)."""
+        done = self._done.get(mark)
+        if done is None:
+            at = self._marks.get(mark)
+            if at is None:
+                return default
+            done = self._done[mark] = _typed_result(self._blocks[at[0]].calls[at[1]])
+        return done
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._marks)
 
