@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 from fakenode import INTERNAL, REVERTED, FakeNode
 
@@ -19,6 +20,7 @@ from tokenrisk.model import Pool
 from tokenrisk.simulate import simulator as simulator_module
 from tokenrisk.simulate.calls import Route
 from tokenrisk.simulate.simulator import (
+    NO_LOGS,
     Funding,
     Plan,
     SimBlock,
@@ -152,11 +154,11 @@ async def test_a_deterministic_simulation_is_kept_per_head_block() -> None:
 def _typed_reply(plan: Plan, logged: str = "buy") -> list[SimBlock]:
     """A typed reply to ``plan``: every call succeeds, the ``logged`` mark with a log."""
     where = plan.marks[logged]
-    log = SimLog("0x" + "AB" * 20, ["0x" + "CD" * 32], "0x01")
+    log = msgspec.Raw(msgspec.json.encode([SimLog("0x" + "AB" * 20, ["0x" + "CD" * 32], "0x01")]))
     blocks = []
     for b, block in enumerate(plan.blocks):
         calls = [
-            SimCall("0x1", word(c), "0x5208", [log] if (b, c) == where else [])
+            SimCall("0x1", word(c), "0x5208", log if (b, c) == where else NO_LOGS)
             for c in range(len(block["calls"]))
         ]
         blocks.append(SimBlock(block["blockOverrides"]["number"], calls))

@@ -145,7 +145,7 @@ async def test_small_and_large_plans_together_keep_their_places(fits: list[bool]
 async def test_a_reply_that_does_not_fit_the_type_takes_the_plain_path(fits: list[bool]) -> None:
     def odd(params: list[Any]) -> list[dict[str, Any]]:
         blocks = reply(params)
-        blocks[1]["calls"][4]["logs"].append(_log(TOKEN, [7], "0x"))  # parse_logs skips it
+        blocks[1]["calls"][4]["status"] = 1  # not a quantity: the type does not fit
         return blocks
 
     sim = simulator(FakeNode({"eth_simulateV1": odd}))
@@ -153,7 +153,22 @@ async def test_a_reply_that_does_not_fit_the_type_takes_the_plain_path(fits: lis
     (outcome,) = await sim.run([plan])
     assert fits == [False]
     assert outcome == sim_module._outcome(plan, odd(plan.params()))
-    assert len(outcome["h1.sell"].logs) == 2
+    assert not outcome["h1.sell"].ok and outcome["h2.sell"].ok
+
+
+async def test_malformed_logs_are_read_as_the_plain_path_reads_them(fits: list[bool]) -> None:
+    def odd(params: list[Any]) -> list[dict[str, Any]]:
+        blocks = reply(params)
+        blocks[1]["calls"][4]["logs"].append(_log(TOKEN, [7], "0x"))  # parse_logs skips it
+        blocks[2]["calls"][4]["logs"] = None  # none at all
+        return blocks
+
+    sim = simulator(FakeNode({"eth_simulateV1": odd}))
+    plan = group(sim)
+    (outcome,) = await sim.run([plan])
+    assert fits == [True]  # the logs are JSON text until the call is read
+    assert outcome == sim_module._outcome(plan, odd(plan.params()))
+    assert len(outcome["h1.sell"].logs) == 2 and outcome["h2.sell"].logs == ()
 
 
 async def test_errors_of_a_large_plan_are_those_of_the_plain_path() -> None:
