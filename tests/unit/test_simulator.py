@@ -6,6 +6,7 @@ The node is :class:`tests.fakenode.FakeNode` plugged into the real :class:`RpcCl
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import msgspec
@@ -21,6 +22,7 @@ from tokenrisk.simulate import simulator as simulator_module
 from tokenrisk.simulate.calls import Route
 from tokenrisk.simulate.simulator import (
     NO_LOGS,
+    SIMULATION,
     Funding,
     Plan,
     SimBlock,
@@ -193,3 +195,12 @@ def test_a_typed_reply_short_of_a_marked_call_is_malformed_when_it_arrives() -> 
     reply[-1].calls.pop()  # the last block's last call: a marked read
     with pytest.raises(MalformedResponse):
         _outcome(plan, reply)
+
+
+def test_a_kept_outcome_does_not_keep_the_replys_body() -> None:
+    plan = simulator(FakeNode()).buy_then_sell(10**18, 1_000)
+    body = msgspec.json.encode(_typed_reply(plan))  # logs decoded from it are views of it
+    alone = sys.getrefcount(body)
+    outcome = _outcome(plan, msgspec.json.decode(body, type=SIMULATION))
+    assert sys.getrefcount(body) == alone
+    assert outcome["buy"].logs[0].address == "0x" + "ab" * 20

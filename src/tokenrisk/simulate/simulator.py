@@ -408,37 +408,46 @@ class Marked(Mapping[str, CallResult]):
     one mark of each rung, a holder sell a few of its ten): building every result
     up front was the largest share of the service's CPU between a reply and the next
     request (issue #27).  The reply's shape is checked when the mapping is made
-    (:func:`_outcome`), so a missing call still raises there, not at a later read."""
+    (:func:`_outcome`), so a missing call still raises there, not at a later read; it
+    keeps only the marked calls, detached from the reply's body (:func:`_detached`)."""
 
-    __slots__ = ("_blocks", "_done", "_marks")
+    __slots__ = ("_calls", "_done")
 
-    def __init__(self, marks: dict[str, tuple[int, int]], blocks: list[SimBlock]) -> None:
-        self._marks = marks
-        self._blocks = blocks
+    def __init__(self, calls: dict[str, SimCall]) -> None:
+        self._calls = calls
         self._done: dict[str, CallResult] = {}
 
     def __getitem__(self, mark: str) -> CallResult:
         done = self._done.get(mark)
         if done is None:
-            b, c = self._marks[mark]
-            done = self._done[mark] = _typed_result(self._blocks[b].calls[c])
+            done = self._done[mark] = _typed_result(self._calls[mark])
         return done
 
     def get(self, mark: str, default: Any = None) -> Any:
         """``Mapping.get`` without its extra frame (:meth:`Outcome.get` is the hot read)."""
         done = self._done.get(mark)
         if done is None:
-            at = self._marks.get(mark)
-            if at is None:
+            call = self._calls.get(mark)
+            if call is None:
                 return default
-            done = self._done[mark] = _typed_result(self._blocks[at[0]].calls[at[1]])
+            done = self._done[mark] = _typed_result(call)
         return done
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._marks)
+        return iter(self._calls)
 
     def __len__(self) -> int:
-        return len(self._marks)
+        return len(self._calls)
+
+
+def _detached(call: SimCall) -> SimCall:
+    """``call`` with its logs no longer a view of the reply's body (a ``msgspec.Raw``
+    decoded from a body keeps the whole body alive): an outcome kept for a while
+    holds its marked calls' logs, never a reply of megabytes."""
+    logs = call.logs
+    if logs is not NO_LOGS:
+        call.logs = NO_LOGS if logs == NO_LOGS else logs.copy()
+    return call
 
 
 def _typed_result(call: SimCall) -> CallResult:
@@ -495,11 +504,13 @@ def _outcome(plan: Plan, reply: Any) -> Outcome:
     own = _own_blocks(plan, reply)
     actors, quotes = dict(plan.actors), dict(plan.quotes)
     if all(isinstance(block, SimBlock) for block in own):
-        sizes = [len(block.calls) for block in own]
-        for b, c in plan.marks.values():
-            if c >= sizes[b]:
-                raise MalformedResponse("eth_simulateV1 returned fewer calls than were sent")
-        return Outcome(Marked(dict(plan.marks), own), actors, quotes)
+        marked: dict[str, SimCall] = {}
+        try:
+            for mark, (b, c) in plan.marks.items():
+                marked[mark] = _detached(own[b].calls[c])
+        except IndexError as exc:
+            raise MalformedResponse("eth_simulateV1 returned fewer calls than were sent") from exc
+        return Outcome(Marked(marked), actors, quotes)
     out: dict[str, CallResult] = {}
     try:
         for mark, (b, c) in plan.marks.items():
