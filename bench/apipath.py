@@ -23,6 +23,7 @@ import pstats
 import sys
 import tempfile
 import time
+from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +60,7 @@ def _scope(token: str) -> dict[str, Any]:
 
 
 async def run(args: argparse.Namespace) -> str:
-    Runner.cached = _fixed  # type: ignore[assignment,method-assign]
+    Runner.cached = _fixed  # type: ignore[method-assign]
     lines = []
     with tempfile.TemporaryDirectory(prefix="tokenrisk-apipath-") as tmp, start_devnet() as devnet:
         settings = Settings(devnet=False, data_dir=Path(tmp), deadline=60.0, cache_ttl=0)
@@ -71,7 +72,7 @@ async def run(args: argparse.Namespace) -> str:
         async def receive() -> dict[str, Any]:
             return {"type": "http.request", "body": b"", "more_body": False}
 
-        async def send(message: dict[str, Any]) -> None:
+        async def send(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "http.response.start":
                 statuses.append(message["status"])
 
