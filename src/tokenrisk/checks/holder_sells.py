@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence, Set
 from dataclasses import replace
+from itertools import islice
 from typing import Any, NamedTuple
 
 from tokenrisk.caching import MemoryCache
@@ -444,9 +445,10 @@ async def largest_holders(
 
 
 def _candidates(rows: list[tuple[str, int]], token: str, pools: list[Pool]) -> list[str]:
-    """Whose balances :func:`largest_holders` reads, of the largest indexed ``rows``."""
+    """Whose balances :func:`largest_holders` reads, of the largest indexed ``rows``
+    (checksummed already: checksumming them again would hash each once more)."""
     skip = _SKIP | {p.address.lower() for p in pools} | {token.lower()}
-    return [checksum(a) for a, _ in sample_by_balance(rows, SAMPLE_MAX) if a.lower() not in skip]
+    return [a for a, _ in sample_by_balance(rows, SAMPLE_MAX) if a.lower() not in skip]
 
 
 async def indexed_people(
@@ -502,11 +504,8 @@ def _guessed(
 ) -> tuple[People, People]:
     """The guess from the largest indexed ``rows`` (checksummed, largest first) and the
     ``sniped`` addresses (lowercase)."""
-    people = tuple(
-        (checksum(a), b)
-        for a, b in sample_by_balance(rows, SAMPLE_MAX)
-        if a.lower() not in left_out
-    )[:limit]
+    kept = ((a, b) for a, b in sample_by_balance(rows, SAMPLE_MAX) if a.lower() not in left_out)
+    people = tuple(islice(kept, limit))
     indexed = {a.lower(): b for a, b in rows}
     # a sniper outside the largest rows: sold out, or a small holder (then a miss)
     held = tuple((checksum(a), indexed[a]) for a in sniped if a not in left_out and a in indexed)
