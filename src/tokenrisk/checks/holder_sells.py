@@ -196,11 +196,12 @@ async def _first_sight(
         return None
     # nothing awaited from here on: the sells start in the loop turn the logs woke
     token, node, limit = sim.route.token, ready.node, deps.holder_limit
-    guess = logged_people(batch.logs, limit, token, pools, skip)
+    logged = _logged(batch.logs, limit, pools)  # once, for the guess and its reads
+    guess = logged_people(batch.logs, limit, token, pools, skip, logged)
     if not guess[0]:
         return None
     sells = _sells(node, store, sim, guess, index, batch)
-    return Ahead(guess, sells, _reads_ahead(node, sim, batch.logs, (limit, pools, skip)))
+    return Ahead(guess, sells, _reads_ahead(node, sim, logged, (pools, skip)))
 
 
 def _drop_first(first: asyncio.Future[Ahead | None] | None) -> None:
@@ -223,15 +224,16 @@ def _drop_ahead(ahead: Ahead) -> None:
 def _reads_ahead(
     node: Node,
     sim: Simulator,
-    logs: Sequence[TransferLog],
-    who: tuple[int, list[Pool], Set[str]],
+    logged: tuple[list[tuple[str, int]], list[str]],
+    beside: tuple[list[Pool], Set[str]],
 ) -> Reads:
     """The code and balance reads :func:`largest_holders` and :func:`holding_snipers`
-    will make once the index is stored, started from its logs in memory: the same
-    addresses at the same block (:func:`_holding_people` takes them by that key)."""
-    limit, pools, skip = who
+    will make once the index is stored, started from its logs in memory (``logged``:
+    :func:`_logged`): the same addresses at the same block (:func:`_holding_people`
+    takes them by that key).  ``beside``: the pools, and who is not analysed."""
+    pools, skip = beside
     token, block = sim.route.token, sim.base.tag
-    rows, sniped = _logged(logs, limit, pools)
+    rows, sniped = logged
     largest = _candidates(rows, token, pools)
     left_out = {s.lower() for s in skip} | {token.lower()}
     held = [checksum(a) for a in sniped if a not in left_out]
@@ -470,14 +472,20 @@ async def indexed_people(
 
 
 def logged_people(
-    logs: Sequence[TransferLog], limit: int, token: str, pools: list[Pool], skip: Set[str]
+    logs: Sequence[TransferLog],
+    limit: int,
+    token: str,
+    pools: list[Pool],
+    skip: Set[str],
+    logged: tuple[list[tuple[str, int]], list[str]] | None = None,
 ) -> tuple[People, People]:
     """:func:`indexed_people` from a token's whole history of Transfer logs in memory
     (the index's first batch, before the store has them): the balances and the
-    snipers the store will hold once they are committed, ranked as it ranks them."""
+    snipers the store will hold once they are committed, ranked as it ranks them.
+    ``logged``: :func:`_logged` of them, when already made."""
     left_out = _SKIP | {p.address.lower() for p in pools} | {token.lower()}
     left_out |= {s.lower() for s in skip}
-    rows, sniped = _logged(logs, limit, pools)
+    rows, sniped = logged if logged is not None else _logged(logs, limit, pools)
     return _guessed(rows, sniped, limit, left_out)
 
 
