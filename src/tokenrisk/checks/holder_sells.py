@@ -55,12 +55,14 @@ async def airdrop(
     deps: HoneypotDeps, ready: Prepared, pools: list[Pool], index: asyncio.Task[None]
 ) -> AirdropSummary | None:
     """``token.airdropSummary`` once the index is fresh (it reads the indexed transfers);
-    on a token's first index, the deployer's transaction is read from its logs while
-    they are stored (:func:`~tokenrisk.holders.launch.read_deployer_ahead`)."""
-    store = deps.index.store
-    batch = await _first_batch(store, ready.node.id, ready.route.token, index)
-    if batch is not None:
-        read_deployer_ahead(ready.node, store, batch.logs, pools)
+    on a token's first index here, the deployer's transaction is read from its logs
+    while they are stored (:func:`~tokenrisk.holders.launch.read_deployer_ahead`; a later
+    check's summary is remembered per index state, so there is nothing to read ahead)."""
+    store, known = deps.index.store, (ready.node.id, ready.route.token)
+    if index_content(store, *known) is None:  # not indexed here yet: a first index
+        batch = await _first_batch(store, *known, index)
+        if batch is not None:
+            read_deployer_ahead(ready.node, store, batch.logs, pools)
     await index
     return await airdrop_summary(ready.node, store, ready.route.token, pools)
 
