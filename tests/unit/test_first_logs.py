@@ -101,5 +101,6 @@ async def test_the_reads_started_from_the_logs_are_the_stored_indexs(
             assert [a for a, _ in largest] == ahead[0][:limit]
             assert [a for a, _ in held] == ahead[1]
             assert read == ahead  # nothing read after the store was asked
+            assert reads == {}  # both taken (counted holder_reads used)
     finally:
         store.close()

@@ -6,6 +6,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from tokenrisk import metrics
 from tokenrisk.chain.abi import ZERO_ADDRESS
 from tokenrisk.holders import launch
 from tokenrisk.model import AirdropSummary, Pool
@@ -86,6 +87,11 @@ def test_the_launch_and_the_first_mint_are_read_in_one_go() -> None:
     store.close()
 
 
+def sent_ahead(result: str) -> float:
+    labels = {"planned": "deployer_read", "result": result}
+    return metrics.REGISTRY.get_sample_value("tokenrisk_sent_ahead_total", labels) or 0.0
+
+
 class Rpc:
     """Answers ``eth_getTransactionByHash`` for the deployer's mint; counts the reads."""
 
@@ -109,15 +115,20 @@ async def test_the_deployers_transaction_is_read_from_the_first_logs(tmp_path: P
     logs = [mint, log(2, DEPLOYER, POOL, 500), *dropped, log(5, POOL, wallet(99))]
     store.apply_window(1, TOKEN, expected=None, new=Cursor(1, 9, "0xhead"), logs=logs)
     pool = Pool(POOL, "Uniswap", "V2", TOKEN, DEPLOYER, DEPLOYER, DEPLOYER, 1, 1, None)
-    summaries, reads = [], []
+    summaries, reads, counted = [], [], []
     for ahead in (None, logs, [mint._replace(tx_hash="0x" + "02" * 32), *logs[1:]]):
+        counted.append([sent_ahead(r) for r in ("used", "dropped")])
         rpc = Rpc()
         node: Any = SimpleNamespace(id=1, rpc=rpc)
         store.memo.clear()
         if ahead is not None:
-            launch.read_deployer_ahead(node, store, ahead, [pool])
+            launch.read_deployer_ahead(node, store, (TOKEN, ahead), [pool])
         summaries.append(await launch.airdrop_summary(node, store, TOKEN, [pool]))
         reads.append(rpc.reads)
     assert summaries[0] == summaries[1] == summaries[2] == AirdropSummary(3, 12, 12 * 7)
     assert reads == [[mint.tx_hash], [mint.tx_hash], ["0x" + "02" * 32, mint.tx_hash]]
+    counted.append([sent_ahead(r) for r in ("used", "dropped")])
+    pairs = zip(counted, counted[1:], strict=False)
+    steps = [[b - a for a, b in zip(x, y, strict=True)] for x, y in pairs]
+    assert steps == [[0, 0], [1, 0], [0, 1]]  # none; taken; another transaction's, dropped
     store.close()

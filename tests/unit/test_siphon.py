@@ -108,8 +108,8 @@ def store() -> Iterator[Store]:
     store.close()
 
 
-def sent_ahead(result: str) -> float:
-    labels = {"planned": "siphon_approvals", "result": result}
+def sent_ahead(result: str, planned: str = "siphon_approvals") -> float:
+    labels = {"planned": planned, "result": result}
     return metrics.REGISTRY.get_sample_value("tokenrisk_sent_ahead_total", labels) or 0.0
 
 
@@ -179,7 +179,7 @@ async def test_reads_from_the_first_logs_serve_the_judgment(store: Store) -> Non
     """The reads leave before the store is asked anything; the judgment after it makes
     none of its own and is the step-by-step one.  Fails when the judgment does not take
     them (a second batch of transactions)."""
-    node = Node()
+    node, used = Node(), sent_ahead("used", "siphon_reads")
     siphon.read_ahead(node, store, (CHAIN, TOKEN), (1, first_logs()), [ROBBED, SELLER, PULLED])
     for _ in range(10):  # the reads' tasks reach the node
         await asyncio.sleep(0)
@@ -189,6 +189,7 @@ async def test_reads_from_the_first_logs_serve_the_judgment(store: Store) -> Non
     assert {h.lower() for h in found} == {ROBBED}
     assert sorted(map(tuple, node.requests)) == sent  # nothing more asked
     assert node.rounds == 1
+    assert sent_ahead("used", "siphon_reads") == used + 1
 
 
 @pytest.mark.parametrize(("case", "reads"), [("other start", 3 + 3), ("fewer holders", 1 + 3)])
@@ -198,12 +199,13 @@ async def test_reads_from_the_first_logs_that_do_not_cover_are_not_used(
     """Logs indexed from another start block (their Approval span is not the index's),
     or the transactions of fewer holders than judged: read again, the same judgment.
     Fails when ``Reading.early`` ignores the start block or the hashes."""
-    node = Node()
+    node, dropped = Node(), sent_ahead("dropped", "siphon_reads")
     start, holders = (0, [ROBBED, SELLER, PULLED]) if case == "other start" else (1, [SELLER])
     siphon.read_ahead(node, store, (CHAIN, TOKEN), (start, first_logs()), holders)
     found = await siphon.siphoned_holders(node, store, CHAIN, TOKEN, [ROBBED, SELLER, PULLED])
     assert {h.lower() for h in found} == {ROBBED}
     assert [m for r in node.requests for m in r].count("eth_getTransactionByHash") == reads
+    assert sent_ahead("dropped", "siphon_reads") == dropped + 1
 
 
 def test_newest_outgoing_is_the_stores_query(store: Store) -> None:

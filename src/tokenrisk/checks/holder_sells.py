@@ -62,7 +62,7 @@ async def airdrop(
     if index_content(store, *known) is None:  # not indexed here yet: a first index
         batch = await _first_batch(store, *known, index)
         if batch is not None:
-            read_deployer_ahead(ready.node, store, batch.logs, pools)
+            read_deployer_ahead(ready.node, store, (ready.route.token, batch.logs), pools)
     await index
     return await airdrop_summary(ready.node, store, ready.route.token, pools)
 
@@ -159,6 +159,8 @@ Sold = asyncio.Future[tuple[list[HolderSell], set[str], list[HolderSell]]]
 """Started sells: the people's results, who of them was siphoned, the other snipers'."""
 Reads = dict[tuple[str, tuple[str, ...]], asyncio.Future[list[tuple[str, int]]]]
 """:func:`_holding_people`'s reads started ahead, by (block, addresses)."""
+READS = "holder_reads"
+"""``tokenrisk_sent_ahead_total``'s ``planned`` for :data:`Reads`."""
 
 
 class Ahead(NamedTuple):
@@ -216,7 +218,12 @@ def _drop_first(first: asyncio.Future[Ahead | None] | None) -> None:
 
 
 def _drop_ahead(ahead: Ahead) -> None:
+    """The sells and the reads not taken (``_holding_people`` takes a read out of
+    ``reads``: what is left was not asked, counted ``holder_reads`` dropped)."""
+    for _ in ahead.reads:
+        count(READS, False)
     every: list[asyncio.Future[Any]] = [ahead.sells, *ahead.reads.values()]
+    ahead.reads.clear()
     for started in every:
         _drop(started)
         if started.done():
@@ -242,8 +249,9 @@ def _reads_ahead(
     reads: Reads = {}
     for addresses in (largest, held):
         if addresses and (block, tuple(addresses)) not in reads:
-            read = _holding_people(node, token, addresses, block)
-            reads[(block, tuple(addresses))] = asyncio.ensure_future(read)
+            read = asyncio.ensure_future(_holding_people(node, token, addresses, block))
+            read.add_done_callback(_seen)  # a failed read nobody took: not reported
+            reads[(block, tuple(addresses))] = read
     return reads
 
 
@@ -547,10 +555,11 @@ async def _holding_people(
     """``addresses`` that are not contracts and hold a balance at ``block``, with it;
     read already when ``reads`` has those addresses at that block (and the read went
     through: one that failed is made again)."""
-    ahead = reads.get((block, tuple(addresses))) if reads is not None else None
+    ahead = reads.pop((block, tuple(addresses)), None) if reads is not None else None
     if ahead is not None and not ahead.cancelled():
         await asyncio.wait([ahead])
         if not ahead.cancelled() and ahead.exception() is None:
+            count(READS, True)
             return ahead.result()
     flags, balances = await asyncio.gather(
         is_contract(node.rpc, addresses, block), balances_of(node.rpc, token, addresses, block)

@@ -237,7 +237,10 @@ def _reading(
     known = store.memo.value(key)
     if isinstance(known, Reading) and known.usable(content, hashes):
         return known, False
-    if isinstance(known, Reading) and known.early(first, hashes):
+    taken = isinstance(known, Reading) and known.early(first, hashes)
+    if isinstance(known, Reading) and known.content == FROM_LOGS:
+        metrics.sent_ahead("siphon_reads", taken)  # once: the next judgment's replaces it
+    if isinstance(known, Reading) and taken:
         reading = replace(known, content=content)  # this judgment's: counted as its own
     else:
         reading = _started(rpc, store, (chain_id, token), outgoing, first, settings, content)
