@@ -69,7 +69,7 @@ from tokenrisk.simulate.story import (
     new_targets,
     other_wallet,
     owned,
-    story_plan,
+    story_plans,
     with_supply,
 )
 from tokenrisk.simulate.trials import (
@@ -697,7 +697,7 @@ async def _paired(
     missing = [t for t in paired if _key_of(t) not in ahead]
     if tried is not None and tried.pairs:
         count_pairs(bool(paired) and not missing)
-    plans = [story_plan(sim, targets, story, t.calls, t.target) for t in missing]
+    plans = story_plans(sim, targets, story, [(t.calls, t.target) for t in missing])[1:]
     ran = iter(await sim.run(plans) if plans else [])
     return [ahead[_key_of(t)] if _key_of(t) in ahead else next(ran) for t in paired]
 
@@ -728,9 +728,8 @@ Batch = tuple[int, list[Outcome | RpcError], tuple[list[str | None], tuple[str, 
 async def _batch(sim: Simulator, targets: Targets, story: Story, trials: Sequence[Trial]) -> Batch:
     """The baseline, the four future sells and one story per trial, in one batch, beside
     the future sells by block count."""
-    plans = [story_plan(sim, targets, story, None)]
-    plans += [future_plan(sim, targets, story, seconds) for _, seconds in FUTURE]
-    plans += [story_plan(sim, targets, story, t.calls, t.target) for t in trials]
+    base, *tried = story_plans(sim, targets, story, [(t.calls, t.target) for t in trials])
+    plans = [base, *(future_plan(sim, targets, story, seconds) for _, seconds in FUTURE), *tried]
     outcomes, counted = await asyncio.gather(sim.run(plans), _counted(sim, story.a_sell))
     return len(plans), list(outcomes), counted
 
