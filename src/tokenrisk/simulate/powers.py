@@ -70,7 +70,8 @@ from tokenrisk.simulate.story import (
     other_wallet,
     owned,
     story_plans,
-    with_supply,
+    supplied,
+    supply_read,
 )
 from tokenrisk.simulate.trials import (
     DUMP_CAP,
@@ -124,7 +125,7 @@ async def _scan(
     # the scan's wallets and the token's supply go with the first reads when the facts
     # are new at this head (a remembered scan result then wastes one eth_call)
     wallets = new_targets(sim) if known is None else None
-    early = asyncio.ensure_future(with_supply(sim, wallets)) if wallets else None
+    early = asyncio.ensure_future(_with_supply(sim, wallets)) if wallets else None
     # a token and pool never scanned: the amounts round (it needs only the wallets) goes
     # with the facts, the screen with the reads that find the callers, the trials on the
     # amounts round's story with the screen (a remembered result would waste them)
@@ -214,6 +215,17 @@ async def _scan(
     await cache.store(key, result)
     cache.mark_scanned(chain_id, token, sim.route.pool.address)
     return result
+
+
+async def _with_supply(sim: Simulator, targets: Targets) -> Targets:
+    """:func:`~.story.with_supply` on a request of its own (:func:`.owners.alone`), as the
+    facts: the screen's token amounts wait for it, and in the check's shared batch it
+    would come back only after the amounts and journey simulations ran."""
+    try:
+        (reply,) = await owners.alone(sim.rpc, [supply_read(sim)])
+    except RpcError:
+        reply = None
+    return supplied(targets, reply)
 
 
 async def _static(

@@ -73,11 +73,19 @@ async def with_supply(sim: Simulator, targets: Targets) -> Targets:
     """``targets`` with the token's total supply read at the pinned head (0 when the
     token has no working ``totalSupply``: no token amounts)."""
     try:
-        reply = await sim.rpc.call(
-            "eth_call", [{"to": sim.route.token, "data": TOTAL_SUPPLY}, sim.base.tag]
-        )
+        reply = await sim.rpc.call(*supply_read(sim))
     except RpcError:
         reply = None
+    return supplied(targets, reply)
+
+
+def supply_read(sim: Simulator) -> tuple[str, list[Any]]:
+    """The ``eth_call`` of the token's ``totalSupply()`` at the pinned head."""
+    return ("eth_call", [{"to": sim.route.token, "data": TOTAL_SUPPLY}, sim.base.tag])
+
+
+def supplied(targets: Targets, reply: Any) -> Targets:
+    """``targets`` with the supply :func:`supply_read` answered (0: no working getter)."""
     supply = int(reply, 16) if isinstance(reply, str) and len(reply) == 66 else 0
     return replace(targets, supply=supply)
 
