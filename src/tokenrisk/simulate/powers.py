@@ -535,8 +535,7 @@ async def _ahead(
     targets, bought = early
     wallets = await targets
     story = asyncio.ensure_future(owned(bought, facts.owner is not None))
-    guards = asyncio.ensure_future(guard_values(sim, facts.code, facts.impl_code))
-    started: list[asyncio.Future[Any]] = [story, guards]
+    started: list[asyncio.Future[Any]] = [story]
     tried: tuple[Story, asyncio.Future[Tried]] | None = None
     try:
         functions, _ = functions_of(facts.code, facts.impl_code, bounds)
@@ -547,6 +546,9 @@ async def _ahead(
         if told is not None:
             run = _tried_ahead(sim, facts, wallets, told, (candidates, likely))
             tried = (told, asyncio.ensure_future(run))
+        # the guards' layout (evmole's CPU) once the screen and the trials have left
+        guards = asyncio.ensure_future(guard_values(sim, facts.code, facts.impl_code))
+        started.append(guards)
         screened = await screening
     except BaseException:
         for future in started:

@@ -399,7 +399,7 @@ async def guard_values(sim: Simulator, code: str, impl_code: str | None) -> Guar
     once the requests queued beside this one (the screen, and the trials sent with it)
     have left: they do not need it, and the node client sends a queue :data:`TURNS`
     loop turns after its first request."""
-    for _ in range(TURNS + 2):
+    for _ in range(TURNS + 3):
         await asyncio.sleep(0)
     writes = layout.guarded_writes(layout.layout(impl_code or code), ERC20_SURFACE)
     guards = [g for w in writes for g in w.guards]
