@@ -51,14 +51,15 @@ class Facts:
 
 
 async def read_facts(
-    rpc: RpcClient, token: str, storage_slots: int, block: str = "latest"
+    rpc: RpcClient, token: str, storage_slots: int, block: str = "latest", alone: bool = True
 ) -> Facts:
     """The token's code, proxy slots, owner getters and first ``storage_slots`` words, at
     ``block`` (the scan passes the head its simulations are pinned to).
 
-    One request of its own (:func:`alone`), with the implementation's code read beside
-    the slot that names it (:func:`implementation_read`): the scan's next requests wait
-    for these answers."""
+    With the implementation's code read beside the slot that names it
+    (:func:`implementation_read`); ``alone``: on a request of its own (:func:`own_request`),
+    as a first scan sends them, whose screen and trials wait for these answers (at a new
+    head of a token scanned before they go with the check's other reads)."""
     slots = [hex(i) for i in range(storage_slots)]
     calls: list[tuple[str, Sequence[Any]]] = [
         ("eth_getCode", [token, block]),
@@ -72,7 +73,7 @@ async def read_facts(
         args = [b"\0" * 32, 0] if g == ROLE_ADMIN else []
         call = {"to": token, "data": encode_call(g, args), "gas": hex(GETTER_GAS)}
         calls.append(("eth_call", [call, block]))
-    replies = await alone(rpc, calls)
+    replies = await (own_request(rpc, calls) if alone else rpc.batch(calls, tolerate=RpcError))
     for i, reply in enumerate(replies):  # as rpc.batch: only a revert is an answer
         if i != 3 and isinstance(reply, RpcError) and not isinstance(reply, CallReverted):
             raise reply
@@ -106,7 +107,7 @@ async def read_facts(
     return Facts(str(code), impl, impl_code, admin, owner, tuple(found), tuple(packed))
 
 
-async def alone(rpc: RpcClient, calls: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
+async def own_request(rpc: RpcClient, calls: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
     """``calls`` as one JSON-RPC batch on a request of its own, per-call errors returned.
 
     A coalescing client (:class:`~tokenrisk.chain.coalesce.CoalescingRpc`) would put
@@ -280,7 +281,7 @@ async def deployer(
 async def _creator(rpc: RpcClient, token: str, otterscan: bool, floor: int) -> str | None:
     if otterscan:
         try:
-            # on a request of its own, as the facts (:func:`alone`): the node takes
+            # on a request of its own, as the facts (:func:`own_request`): the node takes
             # milliseconds to answer it, and the scan waits for it with them
             found = await RpcClient.call(rpc, "ots_getContractCreator", [token])
             creator = found.get("creator") if isinstance(found, dict) else None

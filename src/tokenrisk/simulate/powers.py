@@ -72,6 +72,7 @@ from tokenrisk.simulate.story import (
     story_plans,
     supplied,
     supply_read,
+    with_supply,
 )
 from tokenrisk.simulate.trials import (
     DUMP_CAP,
@@ -125,11 +126,11 @@ async def _scan(
     # the scan's wallets and the token's supply go with the first reads when the facts
     # are new at this head (a remembered scan result then wastes one eth_call)
     wallets = new_targets(sim) if known is None else None
-    early = asyncio.ensure_future(_with_supply(sim, wallets)) if wallets else None
     # a token and pool never scanned: the amounts round (it needs only the wallets) goes
     # with the facts, the screen with the reads that find the callers, the trials on the
     # amounts round's story with the screen (a remembered result would waste them)
-    first = early is not None and not cache.scanned(chain_id, token, sim.route.pool.address)
+    first = wallets is not None and not cache.scanned(chain_id, token, sim.route.pool.address)
+    early = asyncio.ensure_future(_with_supply(sim, wallets, first)) if wallets else None
     bought = _bought(sim, wallets) if first and wallets else None
     ahead: Ahead | None = None
     going_on = False
@@ -217,12 +218,15 @@ async def _scan(
     return result
 
 
-async def _with_supply(sim: Simulator, targets: Targets) -> Targets:
-    """:func:`~.story.with_supply` on a request of its own (:func:`.owners.alone`), as the
-    facts: the screen's token amounts wait for it, and in the check's shared batch it
-    would come back only after the amounts and journey simulations ran."""
+async def _with_supply(sim: Simulator, targets: Targets, first: bool) -> Targets:
+    """:func:`~.story.with_supply`; on a ``first`` scan on a request of its own
+    (:func:`.owners.own_request`), as the facts: the screen's token amounts wait for it, and in
+    the check's shared batch it would come back only after the amounts and journey
+    simulations ran."""
+    if not first:
+        return await with_supply(sim, targets)
     try:
-        (reply,) = await owners.alone(sim.rpc, [supply_read(sim)])
+        (reply,) = await owners.own_request(sim.rpc, [supply_read(sim)])
     except RpcError:
         reply = None
     return supplied(targets, reply)
@@ -409,7 +413,7 @@ async def _facts_and_callers(
     early = asyncio.ensure_future(_caller_reads(sim, subject, last)) if last else None
     try:
         facts, deployer, granted = await asyncio.gather(
-            owners.read_facts(rpc, subject, bounds.storage_slots, tag),
+            owners.read_facts(rpc, subject, bounds.storage_slots, tag, alone=first is not None),
             owners.deployer(
                 rpc,
                 chain_id,
