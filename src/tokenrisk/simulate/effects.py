@@ -16,6 +16,7 @@ Pure: unit tests feed hand-built outcomes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from tokenrisk.findings import FINDINGS, TAX_CHANGE_MIN, Evidence, Observed, Shown
 from tokenrisk.simulate.accounting import shortfall
@@ -103,14 +104,41 @@ def observe(
     simulation cannot wait out) are not read as armed.  Balances and supply are compared
     whenever A and B hold tokens.
     """
+    return _observed(_Baseline(base, v3, v4), trial, armed)
+
+
+class _Baseline:
+    """What every trial of one scan compares with, read from the baseline once: whether
+    it is comparable, and its sell and buy taxes (each trial's classification read them
+    again, ~35 times per first scan, after the trials' last reply: issue #27)."""
+
+    def __init__(self, base: Outcome, v3: bool, v4: bool) -> None:
+        self.base, self.v3, self.v4 = base, v3, v4
+        self.holding, self.comparable = holding(base), comparable(base)
+
+    # each read the first time a trial needs it (as before, only for a comparable baseline)
+    @cached_property
+    def sell_tax(self) -> float | None:
+        return _sell_tax(self.base, "a")
+
+    @cached_property
+    def sell_loss(self) -> float | None:
+        return _sell_loss(self.base, "a")
+
+    @cached_property
+    def buy_tax(self) -> float | None:
+        return _buy_tax(self.base, self.v3)
+
+
+def _observed(known: _Baseline, trial: Outcome, armed: bool) -> Observed:
     minted, moved = _supply_and_balances(trial)
     path = ""
-    if comparable(base):
+    if known.comparable:
         path = "compared"
     elif armed and comparable(trial):
         path = "released"
-    taxes = _taxes(base, trial, v3, v4) if path == "compared" else (None, None)
-    return Observed(_Marks(base), _Marks(trial), path, minted, moved, *taxes)
+    taxes = _taxes(known, trial) if path == "compared" else (None, None)
+    return Observed(_Marks(known.base), _Marks(trial), path, minted, moved, *taxes)
 
 
 def classify(
@@ -119,9 +147,13 @@ def classify(
     """Every effect of the trial's owner call, in report order (empty when the call
     reverted or A and B hold nothing to compare): each finding's ``detect`` on
     :func:`observe`'s reading."""
-    if not _ok(trial, "call") or not holding(base):
+    return _classified(_Baseline(base, v3, v4), trial, armed)
+
+
+def _classified(known: _Baseline, trial: Outcome, armed: bool) -> list[Effect]:
+    if not _ok(trial, "call") or not known.holding:
         return []
-    seen = observe(base, trial, v3=v3, armed=armed, v4=v4)
+    seen = _observed(known, trial, armed)
     return [
         Effect(kind.id, detail, evidence)
         for kind in FINDINGS.values()
@@ -140,12 +172,13 @@ class Classifier:
 
     def __init__(self, base: Outcome, *, v3: bool = False, armed: bool = False, v4: bool = False):
         self.base, self.v3, self.armed, self.v4 = base, v3, armed, v4
+        self._known = _Baseline(base, v3, v4)
         self._seen: dict[int, tuple[Outcome, tuple[Effect, ...]]] = {}
 
     def __call__(self, trial: Outcome) -> list[Effect]:
         known = self._seen.get(id(trial))
         if known is None or known[0] is not trial:
-            found = classify(self.base, trial, v3=self.v3, armed=self.armed, v4=self.v4)
+            found = _classified(self._known, trial, self.armed)
             known = self._seen[id(trial)] = (trial, tuple(found))
         return list(known[1])
 
@@ -228,14 +261,14 @@ def _moved(trial: Outcome, scale: float) -> Shown | None:
 
 
 def _taxes(
-    base: Outcome, trial: Outcome, v3: bool, v4: bool = False
+    known: _Baseline, trial: Outcome
 ) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
     """The sell and the buy tax (before, after) when the call changed them; on a V4
     pool, a sell whose token units moved whole is read by what the seller received."""
-    sell = _raised(_sell_tax(base, "a"), _sell_tax(trial, "a"))
-    if sell is None and v4:
-        sell = _raised(_sell_loss(base, "a"), _sell_loss(trial, "a"))
-    return sell, _raised(_buy_tax(base, v3), _buy_tax(trial, v3))
+    sell = _raised(known.sell_tax, _sell_tax(trial, "a"))
+    if sell is None and known.v4:
+        sell = _raised(known.sell_loss, _sell_loss(trial, "a"))
+    return sell, _raised(known.buy_tax, _buy_tax(trial, known.v3))
 
 
 def _raised(before: float | None, after: float | None) -> tuple[float, float] | None:

@@ -302,7 +302,10 @@ def selectors_of(code: str, impl_code: str | None) -> set[str]:
     return found | ({selector for selector, _, _ in _evmole(impl_code)} if impl_code else set())
 
 
+@lru_cache(maxsize=64)
 def _selector(signature: str) -> str:
+    """A fixed signature's selector, hashed once (a keccak per backdoor and scan was on
+    the path between the amounts round's reply and the trials' request: issue #27)."""
     return "0x" + keccak(text=signature)[:4].hex()
 
 
