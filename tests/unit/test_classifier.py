@@ -11,13 +11,13 @@ def test_each_trial_is_classified_once_with_classifys_answer(monkeypatch) -> Non
     trials = [story(), story(**{"a.sell": failed()}), story(sell_tax=40.0)]
     expected = [classify(BASE, t) for t in trials]
     calls: list[object] = []
-    real = effects.classify
+    real = effects._classified  # what classify runs, on a baseline read once
 
-    def counting(base, trial, **flags):  # type: ignore[no-untyped-def]
+    def counting(known, trial, armed):  # type: ignore[no-untyped-def]
         calls.append(trial)
-        return real(base, trial, **flags)
+        return real(known, trial, armed)
 
-    monkeypatch.setattr(effects, "classify", counting)
+    monkeypatch.setattr(effects, "_classified", counting)
     seen = Classifier(BASE)
     assert [seen(t) for t in trials] == expected
     assert [seen(t) for t in trials] == expected  # asked again: kept

@@ -70,22 +70,36 @@ def comparable(base: Outcome) -> bool:
 
 
 class _Marks:
-    """An :class:`Outcome` as :class:`tokenrisk.findings.Marks` (what detection reads)."""
+    """An :class:`Outcome` as :class:`tokenrisk.findings.Marks` (what detection reads).
+    Each mark's ``ok`` and ``uint`` are kept once read: the findings' rules read the
+    same marks many times, and one baseline's marks are read for every trial (outcomes
+    are immutable)."""
+
+    __slots__ = ("outcome", "_oks", "_uints")
 
     def __init__(self, outcome: Outcome) -> None:
         self.outcome = outcome
+        self._oks: dict[str, bool] = {}
+        self._uints: dict[str, int | None] = {}
 
     def ok(self, mark: str) -> bool:
-        return _ok(self.outcome, mark)
+        known = self._oks.get(mark)
+        if known is None:
+            known = self._oks[mark] = _ok(self.outcome, mark)
+        return known
 
     def reason(self, mark: str) -> str:
         return _reason(self.outcome, mark)
 
     def state(self, mark: str) -> str:
-        return _state(self.outcome, mark)
+        return "ok" if self.ok(mark) else self.reason(mark)
 
     def uint(self, mark: str) -> int | None:
-        return _uint(self.outcome, mark)
+        try:
+            return self._uints[mark]
+        except KeyError:
+            known = self._uints[mark] = _uint(self.outcome, mark)
+            return known
 
     def gas(self, mark: str) -> int | None:
         result = self.outcome.get(mark)
@@ -115,30 +129,32 @@ class _Baseline:
     def __init__(self, base: Outcome, v3: bool, v4: bool) -> None:
         self.base, self.v3, self.v4 = base, v3, v4
         self.holding, self.comparable = holding(base), comparable(base)
+        self.marks = _Marks(base)  # shared by every trial's Observed
 
     # each read the first time a trial needs it (as before, only for a comparable baseline)
     @cached_property
     def sell_tax(self) -> float | None:
-        return _sell_tax(self.base, "a")
+        return _sell_tax(self.marks, "a")
 
     @cached_property
     def sell_loss(self) -> float | None:
-        return _sell_loss(self.base, "a")
+        return _sell_loss(self.marks, "a")
 
     @cached_property
     def buy_tax(self) -> float | None:
-        return _buy_tax(self.base, self.v3)
+        return _buy_tax(self.marks, self.v3)
 
 
-def _observed(known: _Baseline, trial: Outcome, armed: bool) -> Observed:
+def _observed(known: _Baseline, outcome: Outcome, armed: bool) -> Observed:
+    trial = _Marks(outcome)  # each mark read once, by these rules and the findings'
     minted, moved = _supply_and_balances(trial)
     path = ""
     if known.comparable:
         path = "compared"
-    elif armed and comparable(trial):
+    elif armed and comparable(outcome):
         path = "released"
     taxes = _taxes(known, trial) if path == "compared" else (None, None)
-    return Observed(_Marks(known.base), _Marks(trial), path, minted, moved, *taxes)
+    return Observed(known.marks, trial, path, minted, moved, *taxes)
 
 
 def classify(
@@ -183,11 +199,11 @@ class Classifier:
         return list(known[1])
 
 
-def _supply_and_balances(trial: Outcome) -> tuple[Shown | None, Shown | None]:
+def _supply_and_balances(trial: _Marks) -> tuple[Shown | None, Shown | None]:
     """Mint and balance moves, wherever the tokens land (the buyer, the pool, the caller
     itself, a neutral wallet, the token contract).  A rebase scales every balance with
     the supply, so it is neither a mint nor a move."""
-    s0, s1 = _uint(trial, "supply0"), _uint(trial, "supply1")
+    s0, s1 = trial.uint("supply0"), trial.uint("supply1")
     scale = s1 / s0 if s0 and s1 is not None else 1.0
     if s0 is None or s1 is None or _rebased(trial, scale):
         return None, _moved(trial, 1.0) if s0 is None or s1 is None else None
@@ -217,21 +233,21 @@ _WATCHED = (
 """Balances read before and after the call: who could gain or lose by it."""
 
 
-def _deltas(trial: Outcome) -> list[tuple[str, int, int]]:
+def _deltas(trial: _Marks) -> list[tuple[str, int, int]]:
     out: list[tuple[str, int, int]] = []
     for who, before_mark, after_mark in _WATCHED:
-        before, after = _uint(trial, before_mark), _uint(trial, after_mark)
+        before, after = trial.uint(before_mark), trial.uint(after_mark)
         if before is not None and after is not None:
             out.append((who, before, after))
     return out
 
 
-def _gains(trial: Outcome) -> int:
+def _gains(trial: _Marks) -> int:
     """What the watched balances gained beyond what they lost (new tokens, in units)."""
     return sum(after - before for _, before, after in _deltas(trial))
 
 
-def _gain_evidence(trial: Outcome) -> tuple[Evidence, ...]:
+def _gain_evidence(trial: _Marks) -> tuple[Evidence, ...]:
     return tuple(
         Evidence(f"{who} balance", str(before), str(after))
         for who, before, after in _deltas(trial)
@@ -239,18 +255,18 @@ def _gain_evidence(trial: Outcome) -> tuple[Evidence, ...]:
     )
 
 
-def _rebased(trial: Outcome, scale: float) -> bool:
+def _rebased(trial: _Marks, scale: float) -> bool:
     """The supply changed and both the buyer's and the pool's balances followed it."""
     if scale == 1.0:
         return False
-    pairs = [(_uint(trial, "a.bought"), _uint(trial, "a.held"))]
-    pairs.append((_uint(trial, "pool0"), _uint(trial, "pool1")))
+    pairs = [(trial.uint("a.bought"), trial.uint("a.held"))]
+    pairs.append((trial.uint("pool0"), trial.uint("pool1")))
     return all(b and a is not None and abs(a / b - scale) <= 0.01 * scale for b, a in pairs)
 
 
-def _moved(trial: Outcome, scale: float) -> Shown | None:
+def _moved(trial: _Marks, scale: float) -> Shown | None:
     for who, before_mark, after_mark in _WATCHED[:2]:
-        before, after = _uint(trial, before_mark), _uint(trial, after_mark)
+        before, after = trial.uint(before_mark), trial.uint(after_mark)
         if before and after is not None and after / before < scale * KEPT_SHARE:
             evidence = (Evidence(f"{who} balance", str(before), str(after)),)
             return (
@@ -261,7 +277,7 @@ def _moved(trial: Outcome, scale: float) -> Shown | None:
 
 
 def _taxes(
-    known: _Baseline, trial: Outcome
+    known: _Baseline, trial: _Marks
 ) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
     """The sell and the buy tax (before, after) when the call changed them; on a V4
     pool, a sell whose token units moved whole is read by what the seller received."""
@@ -282,38 +298,34 @@ def _raised(before: float | None, after: float | None) -> tuple[float, float] | 
     return before, after
 
 
-def _sell_tax(o: Outcome, tag: str) -> float | None:
+def _sell_tax(o: _Marks, tag: str) -> float | None:
     """Token-unit sell tax: the seller's balance decrease that did not reach the pool."""
     marks = ("seller_before", "seller_after", "pool_before", "pool_after")
-    values = [_uint(o, f"{tag}.{m}") for m in marks]
+    values = [o.uint(f"{tag}.{m}") for m in marks]
     if any(v is None for v in values):
         return None
     before, after, p0, p1 = (v or 0 for v in values)
     return shortfall(before - after, p1 - p0)
 
 
-def _sell_loss(o: Outcome, tag: str) -> float | None:
+def _sell_loss(o: _Marks, tag: str) -> float | None:
     """V4: the base token the seller received short of the quote (the pool's own curve
     and LP fee, read right before the sell, without its hook)."""
     quote, before, after = (
-        o.get(f"{tag}.quote"),
-        _uint(o, f"{tag}.base_before"),
-        _uint(o, f"{tag}.base_after"),
+        o.outcome.get(f"{tag}.quote"),
+        o.uint(f"{tag}.base_before"),
+        o.uint(f"{tag}.base_after"),
     )
-    if (
-        quote is None
-        or not quote.ok
-        or before is None
-        or after is None
-        or not _ok(o, f"{tag}.sell")
-    ):
+    if quote is None or not quote.ok or before is None or after is None or not o.ok(f"{tag}.sell"):
         return None
-    return shortfall(quoted_amount(quote.data, False, o.quotes.get(f"{tag}.quote")), after - before)
+    return shortfall(
+        quoted_amount(quote.data, False, o.outcome.quotes.get(f"{tag}.quote")), after - before
+    )
 
 
-def _buy_tax(o: Outcome, v3: bool) -> float | None:
-    quote, got = o.get("c.quote"), _uint(o, "c.bought")
-    if quote is None or not quote.ok or got is None or not _ok(o, "c.buy"):
+def _buy_tax(o: _Marks, v3: bool) -> float | None:
+    quote, got = o.outcome.get("c.quote"), o.uint("c.bought")
+    if quote is None or not quote.ok or got is None or not o.ok("c.buy"):
         return None
-    expected = quoted_amount(quote.data, v3, o.quotes.get("c.quote"))
+    expected = quoted_amount(quote.data, v3, o.outcome.quotes.get("c.quote"))
     return shortfall(expected, got)
