@@ -200,7 +200,9 @@ async def _scan(
             found = await _static(sim, (facts, guards), hooked, hook, names, on_hook)
             result = _with_static(result, found)
     finally:
-        for started in (story, guards):
+        # the amounts round too: a guessed screen's story waits on it shielded (_guessed)
+        running: list[asyncio.Future[Any]] = [story, guards]
+        for started in running + ([bought] if bought is not None else []):
             if not started.done():
                 started.cancel()
         if ahead is not None and ahead.tried is not None:
@@ -411,9 +413,14 @@ async def _facts_and_callers(
     # a scan seen before: its callers' reads go with the facts, planned from the last
     # scan's (used when this head's facts, deployer and grants are those)
     early = asyncio.ensure_future(_caller_reads(sim, subject, last)) if last else None
+    reads = asyncio.ensure_future(
+        owners.read_facts(rpc, subject, bounds.storage_slots, tag, alone=first is not None)
+    )
+    grants = asyncio.ensure_future(owners.role_grants(rpc, subject, tag))
+    guess = asyncio.ensure_future(_guessed(sim, (reads, grants), bounds, first)) if first else None
     try:
         facts, deployer, granted = await asyncio.gather(
-            owners.read_facts(rpc, subject, bounds.storage_slots, tag, alone=first is not None),
+            reads,
             owners.deployer(
                 rpc,
                 chain_id,
@@ -422,11 +429,13 @@ async def _facts_and_callers(
                 otterscan=bounds.otterscan,
                 state_floor=bounds.state_floor,
             ),
-            owners.role_grants(rpc, subject, tag),
+            grants,
         )
     except BaseException:
         if early is not None:
             _drop_early(early)
+        if guess is not None:
+            _drop_guess(guess)
         raise
     inputs: owners.Inputs = (facts, deployer, tuple(granted))
     cache.inputs.put(memo, inputs)
@@ -434,7 +443,9 @@ async def _facts_and_callers(
         _drop_early(early)
         early = None
     likely = _likely(sim, facts, deployer, granted, bounds)
-    ahead = asyncio.ensure_future(_ahead(sim, facts, likely, bounds, first)) if first else None
+    ahead = _verified(guess, likely)
+    if first and ahead is None:
+        ahead = asyncio.ensure_future(_ahead(sim, facts, likely, bounds, first))
     try:
         # sent ahead too: the likely senders' control getters (multisig, timelock)
         roles, read, controls = await (
@@ -452,6 +463,56 @@ async def _facts_and_callers(
         if ahead is not None:
             _drop_ahead(ahead)
         raise
+
+
+Guess = tuple[list[str], asyncio.Future[Ahead]]
+"""The likely senders known without the deployer, and the screen and trials sent on them."""
+
+
+async def _guessed(
+    sim: Simulator,
+    read: tuple[asyncio.Future[Facts], asyncio.Future[list[tuple[str, str]]]],
+    bounds: ScanBounds,
+    first: Early,
+) -> Guess:
+    """A first scan's screen and trials (:func:`_ahead`) started once the facts and the
+    role grants are back, on the senders :func:`_likely` names without the deployer:
+    its reply (``ots_getContractCreator``) comes 5-20 ms after theirs on anvil, and
+    the deployer is most often a sender they name already.  Used only when the
+    deployer leaves the senders unchanged (:func:`_verified`)."""
+    facts, granted = await asyncio.gather(*read)
+    likely = _likely(sim, facts, None, granted, bounds)
+    targets, bought = first
+    # shielded: a wrong guess is dropped, and the amounts round goes on for the next one
+    return likely, asyncio.ensure_future(
+        _ahead(sim, facts, likely, bounds, (targets, asyncio.shield(bought)))
+    )
+
+
+def _verified(
+    guess: asyncio.Future[Guess] | None, likely: list[str]
+) -> asyncio.Future[Ahead] | None:
+    """The guessed screen and trials when their senders are ``likely`` (the deployer
+    added nothing, and changed no order); otherwise dropped (None)."""
+    if guess is None:
+        return None
+    if guess.done() and not guess.cancelled() and guess.exception() is None:
+        guessed, ahead = guess.result()
+        if guessed == likely:
+            return ahead
+        _drop_ahead(ahead)
+        return None
+    _drop_guess(guess)
+    return None
+
+
+def _drop_guess(guess: asyncio.Future[Guess]) -> None:
+    """Stop a guess that will not be used (and what it started, once it started)."""
+    if not guess.done():
+        guess.cancel()
+    elif not guess.cancelled() and guess.exception() is None:
+        _drop_ahead(guess.result()[1])
+    guess.add_done_callback(lambda f: f.cancelled() or f.exception())
 
 
 CallerReads = tuple[
