@@ -153,6 +153,14 @@ def _children(
     return counter.labels(*labels), histogram.labels(*labels)
 
 
+@lru_cache(maxsize=1024)
+def _child(metric: Counter, *labels: str) -> Counter:
+    """``metric.labels(*labels)``, remembered as :func:`_pair` remembers its two: the
+    per-check counters (a simulation's outcome, the cache lookup, the head assumed, the
+    steps sent ahead) are bumped a few times per check with a handful of label values."""
+    return metric.labels(*labels)
+
+
 def http_request(endpoint: str, method: str, status: int, seconds: float) -> None:
     count, timing = _pair(HTTP_REQUESTS, HTTP_SECONDS, endpoint, method, str(status))
     count.inc()
@@ -160,7 +168,7 @@ def http_request(endpoint: str, method: str, status: int, seconds: float) -> Non
 
 
 def simulation(chain_id: int, outcome: str) -> None:
-    SIMULATIONS.labels(str(chain_id), outcome).inc()
+    _child(SIMULATIONS, str(chain_id), outcome).inc()
 
 
 def node_request(chain: str, seconds: float, error: BaseException | None) -> None:
@@ -172,16 +180,17 @@ def node_request(chain: str, seconds: float, error: BaseException | None) -> Non
 
 
 def cache_lookup(hit: bool) -> None:
-    CACHE_LOOKUPS.labels("hit" if hit else "miss").inc()
+    _child(CACHE_LOOKUPS, "hit" if hit else "miss").inc()
 
 
 def head_assumed(chain_id: int, used: bool) -> None:
-    HEADS_ASSUMED.labels(str(chain_id), "used" if used else "wasted").inc()
+    _child(HEADS_ASSUMED, str(chain_id), "used" if used else "wasted").inc()
 
 
 def index_refreshed(chain_id: int, blocks_behind: int) -> None:
-    INDEX_REFRESHES.labels(str(chain_id)).inc()
-    INDEX_LAG.labels(str(chain_id)).set(blocks_behind)
+    chain = str(chain_id)
+    _child(INDEX_REFRESHES, chain).inc()
+    INDEX_LAG.labels(chain).set(blocks_behind)
 
 
 def watch_step(chain_id: int, lag_blocks: int, queued: int = 0) -> None:
@@ -202,4 +211,4 @@ def webhook_failed(endpoint: str) -> None:
 
 
 def sent_ahead(planned: str, used: bool) -> None:
-    SENT_AHEAD.labels(planned, "used" if used else "dropped").inc()
+    _child(SENT_AHEAD, planned, "used" if used else "dropped").inc()

@@ -218,7 +218,9 @@ class HolderStats:
 
 @dataclass(frozen=True)
 class ContractCall:
-    """One unique edge of the call tree of the buy and sell."""
+    """One unique edge of the call tree of the buy and sell.  In an IsHoneypot analysis
+    the addresses are as traced (lower case: it does not show them, and the probe's
+    fresh addresses would cost a keccak each); GetContractVerification's are checksummed."""
 
     from_address: str
     to_address: str

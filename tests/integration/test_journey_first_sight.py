@@ -65,10 +65,14 @@ def _no_gas(report: SimulationReport) -> SimulationReport:
 
 def _step_by_step(monkeypatch: pytest.MonkeyPatch) -> None:
     """Nothing sent ahead on a prediction: neither the journey's steps nor the scan's
-    trials nor the holders' lone sells of an overflowing group or of the index's snipers
-    (the memories of earlier checks aside)."""
+    trials nor the holders' lone sells of an overflowing group or of the index's snipers,
+    nor the holders' reads from the index's first logs (the siphon's, the deployer's,
+    the balances) (the memories of earlier checks aside)."""
     monkeypatch.setattr(selling, "overflowing", lambda *_: [])
     monkeypatch.setattr(holder_sells, "_suspects", lambda _: frozenset())
+    monkeypatch.setattr(holder_sells, "read_ahead", lambda *_: None)
+    monkeypatch.setattr(holder_sells, "read_deployer_ahead", lambda *_: None)
+    monkeypatch.setattr(holder_sells, "_reads_ahead", lambda *_: {})
     monkeypatch.setattr(journey, "curve_buy", lambda *_: None)
     monkeypatch.setattr(journey, "_after_bought", lambda *_: None)
     monkeypatch.setattr(powers, "trials_ahead", lambda *_: False)

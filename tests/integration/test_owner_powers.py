@@ -18,9 +18,11 @@ import pytest
 from eth_utils.crypto import keccak
 
 from tokenrisk.api.app import create_app
+from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.config import Settings
 from tokenrisk.findings import FINDINGS
 from tokenrisk.service import Service, connect_devnet
+from tokenrisk.simulate.owners import read_facts
 
 pytestmark = pytest.mark.integration
 
@@ -377,3 +379,25 @@ async def test_every_kinds_listed_devnet_tokens_show_it(
             body = await _check(http, _entry(devnet, token_id)["address"])
             scans[token_id] = {f["id"] for f in body["ownerPowers"]["findings"]}
         assert kind in scans[token_id], (kind, token_id, sorted(scans[token_id]))
+
+
+@pytest.mark.parametrize("token_id", ["proxy-verified", "proxy-unverified"])
+async def test_a_proxys_implementation_code_comes_with_the_facts(
+    devnet: Any, token_id: str
+) -> None:
+    """The reader placed at the proxy's own address returns the code its EIP-1967 slot
+    names, the very code ``eth_getCode`` reads, in the facts' one request."""
+    counted: list[int] = []
+
+    class Counting(RpcClient):
+        async def _post(self, *args: Any, **kwargs: Any) -> Any:
+            counted.append(1)
+            return await super()._post(*args, **kwargs)
+
+    rpc = Counting(devnet.url)
+    try:
+        facts = await read_facts(rpc, _entry(devnet, token_id)["address"], 16, "latest")
+        assert facts.impl is not None and len(counted) == 1
+        assert facts.impl_code == await rpc.call("eth_getCode", [facts.impl, "latest"])
+    finally:
+        await rpc.aclose()

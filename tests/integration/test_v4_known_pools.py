@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -34,13 +35,31 @@ client waits 3 for company; a dependent request cannot come before a reply)."""
 _JSON = {"content-type": "application/json"}
 
 
+@dataclass
+class _Round:
+    """The requests of one round still waiting for the node; ``done`` once none is."""
+
+    waiting: int
+    done: asyncio.Future[None]
+
+    def answered(self) -> None:
+        self.waiting -= 1
+        if self.waiting == 0 and not self.done.done():
+            self.done.set_result(None)
+
+
 class Rounds(httpx.AsyncBaseTransport):
-    """Forwards to ``upstream`` round by round; ``rounds``: each round's methods."""
+    """Forwards to ``upstream`` round by round; ``rounds``: each round's methods.
+
+    A round's replies are handed back together, once the node answered all of them, as
+    from a node far away (its own time small against the round trip): a request made
+    on one reply then leaves with those made on the others, as it would there, and is
+    not counted a round of its own for a sibling's reply still being read here."""
 
     def __init__(self, upstream: str) -> None:
         self.upstream = upstream
         self.rounds: list[list[str]] = []
-        self._held: list[tuple[list[str], asyncio.Future[None]]] = []
+        self._held: list[tuple[list[str], asyncio.Future[_Round]]] = []
         self._releases: set[asyncio.Task[None]] = set()
         self._inner = httpx.AsyncHTTPTransport()
 
@@ -48,16 +67,20 @@ class Rounds(httpx.AsyncBaseTransport):
         body = await request.aread()
         parsed = json.loads(body)
         methods = [c["method"] for c in (parsed if isinstance(parsed, list) else [parsed])]
-        gate = asyncio.get_running_loop().create_future()
+        gate: asyncio.Future[_Round] = asyncio.get_running_loop().create_future()
         self._held.append((methods, gate))
         if len(self._held) == 1:
             task = asyncio.create_task(self._release())
             self._releases.add(task)
             task.add_done_callback(self._releases.discard)
-        await gate
-        forwarded = httpx.Request("POST", self.upstream, content=body, headers=_JSON)
-        response = await self._inner.handle_async_request(forwarded)
-        content = await response.aread()
+        together = await gate
+        try:
+            forwarded = httpx.Request("POST", self.upstream, content=body, headers=_JSON)
+            response = await self._inner.handle_async_request(forwarded)
+            content = await response.aread()
+        finally:
+            together.answered()
+        await asyncio.shield(together.done)
         return httpx.Response(response.status_code, content=content, headers=_JSON)
 
     async def _release(self) -> None:
@@ -68,8 +91,9 @@ class Rounds(httpx.AsyncBaseTransport):
                 await asyncio.sleep(0)
         held, self._held = self._held, []
         self.rounds.append([m for methods, _ in held for m in methods])
+        together = _Round(len(held), asyncio.get_running_loop().create_future())
         for _, gate in held:
-            gate.set_result(None)
+            gate.set_result(together)
 
     async def aclose(self) -> None:
         await self._inner.aclose()

@@ -4,10 +4,15 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
+
+import pytest
 
 from tokenrisk.chain.abi import ZERO_ADDRESS
+from tokenrisk.checks import holder_sells
 from tokenrisk.checks.holder_sells import indexed_people, logged_people
 from tokenrisk.model import Pool
 from tokenrisk.store.engine import Cursor, TransferLog, create_store
@@ -53,5 +58,49 @@ async def test_the_guess_from_the_logs_is_the_guess_from_the_store(tmp_path: Pat
         people, held = stored
         assert wallet(20).lower() not in {a.lower() for a, _ in people}  # skipped
         assert {a.lower() for a, _ in held} == {wallet(n) for n in (2, 3, 8, 9)}
+    finally:
+        store.close()
+
+
+async def test_the_reads_started_from_the_logs_are_the_stored_indexs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The code and balance reads started from the logs in memory (``_reads_ahead``) are
+    the ones ``largest_holders`` and ``holding_snipers`` ask of the stored index: taken,
+    with no read of their own.  Fails when those reads are keyed otherwise than the
+    addresses and block the stored index gives (they are then read again)."""
+    logs = history()
+    store = create_store(f"sqlite:///{tmp_path / 'index.db'}")
+    store.apply_window(CHAIN, TOKEN, expected=None, new=Cursor(0, 30, "0xhead"), logs=logs)
+    pool = Pool(POOL, "Uniswap", "V2", TOKEN, DEPLOYER, DEPLOYER, DEPLOYER, 1, 1, None)
+    node: Any = SimpleNamespace(id=CHAIN, rpc=None)
+    sim: Any = SimpleNamespace(route=SimpleNamespace(token=TOKEN), base=SimpleNamespace(tag="0x1e"))
+    read: list[list[str]] = []
+
+    async def holding(_: Any, __: str, addresses: list[str], block: str) -> list[tuple[str, int]]:
+        read.append(addresses)
+        return [(a, 1) for a in addresses]
+
+    monkeypatch.setattr(holder_sells, "_holding_people", holding)
+    skip = {wallet(20)}
+    try:
+        for limit in (3, 8, 50):
+            read.clear()
+            logged = holder_sells._logged(logs, limit, [pool])
+            reads = holder_sells._reads_ahead(node, sim, logged, ([pool], skip))
+            await asyncio.gather(*reads.values())
+            ahead = list(read)
+            monkeypatch.undo()  # from here on a read would reach the (absent) node
+            largest = await holder_sells.largest_holders(
+                node, store, limit, TOKEN, [pool], "0x1e", reads
+            )
+            held = await holder_sells.holding_snipers(
+                node, store, TOKEN, [pool], skip, "0x1e", reads
+            )
+            monkeypatch.setattr(holder_sells, "_holding_people", holding)
+            assert [a for a, _ in largest] == ahead[0][:limit]
+            assert [a for a, _ in held] == ahead[1]
+            assert read == ahead  # nothing read after the store was asked
+            assert reads == {}  # both taken (counted holder_reads used)
     finally:
         store.close()

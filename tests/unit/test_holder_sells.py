@@ -250,3 +250,19 @@ async def test_suspects_sell_alone_with_the_groups(monkeypatch: pytest.MonkeyPat
     assert ("start lone 2") in timelines[0]  # without suspects: the trapped one after
     assert ("holder_suspect", True) in counted[1] and ("holder_suspect", False) in counted[1]
     assert not any(p == "holder_suspect" for p, _ in counted[0])
+
+
+async def test_a_groups_failures_sell_alone_before_the_other_groups_are_back() -> None:
+    """Five groups, four in flight: the largest holders' group (the first to go) has a
+    trapped holder, whose lone sell starts on that group's reply, while the fifth group
+    still waits for a place, not once every group is back; the results are those of the
+    step-by-step order.  Fails when the lone sells wait for ``_grouped`` to return."""
+    people = [(holder(i), 10**18 * (i + 1)) for i in range(5 * holder_sells.GROUP)]
+    node = Node(loser="", trapped=holder(len(people) - 1))  # the largest: the first group
+    sim = simulator(node)
+    events = _timeline(sim)
+    results = await holder_sells.sell_all(sim, people)
+    assert [r.holder for r in results if not r.ok] == [holder(len(people) - 1)]
+    assert all(r.ok for r in results[:-1])
+    ends = [n for n, e in enumerate(events) if e == "end group"]
+    assert len(ends) == 5 and events.index("start lone 2") < ends[-1]

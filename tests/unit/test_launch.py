@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from tokenrisk import metrics
 from tokenrisk.chain.abi import ZERO_ADDRESS
 from tokenrisk.holders import launch
 from tokenrisk.model import AirdropSummary, Pool
@@ -79,4 +84,51 @@ def test_the_launch_and_the_first_mint_are_read_in_one_go() -> None:
     pool = Pool(POOL, "Uniswap", "V2", TOKEN, DEPLOYER, DEPLOYER, DEPLOYER, 1, 1, None)
     assert launch._first_mint(store, 1, TOKEN, [pool]) == (5, [mint])
     assert launch._first_mint(store, 1, TOKEN, []) == (None, [mint])
+    store.close()
+
+
+def sent_ahead(result: str) -> float:
+    labels = {"planned": "deployer_read", "result": result}
+    return metrics.REGISTRY.get_sample_value("tokenrisk_sent_ahead_total", labels) or 0.0
+
+
+class Rpc:
+    """Answers ``eth_getTransactionByHash`` for the deployer's mint; counts the reads."""
+
+    def __init__(self) -> None:
+        self.reads: list[str] = []
+
+    async def call(self, method: str, params: list[Any]) -> Any:
+        assert method == "eth_getTransactionByHash", method
+        self.reads.append(params[0])
+        return {"hash": params[0], "from": DEPLOYER, "to": None}
+
+
+async def test_the_deployers_transaction_is_read_from_the_first_logs(tmp_path: Path) -> None:
+    """On a first index the deployer's transaction is read from the logs in memory and
+    the summary from the store takes that read (one read, the same summary); a read of
+    another transaction is not taken.  Fails when the summary reads it again, or takes
+    a read without comparing the hash."""
+    store = create_store(f"sqlite:///{tmp_path / 'index.db'}")  # read from worker threads
+    mint = TransferLog(1, 0, "0x" + "01" * 32, ZERO_ADDRESS, DEPLOYER, 1_000)
+    dropped = [t._replace(log_index=n) for n, t in enumerate(_airdrop(12, block=3))]
+    logs = [mint, log(2, DEPLOYER, POOL, 500), *dropped, log(5, POOL, wallet(99))]
+    store.apply_window(1, TOKEN, expected=None, new=Cursor(1, 9, "0xhead"), logs=logs)
+    pool = Pool(POOL, "Uniswap", "V2", TOKEN, DEPLOYER, DEPLOYER, DEPLOYER, 1, 1, None)
+    summaries, reads, counted = [], [], []
+    for ahead in (None, logs, [mint._replace(tx_hash="0x" + "02" * 32), *logs[1:]]):
+        counted.append([sent_ahead(r) for r in ("used", "dropped")])
+        rpc = Rpc()
+        node: Any = SimpleNamespace(id=1, rpc=rpc)
+        store.memo.clear()
+        if ahead is not None:
+            launch.read_deployer_ahead(node, store, (TOKEN, ahead), [pool])
+        summaries.append(await launch.airdrop_summary(node, store, TOKEN, [pool]))
+        reads.append(rpc.reads)
+    assert summaries[0] == summaries[1] == summaries[2] == AirdropSummary(3, 12, 12 * 7)
+    assert reads == [[mint.tx_hash], [mint.tx_hash], ["0x" + "02" * 32, mint.tx_hash]]
+    counted.append([sent_ahead(r) for r in ("used", "dropped")])
+    pairs = zip(counted, counted[1:], strict=False)
+    steps = [[b - a for a, b in zip(x, y, strict=True)] for x, y in pairs]
+    assert steps == [[0, 0], [1, 0], [0, 1]]  # none; taken; another transaction's, dropped
     store.close()

@@ -12,8 +12,10 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from fakenode import FakeNode, Fault
 
 from tokenrisk.api.wire import OwnerPowersInfo
+from tokenrisk.chain.signatures import IMPLEMENTATION_SLOT
 from tokenrisk.findings import (
     FINDINGS,
     TAX_POWER_THRESHOLD,
@@ -27,7 +29,12 @@ from tokenrisk.findings import (
 )
 from tokenrisk.simulate.effects import Effect, classify, comparable
 from tokenrisk.simulate.hostile import Targets, argument_sets, render, split_types, values_for
-from tokenrisk.simulate.owners import PowerCache
+from tokenrisk.simulate.owners import (
+    IMPLEMENTATION_READER,
+    PowerCache,
+    implementation_code,
+    read_facts,
+)
 from tokenrisk.simulate.powers import _finding, _merged, hook_of
 from tokenrisk.simulate.simulator import CallResult, Outcome
 from tokenrisk.simulate.trials import Function, Trial, two_steps
@@ -815,3 +822,57 @@ def test_likely_dumps_plan_each_amount_functions_first_and_largest_amount_as_min
     assert likely_dumps(amounts, None) == [] and likely_dumps(amounts, 0) == []
     many = [Trial(Function(f"0x{i:08x}", ("uint256",), False), owner, (7,), "0x") for i in range(9)]
     assert len(likely_dumps(many, 1)) == DUMPS_AHEAD
+
+
+# A PROXY'S IMPLEMENTATION, READ WITH THE FACTS
+
+TOKEN = "0x3333333333333333333333333333333333333333"
+IMPL = "0x4444444444444444444444444444444444444444"
+IMPL_CODE = "0x6080604052deadbeef"
+IMPL_WORD = "0x" + "00" * 12 + IMPL[2:]
+
+
+def _proxy_node(override: Any) -> FakeNode:
+    """A node holding a proxy at TOKEN whose EIP-1967 slot names IMPL; ``override``:
+    its answer to the override read (a value, a Fault, or None: it runs the code)."""
+
+    def storage(params: list[Any]) -> str:
+        return IMPL_WORD if params[1] == IMPLEMENTATION_SLOT else "0x" + "00" * 32
+
+    def call(params: list[Any]) -> Any:
+        if len(params) < 3:
+            return "0x" + "00" * 32  # the owner getters: nobody
+        assert params[2][TOKEN]["code"] == IMPLEMENTATION_READER
+        return IMPL_WORD + IMPL_CODE[2:] if override is None else override
+
+    def code(params: list[Any]) -> str:
+        return IMPL_CODE if params[0] == IMPL else "0x6001"
+
+    return FakeNode({"eth_getStorageAt": storage, "eth_call": call, "eth_getCode": code})
+
+
+@pytest.mark.parametrize(
+    ("override", "requests"),
+    [
+        (None, 1),  # the node ran the reader: the code came with the slot
+        ("fault", 2),  # the node refused the override: the code is read after the slot
+        ("0x" + "11" * 32 + "6001", 2),  # another word (an ignored override): not used
+    ],
+)
+async def test_a_proxys_implementation_code_comes_with_its_slot(
+    override: Any, requests: int
+) -> None:
+    refused = Fault(-32602, "state overrides not supported")
+    node = _proxy_node(refused if override == "fault" else override)
+    rpc = node.client()
+    facts = await read_facts(rpc, TOKEN, 4, "0x10")
+    await rpc.aclose()
+    assert (facts.impl, facts.impl_code) == (IMPL, IMPL_CODE)
+    assert node.requests == requests
+
+
+def test_the_implementation_code_is_used_only_behind_the_slots_word() -> None:
+    assert implementation_code(IMPL_WORD, IMPL_WORD + "abcd") == "0xabcd"
+    assert implementation_code(IMPL_WORD, "0x" + "00" * 32 + "abcd") is None
+    assert implementation_code(IMPL_WORD, IMPL_WORD[:40]) is None  # too short
+    assert implementation_code(None, IMPL_WORD + "abcd") is None  # no slot word read

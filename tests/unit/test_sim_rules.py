@@ -6,6 +6,7 @@ with geth's gap blocks are matched by number; a refused span is learnt and re-pl
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -287,3 +288,25 @@ async def test_a_block_count_test_that_cannot_run_says_why() -> None:
     refused = FakeNode({"eth_call": Fault(-32602, "too many arguments, want at most 3")})
     found = await sells_ahead(simulator(node=refused), SLOT, 1, [(50_400, 1)])
     assert found == "the node refused eth_call with block overrides"
+
+
+@pytest.mark.parametrize("held", [False, True])
+def test_story_plans_share_blocks_yet_equal_each_plan_built_alone(held: bool) -> None:
+    """The scan's trial plans built from one baseline (``story.story_plans``) are the plans
+    ``story_plan`` builds one by one: every field (calls, marks, gas kinds, wallets,
+    actors), for a one-call trial, a two-step trial and a call on another contract."""
+    sim, targets = simulator(), Targets(buyer="0x" + "aa" * 20, pair=PAIR)
+    told = story()
+    if held:
+        given = {TOKEN: {"stateDiff": {"0x" + "01" * 32: "0x" + "02" * 32}}}
+        told = replace(told, held=given, a_held=5, b_held=2, owner_getter=False)
+    trials = [
+        (("0x" + "ee" * 20, "0x1234"), None),
+        (("0x" + "ee" * 20, "0x1234", "0x5678"), None),
+        (("0x" + "ef" * 20, "0x9abc"), "0x" + "44" * 20),
+    ]
+    built = plot.story_plans(sim, targets, told, trials)
+    alone = [plot.story_plan(sim, targets, told, None)]
+    alone += [plot.story_plan(sim, targets, told, call, to) for call, to in trials]
+    assert built == alone
+    assert len({id(p.blocks) for p in built}) == len(built)  # no plan's list is another's

@@ -108,8 +108,8 @@ def store() -> Iterator[Store]:
     store.close()
 
 
-def sent_ahead(result: str) -> float:
-    labels = {"planned": "siphon_approvals", "result": result}
+def sent_ahead(result: str, planned: str = "siphon_approvals") -> float:
+    labels = {"planned": planned, "result": result}
     return metrics.REGISTRY.get_sample_value("tokenrisk_sent_ahead_total", labels) or 0.0
 
 
@@ -162,3 +162,60 @@ async def test_a_long_history_is_not_read_ahead(store: Store) -> None:
     found = await siphon.siphoned_holders(node, store, CHAIN, TOKEN, [ROBBED], settings=narrow)
     assert {h.lower() for h in found} == {ROBBED}
     assert node.beside == []  # blocks 1-7: more than one batch, so nothing went ahead
+
+
+# READ FROM A FIRST INDEX'S LOGS, BEFORE THEY ARE STORED
+
+
+def first_logs() -> list[TransferLog]:
+    """The index's whole history as the store holds it (the fixture's rows)."""
+    return [
+        TransferLog(block, 0, tx_hash, sender, POOL, 10)
+        for block, sender, tx_hash in [(1, OWNER, tx(9)), *TRANSFERS]
+    ][1:]
+
+
+async def test_reads_from_the_first_logs_serve_the_judgment(store: Store) -> None:
+    """The reads leave before the store is asked anything; the judgment after it makes
+    none of its own and is the step-by-step one.  Fails when the judgment does not take
+    them (a second batch of transactions)."""
+    node, used = Node(), sent_ahead("used", "siphon_reads")
+    siphon.read_ahead(node, store, (CHAIN, TOKEN), (1, first_logs()), [ROBBED, SELLER, PULLED])
+    for _ in range(10):  # the reads' tasks reach the node
+        await asyncio.sleep(0)
+    sent = sorted(map(tuple, node.requests))
+    assert sent == sorted([("eth_getTransactionByHash",) * 3, ("eth_getLogs",)])
+    found = await siphon.siphoned_holders(node, store, CHAIN, TOKEN, [ROBBED, SELLER, PULLED])
+    assert {h.lower() for h in found} == {ROBBED}
+    assert sorted(map(tuple, node.requests)) == sent  # nothing more asked
+    assert node.rounds == 1
+    assert sent_ahead("used", "siphon_reads") == used + 1
+
+
+@pytest.mark.parametrize(("case", "reads"), [("other start", 3 + 3), ("fewer holders", 1 + 3)])
+async def test_reads_from_the_first_logs_that_do_not_cover_are_not_used(
+    store: Store, case: str, reads: int
+) -> None:
+    """Logs indexed from another start block (their Approval span is not the index's),
+    or the transactions of fewer holders than judged: read again, the same judgment.
+    Fails when ``Reading.early`` ignores the start block or the hashes."""
+    node, dropped = Node(), sent_ahead("dropped", "siphon_reads")
+    start, holders = (0, [ROBBED, SELLER, PULLED]) if case == "other start" else (1, [SELLER])
+    siphon.read_ahead(node, store, (CHAIN, TOKEN), (start, first_logs()), holders)
+    found = await siphon.siphoned_holders(node, store, CHAIN, TOKEN, [ROBBED, SELLER, PULLED])
+    assert {h.lower() for h in found} == {ROBBED}
+    assert [m for r in node.requests for m in r].count("eth_getTransactionByHash") == reads
+    assert sent_ahead("dropped", "siphon_reads") == dropped + 1
+
+
+def test_newest_outgoing_is_the_stores_query(store: Store) -> None:
+    """Over logs in memory, the rows ``Store.outgoing_transfers`` returns."""
+    logs = first_logs() + [TransferLog(8, 1, tx(4), ROBBED, POOL, 1)]
+    store.apply_window(
+        CHAIN, TOKEN, expected=Cursor(1, 10, "0xhead"), new=Cursor(1, 11, "0xnext"), logs=logs[-1:]
+    )
+    wanted = {ROBBED, SELLER}
+    for per_holder in (1, 2, 50):
+        assert siphon.newest_outgoing(logs, wanted, per_holder) == store.outgoing_transfers(
+            CHAIN, TOKEN, wanted, per_holder
+        )

@@ -215,6 +215,21 @@ def test_concurrent_writers_one_wins(store: Store) -> None:
     assert store.balances(CHAIN, TOKEN) == {A: 45, B: 5}
 
 
+def test_a_driver_error_in_the_refresh_statements_is_a_store_error(store: Store) -> None:
+    """The cursor read and move and the checkpoints go to the driver directly: its
+    errors are StoreErrors too, and a failed window is rolled back whole."""
+    first = first_window(store, [])
+    with store.transaction("drop", writes=True) as conn:
+        conn.exec_driver_sql("DROP TABLE index_checkpoints")
+    with pytest.raises(StoreError):
+        store.apply_window(CHAIN, TOKEN, expected=first, new=Cursor(0, 20, "0xh"), logs=[])
+    assert store.get_cursor(CHAIN, TOKEN) == first  # the cursor's move went with it
+    with store.transaction("drop", writes=True) as conn:
+        conn.exec_driver_sql("DROP TABLE index_cursors")
+    with pytest.raises(StoreError):
+        store.get_cursor(CHAIN, TOKEN)
+
+
 def test_amount_too_large_for_the_column_is_a_store_error(store: Store) -> None:
     with pytest.raises(StoreError):
         first_window(store, [log(1, 0, ZERO_ADDRESS, A, 10**78)])

@@ -231,6 +231,8 @@ def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
 
 
 def _trusted(address: str, trusted: Networks) -> bool:
+    if not trusted:  # the default: no proxy is trusted, so no address needs parsing
+        return False
     ip = _ip(address)
     return ip is not None and any(ip in network for network in trusted)
 
@@ -288,26 +290,26 @@ class KeyGate:
         """The caller of ``request``, or AuthError / Forbidden / RateLimited."""
         address = f"ip:{client_address(request, self.trusted)}"
         self.failures.check(address)
-        try:
-            caller = await self.access.identify(key, request.url.path)
+        try:  # the path counts a key's use (none without a key: no URL built for it)
+            caller = await self.access.identify(key, request.url.path if key else "")
         except AuthError:
             self.failures.take(address)
             raise
-        await self.limiters[caller.tier_name].acquire(self._subject(request, caller))
+        await self.limiters[caller.tier_name].acquire(self._subject(caller, address))
         return caller
 
     async def charge(self, request: Request, caller: Caller, cost: int) -> None:
         """Spend ``cost`` more requests of ``caller``'s allowance (a batch's extra
         tokens); raises RateLimited when it runs out (what was spent stays spent)."""
-        who = self._subject(request, caller)
+        who = self._subject(caller, f"ip:{client_address(request, self.trusted)}")
         for _ in range(cost):
             await self.limiters[caller.tier_name].acquire(who)
 
-    def _subject(self, request: Request, caller: Caller) -> str:
-        """Whose allowance: the key's, or the client address's without one."""
+    def _subject(self, caller: Caller, address: str) -> str:
+        """Whose allowance: the key's, or the client ``address``'s without one."""
         if caller.key_name is not None:
             return f"key:{caller.key_name}"
-        return f"ip:{client_address(request, self.trusted)}"
+        return address
 
     async def valid(self, key: str | None) -> bool:
         """Whether ``key`` is a working key (nothing is counted or rate limited)."""

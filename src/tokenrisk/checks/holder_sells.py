@@ -24,7 +24,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence, Set
 from dataclasses import replace
-from typing import Any
+from itertools import islice
+from typing import Any, NamedTuple
 
 from tokenrisk.caching import MemoryCache
 from tokenrisk.chain.abi import checksum
@@ -33,10 +34,15 @@ from tokenrisk.chain.tokens import balances_of, is_contract
 from tokenrisk.checks.deps import HoneypotDeps, Options
 from tokenrisk.checks.trade import Prepared
 from tokenrisk.errors import MethodUnsupported
-from tokenrisk.holders.index import first_logs, index_content, top_holders
-from tokenrisk.holders.launch import airdrop_summary, sniper_addresses, snipers
+from tokenrisk.holders.index import FirstBatch, first_logs, index_content, top_holders
+from tokenrisk.holders.launch import (
+    airdrop_summary,
+    read_deployer_ahead,
+    sniper_addresses,
+    snipers,
+)
 from tokenrisk.holders.selling import PEOPLE, capped, count, pool_sell_limit, sell_all
-from tokenrisk.holders.siphon import siphoned_holders
+from tokenrisk.holders.siphon import read_ahead, siphoned_holders
 from tokenrisk.holders.stats import HolderSell, aggregate
 from tokenrisk.model import AirdropSummary, HolderStats, Pool
 from tokenrisk.simulate.simulator import Simulator
@@ -48,9 +54,33 @@ from tokenrisk.store.engine import Store, TransferLog, balance_deltas
 async def airdrop(
     deps: HoneypotDeps, ready: Prepared, pools: list[Pool], index: asyncio.Task[None]
 ) -> AirdropSummary | None:
-    """``token.airdropSummary`` once the index is fresh (it reads the indexed transfers)."""
+    """``token.airdropSummary`` once the index is fresh (it reads the indexed transfers);
+    on a token's first index here, the deployer's transaction is read from its logs
+    while they are stored (:func:`~tokenrisk.holders.launch.read_deployer_ahead`; a later
+    check's summary is remembered per index state, so there is nothing to read ahead)."""
+    store, known = deps.index.store, (ready.node.id, ready.route.token)
+    if index_content(store, *known) is None:  # not indexed here yet: a first index
+        batch = await _first_batch(store, *known, index)
+        if batch is not None:
+            read_deployer_ahead(ready.node, store, (ready.route.token, batch.logs), pools)
     await index
-    return await airdrop_summary(ready.node, deps.index.store, ready.route.token, pools)
+    return await airdrop_summary(ready.node, store, ready.route.token, pools)
+
+
+async def _first_batch(
+    store: Store, chain_id: int, token: str, index: asyncio.Task[None]
+) -> FirstBatch | None:
+    """The index's first batch of logs once decoded, when this refresh publishes one
+    (:func:`~tokenrisk.holders.index.first_logs`); None otherwise, or once the index is
+    refreshed without it."""
+    published = first_logs(store, chain_id, token)
+    if published is None:
+        return None
+    either: list[asyncio.Future[Any]] = [published, index]
+    await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+    if not published.done() or published.cancelled():
+        return None
+    return published.result()
 
 
 async def holder_sells(
@@ -94,7 +124,8 @@ async def holder_sells(
     try:
         return await _holder_sells(deps, ready, pools, skip, options, ahead)
     finally:
-        _drop(ahead[1] if ahead is not None else None)
+        if ahead is not None:
+            _drop_ahead(ahead)
 
 
 async def _holder_sells(
@@ -124,10 +155,21 @@ async def _analysable(ready: Prepared, options: Options) -> bool:
     return ready.emulated or (await ready.node.capabilities()).simulate_v1
 
 
-Ahead = tuple[
-    "tuple[People, People]", asyncio.Future[tuple[list[HolderSell], set[str], list[HolderSell]]]
-]
-"""A guess of who sells (people, holding snipers) and its sells, started."""
+Sold = asyncio.Future[tuple[list[HolderSell], set[str], list[HolderSell]]]
+"""Started sells: the people's results, who of them was siphoned, the other snipers'."""
+Reads = dict[tuple[str, tuple[str, ...]], asyncio.Future[list[tuple[str, int]]]]
+""":func:`_holding_people`'s reads started ahead, by (block, addresses)."""
+READS = "holder_reads"
+"""``tokenrisk_sent_ahead_total``'s ``planned`` for :data:`Reads`."""
+
+
+class Ahead(NamedTuple):
+    """A guess of who sells (people, holding snipers), its sells and the reads that
+    will check it, started."""
+
+    guess: tuple[People, People]
+    sells: Sold
+    reads: Reads
 
 
 async def _first_sight(
@@ -149,28 +191,68 @@ async def _first_sight(
     memo = ready.trading.crowds if ready.trading is not None else None
     if memo is not None and memo.value(_crowd_key(ready.node, sim)) is not None:
         return None
-    published = first_logs(store, ready.node.id, sim.route.token)
-    if published is None or not await _analysable(ready, options):
+    if first_logs(store, ready.node.id, sim.route.token) is None:
         return None
-    either: list[asyncio.Future[Any]] = [published, index]
-    await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
-    if not published.done() or published.cancelled() or published.result() is None:
+    if not await _analysable(ready, options):
+        return None
+    batch = await _first_batch(store, ready.node.id, sim.route.token, index)
+    if batch is None:
         return None
     # nothing awaited from here on: the sells start in the loop turn the logs woke
-    rows = published.result() or []
-    guess = logged_people(rows, deps.holder_limit, sim.route.token, pools, skip)
-    return (guess, _sells(ready.node, store, sim, guess, index)) if guess[0] else None
+    token, node, limit = sim.route.token, ready.node, deps.holder_limit
+    logged = _logged(batch.logs, limit, pools)  # once, for the guess and its reads
+    guess = logged_people(batch.logs, limit, token, pools, skip, logged)
+    if not guess[0]:
+        return None
+    sells = _sells(node, store, sim, guess, index, batch)
+    return Ahead(guess, sells, _reads_ahead(node, sim, logged, (pools, skip)))
 
 
 def _drop_first(first: asyncio.Future[Ahead | None] | None) -> None:
-    """``first`` dropped, with the sells it started.  Not done yet, it has started none
-    (it starts them as it returns)."""
+    """``first`` dropped, with the sells and reads it started.  Not done yet, it has
+    started none (it starts them as it returns)."""
     if first is None or not first.done():
         _drop(first)
     elif not first.cancelled() and first.exception() is None and (found := first.result()):
-        _drop(found[1])
-        if found[1].done():
-            _seen(found[1])
+        _drop_ahead(found)
+
+
+def _drop_ahead(ahead: Ahead) -> None:
+    """The sells and the reads not taken (``_holding_people`` takes a read out of
+    ``reads``: what is left was not asked, counted ``holder_reads`` dropped)."""
+    for _ in ahead.reads:
+        count(READS, False)
+    every: list[asyncio.Future[Any]] = [ahead.sells, *ahead.reads.values()]
+    ahead.reads.clear()
+    for started in every:
+        _drop(started)
+        if started.done():
+            _seen(started)
+
+
+def _reads_ahead(
+    node: Node,
+    sim: Simulator,
+    logged: tuple[list[tuple[str, int]], list[str]],
+    beside: tuple[list[Pool], Set[str]],
+) -> Reads:
+    """The code and balance reads :func:`largest_holders` and :func:`holding_snipers`
+    will make once the index is stored, started from its logs in memory (``logged``:
+    :func:`_logged`): the same addresses at the same block (:func:`_holding_people`
+    takes them by that key).  ``beside``: the pools, and who is not analysed."""
+    pools, skip = beside
+    token, block = sim.route.token, sim.base.tag
+    rows, sniped = logged
+    largest = _candidates(rows, token, pools)
+    left_out = {s.lower() for s in skip} | {token.lower()}
+    held = [checksum(a) for a in sniped if a not in left_out]
+    reads: Reads = {}
+    for addresses in (largest, held):
+        if addresses and (block, tuple(addresses)) not in reads:
+            read = asyncio.ensure_future(_holding_people(node, token, addresses, block))
+            read.add_done_callback(_seen)  # a failed read nobody took: not reported
+            reads[(block, tuple(addresses))] = read
+    return reads
 
 
 # HOLDERS AND SNIPERS SELLING
@@ -201,7 +283,8 @@ async def analyse_holders(
     token = sim.route.token
     # the snipers' reads share the largest holders' round trip, the siphon's the sells
     at = sim.base.tag  # balances as of the block the sells are simulated on
-    holding = asyncio.ensure_future(holding_snipers(node, store, token, pools, skip, at))
+    reads = ahead.reads if ahead is not None else None
+    holding = asyncio.ensure_future(holding_snipers(node, store, token, pools, skip, at, reads))
     try:
         return await _analyse(node, store, limit, sim, pools, skip, holding, (memo, ahead))
     finally:
@@ -223,14 +306,15 @@ async def _analyse(
     key = _crowd_key(node, sim)
     guess = memo.value(key) if memo is not None else None
     early = None
+    reads = None
     if guess is None and ahead is not None:  # first sight, sells started from the logs
-        guess, early = ahead
+        guess, early, reads = ahead
     elif guess is None:  # first sight: the holders and snipers as the index has them
         guess = await indexed_people(node, store, limit, token, pools, skip)
     if early is None:
         early = _sells(node, store, sim, guess) if guess[0] else None
     try:
-        found = await largest_holders(node, store, limit, token, pools, sim.base.tag)
+        found = await largest_holders(node, store, limit, token, pools, sim.base.tag, reads)
         people = tuple(p for p in found if p[0] not in skip)
         if not people:
             return None
@@ -270,12 +354,17 @@ def _sells(
     sim: Simulator,
     crowd: tuple[People, People],
     index: asyncio.Future[Any] | None = None,
-) -> asyncio.Future[tuple[list[HolderSell], set[str], list[HolderSell]]]:
+    batch: FirstBatch | None = None,
+) -> Sold:
     """The sells of ``crowd`` (people, holding snipers), the siphon check of the people
     and the sells of the snipers not among them, all started now (the siphon check,
-    which reads the index, once ``index`` is refreshed when it is not yet)."""
+    which reads the index, once ``index`` is refreshed when it is not yet; its node
+    reads from ``batch``, the index's first logs, now: ``siphon.read_ahead``)."""
     people, held = crowd
     names = [a for a, _ in people]
+    if batch is not None:
+        token = sim.route.token
+        read_ahead(node.rpc, store, (node.id, token), (batch.start, batch.logs), names)
     return asyncio.ensure_future(
         asyncio.gather(
             sell_all(sim, capped(list(people), pool_sell_limit(sim)), _suspects(held)),
@@ -348,18 +437,30 @@ balance rank over the remaining candidates (see :func:`sample_by_balance`)."""
 
 
 async def largest_holders(
-    node: Node, store: Store, limit: int, token: str, pools: list[Pool], block: str = "latest"
+    node: Node,
+    store: Store,
+    limit: int,
+    token: str,
+    pools: list[Pool],
+    block: str = "latest",
+    reads: Reads | None = None,
 ) -> list[tuple[str, int]]:
     """The ``limit`` largest EOA holders with their balances read from the chain at
-    ``block`` (the head the sells are simulated on: a newer block may have moved them)."""
-    skip = _SKIP | {p.address.lower() for p in pools} | {token.lower()}
+    ``block`` (the head the sells are simulated on: a newer block may have moved them).
+    ``reads``: those reads started ahead (:func:`_reads_ahead`)."""
     rows = await top_holders(store, node.id, token, limit * 2)
-    rows = sample_by_balance(rows, SAMPLE_MAX)
-    addresses = [checksum(a) for a, _ in rows if a.lower() not in skip]
+    addresses = _candidates(rows, token, pools)
     if not addresses:
         return []
-    people = await _holding_people(node, token, addresses, block)
+    people = await _holding_people(node, token, addresses, block, reads)
     return people[:limit]
+
+
+def _candidates(rows: list[tuple[str, int]], token: str, pools: list[Pool]) -> list[str]:
+    """Whose balances :func:`largest_holders` reads, of the largest indexed ``rows``
+    (checksummed already: checksumming them again would hash each once more)."""
+    skip = _SKIP | {p.address.lower() for p in pools} | {token.lower()}
+    return [a for a, _ in sample_by_balance(rows, SAMPLE_MAX) if a.lower() not in skip]
 
 
 async def indexed_people(
@@ -381,18 +482,35 @@ async def indexed_people(
 
 
 def logged_people(
-    logs: Sequence[TransferLog], limit: int, token: str, pools: list[Pool], skip: Set[str]
+    logs: Sequence[TransferLog],
+    limit: int,
+    token: str,
+    pools: list[Pool],
+    skip: Set[str],
+    logged: tuple[list[tuple[str, int]], list[str]] | None = None,
 ) -> tuple[People, People]:
     """:func:`indexed_people` from a token's whole history of Transfer logs in memory
     (the index's first batch, before the store has them): the balances and the
-    snipers the store will hold once they are committed, ranked as it ranks them."""
+    snipers the store will hold once they are committed, ranked as it ranks them.
+    ``logged``: :func:`_logged` of them, when already made."""
+    left_out = _SKIP | {p.address.lower() for p in pools} | {token.lower()}
+    left_out |= {s.lower() for s in skip}
+    rows, sniped = logged if logged is not None else _logged(logs, limit, pools)
+    return _guessed(rows, sniped, limit, left_out)
+
+
+def _logged(
+    logs: Sequence[TransferLog], limit: int, pools: list[Pool]
+) -> tuple[list[tuple[str, int]], list[str]]:
+    """What the stored index will answer, from its logs in memory: the ``limit * 2``
+    largest holders (``top_holders``, checksummed) and the snipers
+    (``launch.sniper_addresses``, lowercase)."""
     pool_addresses = frozenset(p.address.lower() for p in pools)
-    left_out = _SKIP | pool_addresses | {token.lower()} | {s.lower() for s in skip}
     held = [(a, b) for a, b in balance_deltas(logs).items() if b > 0]
     rows = [(checksum(a), b) for a, b in sorted(held, key=lambda x: (-x[1], x[0]))[: limit * 2]]
     # as launch.pool_transfers reads them: out of a pool, oldest first, the first 5,000
     sent = sorted((t for t in logs if t.sender in pool_addresses), key=_log_order)[:5_000]
-    return _guessed(rows, snipers(sent, pool_addresses), limit, left_out)
+    return rows, snipers(sent, pool_addresses)
 
 
 def _log_order(log: TransferLog) -> tuple[int, int]:
@@ -404,11 +522,8 @@ def _guessed(
 ) -> tuple[People, People]:
     """The guess from the largest indexed ``rows`` (checksummed, largest first) and the
     ``sniped`` addresses (lowercase)."""
-    people = tuple(
-        (checksum(a), b)
-        for a, b in sample_by_balance(rows, SAMPLE_MAX)
-        if a.lower() not in left_out
-    )[:limit]
+    kept = ((a, b) for a, b in sample_by_balance(rows, SAMPLE_MAX) if a.lower() not in left_out)
+    people = tuple(islice(kept, limit))
     indexed = {a.lower(): b for a, b in rows}
     # a sniper outside the largest rows: sold out, or a small holder (then a miss)
     held = tuple((checksum(a), indexed[a]) for a in sniped if a not in left_out and a in indexed)
@@ -416,22 +531,36 @@ def _guessed(
 
 
 async def holding_snipers(
-    node: Node, store: Store, token: str, pools: list[Pool], skip: Set[str], block: str = "latest"
+    node: Node,
+    store: Store,
+    token: str,
+    pools: list[Pool],
+    skip: Set[str],
+    block: str = "latest",
+    reads: Reads | None = None,
 ) -> list[tuple[str, int]]:
     """The snipers (``holders.launch``) that still hold a balance and are not contracts,
-    leaving out ``skip`` and the token itself."""
+    leaving out ``skip`` and the token itself.  ``reads``: as for :func:`largest_holders`."""
     found = await sniper_addresses(store, node.id, token, pools)
     left_out = {s.lower() for s in skip} | {token.lower()}
     found = [checksum(a) for a in found if a not in left_out]
     if not found:
         return []
-    return await _holding_people(node, token, found, block)
+    return await _holding_people(node, token, found, block, reads)
 
 
 async def _holding_people(
-    node: Node, token: str, addresses: list[str], block: str
+    node: Node, token: str, addresses: list[str], block: str, reads: Reads | None = None
 ) -> list[tuple[str, int]]:
-    """``addresses`` that are not contracts and hold a balance at ``block``, with it."""
+    """``addresses`` that are not contracts and hold a balance at ``block``, with it;
+    read already when ``reads`` has those addresses at that block (and the read went
+    through: one that failed is made again)."""
+    ahead = reads.pop((block, tuple(addresses)), None) if reads is not None else None
+    if ahead is not None and not ahead.cancelled():
+        await asyncio.wait([ahead])
+        if not ahead.cancelled() and ahead.exception() is None:
+            count(READS, True)
+            return ahead.result()
     flags, balances = await asyncio.gather(
         is_contract(node.rpc, addresses, block), balances_of(node.rpc, token, addresses, block)
     )

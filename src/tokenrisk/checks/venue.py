@@ -96,7 +96,10 @@ async def counted(
         index, counting = ahead
         if not index.done():
             counting.cancel()
-        await asyncio.gather(counting, return_exceptions=True)
+        if not counting.done():  # mostly done by now: then no wait, no turn of the loop
+            await asyncio.wait([counting])
+        if not counting.cancelled():
+            counting.exception()  # retrieved: errors are left to the read below
     total = await holders_counted(deps.index, node, token)
     return replace(info, total_holders=total)
 

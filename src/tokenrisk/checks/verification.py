@@ -8,6 +8,7 @@ Its call tree of a probe buy and sell, with the verification of every contract i
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 from tokenrisk.chain.abi import checksum, parse_address
 from tokenrisk.chain.node import Node
@@ -56,7 +57,7 @@ async def contract_verification(
     if code is None and not (await node.capabilities()).trace_call:
         reason = "the node cannot trace calls (no debug_traceCall)"
         return VerificationResult(True, root_open, None, unknown, reason)
-    return VerificationResult(True, root_open, code, unknown)
+    return VerificationResult(True, root_open, _shown(code), unknown)
 
 
 # THE CALL TREE AND ITS CONTRACTS' VERIFICATION
@@ -107,15 +108,21 @@ async def code_report(
         is_proxy=any(c.call_type == "DELEGATECALL" and c.from_address == token for c in calls),
         has_proxy_calls=any(c.call_type == "DELEGATECALL" for c in calls),
         contracts_open_source={checksum(a): v for a, v in opened.items()},
-        calls=tuple(
-            [
-                ContractCall(
-                    checksum(c.from_address), checksum(c.to_address), c.call_type, c.selector
-                )
-                for c in calls
-            ]
-        ),
+        calls=tuple(calls),  # as traced (lower case): checksummed where shown (api/wire.py)
     )
+
+
+def _shown(code: CodeReport | None) -> CodeReport | None:
+    """``code`` with its calls' addresses checksummed, as GetContractVerification shows
+    them (``code_report`` keeps them as traced: IsHoneypot does not show them, and each
+    fresh probe address would cost a keccak)."""
+    if code is None:
+        return None
+    calls = tuple(
+        ContractCall(checksum(c.from_address), checksum(c.to_address), c.call_type, c.selector)
+        for c in code.calls
+    )
+    return replace(code, calls=calls)
 
 
 def _route_contracts(ready: Prepared) -> frozenset[str]:

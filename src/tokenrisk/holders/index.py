@@ -32,7 +32,7 @@ import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Hashable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 from tokenrisk.chain.abi import decode_uint, encode_call, topic_address
 from tokenrisk.chain.head import ChainHead, read_head
@@ -562,7 +562,7 @@ async def _commit(
     def work() -> tuple[int, int]:
         rows = parse_transfers(logs)
         if first is not None and len(rows) <= FIRST_LOGS_MAX:
-            loop.call_soon_threadsafe(_publish, first, rows)
+            loop.call_soon_threadsafe(_publish, first, FirstBatch(new.start_block, rows))
         store.apply_window(stats.chain_id, stats.token, expected=expected, new=new, logs=rows)
         return new.last_block, len(rows)
 
@@ -571,7 +571,16 @@ async def _commit(
 
 # A FIRST INDEX'S LOGS, BEFORE THEY ARE STORED
 
-FirstLogs = asyncio.Future[list[TransferLog] | None]
+
+class FirstBatch(NamedTuple):
+    """A token's whole history of decoded Transfer logs (``logs``), indexed from block
+    ``start`` (the cursor's start block, which the store will hold)."""
+
+    start: int
+    logs: list[TransferLog]
+
+
+FirstLogs = asyncio.Future[FirstBatch | None]
 """The decoded Transfer logs of a token's whole history, published by the indexer the
 moment it has decoded them (before its store transaction), or None."""
 FIRST_LOGS_MAX = 20_000
@@ -600,7 +609,7 @@ def first_logs(store: Store, chain_id: int, token: str) -> FirstLogs | None:
     return value if value.get_loop() is asyncio.get_running_loop() else None
 
 
-def _publish(first: FirstLogs | None, rows: list[TransferLog] | None) -> None:
+def _publish(first: FirstLogs | None, rows: FirstBatch | None) -> None:
     if first is not None and not first.done():
         first.set_result(rows)
 

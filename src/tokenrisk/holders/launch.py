@@ -27,6 +27,7 @@ import asyncio
 from collections.abc import Iterable, Sequence, Set
 from typing import Any
 
+from tokenrisk import metrics
 from tokenrisk.chain.abi import ZERO_ADDRESS
 from tokenrisk.chain.node import Node
 from tokenrisk.holders.index import memo_at_index_head
@@ -144,7 +145,7 @@ async def _airdrop_summary(
     first_buy, mints = await asyncio.to_thread(_first_mint, store, chain_id, token, pools)
     if not mints:
         return None
-    tx = await node.rpc.call("eth_getTransactionByHash", [mints[0].tx_hash])
+    tx = await _transaction(node, store, token, mints[0].tx_hash)
     if not isinstance(tx, dict) or not isinstance(tx.get("from"), str):
         return None
     sources = {tx["from"].lower(), token.lower()}
@@ -161,3 +162,68 @@ def _first_mint(
     senders = {p.address.lower() for p in pools}
     first_buy = launch_block(store.transfers_sent(chain_id, token, senders, None, 5_000))
     return first_buy, store.transfers_sent(chain_id, token, [ZERO_ADDRESS], first_buy, 1)
+
+
+# THE DEPLOYER'S TRANSACTION, READ FROM A FIRST INDEX'S LOGS
+
+_READ_TTL = 60.0
+"""Seconds a transaction read ahead waits for the summary that takes it."""
+
+
+def read_deployer_ahead(
+    node: Node, store: Store, tokens: tuple[str, Sequence[TransferLog]], pools: list[Pool]
+) -> None:
+    """Start reading the transaction of the first mint before the launch, from a token's
+    whole history of logs in memory while the index stores them
+    (:func:`~tokenrisk.holders.index.first_logs`), so it leaves with the logs, not after
+    the store's commit and queries (issue #27).  :func:`airdrop_summary` takes it when
+    the stored index names the same transaction; a transaction's sender is fixed by its
+    hash.  ``tokens``: the token and its logs."""
+    logs = tokens[1]
+    senders = {p.address.lower() for p in pools}
+    sent = sorted((t for t in logs if t.sender in senders), key=_order)[:5_000]
+    first_buy = launch_block(sent)
+    last = first_buy if first_buy is not None else max((t.block for t in logs), default=0)
+    mints = [t for t in logs if t.sender == ZERO_ADDRESS and t.block <= last]
+    if not mints:
+        return
+    tx_hash = min(mints, key=_order).tx_hash
+    read = asyncio.ensure_future(node.rpc.call("eth_getTransactionByHash", [tx_hash]))
+    read.add_done_callback(_retrieve)
+    store.memo.put(_ahead_key(node, tokens[0]), (tx_hash, read), ttl=_READ_TTL)
+
+
+def _ahead_key(node: Node, token: str) -> tuple[str, int, str]:
+    return ("deployer read", node.id, token.lower())
+
+
+async def _transaction(node: Node, store: Store, token: str, tx_hash: str) -> Any:
+    """``eth_getTransactionByHash``: the read started ahead when it is this transaction
+    and sound (counted ``deployer_read`` used, else dropped)."""
+    key = _ahead_key(node, token)
+    ahead = store.memo.value(key)
+    if isinstance(ahead, tuple):
+        store.memo.forget(key)
+        planned, read = ahead
+        used = planned == tx_hash and _sound(read)
+        metrics.sent_ahead("deployer_read", used)
+        if used:
+            return await asyncio.shield(read)
+    return await node.rpc.call("eth_getTransactionByHash", [tx_hash])
+
+
+def _sound(read: asyncio.Future[Any]) -> bool:
+    """Started on this event loop, and not failed or cancelled."""
+    if read.get_loop() is not asyncio.get_running_loop() or read.cancelled():
+        return False
+    return not read.done() or read.exception() is None
+
+
+def _retrieve(read: asyncio.Future[Any]) -> None:
+    """A read nobody took: its failure is retrieved, not reported."""
+    if not read.cancelled():
+        read.exception()
+
+
+def _order(log: TransferLog) -> tuple[int, int]:
+    return log.block, log.log_index

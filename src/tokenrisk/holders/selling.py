@@ -135,14 +135,16 @@ async def _sell_all(
     suspected = [i for i, (a, _) in enumerate(people) if a.lower() in suspects and i not in doomed]
     # an overflow is the group's doing: alone, the whole balance should sell
     early = [_early(sim, people, doomed, ALONE, False), _early(sim, people, suspected, SUSPECT)]
+    taken = {i for todo, _, _ in early for i in todo}
+    failed: list[Early] = []  # lone sells of a group's failures, started on its reply
     try:
-        results = await _grouped(sim, people)
+        results = await _grouped(sim, people, (taken, failed))
         if await short is not None:
             results = [None] * len(people)
-        return await _alone(sim, people, results, early)
+        return await _alone(sim, people, results, [*early, *failed])
     finally:
         short.cancel()  # a no-op once it is done
-        for _, sold, _ in early:
+        for _, sold, _ in [*early, *failed]:
             if sold is not None and not sold.done():
                 sold.cancel()
                 sold.add_done_callback(_seen)
@@ -189,21 +191,37 @@ def overflowing(
     return sorted(doomed)
 
 
-async def _grouped(sim: Simulator, people: list[tuple[str, int]]) -> list[HolderSell | None]:
-    """Each holder's result in its group, None where it failed there (or the group did)."""
+async def _grouped(
+    sim: Simulator, people: list[tuple[str, int]], alone: tuple[Set[int], list[Early]]
+) -> list[HolderSell | None]:
+    """Each holder's result in its group, None where it failed there (or the group did).
+
+    ``alone``: who sells alone already (by index), and where the lone sells of each
+    group's other failures are added, started the moment that group's reply is read
+    (not once every group is back: the groups past the first ``_IN_FLIGHT`` wait for a
+    place, and each reply comes when the node is done with it)."""
     in_flight = asyncio.Semaphore(_IN_FLIGHT)
     results: list[HolderSell | None] = [None] * len(people)
+    taken, failed = alone
 
     async def grouped(group: list[int]) -> None:
         async with in_flight:
             (outcome,) = await sim.run([_group_plan(sim, [people[i] for i in group])])
-        if isinstance(outcome, CallReverted):
-            return  # the whole group goes again, one by one
-        for k, i in enumerate(group):
-            found = _holder_result(sim, people[i], outcome, f"h{k}")
-            results[i] = found if found.ok else None
+        if not isinstance(outcome, CallReverted):  # else the whole group goes alone
+            for k, i in enumerate(group):
+                found = _holder_result(sim, people[i], outcome, f"h{k}")
+                results[i] = found if found.ok else None
+        todo = [i for i in group if results[i] is None and i not in taken]
+        if todo:
+            failed.append((todo, _lone(sim, [people[i] for i in todo]), ""))
 
-    await asyncio.gather(*(grouped(group) for group in groups_of(sim, people)))
+    tasks = [asyncio.ensure_future(grouped(group)) for group in groups_of(sim, people)]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:  # no group left to start lone sells after the caller is gone
+            task.cancel()
+        raise
     return results
 
 
@@ -219,7 +237,8 @@ async def _alone(
     early: Sequence[Early] = (),
 ) -> list[HolderSell]:
     """Whoever has no result yet sells alone from the head state: from the lone sells
-    sent early where there are some (``early``), the rest now."""
+    started already where there are some (``early``: predicted ones, counted by what
+    planned them, and a group's failures, planned by nothing: ``""``), the rest now."""
     ahead = {i for todo, _, _ in early for i in todo}
     alone = [i for i, r in enumerate(results) if r is None and i not in ahead]
     late = _lone(sim, [people[i] for i in alone])
@@ -229,7 +248,8 @@ async def _alone(
         if sold is None:
             continue
         for i, result in zip(todo, await sold, strict=True):
-            count(planned, results[i] is None)
+            if planned:
+                count(planned, results[i] is None)
             if results[i] is None:
                 results[i] = result
     return [r for r in results if r is not None]

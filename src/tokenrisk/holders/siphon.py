@@ -195,13 +195,22 @@ class Reading:
     def usable(self, content: Any, hashes: Set[str]) -> bool:
         """Shareable with a judgment at index ``content`` needing ``hashes``: the same
         index, this event loop, and no read that failed or was cancelled."""
+        return content is not None and content == self.content and self._serves(hashes)
+
+    def early(self, first: int, hashes: Set[str]) -> bool:
+        """Read from a first index's logs before they were stored (:func:`read_ahead`),
+        for a judgment of an index from block ``first`` needing ``hashes``: what a
+        transaction's sender and callee are is fixed by its hash, and the Approval logs
+        read ahead span that same index's blocks (:meth:`covers` decides for whom)."""
+        return self.content is FROM_LOGS and self.first == first and self._serves(hashes)
+
+    def _serves(self, hashes: Set[str]) -> bool:
         tasks = [self.parties] if self.grants is None else [self.parties, self.grants]
-        return (
-            content is not None
-            and content == self.content
-            and self.hashes.issuperset(hashes)
-            and all(_healthy(t) for t in tasks)
-        )
+        return self.hashes.issuperset(hashes) and all(_healthy(t) for t in tasks)
+
+
+FROM_LOGS = "read ahead from a first index's logs"
+"""The ``content`` of a :class:`Reading` started before the index held its logs."""
 
 
 def _healthy(task: asyncio.Task[Any]) -> bool:
@@ -228,15 +237,79 @@ def _reading(
     known = store.memo.value(key)
     if isinstance(known, Reading) and known.usable(content, hashes):
         return known, False
-    reading = Reading(content, hashes, _task(transaction_parties(rpc, sorted(hashes))), first)
-    last = max(x.block for x in outgoing)
-    if _predicted(store, chain_id, token) and _one_batch(first, last, settings):
-        owners = sorted({x.sender for x in outgoing})
-        ahead = _task(approvals(rpc, token, owners, first, last, settings))
-        reading = replace(reading, owners=frozenset(owners), last=last, grants=ahead)
+    taken = isinstance(known, Reading) and known.early(first, hashes)
+    if isinstance(known, Reading) and known.content == FROM_LOGS:
+        metrics.sent_ahead("siphon_reads", taken)  # once: the next judgment's replaces it
+    if isinstance(known, Reading) and taken:
+        reading = replace(known, content=content)  # this judgment's: counted as its own
+    else:
+        reading = _started(rpc, store, (chain_id, token), outgoing, first, settings, content)
     if content is not None:
         store.memo.put(key, reading, ttl=READING_TTL)
     return reading, True
+
+
+def _started(
+    rpc: JsonRpc,
+    store: Store,
+    known: tuple[int, str],
+    outgoing: Sequence[TransferLog],
+    first: int,
+    settings: IndexSettings | None,
+    content: Any = None,
+) -> Reading:
+    """New reads of ``outgoing``'s transactions, with their Approval logs when
+    :func:`_predicted`."""
+    hashes = frozenset(x.tx_hash for x in outgoing)
+    parties = _task(transaction_parties(rpc, sorted(hashes)))
+    reading = Reading(content, hashes, parties, first)
+    last = max(x.block for x in outgoing)
+    if _predicted(store, *known) and _one_batch(first, last, settings):
+        owners = sorted({x.sender for x in outgoing})
+        ahead = _task(approvals(rpc, known[1], owners, first, last, settings))
+        reading = replace(reading, owners=frozenset(owners), last=last, grants=ahead)
+    return reading
+
+
+def read_ahead(
+    rpc: JsonRpc,
+    store: Store,
+    known: tuple[int, str],
+    batch: tuple[int, Sequence[TransferLog]],
+    holders: Iterable[str],
+    per_holder: int = 50,
+) -> None:
+    """Start the reads a judgment of ``holders`` will make, from a token's first index
+    while it is being stored (``batch``: its start block and whole history of logs,
+    :func:`~tokenrisk.holders.index.first_logs`): the transactions of the holders'
+    newest ``per_holder`` outgoing transfers (as ``Store.outgoing_transfers`` will
+    return them) and their Approval logs, so they leave with the logs, not after the
+    store's commit and query (issue #27).  The judgment takes them only where they
+    cover what it needs (:meth:`Reading.early`), else it reads again."""
+    first, logs = batch
+    wanted = {h.lower() for h in holders} - {ZERO_ADDRESS}
+    outgoing = newest_outgoing(logs, wanted, per_holder)
+    if outgoing:
+        reading = _started(rpc, store, known, outgoing, first, None, FROM_LOGS)
+        chain_id, token = known
+        store.memo.put(("siphon-reading", chain_id, token.lower()), reading, ttl=READING_TTL)
+
+
+def newest_outgoing(
+    logs: Sequence[TransferLog], wanted: Set[str], per_holder: int
+) -> list[TransferLog]:
+    """The newest ``per_holder`` of ``logs`` sent by each of ``wanted`` (lowercase),
+    oldest first: ``Store.outgoing_transfers`` over logs in memory."""
+    sent: dict[str, list[TransferLog]] = {}
+    for log in logs:
+        if log.sender in wanted:
+            sent.setdefault(log.sender, []).append(log)
+    newest = [x for rows in sent.values() for x in sorted(rows, key=_order)[-per_holder:]]
+    return sorted(newest, key=_order)
+
+
+def _order(log: TransferLog) -> tuple[int, int]:
+    return log.block, log.log_index
 
 
 def _task(work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:

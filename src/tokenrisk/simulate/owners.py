@@ -25,7 +25,7 @@ from tokenrisk.chain.history import creation_block
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.chain.signatures import ADMIN_SLOT, IMPLEMENTATION_SLOT
 from tokenrisk.chain.tokens import code_heads, is_contract_code
-from tokenrisk.errors import RpcError
+from tokenrisk.errors import CallReverted, RpcError
 from tokenrisk.findings import Caller, OwnerPowers, powers_from_json, powers_json
 from tokenrisk.simulate.simulator import Simulator
 
@@ -51,15 +51,21 @@ class Facts:
 
 
 async def read_facts(
-    rpc: RpcClient, token: str, storage_slots: int, block: str = "latest"
+    rpc: RpcClient, token: str, storage_slots: int, block: str = "latest", alone: bool = True
 ) -> Facts:
     """The token's code, proxy slots, owner getters and first ``storage_slots`` words, at
-    ``block`` (the scan passes the head its simulations are pinned to)."""
+    ``block`` (the scan passes the head its simulations are pinned to).
+
+    With the implementation's code read beside the slot that names it
+    (:func:`implementation_read`); ``alone``: on a request of its own (:func:`own_request`),
+    as a first scan sends them, whose screen and trials wait for these answers (at a new
+    head of a token scanned before they go with the check's other reads)."""
     slots = [hex(i) for i in range(storage_slots)]
     calls: list[tuple[str, Sequence[Any]]] = [
         ("eth_getCode", [token, block]),
         ("eth_getStorageAt", [token, IMPLEMENTATION_SLOT, block]),
         ("eth_getStorageAt", [token, ADMIN_SLOT, block]),
+        implementation_read(token, block),
     ]
     calls += [("eth_getStorageAt", [token, s, block]) for s in slots]
     getters = [*OWNER_GETTERS, ROLE_ADMIN]
@@ -67,12 +73,15 @@ async def read_facts(
         args = [b"\0" * 32, 0] if g == ROLE_ADMIN else []
         call = {"to": token, "data": encode_call(g, args), "gas": hex(GETTER_GAS)}
         calls.append(("eth_call", [call, block]))
-    replies = await rpc.batch(calls)
-    code, impl_word, admin_word = replies[0], replies[1], replies[2]
+    replies = await (own_request(rpc, calls) if alone else rpc.batch(calls, tolerate=RpcError))
+    for i, reply in enumerate(replies):  # as rpc.batch: only a revert is an answer
+        if i != 3 and isinstance(reply, RpcError) and not isinstance(reply, CallReverted):
+            raise reply
+    code, impl_word, admin_word, impl_read = replies[:4]
     if isinstance(code, RpcError):
         raise code
-    words = replies[3 : 3 + len(slots)]
-    answers = replies[3 + len(slots) :]
+    words = replies[4 : 4 + len(slots)]
+    answers = replies[4 + len(slots) :]
     found: list[tuple[str, str]] = []
     owner: str | None = None
     for name, answer in zip(getters, answers, strict=True):
@@ -92,8 +101,52 @@ async def read_facts(
         else:
             packed += [(a, f"storage slot {i} (packed)") for a in packed_addresses(word)]
     impl = stored_address(impl_word)
-    impl_code = str(await rpc.call("eth_getCode", [impl, block])) if impl else None
+    impl_code = implementation_code(impl_word, impl_read) if impl else None
+    if impl and impl_code is None:  # the read beside the slot failed: read it now
+        impl_code = str(await rpc.call("eth_getCode", [impl, block]))
     return Facts(str(code), impl, impl_code, admin, owner, tuple(found), tuple(packed))
+
+
+async def own_request(rpc: RpcClient, calls: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
+    """``calls`` as one JSON-RPC batch on a request of its own, per-call errors returned.
+
+    A coalescing client (:class:`~tokenrisk.chain.coalesce.CoalescingRpc`) would put
+    them in the request of whatever else the check sends at that moment, on a first check
+    its amounts and journey simulations: a node works through a batch call after call, so
+    the reads would come back only after those simulations ran (20-40 ms later on the
+    remote bench), and the scan's screen and trials wait on them."""
+    return await RpcClient.batch(rpc, calls, tolerate=RpcError)
+
+
+IMPLEMENTATION_READER = (
+    "0x7f" + IMPLEMENTATION_SLOT[2:] + "54" + "80" + "6000" + "52"  # mstore(0, sload(slot))
+    "80" + "3b" + "80" + "6000" + "6020" + "84" + "3c"  # extcodecopy(word, 32, 0, size)
+    "6020" + "01" + "6000" + "f3"  # return(0, 32 + size)
+)
+"""Runtime code placed at the token's own address for one ``eth_call`` (a state
+override keeps the account's storage): it returns the EIP-1967 implementation slot's
+word, then the code of the address in its low 20 bytes.  So a proxy's implementation
+code comes with the read of the slot, not one round trip after it."""
+IMPLEMENTATION_READ_GAS = 1_000_000
+
+
+def implementation_read(subject: str, block: str) -> tuple[str, list[Any]]:
+    """The ``eth_call`` running :data:`IMPLEMENTATION_READER` in ``subject``'s storage."""
+    call = {"to": subject, "data": "0x", "gas": hex(IMPLEMENTATION_READ_GAS)}
+    return ("eth_call", [call, block, {subject: {"code": IMPLEMENTATION_READER}}])
+
+
+def implementation_code(slot_word: Any, read: Any) -> str | None:
+    """The implementation's code from :func:`implementation_read`'s answer, used only when
+    it starts with the very word ``eth_getStorageAt`` read from the slot at the same block
+    (a node that refused or ignored the override answers otherwise: None, read it apart)."""
+    if not isinstance(slot_word, str) or not isinstance(read, str) or len(read) < 66:
+        return None
+    try:
+        same = int(read[2:66], 16) == int(slot_word, 16)
+    except ValueError:
+        return None
+    return "0x" + read[66:] if same else None
 
 
 def packed_addresses(word: Any) -> list[str]:
@@ -228,7 +281,9 @@ async def deployer(
 async def _creator(rpc: RpcClient, token: str, otterscan: bool, floor: int) -> str | None:
     if otterscan:
         try:
-            found = await rpc.call("ots_getContractCreator", [token])
+            # on a request of its own, as the facts (:func:`own_request`): the node takes
+            # milliseconds to answer it, and the scan waits for it with them
+            found = await RpcClient.call(rpc, "ots_getContractCreator", [token])
             creator = found.get("creator") if isinstance(found, dict) else None
             return checksum(str(creator)) if creator else None
         except RpcError:

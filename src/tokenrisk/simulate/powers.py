@@ -69,7 +69,9 @@ from tokenrisk.simulate.story import (
     new_targets,
     other_wallet,
     owned,
-    story_plan,
+    story_plans,
+    supplied,
+    supply_read,
     with_supply,
 )
 from tokenrisk.simulate.trials import (
@@ -124,11 +126,11 @@ async def _scan(
     # the scan's wallets and the token's supply go with the first reads when the facts
     # are new at this head (a remembered scan result then wastes one eth_call)
     wallets = new_targets(sim) if known is None else None
-    early = asyncio.ensure_future(with_supply(sim, wallets)) if wallets else None
     # a token and pool never scanned: the amounts round (it needs only the wallets) goes
     # with the facts, the screen with the reads that find the callers, the trials on the
     # amounts round's story with the screen (a remembered result would waste them)
-    first = early is not None and not cache.scanned(chain_id, token, sim.route.pool.address)
+    first = wallets is not None and not cache.scanned(chain_id, token, sim.route.pool.address)
+    early = asyncio.ensure_future(_with_supply(sim, wallets, first)) if wallets else None
     bought = _bought(sim, wallets) if first and wallets else None
     ahead: Ahead | None = None
     going_on = False
@@ -214,6 +216,20 @@ async def _scan(
     await cache.store(key, result)
     cache.mark_scanned(chain_id, token, sim.route.pool.address)
     return result
+
+
+async def _with_supply(sim: Simulator, targets: Targets, first: bool) -> Targets:
+    """:func:`~.story.with_supply`; on a ``first`` scan on a request of its own
+    (:func:`.owners.own_request`), as the facts: the screen's token amounts wait for it, and in
+    the check's shared batch it would come back only after the amounts and journey
+    simulations ran."""
+    if not first:
+        return await with_supply(sim, targets)
+    try:
+        (reply,) = await owners.own_request(sim.rpc, [supply_read(sim)])
+    except RpcError:
+        reply = None
+    return supplied(targets, reply)
 
 
 async def _static(
@@ -397,7 +413,7 @@ async def _facts_and_callers(
     early = asyncio.ensure_future(_caller_reads(sim, subject, last)) if last else None
     try:
         facts, deployer, granted = await asyncio.gather(
-            owners.read_facts(rpc, subject, bounds.storage_slots, tag),
+            owners.read_facts(rpc, subject, bounds.storage_slots, tag, alone=first is not None),
             owners.deployer(
                 rpc,
                 chain_id,
@@ -523,8 +539,7 @@ async def _ahead(
     targets, bought = early
     wallets = await targets
     story = asyncio.ensure_future(owned(bought, facts.owner is not None))
-    guards = asyncio.ensure_future(guard_values(sim, facts.code, facts.impl_code))
-    started: list[asyncio.Future[Any]] = [story, guards]
+    started: list[asyncio.Future[Any]] = [story]
     tried: tuple[Story, asyncio.Future[Tried]] | None = None
     try:
         functions, _ = functions_of(facts.code, facts.impl_code, bounds)
@@ -535,6 +550,9 @@ async def _ahead(
         if told is not None:
             run = _tried_ahead(sim, facts, wallets, told, (candidates, likely))
             tried = (told, asyncio.ensure_future(run))
+        # the guards' layout (evmole's CPU) once the screen and the trials have left
+        guards = asyncio.ensure_future(guard_values(sim, facts.code, facts.impl_code))
+        started.append(guards)
         screened = await screening
     except BaseException:
         for future in started:
@@ -697,7 +715,7 @@ async def _paired(
     missing = [t for t in paired if _key_of(t) not in ahead]
     if tried is not None and tried.pairs:
         count_pairs(bool(paired) and not missing)
-    plans = [story_plan(sim, targets, story, t.calls, t.target) for t in missing]
+    plans = story_plans(sim, targets, story, [(t.calls, t.target) for t in missing])[1:]
     ran = iter(await sim.run(plans) if plans else [])
     return [ahead[_key_of(t)] if _key_of(t) in ahead else next(ran) for t in paired]
 
@@ -728,9 +746,8 @@ Batch = tuple[int, list[Outcome | RpcError], tuple[list[str | None], tuple[str, 
 async def _batch(sim: Simulator, targets: Targets, story: Story, trials: Sequence[Trial]) -> Batch:
     """The baseline, the four future sells and one story per trial, in one batch, beside
     the future sells by block count."""
-    plans = [story_plan(sim, targets, story, None)]
-    plans += [future_plan(sim, targets, story, seconds) for _, seconds in FUTURE]
-    plans += [story_plan(sim, targets, story, t.calls, t.target) for t in trials]
+    base, *tried = story_plans(sim, targets, story, [(t.calls, t.target) for t in trials])
+    plans = [base, *(future_plan(sim, targets, story, seconds) for _, seconds in FUTURE), *tried]
     outcomes, counted = await asyncio.gather(sim.run(plans), _counted(sim, story.a_sell))
     return len(plans), list(outcomes), counted
 

@@ -12,7 +12,7 @@ C buys.  :mod:`.effects` compares a trial with the baseline by these marks.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -73,11 +73,19 @@ async def with_supply(sim: Simulator, targets: Targets) -> Targets:
     """``targets`` with the token's total supply read at the pinned head (0 when the
     token has no working ``totalSupply``: no token amounts)."""
     try:
-        reply = await sim.rpc.call(
-            "eth_call", [{"to": sim.route.token, "data": TOTAL_SUPPLY}, sim.base.tag]
-        )
+        reply = await sim.rpc.call(*supply_read(sim))
     except RpcError:
         reply = None
+    return supplied(targets, reply)
+
+
+def supply_read(sim: Simulator) -> tuple[str, list[Any]]:
+    """The ``eth_call`` of the token's ``totalSupply()`` at the pinned head."""
+    return ("eth_call", [{"to": sim.route.token, "data": TOTAL_SUPPLY}, sim.base.tag])
+
+
+def supplied(targets: Targets, reply: Any) -> Targets:
+    """``targets`` with the supply :func:`supply_read` answered (0: no working getter)."""
     supply = int(reply, 16) if isinstance(reply, str) and len(reply) == 66 else 0
     return replace(targets, supply=supply)
 
@@ -277,10 +285,75 @@ def story_plan(
     """The story (module docstring); ``call`` is the trial's (caller, calldata...): a
     two-step trap's setter comes before the switch.  The baseline has none.  ``to``:
     the contract called when it is not the token (the pool's V4 hook)."""
-    p, token = sim.plan(), sim.route.token
+    p = sim.plan()
     _start(sim, p, targets, story)
+    _before_call(p, sim.route.token, targets)
+    _call_block(p, sim.route.token, targets, story, (call, to))
+    _after_call(sim, p, targets, story)
+    return p
+
+
+def story_plans(
+    sim: Simulator,
+    targets: Targets,
+    story: Story,
+    trials: Sequence[tuple[tuple[str, ...], str | None]],
+) -> list[Plan]:
+    """:func:`story_plan` of the baseline, then of each trial's (call, to): the same plans,
+    with the blocks every plan of the story shares (the buys, the sells, the late buy:
+    most of a plan's encoding) built once and the owner call's block apart for each.
+    A first scan plans dozens of trials between the amounts round's reply and its
+    trials' request, so this is on the check's critical path."""
+    base = story_plan(sim, targets, story, None)
+    out = [base]
+    for trial in trials:
+        own = sim.plan()
+        own.block(1)  # a placeholder: the shared first block is taken from ``base``
+        _call_block(own, sim.route.token, targets, story, trial)
+        out.append(_spliced(base, own))
+    return out
+
+
+def _spliced(base: Plan, own: Plan) -> Plan:
+    """``base`` with its second block (the owner call's) replaced by ``own``'s: the calls,
+    their marks and gas kinds, and the wallets funded there.  Every plan gets its own
+    block lists; the call objects of the shared blocks are shared (a plan's ``params``
+    copies each call, never changing one)."""
+    return replace(
+        base,
+        prelude=list(base.prelude),
+        blocks=[own.blocks[1] if b == 1 else _block_copy(base.blocks[b]) for b in range(4)],
+        marks={k: v for k, v in base.marks.items() if v[0] != 1}
+        | {k: v for k, v in own.marks.items() if v[0] == 1},
+        actors=dict(base.actors) | own.actors,
+        quotes=dict(base.quotes) | own.quotes,
+        heavy=[own.heavy[1] if b == 1 else list(base.heavy[b]) for b in range(4)],
+        wallets=[w for w in base.wallets if w[0] == 0]
+        + [w for w in own.wallets if w[0] == 1]
+        + [w for w in base.wallets if w[0] > 1],
+    )
+
+
+def _block_copy(block: dict[str, Any]) -> dict[str, Any]:
+    return {**block, "calls": list(block["calls"])}
+
+
+def _before_call(p: Plan, token: str, targets: Targets) -> None:
+    """The end of block 1: the supply and the pool's tokens before block 2's call."""
     p.call({"from": targets.buyer, "to": token, "data": TOTAL_SUPPLY}, "supply0")
     p.call(balance_of(token, targets.pair, targets.buyer), "pool0")
+
+
+def _call_block(
+    p: Plan,
+    token: str,
+    targets: Targets,
+    story: Story,
+    trial: tuple[tuple[str, ...] | None, str | None],
+) -> None:
+    """Block 2: the watched balances, the trial's call (none: the baseline) and what
+    it changed."""
+    call, to = trial
     caller = call[0] if call else targets.buyer
     p.block(2)
     _watched(p, token, caller, targets.neutral, "0")
@@ -293,6 +366,11 @@ def story_plan(
     _watched(p, token, caller, targets.neutral, "1")
     if story.owner_getter:
         p.call({"from": caller, "to": token, "data": encode_call("owner()")}, "owner1")
+
+
+def _after_call(sim: Simulator, p: Plan, targets: Targets, story: Story) -> None:
+    """Blocks 3 and 4: A sends a tenth and sells, B sells, C buys."""
+    token = sim.route.token
     p.block(3)
     p.call(transfer(token, targets.buyer, story.receiver, story.a_sent), "a.transfer", heavy=True)
     sim.add_sell(p, targets.buyer, story.a_sell, "a")
@@ -300,7 +378,6 @@ def story_plan(
     p.block(4)
     sim.add_sell(p, story.other, story.b_sell, "b")
     _late_buy(sim, p, story)
-    return p
 
 
 def _calls(p: Plan, to: str, call: tuple[str, ...]) -> None:

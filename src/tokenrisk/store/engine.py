@@ -438,7 +438,19 @@ def _sqlite_events(engine: Engine, wal: bool) -> None:
         # IMMEDIATE takes the write lock up front: a deferred transaction that reads
         # and then writes fails at once with "database is locked" under contention.
         writes = connection.info.get(_WRITES, False)
-        connection.exec_driver_sql("BEGIN IMMEDIATE" if writes else "BEGIN")
+        _driver(connection, "BEGIN IMMEDIATE" if writes else "BEGIN", ()).close()
+
+
+def _driver(conn: Connection, sql: str, params: tuple[Any, ...]) -> Any:
+    """``sql`` run by the driver's own cursor on ``conn``, in its transaction: the few
+    statements every index refresh runs (the cursor read and moved, the checkpoints),
+    each of which cost ~20 us of SQLAlchemy's execution machinery (statement context,
+    result wrapping, events) for a few microseconds of SQLite, twice per check at every
+    new head.  The same SQL and parameters ``exec_driver_sql`` passed on; the driver's
+    errors are mapped by :meth:`Store._transaction` like SQLAlchemy's."""
+    cursor = conn.connection.cursor()
+    cursor.execute(sql, params)
+    return cursor
 
 
 def _chunks(items: Sequence[str], size: int = _CHUNK) -> Iterator[Sequence[str]]:
@@ -466,6 +478,7 @@ class Store:
 
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
+        self._driver_error: type[Exception] = engine.dialect.loaded_dbapi.Error
         # what this process learnt of a token's index (the head it reached, its counts),
         # for the holders layer: valid while the token's content_version stays, so a
         # check repeated in one block, or at a later head without a transfer of the
@@ -514,6 +527,8 @@ class Store:
         except StoreError:
             raise
         except SQLAlchemyError as exc:
+            raise StoreError(f"store: {operation} failed ({exc.__class__.__name__})") from exc
+        except self._driver_error as exc:  # a statement run by the driver itself (_driver)
             raise StoreError(f"store: {operation} failed ({exc.__class__.__name__})") from exc
         except ValueError as exc:  # an amount outside NUMERIC(78, 0), from amount_param
             raise StoreError(f"store: {operation} failed (value out of range)") from exc
@@ -786,7 +801,9 @@ def _mark(conn: Connection) -> str:
 
 def _read_cursor(conn: Connection, chain_id: int, token: str) -> Cursor | None:
     sql = _READ_CURSOR.format(m=_mark(conn))
-    row = conn.exec_driver_sql(sql, (chain_id, token)).first()
+    cursor = _driver(conn, sql, (chain_id, token))
+    row = cursor.fetchone()
+    cursor.close()
     if row is None:
         return None
     return Cursor(int(row[0]), int(row[1]), row[2])
@@ -816,8 +833,10 @@ def _move_cursor(
     else:
         sql = _MOVE_CURSOR.format(m=mark, same=f"= {mark}")
         where += (expected.last_block_hash,)
-    result = conn.exec_driver_sql(sql, moved + where)
-    if result.rowcount != 1:
+    result = _driver(conn, sql, moved + where)
+    moved_rows = result.rowcount
+    result.close()
+    if moved_rows != 1:
         raise StoreConflict("store: the index cursor moved; another indexer is running")
 
 
@@ -826,11 +845,11 @@ def _add_checkpoint(conn: Connection, chain_id: int, token: str, cursor: Cursor)
         return
     mark = _mark(conn)
     key = (chain_id, token)
-    conn.exec_driver_sql(_DROP_LATER_CHECKPOINTS.format(m=mark), (*key, cursor.last_block))
-    conn.exec_driver_sql(
-        _ADD_CHECKPOINT.format(m=mark), (*key, cursor.last_block, cursor.last_block_hash)
-    )
-    conn.exec_driver_sql(_PRUNE_CHECKPOINTS.format(m=mark), (*key, *key, CHECKPOINTS_KEPT - 1))
+    added = (*key, cursor.last_block, cursor.last_block_hash)
+    _driver(conn, _DROP_LATER_CHECKPOINTS.format(m=mark), (*key, cursor.last_block)).close()
+    _driver(conn, _ADD_CHECKPOINT.format(m=mark), added).close()
+    pruned = (*key, *key, CHECKPOINTS_KEPT - 1)
+    _driver(conn, _PRUNE_CHECKPOINTS.format(m=mark), pruned).close()
 
 
 def _insert_transfers(

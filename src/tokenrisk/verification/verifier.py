@@ -107,26 +107,48 @@ class Verifier:
         InvalidAddress for a malformed address.
         """
         key = (chain_id, parse_address(address))
-        if not fresh and self._failed.get(key)[0]:
+        known = None if fresh else self._known(key)
+        return known if known is not None else await self._asked(key)
+
+    def _known(self, key: Key) -> Status | None:
+        """The status remembered for ``key`` (a failure, or a kept answer); None when
+        the providers must be asked."""
+        if self._failed.get(key)[0]:
             return "unknown"
+        hit, info = self._cache.get(key)
+        return _status_of(info) if hit else None
+
+    async def _asked(self, key: Key) -> Status:
+        """The providers' answer for ``key`` (stored as :meth:`lookup` stores it)."""
         try:
-            info = await self.lookup(chain_id, address, fresh)
+            info = await asyncio.shield(self._shared(key))
         except InvalidAddress:
             raise
         except TokenRiskError:
             self._failed.put(key, True, UNKNOWN_TTL)
             return "unknown"
-        if info is None:
-            return "unknown"
-        return "verified" if info.verified else "unverified"
+        return _status_of(info)
 
     async def statuses(
         self, chain_id: int, addresses: Iterable[str], fresh: bool = False
     ) -> dict[str, Status]:
-        """:meth:`status` of each address, concurrently; keys exactly as given."""
+        """:meth:`status` of each address, concurrently; keys exactly as given.  What is
+        remembered is answered at once; only the rest is asked, concurrently (a check's
+        call tree is mostly contracts seen before, and a task each costs CPU)."""
         wanted = list(dict.fromkeys(addresses))
-        answers = await asyncio.gather(*(self.status(chain_id, a, fresh) for a in wanted))
-        return dict(zip(wanted, answers, strict=True))
+        keys = {a: (chain_id, parse_address(a)) for a in wanted}
+        answers: dict[str, Status] = {}
+        missing = []
+        for address in wanted:
+            known = None if fresh else self._known(keys[address])
+            if known is None:
+                missing.append(address)
+            else:
+                answers[address] = known
+        if missing:
+            asked = await asyncio.gather(*(self._asked(keys[a]) for a in missing))
+            answers.update(zip(missing, asked, strict=True))
+        return {address: answers[address] for address in wanted}
 
     async def many(
         self, chain_id: int, addresses: Iterable[str], fresh: bool = False
@@ -188,3 +210,10 @@ class Verifier:
                 return info, None
             unverified = unverified or info
         return unverified, failure
+
+
+def _status_of(info: SourceInfo | None) -> Status:
+    """A providers' answer as a status: none of them could say is ``unknown``."""
+    if info is None:
+        return "unknown"
+    return "verified" if info.verified else "unverified"
