@@ -48,7 +48,13 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture
 async def service(devnet: RunningDevnet, tmp_path: Path) -> AsyncIterator[Service]:
-    settings = Settings(devnet=False, data_dir=tmp_path / "data", deadline=60.0, cache_ttl=0)
+    settings = Settings(  # a scan budget no loaded machine reaches: answers are compared
+        devnet=False,
+        data_dir=tmp_path / "data",
+        deadline=60.0,
+        cache_ttl=0,
+        owner_powers={"deadline": 30.0},
+    )
     svc = connect_devnet(settings, devnet.url, devnet.manifest, Path(devnet.build_dir))
     yield svc
     await svc.close()

@@ -409,7 +409,9 @@ class Marked(Mapping[str, CallResult]):
     up front was the largest share of the service's CPU between a reply and the next
     request (issue #27).  The reply's shape is checked when the mapping is made
     (:func:`_outcome`), so a missing call still raises there, not at a later read; it
-    keeps only the marked calls, detached from the reply's body (:func:`_detached`)."""
+    keeps only the marked calls, their logs copied out of the reply's body: a
+    ``msgspec.Raw`` decoded from a body is a view that keeps the whole body alive, and
+    an outcome kept a while must not hold a reply of megabytes."""
 
     __slots__ = ("_calls", "_done")
 
@@ -438,16 +440,6 @@ class Marked(Mapping[str, CallResult]):
 
     def __len__(self) -> int:
         return len(self._calls)
-
-
-def _detached(call: SimCall) -> SimCall:
-    """``call`` with its logs no longer a view of the reply's body (a ``msgspec.Raw``
-    decoded from a body keeps the whole body alive): an outcome kept for a while
-    holds its marked calls' logs, never a reply of megabytes."""
-    logs = call.logs
-    if logs is not NO_LOGS:
-        call.logs = NO_LOGS if logs == NO_LOGS else logs.copy()
-    return call
 
 
 def _typed_result(call: SimCall) -> CallResult:
@@ -507,7 +499,10 @@ def _outcome(plan: Plan, reply: Any) -> Outcome:
         marked: dict[str, SimCall] = {}
         try:
             for mark, (b, c) in plan.marks.items():
-                marked[mark] = _detached(own[b].calls[c])
+                call = marked[mark] = own[b].calls[c]
+                logs = call.logs  # out of the body (see Marked)
+                if logs is not NO_LOGS:
+                    call.logs = NO_LOGS if logs == NO_LOGS else logs.copy()
         except IndexError as exc:
             raise MalformedResponse("eth_simulateV1 returned fewer calls than were sent") from exc
         return Outcome(Marked(marked), actors, quotes)
