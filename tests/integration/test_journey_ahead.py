@@ -190,11 +190,12 @@ async def test_a_first_scan_sent_ahead_finds_what_a_step_by_step_scan_finds(
     reads add (a packed manager, a role member) is screened after them.  The answer is
     the one of a scan that waits for the callers first (both scans' wallets the same)."""
     cache = service.honeypot.powers.cache
-    sent: list[int] = []
+    sent: list[bool] = []
+    phase: list[bool] = []
     real = powers._ahead
 
     async def counted(*args: Any) -> Any:
-        sent.append(1)
+        sent.append(phase[-1])
         return await real(*args)
 
     monkeypatch.setattr(powers, "_ahead", counted)
@@ -205,12 +206,15 @@ async def test_a_first_scan_sent_ahead_finds_what_a_step_by_step_scan_finds(
     answers = []
     async with httpx.AsyncClient(transport=transport, base_url="http://tokenrisk.test") as http:
         for ahead in (False, True):
+            phase.append(ahead)
             cache.__post_init__()  # nothing remembered: a first scan
             wallets = iter(range(1, 1_000))  # the same scan wallets both times
             monkeypatch.setattr(story, "fresh_address", lambda w=wallets: f"0x7e57{next(w):036x}")
             monkeypatch.setattr(cache, "scanned", lambda *_, a=ahead: not a)
             answers.append((await http.get("/v2/IsHoneypot", params=params)).json())
-    assert sent == [1]  # only the second scan sent anything ahead
+    # only the second scan sent anything ahead (twice when the deployer is a sender the
+    # guess before its reply did not name: powers._guessed, _verified)
+    assert sent and all(sent) and len(sent) <= 2
     step_by_step, with_ahead = answers
     assert with_ahead["ownerPowers"]["findings"] or entry_id == "plain"
     assert _stable(with_ahead) == _stable(step_by_step)
