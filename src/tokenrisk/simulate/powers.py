@@ -112,6 +112,13 @@ async def scan(
             return await _scan(sim, chain_id, cache, bounds)
     except TimeoutError:
         return OwnerPowers(scanned=False, error="the owner-power scan ran out of time")
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is None or task.cancelling():
+            raise  # the check itself was stopped (its deadline, its client gone)
+        # a step it awaited was stopped by another (a bug, never the token's doing): the
+        # check still answers, without the scan, instead of failing the request
+        return OwnerPowers(scanned=False, error="the owner-power scan failed (a step was stopped)")
     except TokenRiskError as exc:
         kind = type(exc).__name__
         return OwnerPowers(scanned=False, error=f"the owner-power scan failed ({kind})")
@@ -482,11 +489,15 @@ async def _guessed(
     deployer leaves the senders unchanged (:func:`_verified`)."""
     facts, granted = await asyncio.gather(*read)
     likely = _likely(sim, facts, None, granted, bounds)
+    return likely, asyncio.ensure_future(_ahead(sim, facts, likely, bounds, _shielded(first)))
+
+
+def _shielded(first: Early) -> Early:
+    """The wallets (their supply read) and the amounts round as a guess awaits them:
+    shielded, because a wrong guess is dropped (its task cancelled) and cancelling a task
+    cancels the future it awaits, while the scan (or the next guess) still needs both."""
     targets, bought = first
-    # shielded: a wrong guess is dropped, and the amounts round goes on for the next one
-    return likely, asyncio.ensure_future(
-        _ahead(sim, facts, likely, bounds, (targets, asyncio.shield(bought)))
-    )
+    return asyncio.shield(targets), asyncio.shield(bought)
 
 
 def _verified(
