@@ -52,7 +52,7 @@ from tokenrisk.findings import (
 from tokenrisk.simulate import owners
 from tokenrisk.simulate.effects import Classifier, Effect, comparable, holding
 from tokenrisk.simulate.owners import DEAD, Facts, PowerCache
-from tokenrisk.simulate.simulator import Outcome, Simulator, sells_ahead
+from tokenrisk.simulate.simulator import Outcome, Plan, Simulator, sells_ahead
 from tokenrisk.simulate.story import (
     SHRINK,
     Story,
@@ -388,6 +388,10 @@ class Tried:
     dumps: dict[tuple[TrialKey, int], Outcome | RpcError] = field(default_factory=dict)
     """Mint-and-dump sells run with the trials by (trial, amount sold)
     (:func:`~.trials.likely_dumps`), used by :func:`_dumped` where its job is the same."""
+    seen: Classifier | None = None
+    """The trials' outcomes classified against ``base``'s baseline as they came back
+    (:func:`_classified_early`), while the check still waited on other replies; None
+    when that baseline is not the one :func:`_try_all` classifies against."""
 
 
 def _key_of(trial: Trial) -> TrialKey:
@@ -660,7 +664,10 @@ async def _tried_ahead(
     plans = [dump_plan(sim, targets, story, t.calls, n, t.target) for t, n in jobs]
     dumping = asyncio.ensure_future(sim.run(plans)) if plans else None
     try:
-        _, outcomes, counted = await _batch(sim, targets, story, [*trials, *pairs])
+        plans = _plans(sim, targets, story, [*trials, *pairs])
+        (outcomes, seen), counted = await asyncio.gather(
+            _run_classified(sim, plans, story), _counted(sim, story.a_sell)
+        )
     except BaseException:
         if dumping is not None:
             dumping.cancel()
@@ -669,7 +676,36 @@ async def _tried_ahead(
     by_trial = {_key_of(t): o for t, o in zip([*trials, *pairs], outcomes[head:], strict=True)}
     dumped = await _dumps_back(dumping)
     dumps = {(_key_of(t), n): o for (t, n), o in zip(jobs, dumped, strict=False)}
-    return Tried(story, outcomes[:head], by_trial, counted, frozenset(map(_key_of, pairs)), dumps)
+    paired = frozenset(map(_key_of, pairs))
+    return Tried(story, outcomes[:head], by_trial, counted, paired, dumps, seen)
+
+
+async def _run_classified(
+    sim: Simulator, plans: list[Plan], story: Story
+) -> tuple[list[Outcome | RpcError], Classifier | None]:
+    """The batch's outcomes, each trial classified as soon as they are back: the
+    sells by block count, the dumps, the screen and the journey's last round are
+    often still in flight then, and after the check's last reply this CPU would
+    delay the answer (issue #27).  Only against a baseline :func:`_try_all` keeps
+    (one it would not re-run from held positions)."""
+    outcomes: list[Outcome | RpcError] = list(await sim.run(plans))
+    base = outcomes[0]
+    if isinstance(base, RpcError) or not holding(base):
+        return outcomes, None
+    if not comparable(base) and story.held is None:
+        return outcomes, None
+    seen = _classifier(sim, base, story)
+    for outcome in outcomes[1 + len(FUTURE) :]:
+        if not isinstance(outcome, RpcError):
+            seen(outcome)
+    return outcomes, seen
+
+
+def _classifier(sim: Simulator, base: Outcome, story: Story) -> Classifier:
+    """The trials' classifier against ``base`` (the pool's kind; armed when the story
+    starts from held positions)."""
+    route = sim.route
+    return Classifier(base, v3=route.v3, armed=story.held is not None, v4=route.v4)
 
 
 async def _dumps_back(dumping: asyncio.Future[Any] | None) -> list[Any]:
@@ -734,8 +770,9 @@ async def _try_all(
     if not comparable(base):
         notes += ("selling fails without any owner call: findings show who can lift or change it",)
     tried = list(outcomes[1 + len(FUTURE) :])
-    armed, pool = story.held is not None, (sim.route.v3, sim.route.v4)
-    seen = Classifier(base, v3=pool[0], armed=armed, v4=pool[1])  # each trial read once
+    early = fitted.seen if fitted is not None and ran is not None else None
+    # each trial read once: as it came back when it ran ahead on this same baseline
+    seen = early if early is not None and early.base is base else _classifier(sim, base, story)
     harmless = [t for t, o in zip(trials, tried, strict=True) if _harmless(seen, o)]
     paired = two_steps(harmless, [t for t in screened if is_switch(t)])
     tried += await _paired(sim, targets, story, paired, fitted)
@@ -818,10 +855,15 @@ Batch = tuple[int, list[Outcome | RpcError], tuple[list[str | None], tuple[str, 
 async def _batch(sim: Simulator, targets: Targets, story: Story, trials: Sequence[Trial]) -> Batch:
     """The baseline, the four future sells and one story per trial, in one batch, beside
     the future sells by block count."""
-    base, *tried = story_plans(sim, targets, story, [(t.calls, t.target) for t in trials])
-    plans = [base, *(future_plan(sim, targets, story, seconds) for _, seconds in FUTURE), *tried]
+    plans = _plans(sim, targets, story, trials)
     outcomes, counted = await asyncio.gather(sim.run(plans), _counted(sim, story.a_sell))
     return len(plans), list(outcomes), counted
+
+
+def _plans(sim: Simulator, targets: Targets, story: Story, trials: Sequence[Trial]) -> list[Plan]:
+    """The baseline, the :data:`FUTURE` sells and one story per trial."""
+    base, *tried = story_plans(sim, targets, story, [(t.calls, t.target) for t in trials])
+    return [base, *(future_plan(sim, targets, story, seconds) for _, seconds in FUTURE), *tried]
 
 
 def _harmless(seen: Classifier, outcome: Outcome | RpcError) -> bool:
