@@ -663,14 +663,14 @@ async def _tried_ahead(
     jobs = likely_dumps(candidates, story.pool)  # as if each minted: used only if the same
     plans = [dump_plan(sim, targets, story, t.calls, n, t.target) for t, n in jobs]
     dumping = asyncio.ensure_future(sim.run(plans)) if plans else None
+    runs = _runs(sim, _plans(sim, targets, story, [*trials, *pairs]))
     try:
-        plans = _plans(sim, targets, story, [*trials, *pairs])
         (outcomes, seen), counted = await asyncio.gather(
-            _run_classified(sim, plans, story), _counted(sim, story.a_sell)
+            _run_classified(sim, runs, story), _counted(sim, story.a_sell)
         )
     except BaseException:
-        if dumping is not None:
-            dumping.cancel()
+        for started in [*runs, *([dumping] if dumping is not None else [])]:
+            _stop(started)
         raise
     head = 1 + len(FUTURE)
     by_trial = {_key_of(t): o for t, o in zip([*trials, *pairs], outcomes[head:], strict=True)}
@@ -680,30 +680,64 @@ async def _tried_ahead(
     return Tried(story, outcomes[:head], by_trial, counted, paired, dumps, seen)
 
 
+PER_RUN = 4
+"""Plans per :meth:`~.simulator.Simulator.run` of the trials sent ahead: the coalescer
+sends as many simulations per request (``coalesce.MAX_HEAVY``), so a run's outcomes
+come back with a request, not with the batch's last one."""
+
+
+def _runs(sim: Simulator, plans: list[Plan]) -> list[asyncio.Future[list[Any]]]:
+    """``plans`` in runs of :data:`PER_RUN`, all started now (they share the coalescer's
+    flush: the same requests as one run)."""
+    return [
+        asyncio.ensure_future(sim.run(plans[i : i + PER_RUN]))
+        for i in range(0, len(plans), PER_RUN)
+    ]
+
+
 async def _run_classified(
-    sim: Simulator, plans: list[Plan], story: Story
+    sim: Simulator, runs: list[asyncio.Future[list[Any]]], story: Story
 ) -> tuple[list[Outcome | RpcError], Classifier | None]:
-    """The batch's outcomes, each trial classified as soon as they are back: the
-    sells by block count, the dumps, the screen and the journey's last round are
-    often still in flight then, and after the check's last reply this CPU would
-    delay the answer (issue #27).  Only against a baseline :func:`_try_all` keeps
-    (one it would not re-run from held positions)."""
-    outcomes: list[Outcome | RpcError] = list(await sim.run(plans))
-    base = outcomes[0]
-    if isinstance(base, RpcError) or not holding(base):
-        return outcomes, None
-    if not comparable(base) and story.held is None:
-        return outcomes, None
-    seen = _classifier(sim, base, story)
-    for outcome in outcomes[1 + len(FUTURE) :]:
-        if not isinstance(outcome, RpcError):
-            seen(outcome)
+    """The runs' outcomes in order, each trial classified as soon as its run is back
+    (and the baseline's): the batch's other requests, the sells by block count, the
+    dumps, the screen and the journey's last round are often still in flight then;
+    after the check's last reply this CPU would delay the answer (issue #27).  Only
+    against a baseline :func:`_try_all` keeps (one it would not re-run from held
+    positions).  A run's error stops the others and is raised, as one run's would."""
+    try:
+        seen = _classifier(sim, await runs[0], story)
+        if seen is not None:
+            for done in asyncio.as_completed(runs):
+                for outcome in await done:
+                    if not isinstance(outcome, RpcError) and outcome is not seen.base:
+                        seen(outcome)
+        outcomes: list[Outcome | RpcError] = []
+        for run in runs:
+            outcomes += await run
+    except BaseException:
+        for run in runs:
+            _stop(run)
+        raise
     return outcomes, seen
 
 
-def _classifier(sim: Simulator, base: Outcome, story: Story) -> Classifier:
-    """The trials' classifier against ``base`` (the pool's kind; armed when the story
-    starts from held positions)."""
+def _stop(started: asyncio.Future[Any]) -> None:
+    """Cancel what is still running; an error already there is seen (not reported lost)."""
+    if not started.done():
+        started.cancel()
+    elif not started.cancelled():
+        started.exception()
+
+
+def _classifier(sim: Simulator, outcomes: list[Any], story: Story) -> Classifier | None:
+    """The trials' classifier against the baseline (``outcomes[0]``: the pool's kind;
+    armed when the story starts from held positions); None when :func:`_try_all` would
+    not classify against it (no holding, or sells it re-runs from held positions)."""
+    base = outcomes[0]
+    if isinstance(base, RpcError) or not holding(base):
+        return None
+    if not comparable(base) and story.held is None:
+        return None
     route = sim.route
     return Classifier(base, v3=route.v3, armed=story.held is not None, v4=route.v4)
 
@@ -770,9 +804,10 @@ async def _try_all(
     if not comparable(base):
         notes += ("selling fails without any owner call: findings show who can lift or change it",)
     tried = list(outcomes[1 + len(FUTURE) :])
-    early = fitted.seen if fitted is not None and ran is not None else None
-    # each trial read once: as it came back when it ran ahead on this same baseline
-    seen = early if early is not None and early.base is base else _classifier(sim, base, story)
+    # each trial read once: as it came back, when it ran ahead on this same baseline
+    seen = fitted.seen if fitted is not None and ran is not None else None
+    if seen is None or seen.base is not base:
+        seen = Classifier(base, v3=sim.route.v3, armed=story.held is not None, v4=sim.route.v4)
     harmless = [t for t, o in zip(trials, tried, strict=True) if _harmless(seen, o)]
     paired = two_steps(harmless, [t for t in screened if is_switch(t)])
     tried += await _paired(sim, targets, story, paired, fitted)
