@@ -663,14 +663,11 @@ async def _tried_ahead(
     jobs = likely_dumps(candidates, story.pool)  # as if each minted: used only if the same
     plans = [dump_plan(sim, targets, story, t.calls, n, t.target) for t, n in jobs]
     dumping = asyncio.ensure_future(sim.run(plans)) if plans else None
-    runs = _runs(sim, _plans(sim, targets, story, [*trials, *pairs]))
     try:
-        (outcomes, seen), counted = await asyncio.gather(
-            _run_classified(sim, runs, story), _counted(sim, story.a_sell)
-        )
+        _, outcomes, counted, seen = await _batch(sim, targets, story, [*trials, *pairs])
     except BaseException:
-        for started in [*runs, *([dumping] if dumping is not None else [])]:
-            _stop(started)
+        if dumping is not None:
+            dumping.cancel()
         raise
     head = 1 + len(FUTURE)
     by_trial = {_key_of(t): o for t, o in zip([*trials, *pairs], outcomes[head:], strict=True)}
@@ -783,7 +780,7 @@ async def _try_all(
     story = fitted.story if fitted is not None else story
     trials = [*screened, *backdoors(beside[0], beside[1], targets, max(1, story.a_sent))]
     ran = _from_tried(fitted, trials)
-    runs, outcomes, (counted, unchecked) = ran or await _batch(sim, targets, story, trials)
+    runs, outcomes, (counted, unchecked), early = ran or await _batch(sim, targets, story, trials)
     if ahead is not None:
         count_ahead(ran is not None)
     sent = len(SHRINK) + runs  # the amounts batch and this one
@@ -795,7 +792,7 @@ async def _try_all(
         if held is not None:
             story = held
             trials = [*screened, *backdoors(beside[0], beside[1], targets, max(1, held.a_sent))]
-            runs, outcomes, (counted, unchecked) = await _batch(sim, targets, story, trials)
+            runs, outcomes, (counted, unchecked), early = await _batch(sim, targets, story, trials)
             base = outcomes[0]
             sent += runs
             notes += ("sells failed after a buy: the scan re-ran from held positions",)
@@ -804,10 +801,8 @@ async def _try_all(
     if not comparable(base):
         notes += ("selling fails without any owner call: findings show who can lift or change it",)
     tried = list(outcomes[1 + len(FUTURE) :])
-    # each trial read once: as it came back, when it ran ahead on this same baseline
-    seen = fitted.seen if fitted is not None and ran is not None else None
-    if seen is None or seen.base is not base:
-        seen = Classifier(base, v3=sim.route.v3, armed=story.held is not None, v4=sim.route.v4)
+    # each trial read once, as it came back (:func:`_run_classified`)
+    seen = early or Classifier(base, v3=sim.route.v3, armed=story.held is not None, v4=sim.route.v4)
     harmless = [t for t, o in zip(trials, tried, strict=True) if _harmless(seen, o)]
     paired = two_steps(harmless, [t for t in screened if is_switch(t)])
     tried += await _paired(sim, targets, story, paired, fitted)
@@ -870,7 +865,7 @@ def _from_tried(tried: Tried | None, trials: Sequence[Trial]) -> Batch | None:
     if tried is None or any(_key_of(t) not in tried.by_trial for t in trials):
         return None
     outcomes = [*tried.base, *(tried.by_trial[_key_of(t)] for t in trials)]
-    return len(outcomes), outcomes, tried.counted
+    return len(outcomes), outcomes, tried.counted, tried.seen
 
 
 def _with_static(result: OwnerPowers, static: list[PowerFinding]) -> OwnerPowers:
@@ -882,17 +877,31 @@ def _with_static(result: OwnerPowers, static: list[PowerFinding]) -> OwnerPowers
     return replace(result, renounced=False, findings=tuple(_ordered([*kept, *static])))
 
 
-Batch = tuple[int, list[Outcome | RpcError], tuple[list[str | None], tuple[str, ...]]]
+Batch = tuple[
+    int,
+    list[Outcome | RpcError],
+    tuple[list[str | None], tuple[str, ...]],
+    Classifier | None,
+]
 """A scan batch: how many simulations it ran, their outcomes (the baseline, the
-:data:`FUTURE` sells, one per trial) and the future sells by block count."""
+:data:`FUTURE` sells, one per trial), the future sells by block count and the trials
+classified as they came back (:func:`_run_classified`)."""
 
 
 async def _batch(sim: Simulator, targets: Targets, story: Story, trials: Sequence[Trial]) -> Batch:
     """The baseline, the four future sells and one story per trial, in one batch, beside
     the future sells by block count."""
     plans = _plans(sim, targets, story, trials)
-    outcomes, counted = await asyncio.gather(sim.run(plans), _counted(sim, story.a_sell))
-    return len(plans), list(outcomes), counted
+    runs = _runs(sim, plans)
+    try:
+        (outcomes, seen), counted = await asyncio.gather(
+            _run_classified(sim, runs, story), _counted(sim, story.a_sell)
+        )
+    except BaseException:
+        for run in runs:
+            _stop(run)
+        raise
+    return len(plans), outcomes, counted, seen
 
 
 def _plans(sim: Simulator, targets: Targets, story: Story, trials: Sequence[Trial]) -> list[Plan]:
