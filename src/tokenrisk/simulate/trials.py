@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import evmole
-from eth_utils.crypto import keccak
 
 from tokenrisk.chain.abi import encode_args
+from tokenrisk.chain.abi import selector as signature_selector
 from tokenrisk.chain.coalesce import TURNS
 from tokenrisk.errors import RpcError
 from tokenrisk.findings import Evidence, PowerFinding
@@ -31,7 +31,7 @@ from tokenrisk.simulate.hostile import Targets, argument_sets, render, split_typ
 from tokenrisk.simulate.simulator import Simulator, funds, price
 
 ERC20_SURFACE = frozenset(
-    "0x" + keccak(text=s)[:4].hex()
+    "0x" + signature_selector(s).hex()
     for s in (
         "transfer(address,uint256)",
         "transferFrom(address,address,uint256)",
@@ -302,11 +302,11 @@ def selectors_of(code: str, impl_code: str | None) -> set[str]:
     return found | ({selector for selector, _, _ in _evmole(impl_code)} if impl_code else set())
 
 
-@lru_cache(maxsize=64)
 def _selector(signature: str) -> str:
-    """A fixed signature's selector, hashed once (a keccak per backdoor and scan was on
-    the path between the amounts round's reply and the trials' request: issue #27)."""
-    return "0x" + keccak(text=signature)[:4].hex()
+    """A fixed signature's selector as the code's are written (:func:`~tokenrisk.chain.abi.selector`
+    hashes each signature once: a keccak per backdoor and scan was on the path between the
+    amounts round's reply and the trials' request, issue #27)."""
+    return "0x" + signature_selector(signature).hex()
 
 
 TWO_STEPS = 12
