@@ -735,6 +735,13 @@ def _classifier(sim: Simulator, outcomes: list[Any], story: Story) -> Classifier
         return None
     if not comparable(base) and story.held is None:
         return None
+    return _classifier_of(sim, base, story)
+
+
+def _classifier_of(sim: Simulator, base: Outcome, story: Story) -> Classifier:
+    """The one classifier of a scan's trials against ``base``: the pool's kind, armed when
+    ``story`` starts from held positions (:func:`_try_all` reuses one built early only
+    because it is this one)."""
     route = sim.route
     return Classifier(base, v3=route.v3, armed=story.held is not None, v4=route.v4)
 
@@ -802,7 +809,7 @@ async def _try_all(
         notes += ("selling fails without any owner call: findings show who can lift or change it",)
     tried = list(outcomes[1 + len(FUTURE) :])
     # each trial read once, as it came back (:func:`_run_classified`)
-    seen = early or Classifier(base, v3=sim.route.v3, armed=story.held is not None, v4=sim.route.v4)
+    seen = early or _classifier_of(sim, base, story)
     harmless = [t for t, o in zip(trials, tried, strict=True) if _harmless(seen, o)]
     paired = two_steps(harmless, [t for t in screened if is_switch(t)])
     tried += await _paired(sim, targets, story, paired, fitted)
