@@ -37,6 +37,7 @@ from tokenrisk.errors import MethodUnsupported
 from tokenrisk.holders.index import FirstBatch, first_logs, index_content, top_holders
 from tokenrisk.holders.launch import (
     airdrop_summary,
+    logged_pool_transfers,
     read_deployer_ahead,
     sniper_addresses,
     snipers,
@@ -508,13 +509,7 @@ def _logged(
     pool_addresses = frozenset(p.address.lower() for p in pools)
     held = [(a, b) for a, b in balance_deltas(logs).items() if b > 0]
     rows = [(checksum(a), b) for a, b in sorted(held, key=lambda x: (-x[1], x[0]))[: limit * 2]]
-    # as launch.pool_transfers reads them: out of a pool, oldest first, the first 5,000
-    sent = sorted((t for t in logs if t.sender in pool_addresses), key=_log_order)[:5_000]
-    return rows, snipers(sent, pool_addresses)
-
-
-def _log_order(log: TransferLog) -> tuple[int, int]:
-    return log.block, log.log_index
+    return rows, snipers(logged_pool_transfers(logs, pools), pool_addresses)
 
 
 def _guessed(

@@ -103,10 +103,23 @@ def airdrop(
 # READ FROM THE INDEX (the rules above over the indexed transfers of a token's pools)
 
 
+LAUNCH_WINDOW = 5_000
+"""Transfers out of the pools read for the launch rules: the first this many, oldest first."""
+
+
 async def pool_transfers(store: Store, chain_id: int, token: str, pools: list[Pool]) -> list[Any]:
     """Indexed transfers out of the token's pools, oldest first (the launch window)."""
     senders = {p.address.lower() for p in pools}
-    return await asyncio.to_thread(store.transfers_sent, chain_id, token, senders, None, 5_000)
+    return await asyncio.to_thread(
+        store.transfers_sent, chain_id, token, senders, None, LAUNCH_WINDOW
+    )
+
+
+def logged_pool_transfers(logs: Iterable[TransferLog], pools: list[Pool]) -> list[TransferLog]:
+    """:func:`pool_transfers` from a token's logs in memory (a first index's, before the
+    store holds them: :func:`~tokenrisk.holders.index.first_logs`)."""
+    senders = {p.address.lower() for p in pools}
+    return sorted((t for t in logs if t.sender in senders), key=_order)[:LAUNCH_WINDOW]
 
 
 async def sniper_addresses(store: Store, chain_id: int, token: str, pools: list[Pool]) -> list[str]:
@@ -160,7 +173,7 @@ def _first_mint(
     """The launch block and the first mint at or before it, in one thread hop: the
     deployer's transaction is read as soon after the index as it can be (issue #27)."""
     senders = {p.address.lower() for p in pools}
-    first_buy = launch_block(store.transfers_sent(chain_id, token, senders, None, 5_000))
+    first_buy = launch_block(store.transfers_sent(chain_id, token, senders, None, LAUNCH_WINDOW))
     return first_buy, store.transfers_sent(chain_id, token, [ZERO_ADDRESS], first_buy, 1)
 
 
@@ -180,9 +193,7 @@ def read_deployer_ahead(
     the stored index names the same transaction; a transaction's sender is fixed by its
     hash.  ``tokens``: the token and its logs."""
     logs = tokens[1]
-    senders = {p.address.lower() for p in pools}
-    sent = sorted((t for t in logs if t.sender in senders), key=_order)[:5_000]
-    first_buy = launch_block(sent)
+    first_buy = launch_block(logged_pool_transfers(logs, pools))
     last = first_buy if first_buy is not None else max((t.block for t in logs), default=0)
     mints = [t for t in logs if t.sender == ZERO_ADDRESS and t.block <= last]
     if not mints:
