@@ -3,7 +3,7 @@
 A first-sight check draws a few hundred fresh addresses and nonces (every buyer,
 receiver, trial caller and reader is a never-seen EOA, so that no token can pre-list
 it).  One ``os.urandom`` per draw, and ``secrets.randbelow`` (another read per call)
-per nonce, was ~20,000 system calls per pass over the devnet catalogue (issue #27).
+per nonce, was ~20,000 system calls per first-sight pass of the remote bench (issue #27).
 
 Bytes read in one block are exactly as unpredictable as bytes read one call at a time:
 both come from the kernel's CSPRNG, and each byte here is handed out once.  A process
