@@ -62,6 +62,12 @@ class Trading:
     base_slots: MemoryCache[tuple[int, str], BalanceSlot | None] = field(
         default_factory=lambda: MemoryCache(BASE_TOKENS_KEPT)
     )
+    slots_at: MemoryCache[tuple[int, str, int, str], BalanceSlot | None] = field(
+        default_factory=lambda: MemoryCache(JOURNEYS_KEPT)
+    )
+    """The checked token's slot as verified at a head block, per (chain, token, block
+    number, block hash): a check again at that head does not search it again
+    (``checks.trade.token_slot``)."""
     journeys: MemoryCache[tuple[str, str, int], tuple[int, int, int, BalanceSlot | None]] = field(
         default_factory=lambda: MemoryCache(JOURNEYS_KEPT)
     )

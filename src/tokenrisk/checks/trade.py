@@ -3,8 +3,9 @@ funding, simulator, the token's balance slot), then run (the buyer's journey; a 
 router masked is explained by the token's own failure).
 
 What a trade needs is read once (the pool's head block, a registry base token's balance
-slot per chain and token) and the checked token's own slot is searched in a task, so the
-first simulations of the journey need not wait for it.
+slot per chain and token, the checked token's slot per head block) and the checked
+token's own slot is searched in a task, so the first simulations of the journey need not
+wait for it.
 
 Without ``eth_simulateV1`` the same journey runs through ``eth_call`` and the runner
 contract (:mod:`tokenrisk.simulate.emulation`), with a note saying what that cannot see;
@@ -130,12 +131,31 @@ async def prepare(
         # only the base side makes a pool empty: a pool whose token side was taken away
         # still holds the buyers' money, and what trades through it do is the answer
         return _failed(node, route, funding, "insufficient liquidity: the pool is empty", made)
-    slot = asyncio.create_task(
-        find_balance_slot(node.rpc, token, sim.base.tag, cache=trading.slots)
-    )
+    slot = asyncio.create_task(token_slot(node, trading, token, sim))
     sim.token_slot = slot
     sim.memo = trading.simulated
     return Prepared(node, route, funding, sim, slot, None, made, trading=trading)
+
+
+async def token_slot(
+    node: Node, trading: Trading, token: str, sim: Simulator
+) -> BalanceSlot | None:
+    """The checked token's balance slot verified at the simulations' block, searched
+    once per block (by hash and number, as :meth:`Simulator.remembered` keeps the holder
+    sells): the layout is a fact of that block's code and storage, and the search is
+    three calls, the token's whole code among them, which a recomputed check at an
+    unchanged head sent again for the same answer.  A plan with a prelude (simulated
+    liquidity) or a block without a hash is searched every time; a search that fails
+    (transport) is not kept."""
+    base = sim.base
+    if sim.prelude or not base.hash:
+        return await find_balance_slot(node.rpc, token, base.tag, cache=trading.slots)
+    key = (node.id, token.lower(), base.number, base.hash)
+    found, slot = trading.slots_at.get(key)
+    if not found:
+        slot = await find_balance_slot(node.rpc, token, base.tag, cache=trading.slots)
+        trading.slots_at.put(key, slot)
+    return slot
 
 
 async def base_slot_of(node: Node, trading: Trading, base: str) -> BalanceSlot | None:
