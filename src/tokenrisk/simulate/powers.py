@@ -187,7 +187,7 @@ async def _scan(
     guards = (
         ahead.guards
         if ahead is not None
-        else asyncio.ensure_future(guard_values(sim, facts.code, facts.impl_code))
+        else asyncio.ensure_future(guard_values(sim, facts.code, facts.impl_code, facts.words))
     )
     try:
         screened = ahead.screened if ahead is not None else None
@@ -627,7 +627,7 @@ async def _ahead(
             run = _tried_ahead(sim, facts, wallets, told, (candidates, likely))
             tried = (told, asyncio.ensure_future(run))
         # the guards' layout (evmole's CPU) once the screen and the trials have left
-        guards = asyncio.ensure_future(guard_values(sim, facts.code, facts.impl_code))
+        guards = asyncio.ensure_future(guard_values(sim, facts.code, facts.impl_code, facts.words))
         started.append(guards)
         screened = await screening
     except BaseException:
