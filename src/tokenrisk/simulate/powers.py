@@ -574,7 +574,8 @@ async def _widened(
         new = [t for t in every if t.caller.lower() not in set(guessed)]
         screening = asyncio.ensure_future(screen_calls(sim, new, likely))
         started.append(screening)
-        ahead_of = trials_ahead(before, bounds) and trials_ahead(new, bounds)
+        # as :func:`_ahead`: no trials ahead past the bound (the guess's then has none)
+        ahead_of = trials_ahead(before, bounds) and trials_ahead(every, bounds)
         told = await _story_of(story) if ahead_of else None
         if told is not None:
             planned = ((before, guessed), (every, likely))
