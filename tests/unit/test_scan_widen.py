@@ -58,17 +58,42 @@ async def test_the_merged_batch_has_both_outcomes_and_the_guess_baseline() -> No
     assert merged.by_trial == {a: "oa", d: "od"} and merged.pairs == frozenset([d])
 
 
+def _merge(guessed: asyncio.Future[Any], more: asyncio.Future[Any]) -> asyncio.Future[Any]:
+    """As ``powers._joined`` starts the merge."""
+    merged = asyncio.ensure_future(powers._with_more(guessed, more))
+    merged.add_done_callback(lambda done: powers._stop_both(done, guessed, more))
+    return merged
+
+
 async def test_a_failed_added_batch_fails_the_merge_and_stops_the_guess() -> None:
     async def fails() -> Any:
         raise RpcError("node error")
 
     guessed: asyncio.Future[Any] = asyncio.ensure_future(_pending())
     more: asyncio.Future[Any] = asyncio.ensure_future(fails())
+    merged = _merge(guessed, more)
     try:
-        await powers._with_more(guessed, more)
+        await merged
     except RpcError:
         pass
     else:
         raise AssertionError("the merge hid the added batch's error")
     await asyncio.sleep(0)
     assert guessed.cancelled()  # _fitting then sends the whole batch again
+
+
+async def test_a_merge_dropped_before_its_first_step_stops_both_batches() -> None:
+    guessed: asyncio.Future[Any] = asyncio.ensure_future(_pending())
+    more: asyncio.Future[Any] = asyncio.ensure_future(_pending())
+    _merge(guessed, more).cancel()  # as _drop_tried does, before the loop ran it
+    for _ in range(4):  # the merge's step, its callbacks, the batches' steps
+        await asyncio.sleep(0)
+    assert guessed.cancelled() and more.cancelled()
+
+
+async def test_a_widening_dropped_before_its_first_step_stops_the_guess() -> None:
+    guessing: asyncio.Future[Any] = asyncio.ensure_future(_pending())
+    powers._widening(_pending(), guessing).cancel()  # type: ignore[arg-type]
+    for _ in range(4):
+        await asyncio.sleep(0)
+    assert guessing.cancelled()

@@ -30,7 +30,7 @@ deadline) and results are cached per code hash, caller set and pool
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -456,8 +456,8 @@ async def _facts_and_callers(
     likely = _likely(sim, facts, deployer, granted, bounds)
     kept = _added_to(guess, likely)
     if kept is not None and first is not None:  # the deployer added a sender: widen the guess
-        ahead: asyncio.Future[Ahead] | None = asyncio.ensure_future(
-            _widened(sim, facts, likely, bounds, (_shielded(first), kept))
+        ahead: asyncio.Future[Ahead] | None = _widening(
+            _widened(sim, facts, likely, bounds, (_shielded(first), kept)), kept[1]
         )
     else:
         ahead = _verified(guess, likely)
@@ -549,6 +549,16 @@ def _added_to(guess: asyncio.Future[Guess] | None, likely: list[str]) -> Guess |
     return guess.result()
 
 
+def _widening(
+    widened: Coroutine[Any, Any, Ahead], guessing: asyncio.Future[Ahead]
+) -> asyncio.Future[Ahead]:
+    """:func:`_widened` started; the guess it keeps is stopped with it even when it is
+    cancelled before its first step (its own cleanup then never runs)."""
+    started = asyncio.ensure_future(widened)
+    started.add_done_callback(lambda done: _drop_ahead(guessing) if done.cancelled() else None)
+    return started
+
+
 async def _widened(
     sim: Simulator,
     facts: Facts,
@@ -596,7 +606,9 @@ def _joined(ahead: Ahead, screened: Screened, more: asyncio.Future[Tried] | None
     tried = None
     if ahead.tried is not None and more is not None:
         story, guessed = ahead.tried
-        tried = (story, asyncio.ensure_future(_with_more(guessed, more)))
+        merged = asyncio.ensure_future(_with_more(guessed, more))
+        merged.add_done_callback(lambda done: _stop_both(done, guessed, more))
+        tried = (story, merged)
     else:
         if ahead.tried is not None:
             _drop_tried(ahead.tried[1])
@@ -605,14 +617,20 @@ def _joined(ahead: Ahead, screened: Screened, more: asyncio.Future[Tried] | None
     return replace(ahead, screened={**ahead.screened, **screened}, tried=tried)
 
 
-async def _with_more(guessed: asyncio.Future[Tried], more: asyncio.Future[Tried]) -> Tried:
-    """The guess's batch with the added senders' outcomes (both on one story)."""
-    try:
-        tried, added = await asyncio.gather(guessed, more)
-    except BaseException:
+def _stop_both(
+    merged: asyncio.Future[Tried], guessed: asyncio.Future[Tried], more: asyncio.Future[Tried]
+) -> None:
+    """Both batches stopped when their merge is (dropped, even before its first step)
+    or failed."""
+    if merged.cancelled() or merged.exception() is not None:
         _drop_tried(guessed)
         _drop_tried(more)
-        raise
+
+
+async def _with_more(guessed: asyncio.Future[Tried], more: asyncio.Future[Tried]) -> Tried:
+    """The guess's batch with the added senders' outcomes (both on one story); when
+    either fails the merge does (:func:`_stop_both` stops the other)."""
+    tried, added = await asyncio.gather(guessed, more)
     return replace(
         tried,
         by_trial={**tried.by_trial, **added.by_trial},
