@@ -142,15 +142,23 @@ def _collect(
 
 
 async def guard_values(
-    rpc: RpcClient, token: str, guards: Sequence[Slot], block: str
+    rpc: RpcClient,
+    token: str,
+    guards: Sequence[Slot],
+    block: str,
+    stored: Sequence[object] = (),
 ) -> dict[tuple[str, int], str | None]:
     """The address each guard holds in ``token``'s storage (the token, or the pool's
-    hook) at ``block`` (None: zero, dead or unreadable)."""
+    hook) at ``block`` (None: zero, dead or unreadable).  ``stored``: the words of the
+    first slots already read at that ``block`` (slot ``i`` at index ``i``): a guard in
+    one of them costs no request."""
     slots = sorted({g.slot for g in guards})
     if not slots:
         return {}
-    replies = await rpc.batch([("eth_getStorageAt", [token, s, block]) for s in slots])
-    words = dict(zip(slots, replies, strict=True))
+    known = {s: stored[int(s, 16)] for s in slots if int(s, 16) < len(stored)}
+    missing = [s for s in slots if s not in known]
+    replies = await rpc.batch([("eth_getStorageAt", [token, s, block]) for s in missing])
+    words = {**known, **dict(zip(missing, replies, strict=True))}
     out: dict[tuple[str, int], str | None] = {}
     for g in guards:
         word = words[g.slot]

@@ -48,6 +48,10 @@ class Facts:
     packed: tuple[tuple[str, str], ...] = ()
     """Addresses that may sit inside a storage word beside other fields, or start with
     a zero byte: kept only when the account exists (:func:`callers` checks)."""
+    words: tuple[object, ...] = field(default=(), compare=False)
+    """The first storage words as read (slot ``i`` at index ``i``), at the same block:
+    the guards a static finding names are looked up here before they are read
+    (:func:`~.layout.guard_values`).  Not compared: equal facts name the same callers."""
 
 
 async def read_facts(
@@ -104,7 +108,9 @@ async def read_facts(
     impl_code = implementation_code(impl_word, impl_read) if impl else None
     if impl and impl_code is None:  # the read beside the slot failed: read it now
         impl_code = str(await rpc.call("eth_getCode", [impl, block]))
-    return Facts(str(code), impl, impl_code, admin, owner, tuple(found), tuple(packed))
+    return Facts(
+        str(code), impl, impl_code, admin, owner, tuple(found), tuple(packed), tuple(words)
+    )
 
 
 async def own_request(rpc: RpcClient, calls: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:

@@ -30,7 +30,7 @@ deadline) and results are cached per code hash, caller set and pool
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -187,7 +187,7 @@ async def _scan(
     guards = (
         ahead.guards
         if ahead is not None
-        else asyncio.ensure_future(guard_values(sim, facts.code, facts.impl_code))
+        else asyncio.ensure_future(guard_values(sim, facts.code, facts.impl_code, facts.words))
     )
     try:
         screened = ahead.screened if ahead is not None else None
@@ -454,7 +454,13 @@ async def _facts_and_callers(
         _drop_early(early)
         early = None
     likely = _likely(sim, facts, deployer, granted, bounds)
-    ahead = _verified(guess, likely)
+    kept = _added_to(guess, likely)
+    if kept is not None and first is not None:  # the deployer added a sender: widen the guess
+        ahead: asyncio.Future[Ahead] | None = _widening(
+            _widened(sim, facts, likely, bounds, (_shielded(first), kept)), kept[1]
+        )
+    else:
+        ahead = _verified(guess, likely)
     if first and ahead is None:
         ahead = asyncio.ensure_future(_ahead(sim, facts, likely, bounds, first))
     try:
@@ -528,6 +534,138 @@ def _drop_guess(guess: asyncio.Future[Guess]) -> None:
     elif not guess.cancelled() and guess.exception() is None:
         _drop_ahead(guess.result()[1])
     guess.add_done_callback(lambda f: f.cancelled() or f.exception())
+
+
+def _added_to(guess: asyncio.Future[Guess] | None, likely: list[str]) -> Guess | None:
+    """The guess, back already, when ``likely`` only adds senders to its own (most often
+    the deployer, a sender no getter names): the rest in the guessed order.  None
+    otherwise (the same senders: :func:`_verified` uses the guess as it is)."""
+    if guess is None or not guess.done() or guess.cancelled() or guess.exception() is not None:
+        return None
+    guessed, _ = guess.result()
+    named = set(guessed)
+    if guessed == likely or [a for a in likely if a in named] != guessed:
+        return None
+    return guess.result()
+
+
+def _widening(
+    widened: Coroutine[Any, Any, Ahead], guessing: asyncio.Future[Ahead]
+) -> asyncio.Future[Ahead]:
+    """:func:`_widened` started; the guess it keeps is stopped with it even when it is
+    cancelled before its first step (its own cleanup then never runs)."""
+    started = asyncio.ensure_future(widened)
+    started.add_done_callback(lambda done: _drop_ahead(guessing) if done.cancelled() else None)
+    return started
+
+
+async def _widened(
+    sim: Simulator,
+    facts: Facts,
+    likely: list[str],
+    bounds: ScanBounds,
+    sources: tuple[Early, Guess],
+) -> Ahead:
+    """The guessed screen and trials, kept, and those of the senders the deployer's reply
+    added, sent now (:func:`_tried_more`): the guess was planned on the same facts,
+    wallets and amounts round, each call of it is one the scan makes for that sender,
+    and each outcome is used by its sender and calldata (:data:`TrialKey`), so only the
+    added senders' calls are new.  Until this session the whole guess was dropped and
+    sent again, its trials leaving a round later (issue #27)."""
+    (targets, bought), (guessed, guessing) = sources
+    story = asyncio.ensure_future(owned(bought, facts.owner is not None))
+    started: list[asyncio.Future[Any]] = [story]
+    more: asyncio.Future[Tried] | None = None
+    try:
+        wallets = await targets
+        functions, _ = functions_of(facts.code, facts.impl_code, bounds)
+        before = candidates_of(functions, guessed, wallets, bounds)
+        every = candidates_of(functions, likely, wallets, bounds)
+        new = [t for t in every if t.caller.lower() not in set(guessed)]
+        screening = asyncio.ensure_future(screen_calls(sim, new, likely))
+        started.append(screening)
+        # as :func:`_ahead`: no trials ahead past the bound (the guess's then has none)
+        ahead_of = trials_ahead(before, bounds) and trials_ahead(every, bounds)
+        told = await _story_of(story) if ahead_of else None
+        if told is not None:
+            planned = ((before, guessed), (every, likely))
+            more = asyncio.ensure_future(_tried_more(sim, facts, wallets, told, planned))
+            started.append(more)
+        ahead = await guessing
+        screened = await screening
+    except BaseException:
+        for future in started:
+            future.cancel()
+        _drop_ahead(guessing)
+        raise
+    return _joined(ahead, screened, more)
+
+
+def _joined(ahead: Ahead, screened: Screened, more: asyncio.Future[Tried] | None) -> Ahead:
+    """The guess's :class:`Ahead` with the added senders' screen and trials."""
+    tried = None
+    if ahead.tried is not None and more is not None:
+        story, guessed = ahead.tried
+        merged = asyncio.ensure_future(_with_more(guessed, more))
+        merged.add_done_callback(lambda done: _stop_both(done, guessed, more))
+        tried = (story, merged)
+    else:
+        if ahead.tried is not None:
+            _drop_tried(ahead.tried[1])
+        if more is not None:
+            _drop_tried(more)
+    return replace(ahead, screened={**ahead.screened, **screened}, tried=tried)
+
+
+def _stop_both(
+    merged: asyncio.Future[Tried], guessed: asyncio.Future[Tried], more: asyncio.Future[Tried]
+) -> None:
+    """Both batches stopped when their merge is (dropped, even before its first step)
+    or failed."""
+    if merged.cancelled() or merged.exception() is not None:
+        _drop_tried(guessed)
+        _drop_tried(more)
+
+
+async def _with_more(guessed: asyncio.Future[Tried], more: asyncio.Future[Tried]) -> Tried:
+    """The guess's batch with the added senders' outcomes (both on one story); when
+    either fails the merge does (:func:`_stop_both` stops the other)."""
+    tried, added = await asyncio.gather(guessed, more)
+    return replace(
+        tried,
+        by_trial={**tried.by_trial, **added.by_trial},
+        pairs=tried.pairs | added.pairs,
+        dumps={**tried.dumps, **added.dumps},
+    )
+
+
+async def _tried_more(
+    sim: Simulator,
+    facts: Facts,
+    targets: Targets,
+    story: Story,
+    planned: tuple[tuple[list[Trial], list[str]], tuple[list[Trial], list[str]]],
+) -> Tried:
+    """What :func:`_tried_ahead` would run for ``every`` sender but the guess ran already
+    for its own (``before``): the added senders' trials, backdoors, two-step trials and
+    dumps; no baseline (the guess's is the scan's)."""
+    before, every = planned
+    amount = max(1, story.a_sent)
+    selectors = selectors_of(facts.code, facts.impl_code)
+    ran = [*before[0], *backdoors(selectors, before[1], targets, amount), *likely_pairs(before[0])]
+    sent = set(map(_key_of, ran))
+    pairs = likely_pairs(every[0])
+    wanted = [*every[0], *backdoors(selectors, every[1], targets, amount), *pairs]
+    trials = list({k: t for t in wanted if (k := _key_of(t)) not in sent}.values())
+    dumped = {(_key_of(t), n) for t, n in likely_dumps(before[0], story.pool)}
+    jobs = [(t, n) for t, n in likely_dumps(every[0], story.pool) if (_key_of(t), n) not in dumped]
+    plans = story_plans(sim, targets, story, [(t.calls, t.target) for t in trials])[1:]
+    plans += [dump_plan(sim, targets, story, t.calls, n, t.target) for t, n in jobs]
+    outcomes: list[Outcome | RpcError] = [*await sim.run(plans)] if plans else []
+    by_trial = {_key_of(t): o for t, o in zip(trials, outcomes[: len(trials)], strict=True)}
+    dumps = {(_key_of(t), n): o for (t, n), o in zip(jobs, outcomes[len(trials) :], strict=True)}
+    added = frozenset(map(_key_of, pairs)) - sent
+    return Tried(story, [], by_trial, ([], ()), added, dumps)
 
 
 CallerReads = tuple[
@@ -627,7 +765,7 @@ async def _ahead(
             run = _tried_ahead(sim, facts, wallets, told, (candidates, likely))
             tried = (told, asyncio.ensure_future(run))
         # the guards' layout (evmole's CPU) once the screen and the trials have left
-        guards = asyncio.ensure_future(guard_values(sim, facts.code, facts.impl_code))
+        guards = asyncio.ensure_future(guard_values(sim, facts.code, facts.impl_code, facts.words))
         started.append(guards)
         screened = await screening
     except BaseException:

@@ -394,9 +394,14 @@ Guards = dict[tuple[str, int], str | None]
 """Per guard (slot, byte offset): the live address it holds (:func:`.layout.guard_values`)."""
 
 
-async def guard_values(sim: Simulator, code: str, impl_code: str | None) -> Guards:
+async def guard_values(
+    sim: Simulator, code: str, impl_code: str | None, stored: Sequence[object] = ()
+) -> Guards:
     """What every guard of the layout's guarded writes holds at the head: read beside the
-    trials, before :func:`static_findings` knows which functions a trial reached.
+    trials, before :func:`static_findings` knows which functions a trial reached; a
+    guard among the ``stored`` words (the facts' first slots, read at the same head) is
+    taken from them, so most scans send no read for the guards at all (a lone read
+    sent once the layout is known was a round trip of its own, issue #27).
 
     The storage layout (evmole, ~4 ms of CPU for a new contract) is worked out only
     once the requests queued beside this one (the screen, and the trials sent with it)
@@ -406,7 +411,7 @@ async def guard_values(sim: Simulator, code: str, impl_code: str | None) -> Guar
         await asyncio.sleep(0)
     writes = layout.guarded_writes(layout.layout(impl_code or code), ERC20_SURFACE)
     guards = [g for w in writes for g in w.guards]
-    return await layout.guard_values(sim.rpc, sim.route.token, guards, sim.base.tag)
+    return await layout.guard_values(sim.rpc, sim.route.token, guards, sim.base.tag, stored)
 
 
 async def static_findings(
