@@ -435,19 +435,21 @@ async def _hook_ahead(
     functions, _ = functions_of(facts.code, facts.impl_code, bounds)
     candidates = candidates_of(functions, likely, wallets, bounds, hook)
     screening = asyncio.ensure_future(screen_calls(sim, candidates, likely))
+    started: list[asyncio.Future[Any]] = [screening]
     tried: tuple[Story, asyncio.Future[Tried]] | None = None
     try:
         if candidates and trials_ahead(candidates, bounds):
             token_facts = await asyncio.shield(token_read)
-            told = await _story_of(
-                asyncio.ensure_future(owned(bought, token_facts.owner is not None))
-            )
-            if told is not None:
-                run = _tried_ahead(sim, token_facts, wallets, told, (candidates, likely))
+            story = asyncio.ensure_future(owned(bought, token_facts.owner is not None))
+            started.append(story)
+            told = await _story_of(story)
+            if told is not None:  # the backdoors are the token's (its senders): not here
+                run = _tried_ahead(sim, token_facts, wallets, told, (candidates, []))
                 tried = (told, asyncio.ensure_future(run))
         return await screening, tried, not candidates
     except BaseException:
-        screening.cancel()
+        for future in started:
+            future.cancel()
         if tried is not None:
             _drop_tried(tried[1])
         raise
