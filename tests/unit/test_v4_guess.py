@@ -4,13 +4,17 @@ guess used only when it read every pool found and each event carried its block's
 
 from __future__ import annotations
 
+from typing import Any
+
+from tokenrisk.caching import MemoryCache
 from tokenrisk.chain.abi import decode
-from tokenrisk.chain.registry import load_registry
+from tokenrisk.chain.registry import UniswapV4, load_registry
 from tokenrisk.chain.v4 import (
     GUESSED_TIERS,
     Found,
     PoolKey,
     PoolState,
+    _first,
     _from_guess,
     decode_state,
     guessed_keys,
@@ -84,3 +88,12 @@ def test_an_events_block_time_is_kept_when_the_node_gives_it() -> None:
     )
     found = read_initialize(log | {"blockTimestamp": "0x6556"})
     assert found is not None and found.stamp == 0x6556
+
+
+def test_only_a_first_search_at_the_head_guesses() -> None:
+    v4 = UniswapV4("0x" + "44" * 20, "0x" + "55" * 20, "0x" + "66" * 20)
+    memo: MemoryCache[str, list[Any]] = MemoryCache(8)
+    assert _first(v4, TOKEN, "latest", memo) and not _first(v4, TOKEN, "0x10", memo)
+    assert not _first(v4, TOKEN, "latest", None)
+    memo.put(f"v4-initialize:{v4.pool_manager}:{TOKEN}", [100, 1])  # searched: no pool
+    assert not _first(v4, TOKEN, "latest", memo)

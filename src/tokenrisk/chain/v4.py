@@ -461,7 +461,9 @@ async def find_v4_pools(
     search, ahead, guessed = await asyncio.gather(
         initialized(rpc, v4, token, block, memo, span),
         _ahead(rpc, chain, v4, known, block, native),
-        _guessed(rpc, chain, v4, token, block, native) if not known else _nothing(),
+        _guessed(rpc, chain, v4, token, block, native)
+        if _first(v4, token, block, memo)
+        else _nothing(),
     )
     found = _based(chain, search.found, token)
     if not found:
@@ -525,7 +527,8 @@ async def _guessed(
     """The state of ``token``'s likely hookless pools (:func:`guessed_keys`, one call)
     and the native token's price, read beside a first search's events: a V4 pool found
     then was a round trip late, its state asked only once the events named it (issue
-    #27).  None when the read failed (the found pools' state is then read after)."""
+    #27).  None when the read failed (the found pools' state is then read after).
+    Only on a first search (:func:`_first`)."""
     keys = guessed_keys(chain, token)
     call = states_call(v4.pool_manager, [k.id for k in keys])
     try:
@@ -543,6 +546,13 @@ async def _guessed(
 
 async def _nothing() -> None:
     return None
+
+
+def _first(v4: UniswapV4, token: str, block: str, memo: dex.NativePools | None) -> bool:
+    """Whether this is the Node's first search of ``token`` at "latest" (nothing kept,
+    not even a search that found no pool): only then are the hookless pools guessed, so
+    a known token's check sends nothing more."""
+    return memo is not None and block == "latest" and memo.value(_memo_key(v4, token)) is None
 
 
 def _from_guess(found: Sequence[Found], guess: Guess | None) -> _State | None:
