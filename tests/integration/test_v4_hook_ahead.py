@@ -25,6 +25,7 @@ from tokenrisk.checks.target import search_pools
 from tokenrisk.checks.trade import prepare
 from tokenrisk.config import Settings
 from tokenrisk.devnet.instance import RunningDevnet
+from tokenrisk.errors import NodeThrottled
 from tokenrisk.service import DEVNET_ID, Service, connect_devnet
 from tokenrisk.simulate import powers, story
 from tokenrisk.simulate.owners import PowerCache
@@ -80,4 +81,31 @@ async def test_a_first_scan_sends_the_hooks_screen_and_trials_with_the_tokens(
         counted.append(len(rounds.rounds))
     await rounds.aclose()
     assert counted == [ahead, alone], rounds.rounds
+    assert results[0].scanned and results[0] == results[1]
+
+
+async def test_a_failed_hook_send_ahead_leaves_the_usual_scan(
+    service: Service, devnet: RunningDevnet
+) -> None:
+    """The hook's screen and trials sent ahead failing (a throttled node): the scan
+    screens and tries the hook the usual way, with the same result."""
+    node = service.nodes[DEVNET_ID]
+    token = _address(devnet, "v4-hook-fee-1")
+    pool = (await search_pools(node, token)).pools[0]
+    caps = await node.capabilities()
+    bounds = replace(ScanBounds(), otterscan=caps.otterscan, state_floor=caps.state_floor())
+
+    async def throttled(*_: object) -> None:
+        raise NodeThrottled("the node throttled the send ahead")
+
+    results = []
+    for failing in (False, True):
+        ready = await prepare(node, service.honeypot.trading, pool, token)
+        assert ready.sim is not None
+        wallets = iter(range(1, 1_000))
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(story, "fresh_address", lambda w=wallets: f"0x7e57{next(w):036x}")
+            if failing:
+                patch.setattr(powers, "_hook_ahead", throttled)
+            results.append(await powers.scan(ready.sim, DEVNET_ID, PowerCache(), bounds))
     assert results[0].scanned and results[0] == results[1]

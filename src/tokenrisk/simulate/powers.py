@@ -464,7 +464,7 @@ async def _hook_sent(
         return None, None, False
     try:
         return await asyncio.shield(ahead)
-    except RpcError:
+    except TokenRiskError:  # a node's error on what was sent ahead: sent again the usual way
         return None, None, False
 
 
@@ -490,7 +490,7 @@ async def _joined(token: asyncio.Future[Tried], hook: asyncio.Future[Tried]) -> 
     ran = await token
     try:
         more = await hook
-    except RpcError:
+    except TokenRiskError:
         return ran  # the hook's trials are then missing: the scan sends its batch
     return replace(
         ran,
