@@ -17,6 +17,7 @@ from tokenrisk.chain.coalesce import CoalescingRpc
 from tokenrisk.chain.node import Node
 from tokenrisk.chain.rpc import RpcSettings
 from tokenrisk.checks.target import search_pools
+from tokenrisk.checks.venue import created
 from tokenrisk.config import Settings
 from tokenrisk.devnet.instance import RunningDevnet
 from tokenrisk.service import DEVNET_ID, connect_devnet
@@ -73,3 +74,17 @@ async def test_a_first_search_reads_the_likely_hookless_pools_state_with_the_eve
         rounds.rounds,
         other_rounds.rounds,
     )
+
+
+async def test_a_v4_pools_creation_is_its_initialize_event(
+    nodes: list[tuple[Node, Rounds]], devnet: RunningDevnet
+) -> None:
+    """IsHoneypot's pool creation asks nothing for a V4 pool: its time and transaction
+    came with the pool (a factory's creation events never name it)."""
+    (node, rounds), _ = nodes
+    token = next(t["address"] for t in devnet.manifest["tokens"] if t["id"] == "v4-plain")
+    (pool,) = (await search_pools(node, token)).pools
+    assert pool.created_at_timestamp is not None and pool.creation_tx_hash
+    rounds.rounds.clear()
+    assert await created(node, pool, token, False) == pool
+    assert rounds.rounds == []
