@@ -481,10 +481,10 @@ def _with_hook_tried(
         return token
     if token is None or hook is None or token[0] != hook[0]:
         return None
-    return token[0], asyncio.ensure_future(_joined(token[1], hook[1]))
+    return token[0], asyncio.ensure_future(_hook_joined(token[1], hook[1]))
 
 
-async def _joined(token: asyncio.Future[Tried], hook: asyncio.Future[Tried]) -> Tried:
+async def _hook_joined(token: asyncio.Future[Tried], hook: asyncio.Future[Tried]) -> Tried:
     """The token's :class:`Tried` with the hook's trials, pairs and dumps added (the
     baseline, future sells and classifier the token's: the same story's)."""
     ran = await token
