@@ -88,6 +88,8 @@ def test_an_events_block_time_is_kept_when_the_node_gives_it() -> None:
     )
     found = read_initialize(log | {"blockTimestamp": "0x6556"})
     assert found is not None and found.stamp == 0x6556
+    odd = read_initialize(log | {"blockTimestamp": "soon"})
+    assert odd is not None and odd.stamp is None  # the pool kept, its time read after
 
 
 def test_only_a_first_search_at_the_head_guesses() -> None:
