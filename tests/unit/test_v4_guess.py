@@ -61,13 +61,16 @@ def test_one_extsload_answers_every_pool_in_order() -> None:
 def test_the_guess_is_used_only_for_pools_it_read_with_their_time() -> None:
     plain = Found(PoolKey(ETH, TOKEN, 3000, 60, ETH), 7, "0x01", stamp=1_700)
     hooked = Found(PoolKey(ETH, TOKEN, 3000, 60, "0x" + "0c" * 20), 8, "0x02", stamp=1_800)
-    guess = ({plain.key.id: "0xaa"}, 2_000.0)
+    live = "0x" + _words(32, 2, (3000 << 208) | 2**96, 77)
+    guess = ({plain.key.id: live}, 2_000.0)
     state = _from_guess([plain], guess)
-    assert state is not None and state.replies == ["0xaa"] and state.native_usd == 2_000.0
+    assert state is not None and state.replies == [live] and state.native_usd == 2_000.0
     assert state.stamps[7][0] == 1_700
     assert _from_guess([plain, hooked], guess) is None  # a pool the guess did not read
     assert _from_guess([Found(plain.key, 7, "0x01")], guess) is None  # no time in the log
     assert _from_guess([plain], None) is None  # the guessed read failed
+    unborn = ({plain.key.id: "0x" + _words(32, 2, 0, 0)}, 2_000.0)
+    assert _from_guess([plain], unborn) is None  # read where the pool was not there yet
 
 
 def test_an_events_block_time_is_kept_when_the_node_gives_it() -> None:

@@ -552,6 +552,11 @@ async def _guessed(
     return dict(zip([k.id for k in keys], replies, strict=True)), usd
 
 
+def _initialized(reply: Any) -> bool:
+    state = decode_state(reply)
+    return state is not None and state.sqrt_price_x96 != 0
+
+
 async def _nothing() -> None:
     return None
 
@@ -565,11 +570,14 @@ def _first(v4: UniswapV4, token: str, block: str, memo: dex.NativePools | None) 
 
 def _from_guess(found: Sequence[Found], guess: Guess | None) -> _State | None:
     """The :class:`_State` of ``found`` from the guessed read, when it read every found
-    pool and each event carried its block's time (else None: read after the events)."""
+    pool initialized and each event carried its block's time (else None: read after the
+    events; a backend behind the one that served the events may not have the pool yet)."""
     if guess is None:
         return None
     replies, usd = guess
     if not all(f.key.id in replies and f.stamp is not None for f in found):
+        return None
+    if not all(_initialized(replies[f.key.id]) for f in found):
         return None
     stamps = {f.block: (f.stamp or 0, "") for f in found}  # _pools reads the time only
     return _State([replies[f.key.id] for f in found], stamps, usd)
