@@ -172,6 +172,9 @@ class Found:
     key: PoolKey
     block: int
     tx_hash: str
+    stamp: int | None = None
+    """The block's time, when the node gives it with the log (``blockTimestamp``,
+    execution-apis' log object; None: it is read with the block, :func:`_read_state`)."""
 
 
 def read_initialize(log: Any) -> Found | None:
@@ -185,8 +188,18 @@ def read_initialize(log: Any) -> Found | None:
         spacing = int.from_bytes(data[32:64], "big", signed=True)
         hooks = word_address(data[64:96])
         key = PoolKey(c0, c1, fee, spacing, hooks)
-        return Found(key, int(log["blockNumber"], 16), str(log["transactionHash"]))
+        when = _time_of(log.get("blockTimestamp"))
+        return Found(key, int(log["blockNumber"], 16), str(log["transactionHash"]), when)
     except (KeyError, IndexError, TypeError, ValueError):
+        return None
+
+
+def _time_of(stamp: Any) -> int | None:
+    """A log's ``blockTimestamp`` (a quantity); None when absent or malformed (the time
+    is then read with the block: the pool is kept either way)."""
+    try:
+        return int(stamp, 16) if isinstance(stamp, str) else None
+    except ValueError:
         return None
 
 
@@ -453,16 +466,121 @@ async def find_v4_pools(
     if v4 is None:
         return [], None
     known = _based(chain, kept_found(v4, token, block, memo), token)
-    search, ahead = await asyncio.gather(
+    search, ahead, guessed = await asyncio.gather(
         initialized(rpc, v4, token, block, memo, span),
         _ahead(rpc, chain, v4, known, block, native),
+        _guessed(rpc, chain, v4, token, block, native)
+        if _first(v4, token, block, memo)
+        else _nothing(),
     )
     found = _based(chain, search.found, token)
     if not found:
         return [], search
     if ahead is None or found != known:
-        ahead = await _read_state(rpc, chain, v4, found, block, native)
+        ahead = _from_guess(found, guessed) or await _read_state(
+            rpc, chain, v4, found, block, native
+        )
     return _pools(chain, v4, token, found, ahead), search
+
+
+# HOOKLESS POOLS' STATE, READ WITH A FIRST SEARCH
+
+GUESSED_TIERS = ((100, 1), (500, 10), (3_000, 60), (10_000, 200))
+"""(fee, tick spacing) of the hookless pools whose state a first search reads beside
+the ``Initialize`` logs: the tiers Uniswap's interfaces create (V4 allows any pair)."""
+
+Guess = tuple[dict[str, Any], float | None]
+"""Each guessed pool's state reply by pool id, and the native token's USD price."""
+
+
+def guessed_keys(chain: Chain, token: str) -> list[PoolKey]:
+    """The hookless keys of ``token`` against ETH and each registry base token in the
+    :data:`GUESSED_TIERS` (currencies in the PoolManager's order: lower address first)."""
+    keys = []
+    for base in (ZERO_ADDRESS, *(b.address for b in chain.base_tokens)):
+        c0, c1 = sorted((checksum(token), checksum(base)), key=lambda a: int(a, 16))
+        keys += [PoolKey(c0, c1, fee, spacing, ZERO_ADDRESS) for fee, spacing in GUESSED_TIERS]
+    return keys
+
+
+def states_call(manager: str, ids: Sequence[str]) -> dict[str, str]:
+    """One ``extsload(bytes32[])`` of every pool's slot0 and liquidity words, in order."""
+    slots = []
+    for pool_id in ids:
+        first = state_slot(pool_id)
+        slots += [first.to_bytes(32, "big"), (first + LIQUIDITY_OFFSET).to_bytes(32, "big")]
+    return {"to": manager, "data": encode_call("extsload(bytes32[])", [slots])}
+
+
+def split_states(data: Any, count: int) -> list[str] | None:
+    """:func:`states_call`'s answer as ``count`` answers of :func:`state_call` (each
+    pool's two words); None when malformed."""
+    if not isinstance(data, str):
+        return None
+    raw = to_bytes(data)
+    if len(raw) != 64 + 64 * count or int.from_bytes(raw[32:64], "big") != 2 * count:
+        return None
+    head = (32).to_bytes(32, "big") + (2).to_bytes(32, "big")
+    return ["0x" + (head + raw[64 + 64 * i : 128 + 64 * i]).hex() for i in range(count)]
+
+
+async def _guessed(
+    rpc: RpcClient,
+    chain: Chain,
+    v4: UniswapV4,
+    token: str,
+    block: str,
+    native: dex.NativePools | None,
+) -> Guess | None:
+    """The state of ``token``'s likely hookless pools (:func:`guessed_keys`, one call)
+    and the native token's price, read beside a first search's events: a V4 pool found
+    then was a round trip late, its state asked only once the events named it (issue
+    #27).  None when the read failed (the found pools' state is then read after).
+    Only on a first search (:func:`_first`)."""
+    keys = guessed_keys(chain, token)
+    call = states_call(v4.pool_manager, [k.id for k in keys])
+    try:
+        reply, usd = await asyncio.gather(
+            rpc.call("eth_call", call_params(call["to"], call["data"], block)),
+            dex.native_usd_price(rpc, chain, block, native),
+        )
+    except TokenRiskError:
+        return None
+    replies = split_states(reply, len(keys))
+    if replies is None:
+        return None
+    return dict(zip([k.id for k in keys], replies, strict=True)), usd
+
+
+def _initialized(reply: Any) -> bool:
+    state = decode_state(reply)
+    return state is not None and state.sqrt_price_x96 != 0
+
+
+async def _nothing() -> None:
+    return None
+
+
+def _first(v4: UniswapV4, token: str, block: str, memo: dex.NativePools | None) -> bool:
+    """Whether this is the Node's first search of ``token`` at "latest" (nothing kept,
+    not even a search that found no pool): only then are the hookless pools guessed, so
+    a known token's check sends nothing more."""
+    return memo is not None and block == "latest" and memo.value(_memo_key(v4, token)) is None
+
+
+def _from_guess(found: Sequence[Found], guess: Guess | None) -> _State | None:
+    """The :class:`_State` of ``found`` from the guessed read, when it read every found
+    pool initialized and each event carried its block's time (else None: read after the
+    events; a backend behind the one that served the events may not have the pool yet)."""
+    if guess is None:
+        return None
+    replies, usd = guess
+    if not all(f.key.id in replies and f.stamp is not None for f in found):
+        return None
+    if not all(_initialized(replies[f.key.id]) for f in found):
+        return None
+    stamps = {f.block: (f.stamp or 0, "") for f in found}  # _pools reads the time only
+    return _State([replies[f.key.id] for f in found], stamps, usd)
 
 
 def _pools(

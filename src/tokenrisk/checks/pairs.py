@@ -35,11 +35,13 @@ async def _pairs_on(node: Node, token: str) -> list[Pool]:
 
     Pools against other tokens are found from the factories' creation events, so a node
     that caps ``eth_getLogs`` ranges lists only the base-token pools (their creation
-    then comes from the node's history: :mod:`tokenrisk.chain.created`)."""
+    then comes from the node's history: :mod:`tokenrisk.chain.created`).  A Uniswap V4
+    pool's creation is its ``Initialize`` event, read with the pool (no history search:
+    its address is the PoolManager's)."""
     rpc, chain = node.rpc, node.chain
     base, found = await asyncio.gather(base_pools(node, token), created.creations(node, token))
     others = await dex.other_pools(rpc, chain, token, found or [], base)
-    known = await created.complete(node, found, base)
+    known = await created.complete(node, found, [p for p in base if p.version != "V4"])
     return await dex.with_creation(rpc, [*base, *others], known)
 
 

@@ -135,10 +135,12 @@ async def base_info(deps: HoneypotDeps, node: Node, base: str) -> TokenInfo:
 
 async def created(node: Node, pool: Pool, token: str, simulated: bool) -> Pool:
     """The pool with its creation time and transaction (unchanged for a pool that exists
-    only in a simulation).  The events are looked up by the checked ``token``, never by
+    only in a simulation, and for a Uniswap V4 pool: its ``Initialize`` event, read with
+    the pool, gave them; a factory's events never name it, and its address is the
+    PoolManager's).  The events are looked up by the checked ``token``, never by
     the base token (WETH has countless pools); on a node that caps ``eth_getLogs``
     ranges, the pool's creation comes from the node's history (unknown without it)."""
-    if simulated:
+    if simulated or pool.version == "V4":
         return pool
     return (await with_creations(node, token, [pool]))[0]
 

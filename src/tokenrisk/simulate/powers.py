@@ -141,12 +141,20 @@ async def _scan(
     bought = _bought(sim, wallets) if first and wallets else None
     ahead: Ahead | None = None
     going_on = False
+    # a first scan of a pool with a hook: the hook's screen and trials go with the token's
+    asked, on_hook_ahead = _hook_ahead_of(sim, chain_id, cache, bounds, hook, (early, bought))
     try:
         ((facts, callers), ahead), hooked = await asyncio.gather(
             _facts(
-                sim, chain_id, cache, bounds, token, (early, bought) if early and bought else None
+                sim,
+                chain_id,
+                cache,
+                bounds,
+                token,
+                (early, bought) if early and bought else None,
+                asked[0] if asked else None,
             ),
-            _hook_facts(sim, chain_id, cache, bounds, hook),
+            _hook_facts(sim, chain_id, cache, bounds, hook, asked[1] if asked else None),
         )
         functions, cut = functions_of(facts.code, facts.impl_code, bounds)
         key: tuple[object, ...] = (
@@ -170,6 +178,8 @@ async def _scan(
                 pending.cancel()
         if ahead is not None and not going_on:
             ahead.stop()
+        if on_hook_ahead is not None and not going_on:
+            _drop_hook_ahead(on_hook_ahead)
     # every caller is tried as a sender, contracts too (a multisig, a timelock: a node
     # simulates a call from any address); severities then respect their controls
     senders = [c.address for c in callers][: bounds.max_callers]
@@ -191,14 +201,17 @@ async def _scan(
     )
     try:
         screened = ahead.screened if ahead is not None else None
+        hook_known, hook_tried, nothing = await _hook_sent(on_hook_ahead)
         (trials, trimmed), (on_hook, hook_cut) = await asyncio.gather(
             screen(sim, functions, senders, targets, bounds, known=screened),
-            _hook_screen(sim, hooked, hook, targets, bounds),
+            _hook_screen(sim, hooked, hook, targets, bounds, hook_known),
         )
         # TRY
         selectors = selectors_of(facts.code, facts.impl_code)
         everything, shared = _within(trials, on_hook, bounds.max_trials)
-        tried = ahead.tried if ahead is not None and hooked is None else None
+        tried = ahead.tried if ahead is not None else None
+        if hooked is not None:  # the hook's trials sent ahead too, or none used
+            tried = _with_hook_tried(tried, hook_tried, nothing)
         result = await _try_all(
             sim, facts, targets, everything, (selectors, senders), (story, tried)
         )
@@ -214,6 +227,8 @@ async def _scan(
                 started.cancel()
         if ahead is not None and ahead.tried is not None:
             _drop_tried(ahead.tried[1])  # unless used (then done): not sent for nothing
+        if on_hook_ahead is not None:
+            _drop_hook_ahead(on_hook_ahead)
     every = _merged(callers, hooked[1] if hooked else ())
     result = replace(
         result,
@@ -278,14 +293,16 @@ async def _facts(
     bounds: ScanBounds,
     subject: str,
     early: Early | None = None,
+    started: Reads | None = None,
 ) -> tuple[tuple[Facts, tuple[Caller, ...]], Ahead | None]:
     """The facts and callers of ``subject`` (the token, or the pool's hook), remembered
     per head block; with ``early`` (the scan's wallets and its amounts round, in
-    flight), the screen and the trials sent ahead."""
+    flight), the screen and the trials sent ahead; ``started``: its facts and role
+    grants already asked (:func:`_hook_ahead_of`)."""
     known = _known(sim, chain_id, cache, subject)
     if known is not None:
         return known, None
-    found, ahead = await _facts_and_callers(sim, chain_id, cache, bounds, subject, early)
+    found, ahead = await _facts_and_callers(sim, chain_id, cache, bounds, subject, early, started)
     cache.put_facts(_at(sim, chain_id, subject), found)
     return found, ahead
 
@@ -300,12 +317,18 @@ def hook_of(sim: Simulator) -> str | None:
 
 
 async def _hook_facts(
-    sim: Simulator, chain_id: int, cache: PowerCache, bounds: ScanBounds, hook: str | None
+    sim: Simulator,
+    chain_id: int,
+    cache: PowerCache,
+    bounds: ScanBounds,
+    hook: str | None,
+    started: Reads | None = None,
 ) -> tuple[Facts, tuple[Caller, ...]] | None:
-    """The hook's facts and its callers (by the token's rules, ``foundBy`` "hook ...")."""
+    """The hook's facts and its callers (by the token's rules, ``foundBy`` "hook ...");
+    ``started``: its facts and grants already asked."""
     if hook is None:
         return None
-    (facts, callers), _ = await _facts(sim, chain_id, cache, bounds, hook)
+    (facts, callers), _ = await _facts(sim, chain_id, cache, bounds, hook, None, started)
     named = tuple(replace(c, found_by=tuple(f"hook {w}" for w in c.found_by)) for c in callers)
     return facts, named
 
@@ -316,14 +339,16 @@ async def _hook_screen(
     hook: str | None,
     targets: Targets,
     bounds: ScanBounds,
+    known: Screened | None = None,
 ) -> tuple[list[Trial], tuple[int, bool]]:
-    """The hook's calls its callers can make, and (functions found, a bound cut it)."""
+    """The hook's calls its callers can make, and (functions found, a bound cut it);
+    ``known``: its calls screened ahead (:func:`_hook_ahead`)."""
     if hooked is None or hook is None:
         return [], (0, False)
     facts, callers = hooked
     functions, cut = functions_of(facts.code, facts.impl_code, bounds)
     senders = [c.address for c in callers][: bounds.max_callers]
-    trials, trimmed = await screen(sim, functions, senders, targets, bounds, hook=hook)
+    trials, trimmed = await screen(sim, functions, senders, targets, bounds, hook, known)
     return trials, (len(functions), cut or trimmed or len(callers) > len(senders))
 
 
@@ -344,6 +369,146 @@ def _merged(token: Sequence[Caller], hook: Sequence[Caller]) -> tuple[Caller, ..
         ways = (*seen.found_by, *c.found_by) if seen else c.found_by
         out[c.address.lower()] = replace(seen or c, found_by=tuple(dict.fromkeys(ways)))
     return tuple(out.values())
+
+
+# THE HOOK'S SCREEN AND TRIALS, SENT WITH THE TOKEN'S (A FIRST SCAN)
+
+Reads = tuple[asyncio.Future[Facts], asyncio.Future[list[tuple[str, str]]]]
+"""A subject's facts and its role grants, asked (:func:`_reads`)."""
+HookAhead = tuple[Screened, tuple[Story, asyncio.Future["Tried"]] | None, bool]
+"""The hook's calls screened on its likely senders, its trials on the amounts round's
+story (None: no story, or too many candidates) and whether it had no candidate at all
+(nothing of the hook to try ahead: the token's trials sent ahead are then complete)."""
+
+
+def _reads(sim: Simulator, subject: str, bounds: ScanBounds, alone: bool) -> Reads:
+    """``subject``'s facts and role grants, asked now (``alone``: on a request of their own)."""
+    rpc, tag = sim.rpc, sim.base.tag
+    return (
+        asyncio.ensure_future(owners.read_facts(rpc, subject, bounds.storage_slots, tag, alone)),
+        asyncio.ensure_future(owners.role_grants(rpc, subject, tag)),
+    )
+
+
+def _hook_ahead_of(
+    sim: Simulator,
+    chain_id: int,
+    cache: PowerCache,
+    bounds: ScanBounds,
+    hook: str | None,
+    first: tuple[asyncio.Future[Targets] | None, asyncio.Future[Told] | None],
+) -> tuple[tuple[Reads, Reads] | None, asyncio.Future[HookAhead] | None]:
+    """On a first scan of a pool with a hook (V4), the token's and the hook's facts asked
+    at once, and the hook's screen and trials started on them (:func:`_hook_ahead`):
+    they waited for the hook's callers, then for its screen, two rounds after the
+    token's screen and trials (issue #27).  Nothing when either's facts are remembered."""
+    early, bought = first
+    token = sim.route.token
+    if hook is None or early is None or bought is None:
+        return None, None
+    if any(_known(sim, chain_id, cache, subject) is not None for subject in (token, hook)):
+        return None, None
+    started = (_reads(sim, token, bounds, True), _reads(sim, hook, bounds, True))
+    plan = _hook_ahead(sim, hook, (started[0][0], *started[1]), bounds, (early, bought))
+    return started, asyncio.ensure_future(plan)
+
+
+async def _hook_ahead(
+    sim: Simulator,
+    hook: str,
+    read: tuple[asyncio.Future[Facts], asyncio.Future[Facts], asyncio.Future[list[Any]]],
+    bounds: ScanBounds,
+    first: Early,
+) -> HookAhead:
+    """The hook's screen of the senders :func:`_likely` names without the deployer, and
+    the trials of every candidate on the amounts round's story (the token's owner getter
+    read as the token's scan does), sent as soon as the facts and that story are back.
+    Used only where they are what the scan would send: the screen fills in the calls
+    of a sender it missed (:func:`~.trials.screen`'s ``known``), the trials only when
+    they ran every trial and on the story the scan uses (:func:`_from_tried`)."""
+    token_read, hook_read, granted = read
+    targets, bought = _shielded(first)
+    facts, grants, wallets = await asyncio.gather(
+        asyncio.shield(hook_read), asyncio.shield(granted), targets
+    )
+    likely = _likely(sim, facts, None, grants, bounds)
+    functions, _ = functions_of(facts.code, facts.impl_code, bounds)
+    candidates = candidates_of(functions, likely, wallets, bounds, hook)
+    screening = asyncio.ensure_future(screen_calls(sim, candidates, likely))
+    started: list[asyncio.Future[Any]] = [screening]
+    tried: tuple[Story, asyncio.Future[Tried]] | None = None
+    try:
+        if candidates and trials_ahead(candidates, bounds):
+            token_facts = await asyncio.shield(token_read)
+            story = asyncio.ensure_future(owned(bought, token_facts.owner is not None))
+            started.append(story)
+            told = await _story_of(story)
+            if told is not None:  # the backdoors are the token's (its senders): not here
+                run = _tried_ahead(sim, token_facts, wallets, told, (candidates, []))
+                tried = (told, asyncio.ensure_future(run))
+        return await screening, tried, not candidates
+    except BaseException:
+        for future in started:
+            future.cancel()
+        if tried is not None:
+            _drop_tried(tried[1])
+        raise
+
+
+async def _hook_sent(
+    ahead: asyncio.Future[HookAhead] | None,
+) -> HookAhead | tuple[None, None, bool]:
+    """What :func:`_hook_ahead` sent (nothing when it was not started or failed: the
+    hook is then screened and tried the usual way)."""
+    if ahead is None:
+        return None, None, False
+    try:
+        return await asyncio.shield(ahead)
+    except TokenRiskError:  # a node's error on what was sent ahead: sent again the usual way
+        return None, None, False
+
+
+def _with_hook_tried(
+    token: tuple[Story, asyncio.Future[Tried]] | None,
+    hook: tuple[Story, asyncio.Future[Tried]] | None,
+    nothing: bool,
+) -> tuple[Story, asyncio.Future[Tried]] | None:
+    """The token's trials sent ahead with the hook's, as one batch run on one story
+    (None unless both ran on the same story: the scan then sends its batch);
+    ``nothing``: the hook had no candidate to try ahead, the token's are used alone
+    (where the hook's screen finds a call after all, :func:`_from_tried` drops them)."""
+    if nothing:
+        return token
+    if token is None or hook is None or token[0] != hook[0]:
+        return None
+    return token[0], asyncio.ensure_future(_hook_joined(token[1], hook[1]))
+
+
+async def _hook_joined(token: asyncio.Future[Tried], hook: asyncio.Future[Tried]) -> Tried:
+    """The token's :class:`Tried` with the hook's trials, pairs and dumps added (the
+    baseline, future sells and classifier the token's: the same story's)."""
+    ran = await token
+    try:
+        more = await hook
+    except TokenRiskError:
+        return ran  # the hook's trials are then missing: the scan sends its batch
+    return replace(
+        ran,
+        by_trial={**more.by_trial, **ran.by_trial},
+        pairs=ran.pairs | more.pairs,
+        dumps={**more.dumps, **ran.dumps},
+    )
+
+
+def _drop_hook_ahead(ahead: asyncio.Future[HookAhead]) -> None:
+    """Stop the hook's screen and trials sent ahead (unless used: then done)."""
+    if not ahead.done():
+        ahead.cancel()
+    elif not ahead.cancelled() and ahead.exception() is None:
+        tried = ahead.result()[1]
+        if tried is not None:
+            _drop_tried(tried[1])
+    ahead.add_done_callback(lambda f: f.cancelled() or f.exception())
 
 
 @dataclass
@@ -413,6 +578,7 @@ async def _facts_and_callers(
     bounds: ScanBounds,
     subject: str,
     first: Early | None = None,
+    started: Reads | None = None,
 ) -> tuple[tuple[Facts, tuple[Caller, ...]], Ahead | None]:
     """The subject's facts, its deployer and its role grants, read at once (none needs
     another); then, at once, which grants still hold and the code of everyone who can
@@ -424,10 +590,7 @@ async def _facts_and_callers(
     # a scan seen before: its callers' reads go with the facts, planned from the last
     # scan's (used when this head's facts, deployer and grants are those)
     early = asyncio.ensure_future(_caller_reads(sim, subject, last)) if last else None
-    reads = asyncio.ensure_future(
-        owners.read_facts(rpc, subject, bounds.storage_slots, tag, alone=first is not None)
-    )
-    grants = asyncio.ensure_future(owners.role_grants(rpc, subject, tag))
+    reads, grants = started or _reads(sim, subject, bounds, first is not None)
     guess = asyncio.ensure_future(_guessed(sim, (reads, grants), bounds, first)) if first else None
     try:
         facts, deployer, granted = await asyncio.gather(
