@@ -12,7 +12,7 @@ Composes :mod:`tokenrisk.simulate.simulator` plans into one :class:`SimulationRe
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
 from tokenrisk.errors import CallReverted
@@ -88,6 +88,7 @@ async def simulate(
     token_reserve: int,
     token_slot: BalanceSlot | None | SlotSource,
     memo: JourneyMemo | None = None,
+    sell_failed: Callable[[], object] | None = None,
 ) -> SimulationReport:
     """Run the whole journey; raises only transport errors (node down, deadline).
 
@@ -100,19 +101,29 @@ async def simulate(
     remembered, from the pool's curve, and are used when the buy delivers exactly those:
     one round trip; when it does not, the transfer and the sells go out together after
     the buy: two.  Without ``memo`` (an emulated journey) nothing is sent ahead.
+
+    A token's first journey (``memo`` holds nothing for it) runs its limit searches with
+    every rung of a ladder, and both refinements' sizes, in one batch each
+    (:mod:`tokenrisk.simulate.limits`, ``at_once``): the same limits, two round trips
+    fewer for a limit's search; a remembered token's checks keep the cheaper
+    one-round-at-a-time searches.  ``sell_failed`` is called when selling the whole
+    balance failed, before the partial-sell search (its caller's trace of the failure
+    then goes out beside that search).
     """
     slot = _slot_source(token_slot)
     # BUY (and, at the same time, larger buys for the max-buy limit; with the transfer
     # and the sells too when their amounts are remembered or predicted: simulate/ahead.py)
     amount = sim.settings.buy_amount(base_reserve)
-    ahead = _launch(sim, memo, (amount, base_reserve, token_reserve), slot)
+    at_once = memo is not None and not sim.prelude and recalled(memo, _key(sim, amount)) is None
+    ahead = _launch(sim, memo, (amount, base_reserve, token_reserve), slot, at_once)
     try:
         first, (larger, too_large) = await asyncio.gather(
-            sim.run_one(sim.buy_only(amount)), _larger_buys(sim, base_reserve, amount)
+            sim.run_one(sim.buy_only(amount)),
+            _larger_buys(sim, base_reserve, amount, at_once),
         )
         if _bought_ok(first):
             bought = Bought(amount, first)
-            max_buy = _max_buy(sim, larger or Found(amount, first), too_large)
+            max_buy = _max_buy(sim, larger or Found(amount, first), too_large, at_once)
         else:
             smaller = await _smaller_buy(sim, amount)
             if smaller is None:
@@ -127,9 +138,12 @@ async def simulate(
                 await ahead.drop()
                 ahead = None
             bought = smaller
-            max_buy = _max_buy_between(sim, smaller, amount)
+            max_buy = _max_buy_between(sim, smaller, amount, at_once)
         report, limit = await asyncio.gather(
-            _after_buy(sim, bought, token_reserve, slot, None, (memo, ahead)), max_buy
+            _after_buy(
+                sim, bought, token_reserve, slot, None, (memo, ahead), (at_once, sell_failed)
+            ),
+            max_buy,
         )
     finally:
         if ahead is not None:
@@ -146,23 +160,26 @@ def _launch(
     memo: JourneyMemo | None,
     sizes: tuple[int, int, int],
     token_slot: asyncio.Future[BalanceSlot | None],
+    at_once: bool,
 ) -> Ahead | None:
     """The transfer and the sells planned with the amounts remembered for this buy, or
     predicted from the pool's curve for a token not remembered, started now (None
     without a memo, for a pool that is only simulated, or when neither is known).
-    ``sizes``: the buy's amount in, the pool's base and token reserves."""
+    ``sizes``: the buy's amount in, the pool's base and token reserves; ``at_once``:
+    the large-sell search's batches (:func:`simulate`)."""
     amount_in, base_reserve, token_reserve = sizes
     if memo is None or sim.prelude:
         return None
     amounts = recalled(memo, _key(sim, amount_in))
     if amounts is not None:
-        return _sent_ahead(sim, amount_in, amounts, token_reserve, (REMEMBERED, token_slot))
+        planned = (REMEMBERED, token_slot, at_once)
+        return _sent_ahead(sim, amount_in, amounts, token_reserve, planned)
     route = sim.route
     tokens = curve_buy(not (route.v3 or route.v4), base_reserve, token_reserve, amount_in)
     if tokens is None:
         return None
     predicted = after_buy(tokens, sim.settings.transfer_bps)
-    return _sent_ahead(sim, amount_in, predicted, token_reserve, (CURVE, token_slot))
+    return _sent_ahead(sim, amount_in, predicted, token_reserve, (CURVE, token_slot, at_once))
 
 
 def _sent_ahead(
@@ -170,19 +187,19 @@ def _sent_ahead(
     amount_in: int,
     amounts: Amounts,
     token_reserve: int,
-    planned: tuple[str, asyncio.Future[BalanceSlot | None]],
+    planned: tuple[str, asyncio.Future[BalanceSlot | None], bool],
 ) -> Ahead:
     """Start the transfer and the sells of a buy of ``amount_in`` planned with
     ``amounts``; the large sells and the delayed sell use the remembered layout (checked
     against this check's before use) or, predicted, wait for this check's own."""
-    kind, token_slot = planned
+    kind, token_slot, at_once = planned
     bought, received, remaining, slot = amounts
     sent = bought * sim.settings.transfer_bps // 10_000
     buyer, receiver = fresh_address(), fresh_address()
     moved = asyncio.create_task(sim.run_one(_transfer_plan(sim, buyer, receiver, amount_in, sent)))
     wallets = (buyer, receiver, sent, remaining, received)
     source = _slot_source(slot) if kind == REMEMBERED else token_slot
-    rest = asyncio.create_task(_sells(sim, amount_in, wallets, source, token_reserve))
+    rest = asyncio.create_task(_sells(sim, amount_in, wallets, source, token_reserve, at_once))
     return Ahead(amounts, buyer, receiver, moved, rest, kind)
 
 
@@ -192,6 +209,7 @@ async def _sells(
     wallets: tuple[str, str, int, int, int],
     token_slot: asyncio.Future[BalanceSlot | None],
     token_reserve: int,
+    at_once: bool,
 ) -> tuple[
     list[Outcome | CallReverted],
     asyncio.Task[tuple[Limit | None, float | None]] | None,
@@ -202,7 +220,7 @@ async def _sells(
     buyer, receiver, sent, remaining, received = wallets
     return await asyncio.gather(
         sim.run(_sell_plans(sim, buyer, receiver, amount_in, sent, remaining, received)),
-        _big_sells(sim, token_slot, token_reserve, remaining),
+        _big_sells(sim, token_slot, token_reserve, remaining, at_once),
         _counted(sim, token_slot, remaining),
     )
 
@@ -238,17 +256,20 @@ async def _after_buy(
     token_slot: asyncio.Future[BalanceSlot | None],
     max_buy: Limit | None,
     known: tuple[JourneyMemo | None, Ahead | None] = (None, None),
+    way: tuple[bool, Callable[[], object] | None] = (False, None),
 ) -> SimulationReport:
     """The transfer and the sells after ``bought``; ``known``: the memo of amounts seen
-    (updated here) and the steps started ahead with the remembered ones, if any."""
+    (updated here) and the steps started ahead with the remembered ones, if any;
+    ``way``: the limit searches' ``at_once`` and ``sell_failed`` (:func:`simulate`)."""
     memo, ahead = known
+    at_once = way[0]
     buy = buy_leg(bought.outcome, sim.route)
     # TRANSFER (already in flight when ``ahead`` was planned for this buy; else sent now,
     # with the sells planned with what it should leave: simulate/ahead.py, after_buy)
     sent = bought.tokens * sim.settings.transfer_bps // 10_000
     mine = None  # the steps started here, dropped below unless used
     if ahead is None or not ahead.bought(bought.tokens):
-        ahead = mine = _after_bought(sim, bought, token_reserve, token_slot, memo)
+        ahead = mine = _after_bought(sim, bought, token_reserve, (token_slot, at_once), memo)
     try:
         if ahead is not None:
             buyer, receiver = ahead.buyer, ahead.receiver
@@ -266,7 +287,7 @@ async def _after_buy(
             ahead.use()
             sold = await ahead.rest
         else:
-            sold = await _sells(sim, bought.amount_in, wallets, token_slot, token_reserve)
+            sold = await _sells(sim, bought.amount_in, wallets, token_slot, token_reserve, at_once)
     finally:
         if mine is not None:
             await mine.drop()
@@ -308,6 +329,7 @@ async def _after_buy(
             moved,
             counted if isinstance(counted, str) else None,
             half,
+            way,
         )
     finally:
         if big_sells is not None and not big_sells.done():
@@ -318,7 +340,7 @@ def _after_bought(
     sim: Simulator,
     bought: Bought,
     token_reserve: int,
-    token_slot: asyncio.Future[BalanceSlot | None],
+    slot_and_batches: tuple[asyncio.Future[BalanceSlot | None], bool],
     memo: JourneyMemo | None,
 ) -> Ahead | None:
     """The transfer after ``bought`` with the sells planned with what it should leave
@@ -327,7 +349,8 @@ def _after_bought(
     if memo is None or sim.prelude:
         return None
     predicted = after_buy(bought.tokens, sim.settings.transfer_bps)
-    planned = (AFTER_BUY, token_slot)
+    token_slot, at_once = slot_and_batches
+    planned = (AFTER_BUY, token_slot, at_once)
     return _sent_ahead(sim, bought.amount_in, predicted, token_reserve, planned)
 
 
@@ -478,6 +501,7 @@ async def _judge_sells(
     moved: Outcome,
     counted: str | None,
     half: Outcome | CallReverted,
+    way: tuple[bool, Callable[[], object] | None] = (False, None),
 ) -> SimulationReport:
     _, _, sent, remaining, received = wallets
     notes: list[str] = list(report.notes)
@@ -495,7 +519,10 @@ async def _judge_sells(
     max_sell: Limit | None = None
     fraction: float | None = None
     if not sell.ok:
-        partial = await _partial_sell(sim, bought.amount_in, remaining)
+        at_once, sell_failed = way
+        if sell_failed is not None:
+            sell_failed()
+        partial = await _partial_sell(sim, bought.amount_in, remaining, at_once)
         if partial is None:
             return replace(report, sell_ok=False, failure_step="sell", failure_reason=sell.reason)
         max_sell = _limit_from_sell(partial, "buyer")
@@ -613,37 +640,39 @@ def _limit_from_buy(found: Found) -> Limit:
 
 
 async def _larger_buys(
-    sim: Simulator, base_reserve: int, amount: int
+    sim: Simulator, base_reserve: int, amount: int, at_once: bool
 ) -> tuple[Found | None, int | None]:
-    """The larger-buy ladder: (largest success, first failing size)."""
+    """The larger-buy ladder: (largest success, first failing size); ``at_once``: every
+    size with the largest (the token's first journey)."""
     sizes = [
         base_reserve * bps // 10_000 for bps in _UP_BPS if base_reserve * bps // 10_000 > amount
     ]
-    return await ladder_top_first(sim, sizes, sim.buy_only, _bought_ok)
+    return await ladder_top_first(sim, sizes, sim.buy_only, _bought_ok, at_once)
 
 
-async def _max_buy(sim: Simulator, start: Found, failed: int | None) -> Limit | None:
+async def _max_buy(sim: Simulator, start: Found, failed: int | None, at_once: bool) -> Limit | None:
     """Max buy refined between the largest successful and the first failing size."""
     if failed is None:
         return None
-    return _limit_from_buy(await refine(sim, start, failed, sim.buy_only, _bought_ok))
+    found = await refine(sim, start, failed, sim.buy_only, _bought_ok, at_once=at_once)
+    return _limit_from_buy(found)
 
 
-async def _max_buy_between(sim: Simulator, smaller: Bought, failed: int) -> Limit:
-    return _limit_from_buy(
-        await refine(
-            sim, Found(smaller.amount_in, smaller.outcome), failed, sim.buy_only, _bought_ok
-        )
-    )
+async def _max_buy_between(sim: Simulator, smaller: Bought, failed: int, at_once: bool) -> Limit:
+    start = Found(smaller.amount_in, smaller.outcome)
+    found = await refine(sim, start, failed, sim.buy_only, _bought_ok, at_once=at_once)
+    return _limit_from_buy(found)
 
 
-async def _partial_sell(sim: Simulator, amount_in: int, remaining: int) -> Found | None:
+async def _partial_sell(
+    sim: Simulator, amount_in: int, remaining: int, at_once: bool
+) -> Found | None:
     sizes = sorted({remaining * ppm // 1_000_000 for ppm in _SELL_PPM} - {0})
 
     def plan_of(size: int) -> Plan:
         return sim.buy_then_sell(amount_in, size)
 
-    return await largest_success(sim, sizes, plan_of, _sold_ok("buyer"))
+    return await largest_success(sim, sizes, plan_of, _sold_ok("buyer"), at_once)
 
 
 def _limit_from_sell(found: Found, tag: str) -> Limit:
@@ -657,6 +686,7 @@ async def _big_sells(
     token_slot: asyncio.Future[BalanceSlot | None],
     token_reserve: int,
     remaining: int,
+    at_once: bool,
 ) -> asyncio.Task[tuple[Limit | None, float | None]] | None:
     """Start the large-sell search alongside the sells; None without a balance slot.
 
@@ -666,11 +696,11 @@ async def _big_sells(
     slot = await token_slot
     if slot is None or remaining == 0:
         return None
-    return asyncio.create_task(_max_sell(sim, slot, token_reserve, remaining))
+    return asyncio.create_task(_max_sell(sim, slot, token_reserve, remaining, at_once))
 
 
 async def _max_sell(
-    sim: Simulator, slot: BalanceSlot, token_reserve: int, remaining: int
+    sim: Simulator, slot: BalanceSlot, token_reserve: int, remaining: int, at_once: bool
 ) -> tuple[Limit | None, float | None]:
     """Large sells by a wallet handed tokens through a balance override."""
     sizes = [token_reserve * bps // 10_000 for bps in _BIG_SELL_BPS]
@@ -688,7 +718,8 @@ async def _max_sell(
         return p
 
     # the buyer's own balance, tried when every larger size fails, goes with them
-    found, failed, floor = await ladder_with_floor(sim, sizes, plan_of, _sold_ok("big"), remaining)
+    accept = _sold_ok("big")
+    found, failed, floor = await ladder_with_floor(sim, sizes, plan_of, accept, remaining, at_once)
     if failed is None:
         return None, None
     if found is None:
@@ -699,5 +730,5 @@ async def _max_sell(
         )
         if not found.outcome["big.sell"].ok:
             return None, None
-    best = await refine(sim, found, failed, plan_of, _sold_ok("big"))
+    best = await refine(sim, found, failed, plan_of, accept, at_once=at_once)
     return _limit_from_sell(best, "big"), None
