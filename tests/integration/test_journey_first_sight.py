@@ -129,7 +129,7 @@ async def test_every_first_answer_is_the_step_by_step_one(
         ("v3-only", 2, 3),
         ("v4-plain", 2, 3),
         ("max-wallet", 2, 4),
-        ("max-tx", 2, 7),
+        ("max-tx", 3, 7),
         ("tiny-sell-limit", 3, 6),
         ("swap-cap-guard", 3, 5),
     ],
@@ -142,7 +142,7 @@ async def test_a_first_journey_takes_fewer_rounds(
     buy tax, a V3 or V4 pool), three step by step; the report is the same.  A limit
     token's first journey sends each limit search's ladder and refinements in one batch
     each (simulate/limits.py, ``at_once``): the same limits in fewer rounds (a max-buy
-    search two, a max-sell search three, a partial-sell search one fewer)."""
+    search's two fewer, a max-sell's or a partial sell's refinements one fewer)."""
     node, rounds = service.nodes[DEVNET_ID], Rounds(devnet.url)
     node.rpc = CoalescingRpc(devnet.url, RpcSettings(retries=0), "devnet node", transport=rounds)
     token = _address(devnet, entry_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -122,3 +123,25 @@ async def test_every_rung_at_once_reads_like_the_top_first_ladder(passes: Any) -
         assert isinstance(got[2], Outcome) and isinstance(expected[2], Outcome)
         assert got[2]["t"].ok == expected[2]["t"].ok
     assert wide.runs == [[*sizes, 1_000]]
+
+
+@pytest.mark.parametrize("wanted", [True, False])
+async def test_an_unwanted_answer_sends_no_smaller_size(wanted: bool) -> None:
+    """``wanted`` False once the largest size failed (the large-sell search of a token
+    whose whole-balance sell failed: its answer is not used): nothing more is sent."""
+    sim = Capped(100)
+    asked = asyncio.get_running_loop().create_future()
+    asked.set_result(wanted)
+    found, failed, floor = await ladder_with_floor(
+        sim,
+        SIZES,
+        lambda s: s,  # type: ignore[arg-type,return-value]
+        accept,
+        4,
+        wanted=asked,
+    )
+    if wanted:
+        assert (found and found.amount, failed) == (100, 250)
+        assert sim.runs == [[250], [*SIZES[:-1], 4]]
+    else:
+        assert (found, failed, floor) == (None, None, None) and sim.runs == [[250]]

@@ -102,11 +102,12 @@ async def simulate(
     one round trip; when it does not, the transfer and the sells go out together after
     the buy: two.  Without ``memo`` (an emulated journey) nothing is sent ahead.
 
-    A token's first journey (``memo`` holds nothing for it) runs its limit searches with
-    every rung of a ladder, and both refinements' sizes, in one batch each
-    (:mod:`tokenrisk.simulate.limits`, ``at_once``): the same limits, two round trips
-    fewer for a limit's search; a remembered token's checks keep the cheaper
-    one-round-at-a-time searches.  ``sell_failed`` is called when selling the whole
+    A token's first journey (``memo`` holds nothing for it) sends every rung of the
+    larger-buy ladder with the buy (four buys more, so a max buy needs no round trip for
+    the rungs below a failed largest one), and each search's two refinements in one
+    batch (:mod:`tokenrisk.simulate.limits`, ``at_once``): the same limits, a round trip
+    fewer per refined search and another for a max buy; a remembered token's checks keep
+    the cheaper one-round-at-a-time searches.  ``sell_failed`` is called when selling the whole
     balance failed, before the partial-sell search (its caller's trace of the failure
     then goes out beside that search).
     """
@@ -218,11 +219,29 @@ async def _sells(
     """The sells phase: the four sell plans, the large-sell search (started, as a task)
     and the delayed sell by block count, all at once."""
     buyer, receiver, sent, remaining, received = wallets
+    sold = asyncio.get_running_loop().create_future()
+    plans = _sell_plans(sim, buyer, receiver, amount_in, sent, remaining, received)
     return await asyncio.gather(
-        sim.run(_sell_plans(sim, buyer, receiver, amount_in, sent, remaining, received)),
-        _big_sells(sim, token_slot, token_reserve, remaining, at_once),
+        _whole_sold(sim, plans, sold),
+        _big_sells(sim, token_slot, token_reserve, remaining, (at_once, sold)),
         _counted(sim, token_slot, remaining),
     )
+
+
+async def _whole_sold(
+    sim: Simulator, plans: list[Plan], sold: asyncio.Future[bool]
+) -> list[Outcome | CallReverted]:
+    """The four sells' outcomes; ``sold`` says whether the buyer's whole balance sold (False
+    when the sells raised or were cancelled): the large-sell search, whose answer is used
+    only then, sends its smaller sizes only then."""
+    try:
+        outcomes = await sim.run(plans)
+        main = outcomes[0]
+        sold.set_result(not isinstance(main, CallReverted) and main["buyer.sell"].ok)
+        return outcomes
+    finally:
+        if not sold.done():
+            sold.set_result(False)
 
 
 async def _short(sim: Simulator, report: SimulationReport) -> SimulationReport:
@@ -686,23 +705,32 @@ async def _big_sells(
     token_slot: asyncio.Future[BalanceSlot | None],
     token_reserve: int,
     remaining: int,
-    at_once: bool,
+    way: tuple[bool, asyncio.Future[bool]],
 ) -> asyncio.Task[tuple[Limit | None, float | None]] | None:
     """Start the large-sell search alongside the sells; None without a balance slot.
 
     The caller awaits the returned task only when the whole balance sold (otherwise
-    the partial-sell search decides, and the task is cancelled).
+    the partial-sell search decides, and the task is cancelled); ``way``: its
+    refinement's ``at_once`` and whether the whole balance sold (:func:`_whole_sold`).
     """
     slot = await token_slot
     if slot is None or remaining == 0:
         return None
-    return asyncio.create_task(_max_sell(sim, slot, token_reserve, remaining, at_once))
+    return asyncio.create_task(_max_sell(sim, slot, token_reserve, remaining, way))
 
 
 async def _max_sell(
-    sim: Simulator, slot: BalanceSlot, token_reserve: int, remaining: int, at_once: bool
+    sim: Simulator,
+    slot: BalanceSlot,
+    token_reserve: int,
+    remaining: int,
+    way: tuple[bool, asyncio.Future[bool]],
 ) -> tuple[Limit | None, float | None]:
-    """Large sells by a wallet handed tokens through a balance override."""
+    """Large sells by a wallet handed tokens through a balance override: the largest
+    size first (with the sells), the smaller ones only when the buyer's whole balance
+    sold (otherwise the answer is not used: a token that refuses sells would burn gas in
+    five more simulations), the refinement's sizes at once on a first journey."""
+    at_once, sold = way
     sizes = [token_reserve * bps // 10_000 for bps in _BIG_SELL_BPS]
     sizes = [s for s in sizes if s > remaining]
 
@@ -719,7 +747,9 @@ async def _max_sell(
 
     # the buyer's own balance, tried when every larger size fails, goes with them
     accept = _sold_ok("big")
-    found, failed, floor = await ladder_with_floor(sim, sizes, plan_of, accept, remaining, at_once)
+    found, failed, floor = await ladder_with_floor(
+        sim, sizes, plan_of, accept, remaining, wanted=sold
+    )
     if failed is None:
         return None, None
     if found is None:

@@ -26,7 +26,7 @@ sent, and the outcomes of the sizes it would not have sent are ignored.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from tokenrisk.errors import CallReverted
@@ -83,13 +83,17 @@ async def ladder_with_floor(
     accept: Accept,
     floor: int | None,
     at_once: bool = False,
+    wanted: Awaitable[bool] | None = None,
 ) -> tuple[Found | None, int | None, Outcome | CallReverted | None]:
     """:func:`ladder_top_first`, and ``floor`` (a size below the ladder its caller tries
     when every size fails) sent beside the smaller sizes once the largest failed: its
     outcome as the node gave it, None when it was not sent (the largest passed, or
     fewer than two sizes).  Used by the caller only when every size failed; otherwise
     counted as dropped.  ``at_once``: the largest size, the smaller ones and the floor
-    in one batch; the smaller ones and the floor are read only when the largest failed."""
+    in one batch; the smaller ones and the floor are read only when the largest failed.
+    ``wanted``: awaited once the largest failed, before the smaller sizes are sent;
+    False when the caller will not use the answer after all (then (None, None, None),
+    nothing more sent)."""
     if len(sizes) < 2:
         found, failed = await ladder(sim, sizes, plan_of, accept)
         return found, failed, None
@@ -98,6 +102,8 @@ async def ladder_with_floor(
     (top,) = await _try(sim, sizes[-1:], plan_of, accept)
     if top is not None:
         return Found(sizes[-1], top), None, None
+    if wanted is not None and not await wanted:
+        return None, None, None
     if floor is None:
         results = await _try(sim, sizes[:-1], plan_of, accept)
         found, failed = _first_failure(sizes, [*results, None])
