@@ -17,11 +17,12 @@ simulations instead of 7 + 7) took a round trip off a limit token's check but co
 
 A token's first journey (nothing remembered of it, so no recomputed check pays) sends
 them at once instead (``at_once``, issue #27: a limit token's first check took 5-6
-round trips): every rung of a ladder in one batch, and both refinements' sizes (7 + 8 x 7
-for the default two rounds of seven points) in one batch, the answer then read from
-them exactly as the one-round-at-a-time search reads it (:func:`_narrowed`): the same
-rung, because each step looks up the same sizes the step-by-step search would have
-sent, and the outcomes of the sizes it would not have sent are ignored.
+round trips): a ladder's every size in one batch (the caller chooses which ladders:
+the journey's larger buys), and both refinements' sizes (7 + 8 x 7 for the default two
+rounds of seven points) in one batch, the answer then read from them exactly as the
+one-round-at-a-time search reads it (:func:`_narrowed`): the same size for any
+outcomes, because each step looks up the sizes the step-by-step search would have sent
+and ignores the others.
 """
 
 from __future__ import annotations
