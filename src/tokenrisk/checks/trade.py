@@ -248,7 +248,8 @@ async def _journey(
                 raise MethodUnsupported("eth_simulateV1 is not available on this node")
             base, reserve = dex.base_reserve(pool), dex.token_reserve(pool)
             memo = ready.trading.journeys if ready.trading else None
-            return await simulate(sim, base, reserve, token_slot, memo, trace.start), True
+            failed = None if ready.simulated else trace.start  # a simulated pool: no trace
+            return await simulate(sim, base, reserve, token_slot, memo, failed), True
         except MethodUnsupported:
             if ready.simulated:
                 error = "liquidity simulation needs eth_simulateV1, which this node lacks"
