@@ -70,10 +70,11 @@ def _no_gas(report: SimulationReport) -> SimulationReport:
 
 
 def _step_by_step(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Nothing sent ahead on a prediction: neither the journey's steps nor the scan's
-    trials nor the holders' lone sells of an overflowing group or of the index's snipers,
-    nor the holders' reads from the index's first logs (the siphon's, the deployer's,
-    the balances) (the memories of earlier checks aside)."""
+    """Nothing sent ahead on a prediction: neither the journey's steps (nor its limit
+    searches' sizes at once) nor the scan's trials nor the holders' lone sells of an
+    overflowing group or of the index's snipers, nor the holders' reads from the index's
+    first logs (the siphon's, the deployer's, the balances) (the memories of earlier
+    checks aside)."""
     monkeypatch.setattr(selling, "overflowing", lambda *_: [])
     monkeypatch.setattr(holder_sells, "_suspects", lambda _: frozenset())
     monkeypatch.setattr(holder_sells, "read_ahead", lambda *_: None)
@@ -81,6 +82,7 @@ def _step_by_step(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(holder_sells, "_reads_ahead", lambda *_: {})
     monkeypatch.setattr(journey, "curve_buy", lambda *_: None)
     monkeypatch.setattr(journey, "_after_bought", lambda *_: None)
+    monkeypatch.setattr(journey, "_first_journey", lambda *_: False)
     monkeypatch.setattr(powers, "trials_ahead", lambda *_: False)
 
 

@@ -115,7 +115,7 @@ async def simulate(
     # BUY (and, at the same time, larger buys for the max-buy limit; with the transfer
     # and the sells too when their amounts are remembered or predicted: simulate/ahead.py)
     amount = sim.settings.buy_amount(base_reserve)
-    at_once = memo is not None and not sim.prelude and recalled(memo, _key(sim, amount)) is None
+    at_once = _first_journey(sim, memo, amount)
     ahead = _launch(sim, memo, (amount, base_reserve, token_reserve), slot, at_once)
     try:
         first, (larger, too_large) = await asyncio.gather(
@@ -150,6 +150,13 @@ async def simulate(
         if ahead is not None:
             await ahead.drop()
     return replace(report, max_buy=limit)
+
+
+def _first_journey(sim: Simulator, memo: JourneyMemo | None, amount_in: int) -> bool:
+    """Nothing remembered of this token's journey at this buy size (its first check in
+    this process): its limit searches go at once (:func:`simulate`).  Without a memo (an
+    emulated journey) or for a pool that is only simulated, step by step."""
+    return memo is not None and not sim.prelude and recalled(memo, _key(sim, amount_in)) is None
 
 
 def _key(sim: Simulator, amount_in: int) -> JourneyKey:
