@@ -116,11 +116,12 @@ async def simulate(
     # and the sells too when their amounts are remembered or predicted: simulate/ahead.py)
     amount = sim.settings.buy_amount(base_reserve)
     at_once = _first_journey(sim, memo, amount)
-    ahead = _launch(sim, memo, (amount, base_reserve, token_reserve), slot, at_once)
+    pace = _Pace(at_once, asyncio.get_running_loop().create_future())
+    ahead = _launch(sim, memo, (amount, base_reserve, token_reserve), slot, pace)
     try:
         first, (larger, too_large) = await asyncio.gather(
             sim.run_one(sim.buy_only(amount)),
-            _larger_buys(sim, base_reserve, amount, at_once),
+            _capped(_larger_buys(sim, base_reserve, amount, at_once), pace.capped),
         )
         if _bought_ok(first):
             bought = Bought(amount, first)
@@ -141,15 +142,45 @@ async def simulate(
             bought = smaller
             max_buy = _max_buy_between(sim, smaller, amount, at_once)
         report, limit = await asyncio.gather(
-            _after_buy(
-                sim, bought, token_reserve, slot, None, (memo, ahead), (at_once, sell_failed)
-            ),
+            _after_buy(sim, bought, token_reserve, slot, None, (memo, ahead), (pace, sell_failed)),
             max_buy,
         )
     finally:
+        if not pace.capped.done():
+            pace.capped.set_result(False)
         if ahead is not None:
             await ahead.drop()
     return replace(report, max_buy=limit)
+
+
+@dataclass(frozen=True)
+class _Pace:
+    """How a journey's limit searches send their sizes (:func:`simulate`)."""
+
+    at_once: bool
+    """A first journey: each search's refinements, and the larger-buy ladder, in one batch."""
+    capped: asyncio.Future[bool]
+    """Resolves once the larger buys are known: True when they hit a limit."""
+
+    def every_sell_size(self) -> bool:
+        """The large-sell ladder's sizes all at once too: on a first journey whose larger
+        buys are known to have hit a limit when it starts (a maximum transaction amount
+        caps sells as well; a token without one pays its five sells only when a larger
+        buy failed).  Never waited for: the ladder's largest size goes no later."""
+        return self.at_once and self.capped.done() and self.capped.result()
+
+
+async def _capped(
+    larger: Awaitable[tuple[Found | None, int | None]], capped: asyncio.Future[bool]
+) -> tuple[Found | None, int | None]:
+    """The larger-buy ladder's answer; ``capped`` says whether a size failed."""
+    try:
+        found, failed = await larger
+        capped.set_result(failed is not None)
+        return found, failed
+    finally:
+        if not capped.done():
+            capped.set_result(False)
 
 
 def _first_journey(sim: Simulator, memo: JourneyMemo | None, amount_in: int) -> bool:
@@ -168,26 +199,26 @@ def _launch(
     memo: JourneyMemo | None,
     sizes: tuple[int, int, int],
     token_slot: asyncio.Future[BalanceSlot | None],
-    at_once: bool,
+    pace: _Pace,
 ) -> Ahead | None:
     """The transfer and the sells planned with the amounts remembered for this buy, or
     predicted from the pool's curve for a token not remembered, started now (None
     without a memo, for a pool that is only simulated, or when neither is known).
-    ``sizes``: the buy's amount in, the pool's base and token reserves; ``at_once``:
-    the large-sell search's batches (:func:`simulate`)."""
+    ``sizes``: the buy's amount in, the pool's base and token reserves; ``pace``: the
+    large-sell search's batches (:func:`simulate`)."""
     amount_in, base_reserve, token_reserve = sizes
     if memo is None or sim.prelude:
         return None
     amounts = recalled(memo, _key(sim, amount_in))
     if amounts is not None:
-        planned = (REMEMBERED, token_slot, at_once)
+        planned = (REMEMBERED, token_slot, pace)
         return _sent_ahead(sim, amount_in, amounts, token_reserve, planned)
     route = sim.route
     tokens = curve_buy(not (route.v3 or route.v4), base_reserve, token_reserve, amount_in)
     if tokens is None:
         return None
     predicted = after_buy(tokens, sim.settings.transfer_bps)
-    return _sent_ahead(sim, amount_in, predicted, token_reserve, (CURVE, token_slot, at_once))
+    return _sent_ahead(sim, amount_in, predicted, token_reserve, (CURVE, token_slot, pace))
 
 
 def _sent_ahead(
@@ -195,19 +226,19 @@ def _sent_ahead(
     amount_in: int,
     amounts: Amounts,
     token_reserve: int,
-    planned: tuple[str, asyncio.Future[BalanceSlot | None], bool],
+    planned: tuple[str, asyncio.Future[BalanceSlot | None], _Pace],
 ) -> Ahead:
     """Start the transfer and the sells of a buy of ``amount_in`` planned with
     ``amounts``; the large sells and the delayed sell use the remembered layout (checked
     against this check's before use) or, predicted, wait for this check's own."""
-    kind, token_slot, at_once = planned
+    kind, token_slot, pace = planned
     bought, received, remaining, slot = amounts
     sent = bought * sim.settings.transfer_bps // 10_000
     buyer, receiver = fresh_address(), fresh_address()
     moved = asyncio.create_task(sim.run_one(_transfer_plan(sim, buyer, receiver, amount_in, sent)))
     wallets = (buyer, receiver, sent, remaining, received)
     source = _slot_source(slot) if kind == REMEMBERED else token_slot
-    rest = asyncio.create_task(_sells(sim, amount_in, wallets, source, token_reserve, at_once))
+    rest = asyncio.create_task(_sells(sim, amount_in, wallets, source, token_reserve, pace))
     return Ahead(amounts, buyer, receiver, moved, rest, kind)
 
 
@@ -217,7 +248,7 @@ async def _sells(
     wallets: tuple[str, str, int, int, int],
     token_slot: asyncio.Future[BalanceSlot | None],
     token_reserve: int,
-    at_once: bool,
+    pace: _Pace,
 ) -> tuple[
     list[Outcome | CallReverted],
     asyncio.Task[tuple[Limit | None, float | None]] | None,
@@ -230,7 +261,7 @@ async def _sells(
     plans = _sell_plans(sim, buyer, receiver, amount_in, sent, remaining, received)
     return await asyncio.gather(
         _whole_sold(sim, plans, sold),
-        _big_sells(sim, token_slot, token_reserve, remaining, (at_once, sold)),
+        _big_sells(sim, token_slot, token_reserve, remaining, (pace, sold)),
         _counted(sim, token_slot, remaining),
     )
 
@@ -281,21 +312,21 @@ async def _after_buy(
     token_reserve: int,
     token_slot: asyncio.Future[BalanceSlot | None],
     max_buy: Limit | None,
-    known: tuple[JourneyMemo | None, Ahead | None] = (None, None),
-    way: tuple[bool, Callable[[], object] | None] = (False, None),
+    known: tuple[JourneyMemo | None, Ahead | None],
+    way: tuple[_Pace, Callable[[], object] | None],
 ) -> SimulationReport:
     """The transfer and the sells after ``bought``; ``known``: the memo of amounts seen
     (updated here) and the steps started ahead with the remembered ones, if any;
-    ``way``: the limit searches' ``at_once`` and ``sell_failed`` (:func:`simulate`)."""
+    ``way``: the limit searches' pace and ``sell_failed`` (:func:`simulate`)."""
     memo, ahead = known
-    at_once = way[0]
+    pace = way[0]
     buy = buy_leg(bought.outcome, sim.route)
     # TRANSFER (already in flight when ``ahead`` was planned for this buy; else sent now,
     # with the sells planned with what it should leave: simulate/ahead.py, after_buy)
     sent = bought.tokens * sim.settings.transfer_bps // 10_000
     mine = None  # the steps started here, dropped below unless used
     if ahead is None or not ahead.bought(bought.tokens):
-        ahead = mine = _after_bought(sim, bought, token_reserve, (token_slot, at_once), memo)
+        ahead = mine = _after_bought(sim, bought, token_reserve, (token_slot, pace), memo)
     try:
         if ahead is not None:
             buyer, receiver = ahead.buyer, ahead.receiver
@@ -313,7 +344,7 @@ async def _after_buy(
             ahead.use()
             sold = await ahead.rest
         else:
-            sold = await _sells(sim, bought.amount_in, wallets, token_slot, token_reserve, at_once)
+            sold = await _sells(sim, bought.amount_in, wallets, token_slot, token_reserve, pace)
     finally:
         if mine is not None:
             await mine.drop()
@@ -366,7 +397,7 @@ def _after_bought(
     sim: Simulator,
     bought: Bought,
     token_reserve: int,
-    slot_and_batches: tuple[asyncio.Future[BalanceSlot | None], bool],
+    slot_and_batches: tuple[asyncio.Future[BalanceSlot | None], _Pace],
     memo: JourneyMemo | None,
 ) -> Ahead | None:
     """The transfer after ``bought`` with the sells planned with what it should leave
@@ -375,8 +406,8 @@ def _after_bought(
     if memo is None or sim.prelude:
         return None
     predicted = after_buy(bought.tokens, sim.settings.transfer_bps)
-    token_slot, at_once = slot_and_batches
-    planned = (AFTER_BUY, token_slot, at_once)
+    token_slot, pace = slot_and_batches
+    planned = (AFTER_BUY, token_slot, pace)
     return _sent_ahead(sim, bought.amount_in, predicted, token_reserve, planned)
 
 
@@ -527,7 +558,7 @@ async def _judge_sells(
     moved: Outcome,
     counted: str | None,
     half: Outcome | CallReverted,
-    way: tuple[bool, Callable[[], object] | None] = (False, None),
+    way: tuple[_Pace, Callable[[], object] | None],
 ) -> SimulationReport:
     _, _, sent, remaining, received = wallets
     notes: list[str] = list(report.notes)
@@ -545,10 +576,10 @@ async def _judge_sells(
     max_sell: Limit | None = None
     fraction: float | None = None
     if not sell.ok:
-        at_once, sell_failed = way
+        pace, sell_failed = way
         if sell_failed is not None:
             sell_failed()
-        partial = await _partial_sell(sim, bought.amount_in, remaining, at_once)
+        partial = await _partial_sell(sim, bought.amount_in, remaining, pace.at_once)
         if partial is None:
             return replace(report, sell_ok=False, failure_step="sell", failure_reason=sell.reason)
         max_sell = _limit_from_sell(partial, "buyer")
@@ -712,13 +743,13 @@ async def _big_sells(
     token_slot: asyncio.Future[BalanceSlot | None],
     token_reserve: int,
     remaining: int,
-    way: tuple[bool, asyncio.Future[bool]],
+    way: tuple[_Pace, asyncio.Future[bool]],
 ) -> asyncio.Task[tuple[Limit | None, float | None]] | None:
     """Start the large-sell search alongside the sells; None without a balance slot.
 
     The caller awaits the returned task only when the whole balance sold (otherwise
-    the partial-sell search decides, and the task is cancelled); ``way``: its
-    refinement's ``at_once`` and whether the whole balance sold (:func:`_whole_sold`).
+    the partial-sell search decides, and the task is cancelled); ``way``: the searches'
+    pace and whether the whole balance sold (:func:`_whole_sold`).
     """
     slot = await token_slot
     if slot is None or remaining == 0:
@@ -731,13 +762,14 @@ async def _max_sell(
     slot: BalanceSlot,
     token_reserve: int,
     remaining: int,
-    way: tuple[bool, asyncio.Future[bool]],
+    way: tuple[_Pace, asyncio.Future[bool]],
 ) -> tuple[Limit | None, float | None]:
     """Large sells by a wallet handed tokens through a balance override: the largest
     size first (with the sells), the smaller ones only when the buyer's whole balance
     sold (otherwise the answer is not used: a token that refuses sells would burn gas in
-    five more simulations), the refinement's sizes at once on a first journey."""
-    at_once, sold = way
+    five more simulations), or every size at once (:meth:`_Pace.every_sell_size`); the
+    refinement's sizes at once on a first journey."""
+    pace, sold = way
     sizes = [token_reserve * bps // 10_000 for bps in _BIG_SELL_BPS]
     sizes = [s for s in sizes if s > remaining]
 
@@ -754,8 +786,9 @@ async def _max_sell(
 
     # the buyer's own balance, tried when every larger size fails, goes with them
     accept = _sold_ok("big")
+    at_once = pace.every_sell_size()
     found, failed, floor = await ladder_with_floor(
-        sim, sizes, plan_of, accept, remaining, wanted=sold
+        sim, sizes, plan_of, accept, remaining, at_once, wanted=sold
     )
     if failed is None:
         return None, None
@@ -767,5 +800,5 @@ async def _max_sell(
         )
         if not found.outcome["big.sell"].ok:
             return None, None
-    best = await refine(sim, found, failed, plan_of, accept, at_once=at_once)
+    best = await refine(sim, found, failed, plan_of, accept, at_once=pace.at_once)
     return _limit_from_sell(best, "big"), None
