@@ -138,7 +138,7 @@ async def test_an_unwanted_answer_sends_no_smaller_size(wanted: bool) -> None:
         lambda s: s,  # type: ignore[arg-type,return-value]
         accept,
         4,
-        wanted=asked,
+        wanted=lambda: asked,
     )
     if wanted:
         assert (found and found.amount, failed) == (100, 250)

@@ -102,12 +102,12 @@ async def simulate(
     one round trip; when it does not, the transfer and the sells go out together after
     the buy: two.  Without ``memo`` (an emulated journey) nothing is sent ahead.
 
-    A token's first journey (``memo`` holds nothing for it) sends every rung of the
-    larger-buy ladder with the buy (four buys more, so a max buy needs no round trip for
-    the rungs below a failed largest one), and each search's two refinements in one
-    batch (:mod:`tokenrisk.simulate.limits`, ``at_once``): the same limits, a round trip
-    fewer per refined search and another for a max buy; a remembered token's checks keep
-    the cheaper one-round-at-a-time searches.  ``sell_failed`` is called when selling the whole
+    A token's first journey (``memo`` holds nothing for it) sends each limit search's
+    two refinements in one batch (:mod:`tokenrisk.simulate.limits`, ``at_once``), and,
+    when its largest larger buy failed, every size of the large-sell ladder at once
+    (:class:`_Pace`): the same limits, a round trip fewer per refined search and another
+    for such a max sell; a remembered token's checks keep the cheaper
+    one-round-at-a-time searches.  ``sell_failed`` is called when selling the whole
     balance failed, before the partial-sell search (its caller's trace of the failure
     then goes out beside that search).
     """
@@ -121,7 +121,7 @@ async def simulate(
     try:
         first, (larger, too_large) = await asyncio.gather(
             sim.run_one(sim.buy_only(amount)),
-            _capped(_larger_buys(sim, base_reserve, amount, at_once), pace.capped),
+            _larger_buys(sim, base_reserve, amount, pace.capped),
         )
         if _bought_ok(first):
             bought = Bought(amount, first)
@@ -158,29 +158,24 @@ class _Pace:
     """How a journey's limit searches send their sizes (:func:`simulate`)."""
 
     at_once: bool
-    """A first journey: each search's refinements, and the larger-buy ladder, in one batch."""
+    """A first journey: each search's two refinements in one batch."""
     capped: asyncio.Future[bool]
-    """Resolves once the larger buys are known: True when they hit a limit."""
+    """True once the larger buys' largest failed (set by :func:`_larger_buys`; False
+    when the journey ends first)."""
 
     def every_sell_size(self) -> bool:
-        """The large-sell ladder's sizes all at once too: on a first journey whose larger
-        buys are known to have hit a limit when it starts (a maximum transaction amount
-        caps sells as well; a token without one pays its five sells only when a larger
-        buy failed).  Never waited for: the ladder's largest size goes no later."""
+        """The large-sell ladder's sizes all at once: on a first journey whose larger buys
+        are known to have hit a limit when it starts (a maximum transaction amount caps
+        sells as well; other tokens send their largest sell alone first).  Never waited
+        for: the ladder's largest size goes no later."""
         return self.at_once and self.capped.done() and self.capped.result()
 
 
-async def _capped(
-    larger: Awaitable[tuple[Found | None, int | None]], capped: asyncio.Future[bool]
-) -> tuple[Found | None, int | None]:
-    """The larger-buy ladder's answer; ``capped`` says whether a size failed."""
-    try:
-        found, failed = await larger
-        capped.set_result(failed is not None)
-        return found, failed
-    finally:
-        if not capped.done():
-            capped.set_result(False)
+async def _hit(capped: asyncio.Future[bool]) -> bool:
+    """The larger buys' largest failed: ``capped`` learns it, the smaller ones go on."""
+    if not capped.done():
+        capped.set_result(True)
+    return True
 
 
 def _first_journey(sim: Simulator, memo: JourneyMemo | None, amount_in: int) -> bool:
@@ -697,14 +692,17 @@ def _limit_from_buy(found: Found) -> Limit:
 
 
 async def _larger_buys(
-    sim: Simulator, base_reserve: int, amount: int, at_once: bool
+    sim: Simulator, base_reserve: int, amount: int, capped: asyncio.Future[bool]
 ) -> tuple[Found | None, int | None]:
-    """The larger-buy ladder: (largest success, first failing size); ``at_once``: every
-    size with the largest (the token's first journey)."""
+    """The larger-buy ladder: (largest success, first failing size), the largest size
+    alone first; ``capped`` learns when it failed.  (Every size with the largest, on a
+    first journey, took a max buy's round trip off but cost every first check four
+    buys and an HTTP request in its busiest round: fewer tokens checked in three round
+    trips, docs/performance.md.)"""
     sizes = [
         base_reserve * bps // 10_000 for bps in _UP_BPS if base_reserve * bps // 10_000 > amount
     ]
-    return await ladder_top_first(sim, sizes, sim.buy_only, _bought_ok, at_once)
+    return await ladder_top_first(sim, sizes, sim.buy_only, _bought_ok, wanted=lambda: _hit(capped))
 
 
 async def _max_buy(sim: Simulator, start: Found, failed: int | None, at_once: bool) -> Limit | None:
@@ -788,7 +786,7 @@ async def _max_sell(
     accept = _sold_ok("big")
     at_once = pace.every_sell_size()
     found, failed, floor = await ladder_with_floor(
-        sim, sizes, plan_of, accept, remaining, at_once, wanted=sold
+        sim, sizes, plan_of, accept, remaining, at_once, wanted=lambda: sold
     )
     if failed is None:
         return None, None

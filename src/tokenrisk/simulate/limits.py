@@ -63,7 +63,12 @@ async def ladder(
 
 
 async def ladder_top_first(
-    sim: Simulator, sizes: Sequence[int], plan_of: PlanOf, accept: Accept, at_once: bool = False
+    sim: Simulator,
+    sizes: Sequence[int],
+    plan_of: PlanOf,
+    accept: Accept,
+    at_once: bool = False,
+    wanted: Callable[[], Awaitable[bool]] | None = None,
 ) -> tuple[Found | None, int | None]:
     """:func:`ladder` for a search that usually finds no limit: the largest size alone
     first (one simulation); only when it fails, the smaller ones.
@@ -71,9 +76,10 @@ async def ladder_top_first(
     A limit caps sizes from some amount up, so when the largest size passes every
     smaller one does too and the answer is (largest, None) at once; a token with no
     limit costs one simulation instead of one per size, a token with one a round trip
-    more.  ``at_once``: every size in one batch, read the same way.
+    more.  ``at_once``: every size in one batch, read the same way; ``wanted``: as
+    :func:`ladder_with_floor`'s.
     """
-    found, failed, _ = await ladder_with_floor(sim, sizes, plan_of, accept, None, at_once)
+    found, failed, _ = await ladder_with_floor(sim, sizes, plan_of, accept, None, at_once, wanted)
     return found, failed
 
 
@@ -84,7 +90,7 @@ async def ladder_with_floor(
     accept: Accept,
     floor: int | None,
     at_once: bool = False,
-    wanted: Awaitable[bool] | None = None,
+    wanted: Callable[[], Awaitable[bool]] | None = None,
 ) -> tuple[Found | None, int | None, Outcome | CallReverted | None]:
     """:func:`ladder_top_first`, and ``floor`` (a size below the ladder its caller tries
     when every size fails) sent beside the smaller sizes once the largest failed: its
@@ -92,9 +98,9 @@ async def ladder_with_floor(
     fewer than two sizes).  Used by the caller only when every size failed; otherwise
     counted as dropped.  ``at_once``: the largest size, the smaller ones and the floor
     in one batch; the smaller ones and the floor are read only when the largest failed.
-    ``wanted``: awaited once the largest failed, before the smaller sizes are sent;
-    False when the caller will not use the answer after all (then (None, None, None),
-    nothing more sent)."""
+    ``wanted``: called and awaited once the largest failed, before the smaller sizes
+    are sent; False when the caller will not use the answer after all (then (None,
+    None, None), nothing more sent)."""
     if len(sizes) < 2:
         found, failed = await ladder(sim, sizes, plan_of, accept)
         return found, failed, None
@@ -103,7 +109,7 @@ async def ladder_with_floor(
     (top,) = await _try(sim, sizes[-1:], plan_of, accept)
     if top is not None:
         return Found(sizes[-1], top), None, None
-    if wanted is not None and not await wanted:
+    if wanted is not None and not await wanted():
         return None, None, None
     if floor is None:
         results = await _try(sim, sizes[:-1], plan_of, accept)
