@@ -70,10 +70,11 @@ def _no_gas(report: SimulationReport) -> SimulationReport:
 
 
 def _step_by_step(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Nothing sent ahead on a prediction: neither the journey's steps nor the scan's
-    trials nor the holders' lone sells of an overflowing group or of the index's snipers,
-    nor the holders' reads from the index's first logs (the siphon's, the deployer's,
-    the balances) (the memories of earlier checks aside)."""
+    """Nothing sent ahead on a prediction: neither the journey's steps (nor its limit
+    searches' sizes at once) nor the scan's trials nor the holders' lone sells of an
+    overflowing group or of the index's snipers, nor the holders' reads from the index's
+    first logs (the siphon's, the deployer's, the balances) (the memories of earlier
+    checks aside)."""
     monkeypatch.setattr(selling, "overflowing", lambda *_: [])
     monkeypatch.setattr(holder_sells, "_suspects", lambda _: frozenset())
     monkeypatch.setattr(holder_sells, "read_ahead", lambda *_: None)
@@ -81,6 +82,7 @@ def _step_by_step(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(holder_sells, "_reads_ahead", lambda *_: {})
     monkeypatch.setattr(journey, "curve_buy", lambda *_: None)
     monkeypatch.setattr(journey, "_after_bought", lambda *_: None)
+    monkeypatch.setattr(journey, "_first_journey", lambda *_: False)
     monkeypatch.setattr(powers, "trials_ahead", lambda *_: False)
 
 
@@ -123,14 +125,26 @@ async def test_every_first_answer_is_the_step_by_step_one(
 
 @pytest.mark.parametrize(
     ("entry_id", "ahead", "alone"),
-    [("plain", 1, 3), ("fot-3", 2, 3), ("v3-only", 2, 3), ("v4-plain", 2, 3)],
+    [
+        ("plain", 1, 3),
+        ("fot-3", 2, 3),
+        ("v3-only", 2, 3),
+        ("v4-plain", 2, 3),
+        ("max-wallet", 3, 4),
+        ("max-tx", 3, 7),
+        ("tiny-sell-limit", 3, 6),
+        ("swap-cap-guard", 4, 5),
+    ],
 )
 async def test_a_first_journey_takes_fewer_rounds(
     service: Service, devnet: RunningDevnet, entry_id: str, ahead: int, alone: int
 ) -> None:
     """The journey alone, its balance slot known: one round trip when the curve
     predicted the buy (``plain``), two when the transfer and the sells wait for it (a
-    buy tax, a V3 or V4 pool), three step by step; the report is the same."""
+    buy tax, a V3 or V4 pool), three step by step; the report is the same.  A limit
+    token's first journey sends each limit search's two refinements in one batch
+    (simulate/limits.py, ``at_once``): the same limits a round trip sooner (max-tx's
+    large sells, after its larger buys failed, every size at once too: two)."""
     node, rounds = service.nodes[DEVNET_ID], Rounds(devnet.url)
     node.rpc = CoalescingRpc(devnet.url, RpcSettings(retries=0), "devnet node", transport=rounds)
     token = _address(devnet, entry_id)

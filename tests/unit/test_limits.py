@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 
-from tokenrisk.simulate.limits import ladder, ladder_top_first, ladder_with_floor
+from tokenrisk.simulate.limits import Found, ladder, ladder_top_first, ladder_with_floor, refine
 from tokenrisk.simulate.simulator import CallResult, Outcome
+
+
+class Passing:
+    """Runs "plans" (plain sizes): a size passes when ``passes(size)`` (any predicate,
+    monotone or not)."""
+
+    def __init__(self, passes: Any) -> None:
+        self.passes = passes
+        self.runs: list[list[int]] = []
+
+    async def run(self, plans: list[Any]) -> list[Outcome]:
+        self.runs.append(list(plans))
+        return [Outcome({"t": CallResult(bool(self.passes(p)), "0x", 0, None)}) for p in plans]
 
 
 class Capped:
@@ -67,3 +81,67 @@ async def test_a_floor_goes_beside_the_smaller_sizes(cap: int | None) -> None:
     else:
         assert floored.runs == [[250], [*SIZES[:-1], 4]]
         assert isinstance(floor, Outcome) and floor["t"].ok == (cap >= 4)
+
+
+def _predicates() -> list[Any]:
+    """Caps across the whole gap (a limit: monotone), and predicates no limit gives
+    (pass on even hundreds' parity, one hole): the at-once search must read them the same."""
+    caps: list[Any] = [lambda s, c=c: s <= c for c in (1_000, 1_001, 1_100, 1_500, 3_333, 9_999)]
+    return [*caps, lambda s: (s // 100) % 2 == 0, lambda s: s != 2_125]
+
+
+@pytest.mark.parametrize("passes", _predicates())
+@pytest.mark.parametrize(("high", "rounds"), [(10_000, 2), (10_000, 1), (1_030, 2), (1_005, 2)])
+async def test_refining_at_once_finds_the_step_by_step_size(
+    passes: Any, high: int, rounds: int
+) -> None:
+    """Both refinements' sizes in one batch (a token's first journey): the same size as
+    two rounds of seven, whatever the predicate, in one run (63 sizes for two rounds of
+    a gap wide enough)."""
+    step, wide = Passing(passes), Passing(passes)
+    low = Found(1_000, Outcome({}))
+    expected = await refine(step, low, high, lambda s: s, accept, rounds)  # type: ignore[arg-type]
+    found = await refine(wide, low, high, lambda s: s, accept, rounds, at_once=True)  # type: ignore[arg-type]
+    assert found.amount == expected.amount
+    assert len(wide.runs) == (1 if step.runs else 0)
+    assert {s for run in step.runs for s in run} <= set(wide.runs[0] if wide.runs else [])
+    if high == 10_000 and rounds == 2:
+        assert len(wide.runs[0]) == 7 + 8 * 7 == len(set(wide.runs[0]))
+
+
+@pytest.mark.parametrize("passes", _predicates())
+async def test_every_rung_at_once_reads_like_the_top_first_ladder(passes: Any) -> None:
+    """A first journey's ladder: every size and the floor in one batch, the answer (and
+    the floor's outcome, when the largest failed) the top-first ladder's."""
+    sizes = [1_500, 2_000, 2_500, 3_000, 4_000]
+    step, wide = Passing(passes), Passing(passes)
+    expected = await ladder_with_floor(step, sizes, lambda s: s, accept, 1_000)  # type: ignore[arg-type,return-value]
+    got = await ladder_with_floor(wide, sizes, lambda s: s, accept, 1_000, True)  # type: ignore[arg-type,return-value]
+    assert (got[0] and got[0].amount, got[1]) == (expected[0] and expected[0].amount, expected[1])
+    assert (got[2] is None) == (expected[2] is None)
+    if got[2] is not None and expected[2] is not None:
+        assert isinstance(got[2], Outcome) and isinstance(expected[2], Outcome)
+        assert got[2]["t"].ok == expected[2]["t"].ok
+    assert wide.runs == [[*sizes, 1_000]]
+
+
+@pytest.mark.parametrize("wanted", [True, False])
+async def test_an_unwanted_answer_sends_no_smaller_size(wanted: bool) -> None:
+    """``wanted`` False once the largest size failed (the large-sell search of a token
+    whose whole-balance sell failed: its answer is not used): nothing more is sent."""
+    sim = Capped(100)
+    asked = asyncio.get_running_loop().create_future()
+    asked.set_result(wanted)
+    found, failed, floor = await ladder_with_floor(
+        sim,
+        SIZES,
+        lambda s: s,  # type: ignore[arg-type,return-value]
+        accept,
+        4,
+        wanted=lambda: asked,
+    )
+    if wanted:
+        assert (found and found.amount, failed) == (100, 250)
+        assert sim.runs == [[250], [*SIZES[:-1], 4]]
+    else:
+        assert (found, failed, floor) == (None, None, None) and sim.runs == [[250]]

@@ -30,7 +30,7 @@ from tokenrisk.simulate.calls import BalanceSlot, Route, find_balance_slot
 from tokenrisk.simulate.emulation import emulated, notes_of, one_block
 from tokenrisk.simulate.journey import simulate
 from tokenrisk.simulate.liquidity import SimulatedPool
-from tokenrisk.simulate.probe import explain_sell_failure, probe_simulate
+from tokenrisk.simulate.probe import SellTrace, explain_sell_failure, probe_simulate
 from tokenrisk.simulate.simulator import ChainHead, Funding, NodeLimits, SimSettings, Simulator
 
 # READY
@@ -211,32 +211,50 @@ async def _run_once(ready: Prepared, simulations: asyncio.Semaphore) -> Simulati
     token_slot = ready.token_slot
     if ready.failed is not None or ready.sim is None or token_slot is None:
         return ready.failed or SimulationReport(success=False)
+    trace = SellTrace(lambda: _why_sell_fails(ready))
     try:
-        report, journeyed = await _journey(ready, simulations)
+        report, journeyed = await _journey(ready, simulations, trace)
         if not journeyed:
             return report
         slot = await token_slot
+        if ready.simulated:
+            report = replace(report, via_liquidity_simulation=True)
+        used = report.failure_step == "sell" and slot is not None and not ready.simulated
+        if trace.early:
+            metrics.sent_ahead(SELL_TRACE, used)
+        if used:
+            report = _explained(report, await trace.result())
     finally:
+        trace.drop()
         if not token_slot.done():
             token_slot.cancel()
         elif not token_slot.cancelled():
             token_slot.exception()  # retrieved: when the journey failed, it was not awaited
-    if ready.simulated:
-        report = replace(report, via_liquidity_simulation=True)
-    if report.failure_step == "sell" and slot is not None and not ready.simulated:
-        caps = await ready.node.capabilities()
-        reserve = dex.token_reserve(ready.route.pool)
-        amount = max(1, reserve // 1_000)
-        head = ready.sim.base if ready.sim is not None else None
-        detail = await explain_sell_failure(
-            ready.node.rpc, ready.route, slot, amount, caps.trace_call, head
-        )
-        report = _explained(report, detail)
     return report
 
 
+SELL_TRACE = "sell_trace"
+"""The failing sell's explanation asked as soon as the journey's sell failed
+(:class:`~tokenrisk.simulate.probe.SellTrace`), counted in ``tokenrisk_sent_ahead_total``."""
+
+
+async def _why_sell_fails(ready: Prepared) -> str | None:
+    """The token's own words for a failed sell (:func:`explain_sell_failure`): a fresh
+    wallet holding a thousandth of the pool's token reserve sends it to the pool."""
+    assert ready.token_slot is not None
+    slot = await ready.token_slot
+    if slot is None:
+        return None
+    caps = await ready.node.capabilities()
+    amount = max(1, dex.token_reserve(ready.route.pool) // 1_000)
+    head = ready.sim.base if ready.sim is not None else None
+    return await explain_sell_failure(
+        ready.node.rpc, ready.route, slot, amount, caps.trace_call, head
+    )
+
+
 async def _journey(
-    ready: Prepared, simulations: asyncio.Semaphore
+    ready: Prepared, simulations: asyncio.Semaphore, trace: SellTrace
 ) -> tuple[SimulationReport, bool]:
     """``(report, True)`` from the journey (emulated over eth_call when the node lacks
     eth_simulateV1), or ``(report, False)``: the probe's report when even the emulation
@@ -250,7 +268,8 @@ async def _journey(
                 raise MethodUnsupported("eth_simulateV1 is not available on this node")
             base, reserve = dex.base_reserve(pool), dex.token_reserve(pool)
             memo = ready.trading.journeys if ready.trading else None
-            return await simulate(sim, base, reserve, token_slot, memo), True
+            failed = None if ready.simulated else trace.start  # a simulated pool: no trace
+            return await simulate(sim, base, reserve, token_slot, memo, failed), True
         except MethodUnsupported:
             if ready.simulated:
                 error = "liquidity simulation needs eth_simulateV1, which this node lacks"

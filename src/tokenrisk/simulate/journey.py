@@ -12,7 +12,7 @@ Composes :mod:`tokenrisk.simulate.simulator` plans into one :class:`SimulationRe
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
 from tokenrisk.errors import CallReverted
@@ -88,6 +88,7 @@ async def simulate(
     token_reserve: int,
     token_slot: BalanceSlot | None | SlotSource,
     memo: JourneyMemo | None = None,
+    sell_failed: Callable[[], object] | None = None,
 ) -> SimulationReport:
     """Run the whole journey; raises only transport errors (node down, deadline).
 
@@ -100,19 +101,31 @@ async def simulate(
     remembered, from the pool's curve, and are used when the buy delivers exactly those:
     one round trip; when it does not, the transfer and the sells go out together after
     the buy: two.  Without ``memo`` (an emulated journey) nothing is sent ahead.
+
+    A token's first journey (``memo`` holds nothing for it) sends each limit search's
+    two refinements in one batch (:mod:`tokenrisk.simulate.limits`, ``at_once``), and,
+    when its largest larger buy failed, every size of the large-sell ladder at once
+    (:class:`_Pace`): the same limits, a round trip fewer per refined search and another
+    for such a max sell; a remembered token's checks keep the cheaper
+    one-round-at-a-time searches.  ``sell_failed`` is called when selling the whole
+    balance failed, before the partial-sell search (its caller's trace of the failure
+    then goes out beside that search).
     """
     slot = _slot_source(token_slot)
     # BUY (and, at the same time, larger buys for the max-buy limit; with the transfer
     # and the sells too when their amounts are remembered or predicted: simulate/ahead.py)
     amount = sim.settings.buy_amount(base_reserve)
-    ahead = _launch(sim, memo, (amount, base_reserve, token_reserve), slot)
+    at_once = _first_journey(sim, memo, amount)
+    pace = _Pace(at_once, asyncio.get_running_loop().create_future())
+    ahead = _launch(sim, memo, (amount, base_reserve, token_reserve), slot, pace)
     try:
         first, (larger, too_large) = await asyncio.gather(
-            sim.run_one(sim.buy_only(amount)), _larger_buys(sim, base_reserve, amount)
+            sim.run_one(sim.buy_only(amount)),
+            _larger_buys(sim, base_reserve, amount, pace.capped),
         )
         if _bought_ok(first):
             bought = Bought(amount, first)
-            max_buy = _max_buy(sim, larger or Found(amount, first), too_large)
+            max_buy = _max_buy(sim, larger or Found(amount, first), too_large, at_once)
         else:
             smaller = await _smaller_buy(sim, amount)
             if smaller is None:
@@ -127,14 +140,49 @@ async def simulate(
                 await ahead.drop()
                 ahead = None
             bought = smaller
-            max_buy = _max_buy_between(sim, smaller, amount)
+            max_buy = _max_buy_between(sim, smaller, amount, at_once)
         report, limit = await asyncio.gather(
-            _after_buy(sim, bought, token_reserve, slot, None, (memo, ahead)), max_buy
+            _after_buy(sim, bought, token_reserve, slot, None, (memo, ahead), (pace, sell_failed)),
+            max_buy,
         )
     finally:
+        if not pace.capped.done():
+            pace.capped.set_result(False)
         if ahead is not None:
             await ahead.drop()
     return replace(report, max_buy=limit)
+
+
+@dataclass(frozen=True)
+class _Pace:
+    """How a journey's limit searches send their sizes (:func:`simulate`)."""
+
+    at_once: bool
+    """A first journey: each search's two refinements in one batch."""
+    capped: asyncio.Future[bool]
+    """True once the larger buys' largest failed (set by :func:`_larger_buys`; False
+    when the journey ends first)."""
+
+    def every_sell_size(self) -> bool:
+        """The large-sell ladder's sizes all at once: on a first journey whose larger buys
+        are known to have hit a limit when it starts (a maximum transaction amount caps
+        sells as well; other tokens send their largest sell alone first).  Never waited
+        for: the ladder's largest size goes no later."""
+        return self.at_once and self.capped.done() and self.capped.result()
+
+
+async def _hit(capped: asyncio.Future[bool]) -> bool:
+    """The larger buys' largest failed: ``capped`` learns it, the smaller ones go on."""
+    if not capped.done():
+        capped.set_result(True)
+    return True
+
+
+def _first_journey(sim: Simulator, memo: JourneyMemo | None, amount_in: int) -> bool:
+    """Nothing remembered of this token's journey at this buy size (its first check in
+    this process): its limit searches go at once (:func:`simulate`).  Without a memo (an
+    emulated journey) or for a pool that is only simulated, step by step."""
+    return memo is not None and not sim.prelude and recalled(memo, _key(sim, amount_in)) is None
 
 
 def _key(sim: Simulator, amount_in: int) -> JourneyKey:
@@ -146,23 +194,26 @@ def _launch(
     memo: JourneyMemo | None,
     sizes: tuple[int, int, int],
     token_slot: asyncio.Future[BalanceSlot | None],
+    pace: _Pace,
 ) -> Ahead | None:
     """The transfer and the sells planned with the amounts remembered for this buy, or
     predicted from the pool's curve for a token not remembered, started now (None
     without a memo, for a pool that is only simulated, or when neither is known).
-    ``sizes``: the buy's amount in, the pool's base and token reserves."""
+    ``sizes``: the buy's amount in, the pool's base and token reserves; ``pace``: the
+    large-sell search's batches (:func:`simulate`)."""
     amount_in, base_reserve, token_reserve = sizes
     if memo is None or sim.prelude:
         return None
     amounts = recalled(memo, _key(sim, amount_in))
     if amounts is not None:
-        return _sent_ahead(sim, amount_in, amounts, token_reserve, (REMEMBERED, token_slot))
+        planned = (REMEMBERED, token_slot, pace)
+        return _sent_ahead(sim, amount_in, amounts, token_reserve, planned)
     route = sim.route
     tokens = curve_buy(not (route.v3 or route.v4), base_reserve, token_reserve, amount_in)
     if tokens is None:
         return None
     predicted = after_buy(tokens, sim.settings.transfer_bps)
-    return _sent_ahead(sim, amount_in, predicted, token_reserve, (CURVE, token_slot))
+    return _sent_ahead(sim, amount_in, predicted, token_reserve, (CURVE, token_slot, pace))
 
 
 def _sent_ahead(
@@ -170,19 +221,19 @@ def _sent_ahead(
     amount_in: int,
     amounts: Amounts,
     token_reserve: int,
-    planned: tuple[str, asyncio.Future[BalanceSlot | None]],
+    planned: tuple[str, asyncio.Future[BalanceSlot | None], _Pace],
 ) -> Ahead:
     """Start the transfer and the sells of a buy of ``amount_in`` planned with
     ``amounts``; the large sells and the delayed sell use the remembered layout (checked
     against this check's before use) or, predicted, wait for this check's own."""
-    kind, token_slot = planned
+    kind, token_slot, pace = planned
     bought, received, remaining, slot = amounts
     sent = bought * sim.settings.transfer_bps // 10_000
     buyer, receiver = fresh_address(), fresh_address()
     moved = asyncio.create_task(sim.run_one(_transfer_plan(sim, buyer, receiver, amount_in, sent)))
     wallets = (buyer, receiver, sent, remaining, received)
     source = _slot_source(slot) if kind == REMEMBERED else token_slot
-    rest = asyncio.create_task(_sells(sim, amount_in, wallets, source, token_reserve))
+    rest = asyncio.create_task(_sells(sim, amount_in, wallets, source, token_reserve, pace))
     return Ahead(amounts, buyer, receiver, moved, rest, kind)
 
 
@@ -192,6 +243,7 @@ async def _sells(
     wallets: tuple[str, str, int, int, int],
     token_slot: asyncio.Future[BalanceSlot | None],
     token_reserve: int,
+    pace: _Pace,
 ) -> tuple[
     list[Outcome | CallReverted],
     asyncio.Task[tuple[Limit | None, float | None]] | None,
@@ -200,11 +252,29 @@ async def _sells(
     """The sells phase: the four sell plans, the large-sell search (started, as a task)
     and the delayed sell by block count, all at once."""
     buyer, receiver, sent, remaining, received = wallets
+    sold = asyncio.get_running_loop().create_future()
+    plans = _sell_plans(sim, buyer, receiver, amount_in, sent, remaining, received)
     return await asyncio.gather(
-        sim.run(_sell_plans(sim, buyer, receiver, amount_in, sent, remaining, received)),
-        _big_sells(sim, token_slot, token_reserve, remaining),
+        _whole_sold(sim, plans, sold),
+        _big_sells(sim, token_slot, token_reserve, remaining, (pace, sold)),
         _counted(sim, token_slot, remaining),
     )
+
+
+async def _whole_sold(
+    sim: Simulator, plans: list[Plan], sold: asyncio.Future[bool]
+) -> list[Outcome | CallReverted]:
+    """The four sells' outcomes; ``sold`` says whether the buyer's whole balance sold (False
+    when the sells raised or were cancelled): the large-sell search, whose answer is used
+    only then, sends its smaller sizes only then."""
+    try:
+        outcomes = await sim.run(plans)
+        main = outcomes[0]
+        sold.set_result(not isinstance(main, CallReverted) and main["buyer.sell"].ok)
+        return outcomes
+    finally:
+        if not sold.done():
+            sold.set_result(False)
 
 
 async def _short(sim: Simulator, report: SimulationReport) -> SimulationReport:
@@ -237,18 +307,21 @@ async def _after_buy(
     token_reserve: int,
     token_slot: asyncio.Future[BalanceSlot | None],
     max_buy: Limit | None,
-    known: tuple[JourneyMemo | None, Ahead | None] = (None, None),
+    known: tuple[JourneyMemo | None, Ahead | None],
+    way: tuple[_Pace, Callable[[], object] | None],
 ) -> SimulationReport:
     """The transfer and the sells after ``bought``; ``known``: the memo of amounts seen
-    (updated here) and the steps started ahead with the remembered ones, if any."""
+    (updated here) and the steps started ahead with the remembered ones, if any;
+    ``way``: the limit searches' pace and ``sell_failed`` (:func:`simulate`)."""
     memo, ahead = known
+    pace = way[0]
     buy = buy_leg(bought.outcome, sim.route)
     # TRANSFER (already in flight when ``ahead`` was planned for this buy; else sent now,
     # with the sells planned with what it should leave: simulate/ahead.py, after_buy)
     sent = bought.tokens * sim.settings.transfer_bps // 10_000
     mine = None  # the steps started here, dropped below unless used
     if ahead is None or not ahead.bought(bought.tokens):
-        ahead = mine = _after_bought(sim, bought, token_reserve, token_slot, memo)
+        ahead = mine = _after_bought(sim, bought, token_reserve, (token_slot, pace), memo)
     try:
         if ahead is not None:
             buyer, receiver = ahead.buyer, ahead.receiver
@@ -266,7 +339,7 @@ async def _after_buy(
             ahead.use()
             sold = await ahead.rest
         else:
-            sold = await _sells(sim, bought.amount_in, wallets, token_slot, token_reserve)
+            sold = await _sells(sim, bought.amount_in, wallets, token_slot, token_reserve, pace)
     finally:
         if mine is not None:
             await mine.drop()
@@ -308,6 +381,7 @@ async def _after_buy(
             moved,
             counted if isinstance(counted, str) else None,
             half,
+            way,
         )
     finally:
         if big_sells is not None and not big_sells.done():
@@ -318,7 +392,7 @@ def _after_bought(
     sim: Simulator,
     bought: Bought,
     token_reserve: int,
-    token_slot: asyncio.Future[BalanceSlot | None],
+    slot_and_batches: tuple[asyncio.Future[BalanceSlot | None], _Pace],
     memo: JourneyMemo | None,
 ) -> Ahead | None:
     """The transfer after ``bought`` with the sells planned with what it should leave
@@ -327,7 +401,8 @@ def _after_bought(
     if memo is None or sim.prelude:
         return None
     predicted = after_buy(bought.tokens, sim.settings.transfer_bps)
-    planned = (AFTER_BUY, token_slot)
+    token_slot, pace = slot_and_batches
+    planned = (AFTER_BUY, token_slot, pace)
     return _sent_ahead(sim, bought.amount_in, predicted, token_reserve, planned)
 
 
@@ -478,6 +553,7 @@ async def _judge_sells(
     moved: Outcome,
     counted: str | None,
     half: Outcome | CallReverted,
+    way: tuple[_Pace, Callable[[], object] | None],
 ) -> SimulationReport:
     _, _, sent, remaining, received = wallets
     notes: list[str] = list(report.notes)
@@ -495,7 +571,10 @@ async def _judge_sells(
     max_sell: Limit | None = None
     fraction: float | None = None
     if not sell.ok:
-        partial = await _partial_sell(sim, bought.amount_in, remaining)
+        pace, sell_failed = way
+        if sell_failed is not None:
+            sell_failed()
+        partial = await _partial_sell(sim, bought.amount_in, remaining, pace.at_once)
         if partial is None:
             return replace(report, sell_ok=False, failure_step="sell", failure_reason=sell.reason)
         max_sell = _limit_from_sell(partial, "buyer")
@@ -613,37 +692,42 @@ def _limit_from_buy(found: Found) -> Limit:
 
 
 async def _larger_buys(
-    sim: Simulator, base_reserve: int, amount: int
+    sim: Simulator, base_reserve: int, amount: int, capped: asyncio.Future[bool]
 ) -> tuple[Found | None, int | None]:
-    """The larger-buy ladder: (largest success, first failing size)."""
+    """The larger-buy ladder: (largest success, first failing size), the largest size
+    alone first; ``capped`` learns when it failed.  (Every size with the largest, on a
+    first journey, took a max buy's round trip off but cost every first check four
+    buys and an HTTP request in its busiest round: fewer tokens checked in three round
+    trips, docs/performance.md.)"""
     sizes = [
         base_reserve * bps // 10_000 for bps in _UP_BPS if base_reserve * bps // 10_000 > amount
     ]
-    return await ladder_top_first(sim, sizes, sim.buy_only, _bought_ok)
+    return await ladder_top_first(sim, sizes, sim.buy_only, _bought_ok, wanted=lambda: _hit(capped))
 
 
-async def _max_buy(sim: Simulator, start: Found, failed: int | None) -> Limit | None:
+async def _max_buy(sim: Simulator, start: Found, failed: int | None, at_once: bool) -> Limit | None:
     """Max buy refined between the largest successful and the first failing size."""
     if failed is None:
         return None
-    return _limit_from_buy(await refine(sim, start, failed, sim.buy_only, _bought_ok))
+    found = await refine(sim, start, failed, sim.buy_only, _bought_ok, at_once=at_once)
+    return _limit_from_buy(found)
 
 
-async def _max_buy_between(sim: Simulator, smaller: Bought, failed: int) -> Limit:
-    return _limit_from_buy(
-        await refine(
-            sim, Found(smaller.amount_in, smaller.outcome), failed, sim.buy_only, _bought_ok
-        )
-    )
+async def _max_buy_between(sim: Simulator, smaller: Bought, failed: int, at_once: bool) -> Limit:
+    start = Found(smaller.amount_in, smaller.outcome)
+    found = await refine(sim, start, failed, sim.buy_only, _bought_ok, at_once=at_once)
+    return _limit_from_buy(found)
 
 
-async def _partial_sell(sim: Simulator, amount_in: int, remaining: int) -> Found | None:
+async def _partial_sell(
+    sim: Simulator, amount_in: int, remaining: int, at_once: bool
+) -> Found | None:
     sizes = sorted({remaining * ppm // 1_000_000 for ppm in _SELL_PPM} - {0})
 
     def plan_of(size: int) -> Plan:
         return sim.buy_then_sell(amount_in, size)
 
-    return await largest_success(sim, sizes, plan_of, _sold_ok("buyer"))
+    return await largest_success(sim, sizes, plan_of, _sold_ok("buyer"), at_once)
 
 
 def _limit_from_sell(found: Found, tag: str) -> Limit:
@@ -657,22 +741,33 @@ async def _big_sells(
     token_slot: asyncio.Future[BalanceSlot | None],
     token_reserve: int,
     remaining: int,
+    way: tuple[_Pace, asyncio.Future[bool]],
 ) -> asyncio.Task[tuple[Limit | None, float | None]] | None:
     """Start the large-sell search alongside the sells; None without a balance slot.
 
     The caller awaits the returned task only when the whole balance sold (otherwise
-    the partial-sell search decides, and the task is cancelled).
+    the partial-sell search decides, and the task is cancelled); ``way``: the searches'
+    pace and whether the whole balance sold (:func:`_whole_sold`).
     """
     slot = await token_slot
     if slot is None or remaining == 0:
         return None
-    return asyncio.create_task(_max_sell(sim, slot, token_reserve, remaining))
+    return asyncio.create_task(_max_sell(sim, slot, token_reserve, remaining, way))
 
 
 async def _max_sell(
-    sim: Simulator, slot: BalanceSlot, token_reserve: int, remaining: int
+    sim: Simulator,
+    slot: BalanceSlot,
+    token_reserve: int,
+    remaining: int,
+    way: tuple[_Pace, asyncio.Future[bool]],
 ) -> tuple[Limit | None, float | None]:
-    """Large sells by a wallet handed tokens through a balance override."""
+    """Large sells by a wallet handed tokens through a balance override: the largest
+    size first (with the sells), the smaller ones only when the buyer's whole balance
+    sold (otherwise the answer is not used: a token that refuses sells would burn gas in
+    five more simulations), or every size at once (:meth:`_Pace.every_sell_size`); the
+    refinement's sizes at once on a first journey."""
+    pace, sold = way
     sizes = [token_reserve * bps // 10_000 for bps in _BIG_SELL_BPS]
     sizes = [s for s in sizes if s > remaining]
 
@@ -688,7 +783,11 @@ async def _max_sell(
         return p
 
     # the buyer's own balance, tried when every larger size fails, goes with them
-    found, failed, floor = await ladder_with_floor(sim, sizes, plan_of, _sold_ok("big"), remaining)
+    accept = _sold_ok("big")
+    at_once = pace.every_sell_size()
+    found, failed, floor = await ladder_with_floor(
+        sim, sizes, plan_of, accept, remaining, at_once, wanted=lambda: sold
+    )
     if failed is None:
         return None, None
     if found is None:
@@ -699,5 +798,5 @@ async def _max_sell(
         )
         if not found.outcome["big.sell"].ok:
             return None, None
-    best = await refine(sim, found, failed, plan_of, _sold_ok("big"))
+    best = await refine(sim, found, failed, plan_of, accept, at_once=pace.at_once)
     return _limit_from_sell(best, "big"), None

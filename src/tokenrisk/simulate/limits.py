@@ -14,11 +14,20 @@ sequential round); it is used only when every size failed, and counted in
 run one after another: sending every gap's second round beside the first (63
 simulations instead of 7 + 7) took a round trip off a limit token's check but cost
 0.9 ms of service CPU per recomputed check on average (docs/performance.md).
+
+A token's first journey (nothing remembered of it, so no recomputed check pays) sends
+them at once instead (``at_once``, issue #27: a limit token's first check took 5-6
+round trips): a ladder's every size in one batch (the caller chooses which ladders:
+the journey's larger buys), and both refinements' sizes (7 + 8 x 7 for the default two
+rounds of seven points) in one batch, the answer then read from them exactly as the
+one-round-at-a-time search reads it (:func:`_narrowed`): the same size for any
+outcomes, because each step looks up the sizes the step-by-step search would have sent
+and ignores the others.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from tokenrisk.errors import CallReverted
@@ -54,7 +63,12 @@ async def ladder(
 
 
 async def ladder_top_first(
-    sim: Simulator, sizes: Sequence[int], plan_of: PlanOf, accept: Accept
+    sim: Simulator,
+    sizes: Sequence[int],
+    plan_of: PlanOf,
+    accept: Accept,
+    at_once: bool = False,
+    wanted: Callable[[], Awaitable[bool]] | None = None,
 ) -> tuple[Found | None, int | None]:
     """:func:`ladder` for a search that usually finds no limit: the largest size alone
     first (one simulation); only when it fails, the smaller ones.
@@ -62,26 +76,41 @@ async def ladder_top_first(
     A limit caps sizes from some amount up, so when the largest size passes every
     smaller one does too and the answer is (largest, None) at once; a token with no
     limit costs one simulation instead of one per size, a token with one a round trip
-    more.
+    more.  ``at_once``: every size in one batch, read the same way; ``wanted``: as
+    :func:`ladder_with_floor`'s.
     """
-    found, failed, _ = await ladder_with_floor(sim, sizes, plan_of, accept, None)
+    found, failed, _ = await ladder_with_floor(sim, sizes, plan_of, accept, None, at_once, wanted)
     return found, failed
 
 
 async def ladder_with_floor(
-    sim: Simulator, sizes: Sequence[int], plan_of: PlanOf, accept: Accept, floor: int | None
+    sim: Simulator,
+    sizes: Sequence[int],
+    plan_of: PlanOf,
+    accept: Accept,
+    floor: int | None,
+    at_once: bool = False,
+    wanted: Callable[[], Awaitable[bool]] | None = None,
 ) -> tuple[Found | None, int | None, Outcome | CallReverted | None]:
     """:func:`ladder_top_first`, and ``floor`` (a size below the ladder its caller tries
     when every size fails) sent beside the smaller sizes once the largest failed: its
     outcome as the node gave it, None when it was not sent (the largest passed, or
     fewer than two sizes).  Used by the caller only when every size failed; otherwise
-    counted as dropped."""
+    counted as dropped.  ``at_once``: the largest size, the smaller ones and the floor
+    in one batch; the smaller ones and the floor are read only when the largest failed.
+    ``wanted``: called and awaited once the largest failed, before the smaller sizes
+    are sent; False when the caller will not use the answer after all (then (None,
+    None, None), nothing more sent)."""
     if len(sizes) < 2:
         found, failed = await ladder(sim, sizes, plan_of, accept)
         return found, failed, None
+    if at_once:
+        return await _all_rungs(sim, sizes, plan_of, accept, floor)
     (top,) = await _try(sim, sizes[-1:], plan_of, accept)
     if top is not None:
         return Found(sizes[-1], top), None, None
+    if wanted is not None and not await wanted():
+        return None, None, None
     if floor is None:
         results = await _try(sim, sizes[:-1], plan_of, accept)
         found, failed = _first_failure(sizes, [*results, None])
@@ -90,6 +119,24 @@ async def ladder_with_floor(
     results = [_accepted(o, accept) for o in outcomes]
     found, failed = _first_failure(sizes, [*results, None])
     count(LADDER, found is None)
+    return found, failed, below
+
+
+async def _all_rungs(
+    sim: Simulator, sizes: Sequence[int], plan_of: PlanOf, accept: Accept, floor: int | None
+) -> tuple[Found | None, int | None, Outcome | CallReverted | None]:
+    """:func:`ladder_with_floor`'s answer from one batch of every size (and the floor)."""
+    floors = [] if floor is None else [floor]
+    outcomes = await sim.run([plan_of(size) for size in [*sizes, *floors]])
+    results = [_accepted(o, accept) for o in outcomes[: len(sizes)]]
+    below = outcomes[-1] if floors else None
+    if results[-1] is not None:
+        if floors:
+            count(LADDER, False)
+        return Found(sizes[-1], results[-1]), None, None
+    found, failed = _first_failure(sizes, [*results[:-1], None])
+    if floors:
+        count(LADDER, found is None)
     return found, failed, below
 
 
@@ -116,30 +163,70 @@ async def refine(
     accept: Accept,
     rounds: int = 2,
     points: int = 7,
+    at_once: bool = False,
 ) -> Found:
-    """Narrow the gap between an accepted size and a failing size."""
+    """Narrow the gap between an accepted size and a failing size.  ``at_once``: every
+    size any round could try (:func:`_rungs`) in one batch, read round by round."""
+    tried: dict[int, Outcome | None] = {}
+    if at_once:
+        sizes = _rungs(low.amount, high, rounds, points)
+        if not sizes:
+            return low
+        tried = dict(zip(sizes, await _try(sim, sizes, plan_of, accept), strict=True))
     for _ in range(rounds):
-        step = (high - low.amount) // (points + 1)
-        if step <= 0:
+        sizes = _grid(low.amount, high, points)
+        if not sizes:
             break
-        sizes = [low.amount + step * (i + 1) for i in range(points)]
-        found, failed = await ladder(sim, sizes, plan_of, accept)
-        if found is not None:
-            low = found
-        high = failed if failed is not None else high
+        if at_once:
+            results = [tried[size] for size in sizes]
+        else:
+            results = await _try(sim, sizes, plan_of, accept)
+        low, high = _narrowed(low, high, sizes, results)
     return low
 
 
+def _grid(low: int, high: int, points: int) -> list[int]:
+    """The ``points`` evenly spaced sizes strictly between ``low`` and ``high`` one
+    refinement tries (none when the gap is too small to hold them)."""
+    step = (high - low) // (points + 1)
+    return [low + step * (i + 1) for i in range(points)] if step > 0 else []
+
+
+def _narrowed(
+    low: Found, high: int, sizes: Sequence[int], results: Sequence[Outcome | None]
+) -> tuple[Found, int]:
+    """The gap after one refinement: the largest accepted size before the first
+    failure (or ``low``), and that failure (or ``high``)."""
+    found, failed = _first_failure(sizes, results)
+    return found or low, high if failed is None else failed
+
+
+def _rungs(low: int, high: int, rounds: int, points: int) -> list[int]:
+    """Every size ``rounds`` refinements of the gap (low, high) could try: this round's
+    grid, then, for each gap it could leave, the later rounds' (7 + 8 x 7 for two rounds
+    of seven points).  Ascending and distinct: each grid lies strictly inside its gap."""
+    sizes = _grid(low, high, points)
+    if rounds <= 1 or not sizes:
+        return sizes
+    bounds = [low, *sizes, high]
+    out: list[int] = []
+    for i, (a, b) in enumerate(zip(bounds, bounds[1:], strict=False)):
+        out += _rungs(a, b, rounds - 1, points)
+        if i < len(sizes):
+            out.append(sizes[i])
+    return out
+
+
 async def largest_success(
-    sim: Simulator, sizes: Sequence[int], plan_of: PlanOf, accept: Accept
+    sim: Simulator, sizes: Sequence[int], plan_of: PlanOf, accept: Accept, at_once: bool = False
 ) -> Found | None:
     """Largest size in the ascending ``sizes`` that succeeds, refined towards the next failure.
 
     Returns None when the smallest size already fails; when every size succeeds, the
     largest one is returned unrefined (callers treat a success at the top size as
-    "no limit found").
+    "no limit found").  ``at_once``: the refinements' sizes in one batch (:func:`refine`).
     """
     found, failed = await ladder(sim, sizes, plan_of, accept)
     if found is None or failed is None:
         return found
-    return await refine(sim, found, failed, plan_of, accept)
+    return await refine(sim, found, failed, plan_of, accept, at_once=at_once)

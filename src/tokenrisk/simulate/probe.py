@@ -14,7 +14,9 @@ fresh address by a state override.  Two uses:
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
@@ -280,3 +282,41 @@ async def explain_sell_failure(
         reason = decode_revert(exc.data if isinstance(exc.data, str) else None)
         return reason or (exc.message if "gas" in exc.message.lower() else None)
     return None
+
+
+class SellTrace:
+    """Why the token refuses a sell (:func:`explain_sell_failure`, its ``explain``),
+    asked of the node at most once: by the journey as soon as its sell failed, beside the
+    partial-sell search (:meth:`start`; issue #27: a node 30 ms away then pays no round
+    trip for it after the journey), or by the journey's caller when it needs it
+    (:meth:`result`).  It depends on nothing the journey finds (a fresh wallet given
+    tokens by override sends them to the pool), so an early one is the same question;
+    the caller uses it only when the journey's report says the sell failed, and
+    :meth:`drop` cancels one started for a sell the partial-sell search then allowed.
+    """
+
+    def __init__(self, explain: Callable[[], Awaitable[str | None]]) -> None:
+        self._explain = explain
+        self._task: asyncio.Future[str | None] | None = None
+
+    @property
+    def early(self) -> bool:
+        """Started by :meth:`start` (before its caller asked for the result)."""
+        return self._task is not None
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.ensure_future(self._explain())
+
+    async def result(self) -> str | None:
+        self.start()
+        assert self._task is not None
+        return await self._task
+
+    def drop(self) -> None:
+        if self._task is None:
+            return
+        if not self._task.done():
+            self._task.cancel()
+        elif not self._task.cancelled():
+            self._task.exception()  # retrieved: an unused answer's failure is not news
