@@ -425,8 +425,12 @@ async def index_token(
             _committed(
                 stats, await _commit(store, stats, cursor, expected, ahead[1].logs), progress
             )
-        await _run(reader, store, expected, expected or cursor, stats, (progress, first))
-        stats.requests, stats.shrinks = reader.requests, reader.shrinks
+        at = (head, last)
+        given = None if stored else await _taken_window(store, chain_id, token, at, cursor)
+        after = expected or cursor  # past the read-ahead window, when there was one
+        chunks = _chunks(reader, given, after.last_block + 1, last)
+        await _run(chunks, store, expected, after, stats, (progress, first))
+        stats.requests, stats.shrinks = reader.requests + bool(given), reader.shrinks
         stats.seconds = time.perf_counter() - started
         if last == head.number:
             _reached(store, chain_id, token, head, before if stored else None, resumed)
@@ -519,7 +523,7 @@ def _settings(settings: IndexSettings | None, window: int | None) -> IndexSettin
 
 
 async def _run(
-    reader: LogReader,
+    chunks: AsyncGenerator[Chunk, None],
     store: Store,
     expected: Cursor | None,
     cursor: Cursor,
@@ -532,7 +536,7 @@ async def _run(
     progress, first = told
     pending: asyncio.Task[tuple[int, int]] | None = None
     try:
-        async for chunk in reader.chunks(cursor.last_block + 1, stats.to_block):
+        async for chunk in chunks:
             new = Cursor(cursor.start_block, chunk.last, chunk.last_hash)
             if pending is not None:
                 _committed(stats, await pending, progress)
@@ -569,6 +573,81 @@ async def _commit(
     return await asyncio.to_thread(work)
 
 
+async def _chunks(
+    reader: LogReader, given: Chunk | None, first: int, last: int
+) -> AsyncGenerator[Chunk, None]:
+    """``reader``'s chunks of ``first..last``, the first of them ``given`` when it was
+    read already (:func:`first_window_ahead`: it starts at ``first``)."""
+    if given is not None:
+        yield given
+        first = given.last + 1
+    async with aclosing(reader.chunks(first, last)) as rest:
+        async for chunk in rest:
+            yield chunk
+
+
+# A FIRST INDEX'S FIRST WINDOW, ASKED WITH THE CHECK'S HEAD
+
+
+class _Ahead(NamedTuple):
+    head: ChainHead
+    start: int
+    chunk: asyncio.Task[Chunk]
+
+
+def first_window_ahead(
+    rpc: JsonRpc, store: Store, chain_id: int, token: str, head: ChainHead
+) -> None:
+    """The first window of a token's first index here, asked now at ``head`` (a head
+    read a moment ago, likely still the chain's), before the check has read its own
+    head and confirmed that ``token`` is a token (issue #27: on first sight the logs
+    then come a round trip earlier, and who holds is known in time to read their
+    balances before their sells are planned).  Only where the start block is known
+    without asking the node (a devnet: :func:`_start_block`) and this process has not
+    indexed ``token``.  :func:`index_token` uses the window only when it finds no
+    cursor, starts at the same block and reads up to this very head (the same number
+    and hash): the window it would have read itself; otherwise it is dropped."""
+    token = token.lower()
+    start = 0 if chain_id in DEVNET_CHAIN_IDS else None
+    if start is None or head.number < start or not head.hash:
+        return
+    if _indexed(store, chain_id, token) is not None:
+        return
+    known = {head.number: head.hash}
+    reader = LogReader(rpc, token, [TRANSFER_TOPIC], IndexSettings(), known=known)
+    chunk = asyncio.ensure_future(_first_chunk(reader, start, head.number))
+    chunk.add_done_callback(_retrieved)
+    store.memo.put(("first window", chain_id, token), _Ahead(head, start, chunk))
+
+
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
+async def _taken_window(
+    store: Store, chain_id: int, token: str, at: tuple[ChainHead, int], cursor: Cursor
+) -> Chunk | None:
+    """:func:`first_window_ahead`'s window, taken (once) when it is the one this run
+    reads first: from the new cursor's first block up to ``at`` (the head, and the last
+    block to index, which must be it), read already and without error."""
+    key = ("first window", chain_id, token)
+    ahead = store.memo.value(key)
+    if not isinstance(ahead, _Ahead):
+        return None
+    store.memo.forget(key)
+    head, last = at
+    same = ahead.head.number == head.number == last and ahead.head.hash == head.hash
+    chunk = ahead.chunk
+    if not same or ahead.start != cursor.last_block + 1:
+        chunk.cancel()  # a no-op once it is done
+        return None
+    await asyncio.wait([chunk])  # in flight: the very request this run would send
+    if chunk.cancelled() or chunk.exception() is not None:
+        return None  # read again, as without it
+    return chunk.result()
+
+
 # A FIRST INDEX'S LOGS, BEFORE THEY ARE STORED
 
 
@@ -588,10 +667,21 @@ FIRST_LOGS_MAX = 20_000
 
 
 def _first_logs(store: Store, chain_id: int, token: str) -> FirstLogs:
-    """A fresh future for this indexer run (it replaces an earlier run's)."""
+    """A fresh future for this indexer run (it replaces an earlier run's), or the one
+    a reader asked for before the run began (:func:`next_first_logs`)."""
+    found = first_logs(store, chain_id, token)
+    if found is not None and not found.done():
+        return found
     future: FirstLogs = asyncio.get_running_loop().create_future()
     store.memo.put(("first logs", chain_id, token.lower()), future)
     return future
+
+
+def next_first_logs(store: Store, chain_id: int, token: str) -> FirstLogs:
+    """:func:`first_logs` of the run under way or of the next one, for a reader that
+    starts before the indexer has begun (every run settles it: with its first batch,
+    or None)."""
+    return _first_logs(store, chain_id, token)
 
 
 def first_logs(store: Store, chain_id: int, token: str) -> FirstLogs | None:
@@ -750,6 +840,8 @@ __all__ = [
     "block_hashes",
     "find_start_block",
     "first_logs",
+    "first_window_ahead",
+    "next_first_logs",
     "head_block",
     "holder_count",
     "memo_at_index_head",
