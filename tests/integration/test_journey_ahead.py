@@ -252,11 +252,11 @@ async def test_a_wrong_first_sight_guess_from_the_index_logs_is_not_used(
     service: Service, devnet: Any, monkeypatch: pytest.MonkeyPatch, made_wrong: str
 ) -> None:
     """The first-sight guess from the index's first logs (logged_people, or
-    _read_people: the same people with the balances read before the trade is ready),
-    made wrong (a stranger in place of the smallest holder): its sells go out but are
-    dropped, the miss is counted, and the answer is the one without a guess.  Fails
-    when the guess's sells are used unverified (the stranger's sell fails, the smallest
-    holder's is not simulated)."""
+    _read_people: the same people with the balances read, the plan the logged one is
+    corrected to at the reads' reply), made wrong (a stranger in place of the smallest
+    holder): its sells go out but are dropped, the miss is counted, and the answer is
+    the one without a guess.  Fails when the guess's sells are used unverified (the
+    stranger's sell fails, the smallest holder's is not simulated)."""
     trading = service.honeypot.trading
     app = create_app(service.settings, service)
     transport = httpx.ASGITransport(app=app)
@@ -278,9 +278,10 @@ async def test_a_wrong_first_sight_guess_from_the_index_logs_is_not_used(
             trading.simulated.clear()  # the holders' sells run anew
             service.store.reset_token(31337, entry["address"])  # indexed anew: first logs
             monkeypatch.setattr(holder_sells, "indexed_people", _nobody)
-            monkeypatch.setattr(holder_sells, "logged_people", lambda *_: ((), ()))
             monkeypatch.setattr(holder_sells, "_read_people", lambda *_: None)
-            if guess is not None:
+            if guess is None or made_wrong == "logged_people":  # else the logged guess
+                monkeypatch.setattr(holder_sells, "logged_people", lambda *_: ((), ()))
+            if guess is not None:  # ... corrected at the reads' reply, wrongly
                 monkeypatch.setattr(holder_sells, made_wrong, guess)
             monkeypatch.setattr(metrics, "sent_ahead", lambda p, u: seen.append((p, u)))
             answers.append((await http.get("/v2/IsHoneypot", params=params)).json())

@@ -210,16 +210,45 @@ async def _first_sight(
         return None
     token, node, limit = sim.route.token, ready.node, deps.holder_limit
     logged = _logged(batch.logs, limit, pools)  # once, for the guess and its reads
-    reads = await _early_reads(sim.base.tag, token)
-    reads = _reads_ahead(node, sim, logged, (pools, skip), reads)
-    # nothing awaited from here on: the sells start in the loop turn the logs woke
-    guess = _read_people(reads, _read_keys(sim, logged, (pools, skip)), limit, skip)
+    # nothing awaited until the sells leave: they start in the loop turn the logs woke
+    reads = _reads_ahead(node, sim, logged, (pools, skip), _early_reads(sim.base.tag, token))
+    keys = _read_keys(sim, logged, (pools, skip))
+    guess = _read_people(reads, keys, limit, skip)
     if guess is None:  # the reads not back (or failed): who the logs say, as logged
         guess = logged_people(batch.logs, limit, token, pools, skip, logged)
     if not guess[0]:
         return None
-    sells = _sells(node, store, sim, guess, index, batch)
-    return Ahead(guess, sells, reads)
+    ahead = Ahead(guess, _sells(node, store, sim, guess, index, batch), reads)
+    return await _corrected(ahead, (node, store, sim), (keys, limit, skip), (index, batch))
+
+
+async def _corrected(
+    ahead: Ahead,
+    on: tuple[Node, Store, Simulator],
+    find: tuple[tuple[ReadKey | None, ReadKey | None], int, Set[str]],
+    when: tuple[asyncio.Task[None], FirstBatch],
+) -> Ahead:
+    """``ahead``, or, when its guess was the logged one and the reads that will verify
+    it were in flight, the sells of who those reads find, started at their reply
+    where they differ (a reflection or rebasing token's balances move without logs):
+    not after the index's commit and the store's queries, which :func:`_analyse`
+    waits for before it redoes a missed guess.  Verified there all the same."""
+    (node, store, sim), (keys, limit, skip), (index, batch) = on, find, when
+    pending = [ahead.reads[k] for k in keys if k is not None and k in ahead.reads]
+    if all(read.done() for read in pending):
+        return ahead  # planned on them already, or they failed: as it is
+    try:
+        await asyncio.wait(pending)
+    except BaseException:
+        _drop_ahead(ahead)
+        raise
+    found = _read_people(ahead.reads, keys, limit, skip)
+    if found is None or found == ahead.guess or not found[0]:
+        return ahead
+    _drop(ahead.sells)
+    moved = {a for a, _ in found[0]} != {a for a, _ in ahead.guess[0]}
+    sells = _sells(node, store, sim, found, index, batch if moved else None)
+    return Ahead(found, sells, ahead.reads)
 
 
 def _drop_first(first: asyncio.Future[Ahead | None] | None) -> None:
@@ -374,19 +403,19 @@ async def _reads_from_logs(
     return _started_reads(node, token, keys, None)
 
 
-async def _early_reads(block: str, token: str) -> Reads | None:
-    """The reads :func:`read_holders_early` started for this check of ``token``, at
-    ``block``, once they are back (they left a round trip before the trade was ready)."""
+def _early_reads(block: str, token: str) -> Reads | None:
+    """The reads :func:`read_holders_early` started for this check of ``token`` at
+    ``block``, as they are (back or in flight); None when there are none (yet)."""
     found = _early.get()
     if found is None or found[0] != token.lower():
         return None
     early = found[1]
-    await asyncio.wait([early])
-    if early.cancelled() or early.exception() is not None or (reads := early.result()) is None:
+    if not early.done() or early.cancelled() or early.exception() is not None:
+        return None
+    reads = early.result()
+    if reads is None:
         return None
     mine = {k: r for k, r in reads.items() if k[0] == block}
-    if mine:
-        await asyncio.wait(list(mine.values()))
     for key in reads.keys() - mine.keys():
         _drop(reads[key])
     return mine
