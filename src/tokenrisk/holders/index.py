@@ -121,6 +121,7 @@ class Chunk:
     last: int
     last_hash: str | None
     logs: list[Any]
+    rows: list[TransferLog] | None = None  # ``logs`` decoded already, when they are
 
 
 @dataclass
@@ -409,12 +410,13 @@ async def index_token(
     reader = LogReader(rpc, token, [TRANSFER_TOPIC], settings, known=known)
     first = _first_logs(store, chain_id, token)
     try:
-        ahead = await _read_ahead(rpc, store, chain_id, token, settings, last, reader)
+        known_cursor = await asyncio.to_thread(store.get_cursor, chain_id, token)
+        ahead = await _read_ahead(rpc, known_cursor, settings, last, reader)
         if ahead is not None:
             cursor, stored, rolled_back = ahead[0], True, 0
         else:
             cursor, stored, rolled_back = await _resume(
-                rpc, store, chain_id, token, settings, last, head
+                rpc, store, (chain_id, token, known_cursor), settings, last, head
             )
         resumed = (cursor.last_block, (cursor.last_block_hash or "").lower())
         stats = IndexStats(chain_id, token, cursor.last_block + 1, last)
@@ -422,9 +424,7 @@ async def index_token(
         expected = cursor if stored else None
         if ahead is not None:  # the window after the cursor, read beside its hash check
             expected = Cursor(cursor.start_block, ahead[1].last, ahead[1].last_hash)
-            _committed(
-                stats, await _commit(store, stats, cursor, expected, ahead[1].logs), progress
-            )
+            _committed(stats, await _commit(store, stats, cursor, expected, ahead[1]), progress)
         at = (head, last)
         given = None if stored else await _taken_window(store, chain_id, token, at, cursor)
         after = expected or cursor  # past the read-ahead window, when there was one
@@ -542,7 +542,9 @@ async def _run(
                 _committed(stats, await pending, progress)
             whole = expected is None and chunk.last == stats.to_block
             tell = first if whole else None
-            pending = asyncio.create_task(_commit(store, stats, expected, new, chunk.logs, tell))
+            if tell is not None and chunk.rows is not None:  # decoded: published now
+                _publish_rows(tell, FirstBatch(new.start_block, chunk.rows))
+            pending = asyncio.create_task(_commit(store, stats, expected, new, chunk, tell))
             expected = new
         if pending is not None:
             _committed(stats, await pending, progress)
@@ -555,18 +557,19 @@ async def _commit(
     stats: IndexStats,
     expected: Cursor | None,
     new: Cursor,
-    logs: list[Any],
+    chunk: Chunk,
     first: FirstLogs | None = None,
 ) -> tuple[int, int]:
     """Decode and store one chunk in a worker thread; returns (last block, logs).
     ``first``: where the decoded rows are published before they are stored (a token's
-    whole history read in one batch, :func:`first_logs`)."""
+    whole history read in one batch, :func:`first_logs`; rows decoded already were
+    published by the caller)."""
     loop = asyncio.get_running_loop()
 
     def work() -> tuple[int, int]:
-        rows = parse_transfers(logs)
-        if first is not None and len(rows) <= FIRST_LOGS_MAX:
-            loop.call_soon_threadsafe(_publish, first, FirstBatch(new.start_block, rows))
+        rows = chunk.rows if chunk.rows is not None else parse_transfers(chunk.logs)
+        if first is not None and chunk.rows is None:
+            loop.call_soon_threadsafe(_publish_rows, first, FirstBatch(new.start_block, rows))
         store.apply_window(stats.chain_id, stats.token, expected=expected, new=new, logs=rows)
         return new.last_block, len(rows)
 
@@ -615,9 +618,16 @@ def first_window_ahead(
         return
     known = {head.number: head.hash}
     reader = LogReader(rpc, token, [TRANSFER_TOPIC], IndexSettings(), known=known)
-    chunk = asyncio.ensure_future(_first_chunk(reader, start, head.number))
+    chunk = asyncio.ensure_future(_decoded(_first_chunk(reader, start, head.number)))
     chunk.add_done_callback(_retrieved)
     store.memo.put(("first window", chain_id, token), _Ahead(head, start, chunk))
+
+
+async def _decoded(read: Awaitable[Chunk]) -> Chunk:
+    """The chunk ``read`` gives, its logs decoded (in a worker thread, while the check
+    waits for its head anyway), so a first index publishes them without a thread hop."""
+    chunk = await read
+    return replace(chunk, rows=await asyncio.to_thread(parse_transfers, chunk.logs))
 
 
 def _retrieved(task: asyncio.Future[Any]) -> None:
@@ -699,6 +709,12 @@ def first_logs(store: Store, chain_id: int, token: str) -> FirstLogs | None:
     return value if value.get_loop() is asyncio.get_running_loop() else None
 
 
+def _publish_rows(first: FirstLogs, batch: FirstBatch) -> None:
+    """``batch`` published, unless it is too large to guess from on the event loop."""
+    if len(batch.logs) <= FIRST_LOGS_MAX:
+        _publish(first, batch)
+
+
 def _publish(first: FirstLogs | None, rows: FirstBatch | None) -> None:
     if first is not None and not first.done():
         first.set_result(rows)
@@ -726,18 +742,18 @@ async def _settle(pending: asyncio.Task[tuple[int, int]] | None) -> None:
 async def _resume(
     rpc: JsonRpc,
     store: Store,
-    chain_id: int,
-    token: str,
+    known: tuple[int, str, Cursor | None],
     settings: IndexSettings,
     last: int,
     head: ChainHead,
 ) -> tuple[Cursor, bool, int]:
     """The cursor to continue from, whether it is stored, and blocks rolled back.
+    ``known``: the chain, the token and its stored cursor (read by the caller).
 
     A cursor at the head block with the head's hash needs no reorg check (the common
     case of a token checked again in the same block: no node call at all).
     """
-    cursor = await asyncio.to_thread(store.get_cursor, chain_id, token)
+    chain_id, token, cursor = known
     rolled_back = 0
     at_head = (
         cursor is not None
@@ -754,9 +770,7 @@ async def _resume(
 
 async def _read_ahead(
     rpc: JsonRpc,
-    store: Store,
-    chain_id: int,
-    token: str,
+    cursor: Cursor | None,
     settings: IndexSettings,
     last: int,
     reader: LogReader,
@@ -770,9 +784,8 @@ async def _read_ahead(
     check and the new logs one after the other cost a sequential round trip more than
     the logs alone (issue #27).  The logs are used only when this head's read of the
     cursor's block confirms the cursor, so the index stores what the checked order
-    would have stored.
+    would have stored.  ``cursor``: the stored one (read by the caller).
     """
-    cursor = await asyncio.to_thread(store.get_cursor, chain_id, token)
     if cursor is None or cursor.last_block_hash is None:
         return None
     if not 0 < last - cursor.last_block <= settings.window:
