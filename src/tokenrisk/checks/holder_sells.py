@@ -193,7 +193,9 @@ async def _first_sight(
     batch of logs says holds, started the moment the indexer has decoded them (while it
     commits them: :func:`~tokenrisk.holders.index.first_logs`); None when there is no
     such batch here (the index was already there, or read in several batches) or the
-    index is refreshed first.  Verified like every guess (:func:`_analyse`)."""
+    index is refreshed first.  Planned on the people's balances read when those reads
+    are back (:func:`read_holders_early`), else on the logged ones (corrected at the
+    reads' reply, :func:`_corrected`).  Verified like every guess (:func:`_analyse`)."""
     options, index = when
     sim, store = ready.sim, deps.index.store
     if sim is None or not options.holder_analysis:
@@ -362,13 +364,15 @@ def read_holders_early(
 ) -> None:
     """On a token's first index here, the code and balance reads of who its first logs
     say holds, started the moment they are decoded, at ``at``'s block (the head the
-    sells will be simulated on, its tag) and with its pools, before the trade is prepared
+    sells will be pinned to, its tag) and with its pools, before the trade is prepared
     (issue #27): when the index's first window was asked beside the check's head read
-    (:func:`~tokenrisk.checks.top_holders.index_ahead`) they are back before the sells
-    are planned, so :func:`_first_sight` plans them on the balances read, the plan
-    :func:`_analyse` then verifies (a reflection or rebasing token's balances move
-    without logs: a plan on the logged ones misses and is redone, a round trip more).
-    For this check's later steps only (a context variable)."""
+    (:func:`~tokenrisk.checks.top_holders.index_ahead`) they leave a round trip
+    earlier, so :func:`_first_sight` plans the sells on the balances read when they are
+    back, and :func:`_corrected` replaces a plan on the logged ones that they contradict
+    at their reply (a reflection or rebasing token's balances move without logs; the
+    redo after the index's commit was a round trip more).  Verified by
+    :func:`_analyse` as every guess.  For this check's later steps only (a context
+    variable)."""
     block, pools = at
     options, index = when
     store = deps.index.store
