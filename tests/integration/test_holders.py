@@ -26,6 +26,7 @@ import pytest
 from eth_utils.crypto import keccak
 from test_v4_known_pools import Rounds
 
+from tokenrisk import metrics
 from tokenrisk.chain.abi import checksum, encode_args, encode_call
 from tokenrisk.chain.coalesce import CoalescingRpc
 from tokenrisk.chain.head import read_head
@@ -238,7 +239,11 @@ async def test_second_run_reads_only_new_blocks(
 
 @pytest.mark.parametrize("same_head", [True, False])
 async def test_a_first_window_asked_ahead_is_used_only_at_its_head(
-    rpc: RpcClient, tmp_path: Path, artifacts: dict[str, Any], same_head: bool
+    rpc: RpcClient,
+    tmp_path: Path,
+    artifacts: dict[str, Any],
+    same_head: bool,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """#27: a first index's first window of logs asked before the check has read its
     head (``first_window_ahead``, at a head read a moment ago) replaces the indexer's
@@ -266,11 +271,14 @@ async def test_a_first_window_asked_ahead_is_used_only_at_its_head(
             return await batch(calls, **kwargs)
 
         rpc.batch = counted  # type: ignore[method-assign]
+        seen: list[tuple[str, bool]] = []
+        monkeypatch.setattr(metrics, "sent_ahead", lambda p, u: seen.append((p, u)))
         try:
             await index_token(rpc, stores[1], CHAIN, token)
         finally:
             del rpc.batch
         assert sent.count("eth_getLogs") == (0 if same_head else 1)
+        assert seen == [("index_window", same_head)]
         assert stores[1].balances(CHAIN, token) == stores[0].balances(CHAIN, token)
         await assert_index_matches_chain(rpc, stores[1], token, [owner, *holders])
     finally:

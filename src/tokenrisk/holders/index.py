@@ -34,6 +34,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple, TypeVar, cast
 
+from tokenrisk import metrics
 from tokenrisk.chain.abi import decode_uint, encode_call, topic_address
 from tokenrisk.chain.head import ChainHead, read_head
 from tokenrisk.chain.history import JsonRpc, creation_block, has_code
@@ -426,7 +427,7 @@ async def index_token(
             expected = Cursor(cursor.start_block, ahead[1].last, ahead[1].last_hash)
             _committed(stats, await _commit(store, stats, cursor, expected, ahead[1]), progress)
         at = (head, last)
-        given = None if stored else await _taken_window(store, chain_id, token, at, cursor)
+        given = await _taken_window(store, chain_id, token, at, None if stored else cursor)
         after = expected or cursor  # past the read-ahead window, when there was one
         chunks = _chunks(reader, given, after.last_block + 1, last)
         await _run(chunks, store, expected, after, stats, (progress, first))
@@ -636,11 +637,13 @@ def _retrieved(task: asyncio.Future[Any]) -> None:
 
 
 async def _taken_window(
-    store: Store, chain_id: int, token: str, at: tuple[ChainHead, int], cursor: Cursor
+    store: Store, chain_id: int, token: str, at: tuple[ChainHead, int], cursor: Cursor | None
 ) -> Chunk | None:
     """:func:`first_window_ahead`'s window, taken (once) when it is the one this run
     reads first: from the new cursor's first block up to ``at`` (the head, and the last
-    block to index, which must be it), read already and without error."""
+    block to index, which must be it), read already and without error; ``cursor``:
+    the new one (None: a stored one, the window is not used).  Counted as
+    ``index_window`` used or dropped in ``tokenrisk_sent_ahead_total``."""
     key = ("first window", chain_id, token)
     ahead = store.memo.value(key)
     if not isinstance(ahead, _Ahead):
@@ -649,13 +652,18 @@ async def _taken_window(
     head, last = at
     same = ahead.head.number == head.number == last and ahead.head.hash == head.hash
     chunk = ahead.chunk
-    if not same or ahead.start != cursor.last_block + 1:
+    if cursor is None or not same or ahead.start != cursor.last_block + 1:
         chunk.cancel()  # a no-op once it is done
+        metrics.sent_ahead(WINDOW, False)
         return None
     await asyncio.wait([chunk])  # in flight: the very request this run would send
-    if chunk.cancelled() or chunk.exception() is not None:
-        return None  # read again, as without it
-    return chunk.result()
+    used = not chunk.cancelled() and chunk.exception() is None
+    metrics.sent_ahead(WINDOW, used)
+    return chunk.result() if used else None  # else read again, as without it
+
+
+WINDOW = "index_window"
+"""``tokenrisk_sent_ahead_total``'s ``planned`` for :func:`first_window_ahead`."""
 
 
 # A FIRST INDEX'S LOGS, BEFORE THEY ARE STORED
