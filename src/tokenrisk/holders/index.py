@@ -696,10 +696,11 @@ def _first_logs(store: Store, chain_id: int, token: str) -> FirstLogs:
 
 
 def next_first_logs(store: Store, chain_id: int, token: str) -> FirstLogs:
-    """:func:`first_logs` of the run under way or of the next one, for a reader that
-    starts before the indexer has begun (every run settles it: with its first batch,
-    or None)."""
-    return _first_logs(store, chain_id, token)
+    """:func:`first_logs` of the latest run (under way or over), or, before any run
+    here, of the next one: for a reader that may start before the indexer has begun
+    (every run settles it: with its first batch, or None)."""
+    found = first_logs(store, chain_id, token)
+    return found if found is not None else _first_logs(store, chain_id, token)
 
 
 def first_logs(store: Store, chain_id: int, token: str) -> FirstLogs | None:
