@@ -307,12 +307,17 @@ def _keys_at(
     logged: tuple[list[tuple[str, int]], list[str]],
     beside: tuple[list[Pool], Set[str]],
 ) -> tuple[ReadKey | None, ReadKey | None]:
+    """:func:`_read_keys` at ``block`` for ``token``."""
     pools, skip = beside
     rows, sniped = logged
     largest = _candidates(rows, token, pools)
     left_out = {s.lower() for s in skip} | {token.lower()}
     held = [checksum(a) for a in sniped if a not in left_out]
-    return tuple((block, tuple(a)) if a else None for a in (largest, held))  # type: ignore[return-value]
+    return _key(block, largest), _key(block, held)
+
+
+def _key(block: str, addresses: list[str]) -> ReadKey | None:
+    return (block, tuple(addresses)) if addresses else None
 
 
 def _started_reads(
