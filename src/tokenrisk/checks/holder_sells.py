@@ -234,7 +234,8 @@ async def _corrected(
     it were in flight, the sells of who those reads find, started at their reply
     where they differ (a reflection or rebasing token's balances move without logs):
     not after the index's commit and the store's queries, which :func:`_analyse`
-    waits for before it redoes a missed guess.  Verified there all the same."""
+    waits for before it redoes a missed guess.  Verified there all the same; the
+    logged plan replaced is counted ``holders`` dropped."""
     (node, store, sim), (keys, limit, skip), (index, batch) = on, find, when
     pending = [ahead.reads[k] for k in keys if k is not None and k in ahead.reads]
     if all(read.done() for read in pending):
@@ -248,6 +249,7 @@ async def _corrected(
     if found is None or found == ahead.guess or not found[0]:
         return ahead
     _drop(ahead.sells)
+    count(PEOPLE, False)  # the logged plan's sells: node work for nothing
     moved = {a for a, _ in found[0]} != {a for a, _ in ahead.guess[0]}
     sells = _sells(node, store, sim, found, index, batch if moved else None)
     return Ahead(found, sells, ahead.reads)
