@@ -17,6 +17,7 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ import pytest
 from eth_utils.crypto import keccak
 from test_v4_known_pools import Rounds
 
+from tokenrisk import metrics
 from tokenrisk.chain.abi import checksum, encode_args, encode_call
 from tokenrisk.chain.coalesce import CoalescingRpc
 from tokenrisk.chain.head import read_head
@@ -45,6 +47,7 @@ from tokenrisk.holders import (
     top_holders_checked,
     total_supply,
 )
+from tokenrisk.holders.index import first_window_ahead
 from tokenrisk.store.engine import Cursor, Store, create_store
 
 pytestmark = pytest.mark.integration
@@ -232,6 +235,55 @@ async def test_second_run_reads_only_new_blocks(
     assert third.from_block == first.to_block + 1
     assert third.logs == 5 and third.requests == 1
     await assert_index_matches_chain(rpc, store, token, [owner, *holders, *late])
+
+
+@pytest.mark.parametrize("same_head", [True, False])
+async def test_a_first_window_asked_ahead_is_used_only_at_its_head(
+    rpc: RpcClient,
+    tmp_path: Path,
+    artifacts: dict[str, Any],
+    same_head: bool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """#27: a first index's first window of logs asked before the check has read its
+    head (``first_window_ahead``, at a head read a moment ago) replaces the indexer's
+    own first request only at that very head; at another (here: a hash the chain does
+    not have) it is dropped and the logs are read as without it.  Either way the index
+    is the one the indexer alone makes.  Fails when a window read at another head is
+    stored, or when one at the same head is read again."""
+    owner = await deployer(rpc)
+    token = await deploy(rpc, artifacts, "PlainToken", 10**30, owner)
+    holders = holder_set(12, f"ahead{same_head}")
+    await scatter(rpc, token, owner, holders, rounds=2, seed=5)
+    head = await read_head(rpc)
+    at = head if same_head else replace(head, hash="0x" + "ab" * 32)
+    stores = [create_store(f"sqlite:///{tmp_path / f'{n}.db'}") for n in ("alone", "ahead")]
+    try:
+        await index_token(rpc, stores[0], CHAIN, token)
+        first_window_ahead(rpc, stores[1], CHAIN, token, at)
+        asked = stores[1].memo.value(("first window", CHAIN, token.lower()))
+        await asked.chunk  # the window is back before the indexer starts
+        sent: list[str] = []
+        batch = rpc.batch
+
+        async def counted(calls: Any, **kwargs: Any) -> Any:
+            sent.extend(method for method, _ in calls)
+            return await batch(calls, **kwargs)
+
+        rpc.batch = counted  # type: ignore[method-assign]
+        seen: list[tuple[str, bool]] = []
+        monkeypatch.setattr(metrics, "sent_ahead", lambda p, u: seen.append((p, u)))
+        try:
+            await index_token(rpc, stores[1], CHAIN, token)
+        finally:
+            del rpc.batch
+        assert sent.count("eth_getLogs") == (0 if same_head else 1)
+        assert seen == [("index_window", same_head)]
+        assert stores[1].balances(CHAIN, token) == stores[0].balances(CHAIN, token)
+        await assert_index_matches_chain(rpc, stores[1], token, [owner, *holders])
+    finally:
+        for store in stores:
+            store.close()
 
 
 async def test_a_new_head_checks_the_cursor_beside_its_new_logs(

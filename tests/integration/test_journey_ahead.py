@@ -247,23 +247,28 @@ async def test_first_sight_holder_sells_planned_from_the_index(
     assert _stable(answers[1]) == _stable(answers[0])
 
 
+@pytest.mark.parametrize("made_wrong", ["logged_people", "_read_people"])
 async def test_a_wrong_first_sight_guess_from_the_index_logs_is_not_used(
-    service: Service, devnet: Any, monkeypatch: pytest.MonkeyPatch
+    service: Service, devnet: Any, monkeypatch: pytest.MonkeyPatch, made_wrong: str
 ) -> None:
-    """The first-sight guess from the index's first logs (logged_people), made wrong (a
-    stranger in place of the smallest holder): its sells go out but are dropped, the
-    miss is counted, and the answer is the one without a guess.  Fails when the guess's
-    sells are used unverified (the stranger's sell fails, the smallest holder's is not
-    simulated)."""
+    """The first-sight guess from the index's first logs (logged_people, or
+    _read_people: the same people with the balances read, the plan the logged one is
+    corrected to at the reads' reply), made wrong (a stranger in place of the smallest
+    holder): its sells go out but are dropped, the miss is counted, and the answer is
+    the one without a guess.  Fails when the guess's sells are used unverified (the
+    stranger's sell fails, the smallest holder's is not simulated)."""
     trading = service.honeypot.trading
     app = create_app(service.settings, service)
     transport = httpx.ASGITransport(app=app)
     entry = next(t for t in devnet.manifest["tokens"] if t["id"] == "plain")
     params = {"address": entry["address"], "chainID": 31337}
-    real = holder_sells.logged_people
+    real = getattr(holder_sells, made_wrong)
 
     def wrong(*args: Any) -> Any:
-        people, held = real(*args)
+        found = real(*args)
+        if found is None:  # _read_people: the reads not back
+            return None
+        people, held = found
         return (*people[:-1], ("0x" + "11" * 20, people[0][1])), held
 
     answers, seen = [], []
@@ -273,7 +278,11 @@ async def test_a_wrong_first_sight_guess_from_the_index_logs_is_not_used(
             trading.simulated.clear()  # the holders' sells run anew
             service.store.reset_token(31337, entry["address"])  # indexed anew: first logs
             monkeypatch.setattr(holder_sells, "indexed_people", _nobody)
-            monkeypatch.setattr(holder_sells, "logged_people", guess or (lambda *_: ((), ())))
+            monkeypatch.setattr(holder_sells, "_read_people", lambda *_: None)
+            if guess is None or made_wrong == "logged_people":  # else the logged guess
+                monkeypatch.setattr(holder_sells, "logged_people", lambda *_: ((), ()))
+            if guess is not None:  # ... corrected at the reads' reply, wrongly
+                monkeypatch.setattr(holder_sells, made_wrong, guess)
             monkeypatch.setattr(metrics, "sent_ahead", lambda p, u: seen.append((p, u)))
             answers.append((await http.get("/v2/IsHoneypot", params=params)).json())
             monkeypatch.undo()

@@ -104,3 +104,24 @@ async def test_the_reads_started_from_the_logs_are_the_stored_indexs(
             assert reads == {}  # both taken (counted holder_reads used)
     finally:
         store.close()
+
+
+async def test_a_reader_before_the_run_gets_the_future_the_run_settles() -> None:
+    """#27: a reader that starts before the indexer (``next_first_logs``: the holders'
+    reads started before the trade is ready) gets the future the indexer then settles;
+    one that starts after gets the run's own, settled or not, never a fresh one that no
+    run would settle."""
+    from tokenrisk.holders import index
+
+    store = create_store("sqlite://")
+    try:
+        early = index.next_first_logs(store, CHAIN, TOKEN)
+        run = index._first_logs(store, CHAIN, TOKEN)  # the indexer's start
+        assert run is early and not early.done()
+        batch = index.FirstBatch(0, [])
+        index._publish(run, batch)
+        assert await asyncio.wait_for(early, 1) is batch
+        assert index.next_first_logs(store, CHAIN, TOKEN) is run
+        assert index._first_logs(store, CHAIN, TOKEN) is not run  # the next run's own
+    finally:
+        store.close()

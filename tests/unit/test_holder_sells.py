@@ -266,3 +266,33 @@ async def test_a_groups_failures_sell_alone_before_the_other_groups_are_back() -
     assert all(r.ok for r in results[:-1])
     ends = [n for n, e in enumerate(events) if e == "end group"]
     assert len(ends) == 5 and events.index("start lone 2") < ends[-1]
+
+
+async def test_the_first_sight_plan_from_reads_is_what_the_analysis_makes_of_them() -> None:
+    """#27: on first sight the holders' sells are planned on their balances read from
+    the index's first logs (``checks.holder_sells._read_people``): the first ``limit``
+    that hold, less ``skip``, and the holding snipers, as ``_analyse`` makes them of the
+    same reads; no plan while a read is not back or failed (then the logged guess)."""
+    from tokenrisk.checks import holder_sells as checks_holders
+
+    loop = asyncio.get_running_loop()
+    largest, snipers = ("0x1", (holder(0), holder(1), holder(2))), ("0x1", (holder(3),))
+    reads: dict[Any, asyncio.Future[list[tuple[str, int]]]] = {
+        largest: loop.create_future(),
+        snipers: loop.create_future(),
+    }
+    keys = (largest, snipers)
+    assert checks_holders._read_people(reads, keys, 2, frozenset()) is None  # not back
+    reads[largest].set_result([(holder(0), 7), (holder(2), 5), (holder(1), 1)])
+    reads[snipers].set_result([(holder(3), 2)])
+    people = ((holder(0), 7), (holder(2), 5))
+    assert checks_holders._read_people(reads, keys, 2, frozenset()) == (people, ((holder(3), 2),))
+    skipped = checks_holders._read_people(reads, keys, 2, {holder(0)})
+    assert skipped == (((holder(2), 5),), ((holder(3), 2),))
+    assert checks_holders._read_people(reads, (largest, None), 5, frozenset()) == (
+        ((holder(0), 7), (holder(2), 5), (holder(1), 1)),
+        (),
+    )
+    failed = loop.create_future()
+    failed.set_exception(RuntimeError("no reply"))
+    assert checks_holders._read_people({**reads, snipers: failed}, keys, 2, frozenset()) is None

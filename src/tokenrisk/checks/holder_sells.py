@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence, Set
+from contextvars import ContextVar
 from dataclasses import replace
 from itertools import islice
 from typing import Any, NamedTuple
@@ -34,7 +35,13 @@ from tokenrisk.chain.tokens import balances_of, is_contract
 from tokenrisk.checks.deps import HoneypotDeps, Options
 from tokenrisk.checks.trade import Prepared
 from tokenrisk.errors import MethodUnsupported
-from tokenrisk.holders.index import FirstBatch, first_logs, index_content, top_holders
+from tokenrisk.holders.index import (
+    FirstBatch,
+    first_logs,
+    index_content,
+    next_first_logs,
+    top_holders,
+)
 from tokenrisk.holders.launch import (
     airdrop_summary,
     logged_pool_transfers,
@@ -158,7 +165,9 @@ async def _analysable(ready: Prepared, options: Options) -> bool:
 
 Sold = asyncio.Future[tuple[list[HolderSell], set[str], list[HolderSell]]]
 """Started sells: the people's results, who of them was siphoned, the other snipers'."""
-Reads = dict[tuple[str, tuple[str, ...]], asyncio.Future[list[tuple[str, int]]]]
+ReadKey = tuple[str, tuple[str, ...]]
+"""A read's block and addresses."""
+Reads = dict[ReadKey, asyncio.Future[list[tuple[str, int]]]]
 """:func:`_holding_people`'s reads started ahead, by (block, addresses)."""
 READS = "holder_reads"
 """``tokenrisk_sent_ahead_total``'s ``planned`` for :data:`Reads`."""
@@ -184,7 +193,9 @@ async def _first_sight(
     batch of logs says holds, started the moment the indexer has decoded them (while it
     commits them: :func:`~tokenrisk.holders.index.first_logs`); None when there is no
     such batch here (the index was already there, or read in several batches) or the
-    index is refreshed first.  Verified like every guess (:func:`_analyse`)."""
+    index is refreshed first.  Planned on the people's balances read when those reads
+    are back (:func:`read_holders_early`), else on the logged ones (corrected at the
+    reads' reply, :func:`_corrected`).  Verified like every guess (:func:`_analyse`)."""
     options, index = when
     sim, store = ready.sim, deps.index.store
     if sim is None or not options.holder_analysis:
@@ -199,14 +210,49 @@ async def _first_sight(
     batch = await _first_batch(store, ready.node.id, sim.route.token, index)
     if batch is None:
         return None
-    # nothing awaited from here on: the sells start in the loop turn the logs woke
     token, node, limit = sim.route.token, ready.node, deps.holder_limit
     logged = _logged(batch.logs, limit, pools)  # once, for the guess and its reads
-    guess = logged_people(batch.logs, limit, token, pools, skip, logged)
+    # nothing awaited until the sells leave: they start in the loop turn the logs woke
+    reads = _reads_ahead(node, sim, logged, (pools, skip), _early_reads(sim.base.tag, token))
+    keys = _read_keys(sim, logged, (pools, skip))
+    guess = _read_people(reads, keys, limit, skip)
+    if guess is None:  # the reads not back (or failed): who the logs say, as logged
+        guess = logged_people(batch.logs, limit, token, pools, skip, logged)
     if not guess[0]:
         return None
-    sells = _sells(node, store, sim, guess, index, batch)
-    return Ahead(guess, sells, _reads_ahead(node, sim, logged, (pools, skip)))
+    ahead = Ahead(guess, _sells(node, store, sim, guess, index, batch), reads)
+    return await _corrected(ahead, (node, store, sim), (keys, limit, skip), (index, batch))
+
+
+async def _corrected(
+    ahead: Ahead,
+    on: tuple[Node, Store, Simulator],
+    find: tuple[tuple[ReadKey | None, ReadKey | None], int, Set[str]],
+    when: tuple[asyncio.Task[None], FirstBatch],
+) -> Ahead:
+    """``ahead``, or, when its guess was the logged one and the reads that will verify
+    it were in flight, the sells of who those reads find, started at their reply
+    where they differ (a reflection or rebasing token's balances move without logs):
+    not after the index's commit and the store's queries, which :func:`_analyse`
+    waits for before it redoes a missed guess.  Verified there all the same; the
+    logged plan replaced is counted ``holders`` dropped."""
+    (node, store, sim), (keys, limit, skip), (index, batch) = on, find, when
+    pending = [ahead.reads[k] for k in keys if k is not None and k in ahead.reads]
+    if all(read.done() for read in pending):
+        return ahead  # planned on them already, or they failed: as it is
+    try:
+        await asyncio.wait(pending)
+    except BaseException:
+        _drop_ahead(ahead)
+        raise
+    found = _read_people(ahead.reads, keys, limit, skip)
+    if found is None or found == ahead.guess or not found[0]:
+        return ahead
+    _drop(ahead.sells)
+    count(PEOPLE, False)  # the logged plan's sells: node work for nothing
+    moved = {a for a, _ in found[0]} != {a for a, _ in ahead.guess[0]}
+    sells = _sells(node, store, sim, found, index, batch if moved else None)
+    return Ahead(found, sells, ahead.reads)
 
 
 def _drop_first(first: asyncio.Future[Ahead | None] | None) -> None:
@@ -236,24 +282,154 @@ def _reads_ahead(
     sim: Simulator,
     logged: tuple[list[tuple[str, int]], list[str]],
     beside: tuple[list[Pool], Set[str]],
+    reads: Reads | None = None,
 ) -> Reads:
     """The code and balance reads :func:`largest_holders` and :func:`holding_snipers`
     will make once the index is stored, started from its logs in memory (``logged``:
     :func:`_logged`): the same addresses at the same block (:func:`_holding_people`
-    takes them by that key).  ``beside``: the pools, and who is not analysed."""
+    takes them by that key).  ``beside``: the pools, and who is not analysed.
+    ``reads``: those started already (:func:`read_holders_early`), kept; only the
+    missing ones are started."""
+    return _started_reads(node, sim.route.token, _read_keys(sim, logged, beside), reads)
+
+
+def _read_keys(
+    sim: Simulator,
+    logged: tuple[list[tuple[str, int]], list[str]],
+    beside: tuple[list[Pool], Set[str]],
+) -> tuple[ReadKey | None, ReadKey | None]:
+    """The keys of :data:`Reads` :func:`largest_holders` and :func:`holding_snipers`
+    will look up (None: no address to read, no read asked)."""
+    return _keys_at(sim.base.tag, sim.route.token, logged, beside)
+
+
+def _keys_at(
+    block: str,
+    token: str,
+    logged: tuple[list[tuple[str, int]], list[str]],
+    beside: tuple[list[Pool], Set[str]],
+) -> tuple[ReadKey | None, ReadKey | None]:
+    """:func:`_read_keys` at ``block`` for ``token``."""
     pools, skip = beside
-    token, block = sim.route.token, sim.base.tag
     rows, sniped = logged
     largest = _candidates(rows, token, pools)
     left_out = {s.lower() for s in skip} | {token.lower()}
     held = [checksum(a) for a in sniped if a not in left_out]
-    reads: Reads = {}
-    for addresses in (largest, held):
-        if addresses and (block, tuple(addresses)) not in reads:
-            read = asyncio.ensure_future(_holding_people(node, token, addresses, block))
+    return _key(block, largest), _key(block, held)
+
+
+def _key(block: str, addresses: list[str]) -> ReadKey | None:
+    return (block, tuple(addresses)) if addresses else None
+
+
+def _started_reads(
+    node: Node, token: str, keys: tuple[ReadKey | None, ...], reads: Reads | None
+) -> Reads:
+    started: Reads = dict(reads or {})
+    for key in keys:
+        if key is not None and key not in started:
+            read = asyncio.ensure_future(_holding_people(node, token, list(key[1]), key[0]))
             read.add_done_callback(_seen)  # a failed read nobody took: not reported
-            reads[(block, tuple(addresses))] = read
-    return reads
+            started[key] = read
+    return started
+
+
+def _read_people(
+    reads: Reads, keys: tuple[ReadKey | None, ReadKey | None], limit: int, skip: Set[str]
+) -> tuple[People, People] | None:
+    """Who :func:`_analyse` will find, from ``reads`` already back: the people and
+    holding snipers exactly as it makes them of the same reads (the first ``limit``
+    candidates that hold, less ``skip``; the snipers that hold); None when a read is
+    not back or failed.  Balances read, not logged: a reflection or rebasing token's
+    move without logs, so a plan on these holds where the logged one misses."""
+    got: list[list[tuple[str, int]]] = []
+    for key in keys:
+        read = reads.get(key) if key is not None else None
+        if key is None:
+            got.append([])
+        elif read is None or not read.done() or read.cancelled() or read.exception():
+            return None
+        else:
+            got.append(read.result())
+    found, held = got
+    return tuple(p for p in found[:limit] if p[0] not in skip), tuple(held)
+
+
+# THE HOLDERS' READS, FROM THE INDEX'S FIRST LOGS, BEFORE THE TRADE IS READY
+
+_early: ContextVar[tuple[str, asyncio.Future[Reads | None]] | None] = ContextVar(
+    "tokenrisk_holder_reads", default=None
+)
+
+
+def read_holders_early(
+    deps: HoneypotDeps,
+    node: Node,
+    token: str,
+    at: tuple[str | None, list[Pool]],
+    when: tuple[Options, asyncio.Task[None]],
+) -> None:
+    """On a token's first index here, the code and balance reads of who its first logs
+    say holds, started the moment they are decoded, at ``at``'s block (the head the
+    sells will be pinned to, its tag) and with its pools, before the trade is prepared
+    (issue #27): when the index's first window was asked beside the check's head read
+    (:func:`~tokenrisk.checks.top_holders.index_ahead`) they leave a round trip
+    earlier, so :func:`_first_sight` plans the sells on the balances read when they are
+    back, and :func:`_corrected` replaces a plan on the logged ones that they contradict
+    at their reply (a reflection or rebasing token's balances move without logs; the
+    redo after the index's commit was a round trip more).  Verified by
+    :func:`_analyse` as every guess.  For this check's later steps only (a context
+    variable)."""
+    block, pools = at
+    options, index = when
+    store = deps.index.store
+    _early.set(None)
+    if block is None or not options.holder_analysis:
+        return
+    if index_content(store, node.id, token) is not None:
+        return  # indexed here already: no first logs to come
+    published = next_first_logs(store, node.id, token)
+    early = asyncio.ensure_future(
+        _reads_from_logs(node, (token, block), (pools, deps.holder_limit), published, index)
+    )
+    early.add_done_callback(_seen)
+    _early.set((token.lower(), early))
+
+
+async def _reads_from_logs(
+    node: Node,
+    at: tuple[str, str],
+    beside: tuple[list[Pool], int],
+    published: asyncio.Future[FirstBatch | None],
+    index: asyncio.Task[None],
+) -> Reads | None:
+    (token, block), (pools, limit) = at, beside
+    either: list[asyncio.Future[Any]] = [published, index]
+    await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+    if not published.done() or published.cancelled() or published.result() is None:
+        return None
+    batch = published.result()
+    assert batch is not None
+    keys = _keys_at(block, token, _logged(batch.logs, limit, pools), (pools, frozenset()))
+    return _started_reads(node, token, keys, None)
+
+
+def _early_reads(block: str, token: str) -> Reads | None:
+    """The reads :func:`read_holders_early` started for this check of ``token`` at
+    ``block``, as they are (back or in flight); None when there are none (yet)."""
+    found = _early.get()
+    if found is None or found[0] != token.lower():
+        return None
+    early = found[1]
+    if not early.done() or early.cancelled() or early.exception() is not None:
+        return None
+    reads = early.result()
+    if reads is None:
+        return None
+    mine = {k: r for k, r in reads.items() if k[0] == block}
+    for key in reads.keys() - mine.keys():
+        _drop(reads[key])
+    return mine
 
 
 # HOLDERS AND SNIPERS SELLING

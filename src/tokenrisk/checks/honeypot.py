@@ -22,12 +22,12 @@ from tokenrisk import risk
 from tokenrisk.chain.abi import parse_address
 from tokenrisk.chain.head import ChainHead
 from tokenrisk.checks.deps import EVERY_ANALYSIS, HoneypotDeps, Options, owner_powers_enabled
-from tokenrisk.checks.holder_sells import airdrop, holder_sells
+from tokenrisk.checks.holder_sells import airdrop, holder_sells, read_holders_early
 from tokenrisk.checks.results import HoneypotResult
 from tokenrisk.checks.speculation import at_head
 from tokenrisk.checks.target import Target, early_token_work, pick_pool, started_early
 from tokenrisk.checks.tasks import finish
-from tokenrisk.checks.top_holders import refresh_index
+from tokenrisk.checks.top_holders import index_ahead, refresh_index
 from tokenrisk.checks.trade import Prepared, emulating, run_journey
 from tokenrisk.checks.venue import base_info, count_ahead, counted, created, ready_pool, token_info
 from tokenrisk.checks.verification import code_report
@@ -71,6 +71,8 @@ async def is_honeypot(
 
     # the target and the head: remembered ones confirmed beside the check, or read first;
     # the holder index refreshed from the moment a search confirms the token
+    if chain_id is not None:  # a first index's logs asked beside the head read
+        index_ahead(deps.index, deps.nodes.select(chain_id)[0], token, deps.trading.ahead)
     async with early_token_work(lambda node, t: refresh_index(deps.index, node, t)):
         return await at_head(deps.nodes, deps.trading, token, chain_id, at)
 
@@ -95,6 +97,9 @@ async def analyse(
     index = started_early(target.node, target.token) or asyncio.create_task(
         refresh_index(deps.index, target.node, target.token)
     )
+    pools = [*target.pools, pool] if pool is not None else list(target.pools)
+    block = head.tag if head is not None else None  # the head the trade is pinned to
+    read_holders_early(deps, target.node, target.token, (block, pools), (options, index))
     try:
         ready = await ready_pool(deps, target, pool, head, index, liquidity)
         return await measure(deps, ready, target.pools, index, options)

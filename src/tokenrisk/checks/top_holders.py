@@ -20,6 +20,7 @@ from tokenrisk.errors import NotFoundError, StoreConflict
 from tokenrisk.holders.index import (
     DEVNET_CHAIN_IDS,
     IndexSettings,
+    first_window_ahead,
     head_block,
     holder_count,
     index_token,
@@ -81,6 +82,17 @@ async def refresh_index(index: HolderIndex, node: Node, token: str) -> None:
                 return
             except StoreConflict:
                 await asyncio.sleep(0.05 * (attempt + 1))
+
+
+def index_ahead(index: HolderIndex, node: Node, token: str, fraction: float) -> None:
+    """A first index's first window of logs asked now, at the head ``node`` read less
+    than ``fraction`` of a block interval ago (:meth:`Node.recent`), beside the check's
+    own head read and the search that confirms the token, rather than after them
+    (:func:`~tokenrisk.holders.index.first_window_ahead`, which uses it only at the
+    head the check then reads).  Not with a job queue: the index may be left to it."""
+    head = node.recent(fraction) if index.queue is None else None
+    if head is not None:
+        first_window_ahead(node.rpc, index.store, node.id, token, head)
 
 
 async def _blocks_behind(index: HolderIndex, node: Node, token: str) -> int:

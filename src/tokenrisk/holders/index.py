@@ -34,6 +34,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple, TypeVar, cast
 
+from tokenrisk import metrics
 from tokenrisk.chain.abi import decode_uint, encode_call, topic_address
 from tokenrisk.chain.head import ChainHead, read_head
 from tokenrisk.chain.history import JsonRpc, creation_block, has_code
@@ -121,6 +122,7 @@ class Chunk:
     last: int
     last_hash: str | None
     logs: list[Any]
+    rows: list[TransferLog] | None = None  # ``logs`` decoded already, when they are
 
 
 @dataclass
@@ -409,12 +411,13 @@ async def index_token(
     reader = LogReader(rpc, token, [TRANSFER_TOPIC], settings, known=known)
     first = _first_logs(store, chain_id, token)
     try:
-        ahead = await _read_ahead(rpc, store, chain_id, token, settings, last, reader)
+        known_cursor = await asyncio.to_thread(store.get_cursor, chain_id, token)
+        ahead = await _read_ahead(rpc, known_cursor, settings, last, reader)
         if ahead is not None:
             cursor, stored, rolled_back = ahead[0], True, 0
         else:
             cursor, stored, rolled_back = await _resume(
-                rpc, store, chain_id, token, settings, last, head
+                rpc, store, (chain_id, token, known_cursor), settings, last, head
             )
         resumed = (cursor.last_block, (cursor.last_block_hash or "").lower())
         stats = IndexStats(chain_id, token, cursor.last_block + 1, last)
@@ -422,11 +425,13 @@ async def index_token(
         expected = cursor if stored else None
         if ahead is not None:  # the window after the cursor, read beside its hash check
             expected = Cursor(cursor.start_block, ahead[1].last, ahead[1].last_hash)
-            _committed(
-                stats, await _commit(store, stats, cursor, expected, ahead[1].logs), progress
-            )
-        await _run(reader, store, expected, expected or cursor, stats, (progress, first))
-        stats.requests, stats.shrinks = reader.requests, reader.shrinks
+            _committed(stats, await _commit(store, stats, cursor, expected, ahead[1]), progress)
+        at = (head, last)
+        given = await _taken_window(store, chain_id, token, at, None if stored else cursor)
+        after = expected or cursor  # past the read-ahead window, when there was one
+        chunks = _chunks(reader, given, after.last_block + 1, last)
+        await _run(chunks, store, expected, after, stats, (progress, first))
+        stats.requests, stats.shrinks = reader.requests + bool(given), reader.shrinks
         stats.seconds = time.perf_counter() - started
         if last == head.number:
             _reached(store, chain_id, token, head, before if stored else None, resumed)
@@ -519,7 +524,7 @@ def _settings(settings: IndexSettings | None, window: int | None) -> IndexSettin
 
 
 async def _run(
-    reader: LogReader,
+    chunks: AsyncGenerator[Chunk, None],
     store: Store,
     expected: Cursor | None,
     cursor: Cursor,
@@ -532,13 +537,15 @@ async def _run(
     progress, first = told
     pending: asyncio.Task[tuple[int, int]] | None = None
     try:
-        async for chunk in reader.chunks(cursor.last_block + 1, stats.to_block):
+        async for chunk in chunks:
             new = Cursor(cursor.start_block, chunk.last, chunk.last_hash)
             if pending is not None:
                 _committed(stats, await pending, progress)
             whole = expected is None and chunk.last == stats.to_block
             tell = first if whole else None
-            pending = asyncio.create_task(_commit(store, stats, expected, new, chunk.logs, tell))
+            if tell is not None and chunk.rows is not None:  # decoded: published now
+                _publish_rows(tell, FirstBatch(new.start_block, chunk.rows))
+            pending = asyncio.create_task(_commit(store, stats, expected, new, chunk, tell))
             expected = new
         if pending is not None:
             _committed(stats, await pending, progress)
@@ -551,22 +558,112 @@ async def _commit(
     stats: IndexStats,
     expected: Cursor | None,
     new: Cursor,
-    logs: list[Any],
+    chunk: Chunk,
     first: FirstLogs | None = None,
 ) -> tuple[int, int]:
     """Decode and store one chunk in a worker thread; returns (last block, logs).
     ``first``: where the decoded rows are published before they are stored (a token's
-    whole history read in one batch, :func:`first_logs`)."""
+    whole history read in one batch, :func:`first_logs`; rows decoded already were
+    published by the caller)."""
     loop = asyncio.get_running_loop()
 
     def work() -> tuple[int, int]:
-        rows = parse_transfers(logs)
-        if first is not None and len(rows) <= FIRST_LOGS_MAX:
-            loop.call_soon_threadsafe(_publish, first, FirstBatch(new.start_block, rows))
+        rows = chunk.rows if chunk.rows is not None else parse_transfers(chunk.logs)
+        if first is not None and chunk.rows is None:
+            loop.call_soon_threadsafe(_publish_rows, first, FirstBatch(new.start_block, rows))
         store.apply_window(stats.chain_id, stats.token, expected=expected, new=new, logs=rows)
         return new.last_block, len(rows)
 
     return await asyncio.to_thread(work)
+
+
+async def _chunks(
+    reader: LogReader, given: Chunk | None, first: int, last: int
+) -> AsyncGenerator[Chunk, None]:
+    """``reader``'s chunks of ``first..last``, the first of them ``given`` when it was
+    read already (:func:`first_window_ahead`: it starts at ``first``)."""
+    if given is not None:
+        yield given
+        first = given.last + 1
+    async with aclosing(reader.chunks(first, last)) as rest:
+        async for chunk in rest:
+            yield chunk
+
+
+# A FIRST INDEX'S FIRST WINDOW, ASKED WITH THE CHECK'S HEAD
+
+
+class _Ahead(NamedTuple):
+    head: ChainHead
+    start: int
+    chunk: asyncio.Task[Chunk]
+
+
+def first_window_ahead(
+    rpc: JsonRpc, store: Store, chain_id: int, token: str, head: ChainHead
+) -> None:
+    """The first window of a token's first index here, asked now at ``head`` (a head
+    read a moment ago, likely still the chain's), before the check has read its own
+    head and confirmed that ``token`` is a token (issue #27: on first sight the logs
+    then come a round trip earlier, and who holds is known in time to read their
+    balances before their sells are planned).  Only where the start block is known
+    without asking the node (a devnet: :func:`_start_block`) and this process has not
+    indexed ``token``.  :func:`index_token` uses the window only when it finds no
+    cursor, starts at the same block and reads up to this very head (the same number
+    and hash): the window it would have read itself; otherwise it is dropped."""
+    token = token.lower()
+    start = 0 if chain_id in DEVNET_CHAIN_IDS else None
+    if start is None or head.number < start or not head.hash:
+        return
+    if _indexed(store, chain_id, token) is not None:
+        return
+    known = {head.number: head.hash}
+    reader = LogReader(rpc, token, [TRANSFER_TOPIC], IndexSettings(), known=known)
+    chunk = asyncio.ensure_future(_decoded(_first_chunk(reader, start, head.number)))
+    chunk.add_done_callback(_retrieved)
+    store.memo.put(("first window", chain_id, token), _Ahead(head, start, chunk))
+
+
+async def _decoded(read: Awaitable[Chunk]) -> Chunk:
+    """The chunk ``read`` gives, its logs decoded (in a worker thread, while the check
+    waits for its head anyway), so a first index publishes them without a thread hop."""
+    chunk = await read
+    return replace(chunk, rows=await asyncio.to_thread(parse_transfers, chunk.logs))
+
+
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
+async def _taken_window(
+    store: Store, chain_id: int, token: str, at: tuple[ChainHead, int], cursor: Cursor | None
+) -> Chunk | None:
+    """:func:`first_window_ahead`'s window, taken (once) when it is the one this run
+    reads first: from the new cursor's first block up to ``at`` (the head, and the last
+    block to index, which must be it), read already and without error; ``cursor``:
+    the new one (None: a stored one, the window is not used).  Counted as
+    ``index_window`` used or dropped in ``tokenrisk_sent_ahead_total``."""
+    key = ("first window", chain_id, token)
+    ahead = store.memo.value(key)
+    if not isinstance(ahead, _Ahead):
+        return None
+    store.memo.forget(key)
+    head, last = at
+    same = ahead.head.number == head.number == last and ahead.head.hash == head.hash
+    chunk = ahead.chunk
+    if cursor is None or not same or ahead.start != cursor.last_block + 1:
+        chunk.cancel()  # a no-op once it is done
+        metrics.sent_ahead(WINDOW, False)
+        return None
+    await asyncio.wait([chunk])  # in flight: the very request this run would send
+    used = not chunk.cancelled() and chunk.exception() is None
+    metrics.sent_ahead(WINDOW, used)
+    return chunk.result() if used else None  # else read again, as without it
+
+
+WINDOW = "index_window"
+"""``tokenrisk_sent_ahead_total``'s ``planned`` for :func:`first_window_ahead`."""
 
 
 # A FIRST INDEX'S LOGS, BEFORE THEY ARE STORED
@@ -588,10 +685,22 @@ FIRST_LOGS_MAX = 20_000
 
 
 def _first_logs(store: Store, chain_id: int, token: str) -> FirstLogs:
-    """A fresh future for this indexer run (it replaces an earlier run's)."""
+    """A fresh future for this indexer run (it replaces an earlier run's), or the one
+    a reader asked for before the run began (:func:`next_first_logs`)."""
+    found = first_logs(store, chain_id, token)
+    if found is not None and not found.done():
+        return found
     future: FirstLogs = asyncio.get_running_loop().create_future()
     store.memo.put(("first logs", chain_id, token.lower()), future)
     return future
+
+
+def next_first_logs(store: Store, chain_id: int, token: str) -> FirstLogs:
+    """:func:`first_logs` of the latest run (under way or over), or, before any run
+    here, of the next one: for a reader that may start before the indexer has begun
+    (every run settles it: with its first batch, or None)."""
+    found = first_logs(store, chain_id, token)
+    return found if found is not None else _first_logs(store, chain_id, token)
 
 
 def first_logs(store: Store, chain_id: int, token: str) -> FirstLogs | None:
@@ -607,6 +716,12 @@ def first_logs(store: Store, chain_id: int, token: str) -> FirstLogs | None:
         return None
     # a store outlives an event loop (tests, a restarted service): another loop's is stale
     return value if value.get_loop() is asyncio.get_running_loop() else None
+
+
+def _publish_rows(first: FirstLogs, batch: FirstBatch) -> None:
+    """``batch`` published, unless it is too large to guess from on the event loop."""
+    if len(batch.logs) <= FIRST_LOGS_MAX:
+        _publish(first, batch)
 
 
 def _publish(first: FirstLogs | None, rows: FirstBatch | None) -> None:
@@ -636,18 +751,18 @@ async def _settle(pending: asyncio.Task[tuple[int, int]] | None) -> None:
 async def _resume(
     rpc: JsonRpc,
     store: Store,
-    chain_id: int,
-    token: str,
+    known: tuple[int, str, Cursor | None],
     settings: IndexSettings,
     last: int,
     head: ChainHead,
 ) -> tuple[Cursor, bool, int]:
     """The cursor to continue from, whether it is stored, and blocks rolled back.
+    ``known``: the chain, the token and its stored cursor (read by the caller).
 
     A cursor at the head block with the head's hash needs no reorg check (the common
     case of a token checked again in the same block: no node call at all).
     """
-    cursor = await asyncio.to_thread(store.get_cursor, chain_id, token)
+    chain_id, token, cursor = known
     rolled_back = 0
     at_head = (
         cursor is not None
@@ -664,9 +779,7 @@ async def _resume(
 
 async def _read_ahead(
     rpc: JsonRpc,
-    store: Store,
-    chain_id: int,
-    token: str,
+    cursor: Cursor | None,
     settings: IndexSettings,
     last: int,
     reader: LogReader,
@@ -680,9 +793,8 @@ async def _read_ahead(
     check and the new logs one after the other cost a sequential round trip more than
     the logs alone (issue #27).  The logs are used only when this head's read of the
     cursor's block confirms the cursor, so the index stores what the checked order
-    would have stored.
+    would have stored.  ``cursor``: the stored one (read by the caller).
     """
-    cursor = await asyncio.to_thread(store.get_cursor, chain_id, token)
     if cursor is None or cursor.last_block_hash is None:
         return None
     if not 0 < last - cursor.last_block <= settings.window:
@@ -750,6 +862,8 @@ __all__ = [
     "block_hashes",
     "find_start_block",
     "first_logs",
+    "first_window_ahead",
+    "next_first_logs",
     "head_block",
     "holder_count",
     "memo_at_index_head",
