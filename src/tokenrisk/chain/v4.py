@@ -408,14 +408,21 @@ async def _read_state(
     block: str,
     native: dex.NativePools | None,
 ) -> _State:
-    """The :class:`_State` of ``found`` (one round trip: everything at once)."""
+    """The :class:`_State` of ``found`` (one round trip: everything at once); a block's
+    time is read only for an event that did not carry it (``Found.stamp``)."""
     calls = [state_call(v4.pool_manager, f.key.id) for f in found]
     replies, stamps, native_usd = await asyncio.gather(
         rpc.batch([("eth_call", call_params(c["to"], c["data"], block)) for c in calls]),
-        dex.block_stamps(rpc, [f.block for f in found]),
+        dex.block_stamps(rpc, [f.block for f in found if f.stamp is None]),
         dex.native_usd_price(rpc, chain, block, native),
     )
-    return _State(replies, stamps, native_usd)
+    return _State(replies, _stamped(found) | stamps, native_usd)
+
+
+def _stamped(found: Sequence[Found]) -> dict[int, tuple[int, str]]:
+    """The block times the events carried, as :func:`~.dex.block_stamps` gives them
+    (:func:`_pools` reads the time only)."""
+    return {f.block: (f.stamp, "") for f in found if f.stamp is not None}
 
 
 def _based(chain: Chain, found: Sequence[Found], token: str) -> list[Found]:
@@ -579,8 +586,7 @@ def _from_guess(found: Sequence[Found], guess: Guess | None) -> _State | None:
         return None
     if not all(_initialized(replies[f.key.id]) for f in found):
         return None
-    stamps = {f.block: (f.stamp or 0, "") for f in found}  # _pools reads the time only
-    return _State([replies[f.key.id] for f in found], stamps, usd)
+    return _State([replies[f.key.id] for f in found], _stamped(found), usd)
 
 
 def _pools(
