@@ -119,7 +119,23 @@ async def test_simulations_share_requests_but_a_large_one_goes_alone() -> None:
         calls = [small] * (MAX_HEAVY + 1) + [large, ("eth_call", []), large, small]
         assert len(await rpc.batch(calls)) == len(calls)
         sims = [sent.count("eth_simulateV1") for sent in rpc.sent]
-        assert sims == [MAX_HEAVY, 1, 1, 1, 1]
-        assert rpc.sent[2] == ["eth_simulateV1", "eth_call"]
+        assert sorted(sims) == [1, 1, 1, 1, MAX_HEAVY]
+        assert ["eth_simulateV1", "eth_call"] in rpc.sent
+    finally:
+        await rpc.aclose()
+
+
+async def test_a_request_full_of_simulations_leaves_without_waiting_for_company() -> None:
+    """MAX_HEAVY simulations fill a request: it is sent on the next loop turn, while the
+    rest of the batch (one more simulation, a light call) waits its turns for company."""
+    rpc = FakeWire()
+    try:
+        calls = [_simulation(3)] * (MAX_HEAVY + 1) + [("eth_call", [])]
+        task = asyncio.ensure_future(rpc.batch(calls))
+        await asyncio.sleep(0)  # the batch is queued
+        await asyncio.sleep(0)  # the full request's send has run
+        assert rpc.sent == [["eth_simulateV1"] * MAX_HEAVY]
+        assert len(await task) == len(calls)
+        assert rpc.sent[1] == ["eth_simulateV1", "eth_call"]
     finally:
         await rpc.aclose()

@@ -118,6 +118,12 @@ def _weight(call: Call, heavy: int) -> int:
     return heavy if isinstance(blocks, list) and len(blocks) >= LARGE_SIMULATION else 1
 
 
+def _full(chunk: list[Pending], heavy: int) -> bool:
+    """Simulations only, as many as a request takes (:func:`_chunks`)."""
+    weights = [_weight(call, heavy) for call, _ in chunk]
+    return all(weights) and sum(weights) >= heavy
+
+
 def _direct(call: Call) -> Call:
     """The call as the node takes it (a code head is read as the whole code)."""
     method, params = call
@@ -198,11 +204,40 @@ class CoalescingRpc(RpcClient):
     def _enqueue(self, calls: Sequence[tuple[str, Sequence[Any]]]) -> list[asyncio.Future[Any]]:
         loop = asyncio.get_running_loop()
         futures = [loop.create_future() for _ in calls]
-        self._pending.extend(zip(calls, futures, strict=True))
+        self._pending.extend(self._leave_full(list(zip(calls, futures, strict=True))))
         if not self._flushing:
             self._flushing = True
             loop.call_soon(self._flush, TURNS - 1)
         return futures
+
+    def _leave_full(self, items: list[Pending]) -> list[Pending]:
+        """Send now the requests ``items`` fill with simulations alone (``max_heavy`` of
+        them, or one large one); the rest, returned, wait for company.
+
+        Waiting gives a full request nothing (no call may join it, a simulation never
+        folds), but costs it the loop turns it waits: on a check's busy turns (a round's
+        replies decoded, the next round planned) a few milliseconds at the head of the
+        critical path, as a limit search's dozens of simulations wait in turn behind
+        the rest of the round's work (issue #27)."""
+        if sum(_weight(call, self.max_heavy) for call, _ in items) < self.max_heavy:
+            return items
+        keep: list[Pending] = []
+        for chunk in _chunks(items, self._most(), self.max_heavy):
+            if _full(chunk, self.max_heavy):
+                self._start(chunk)
+            else:
+                keep += chunk
+        return keep
+
+    def _most(self) -> int:
+        """Most calls in one request: ``max_batch``, fewer when the node accepts fewer
+        (``batch_limit``)."""
+        return min(self.max_batch, self.batch_limit or self.max_batch)
+
+    def _start(self, chunk: list[Pending]) -> None:
+        task = asyncio.ensure_future(self._send(chunk))
+        self._sending.add(task)  # a strong reference until it is done
+        task.add_done_callback(self._sending.discard)
 
     def _flush(self, turns_left: int) -> None:
         """Send what the last loop turns queued, ``max_batch`` calls per request (fewer
@@ -212,11 +247,8 @@ class CoalescingRpc(RpcClient):
             return
         self._flushing = False
         pending, self._pending = self._pending, []
-        most = min(self.max_batch, self.batch_limit or self.max_batch)
-        for chunk in _chunks(pending, most, self.max_heavy):
-            task = asyncio.ensure_future(self._send(chunk))
-            self._sending.add(task)  # a strong reference until it is done
-            task.add_done_callback(self._sending.discard)
+        for chunk in _chunks(pending, self._most(), self.max_heavy):
+            self._start(chunk)
 
     async def _folded(self, calls: Sequence[Call]) -> list[Any]:
         """Results of ``calls`` as :meth:`_post_batch` gives them, with the plain
