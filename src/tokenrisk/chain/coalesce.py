@@ -11,7 +11,8 @@ same as sending them apart: a per-call error is that caller's error (raised or r
 by the caller's own ``tolerate`` rule); a transport failure is every caller's.
 
 Methods in ``SOLO`` (slow traces, large log ranges) always go in their own request, so
-they never hold fast calls back.
+they never hold fast calls back.  A request that one caller's simulations fill
+(``MAX_HEAVY`` of them, or one large one) leaves at once: waiting could add nothing to it.
 
 Plain ``eth_call``s (``to``, ``data`` and ``gas`` only) and ``eth_getCode``s of one flush
 at one block are folded further into ONE ``eth_call`` of the reader contract
