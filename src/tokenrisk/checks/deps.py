@@ -171,6 +171,12 @@ class HoneypotDeps:
     base_infos: MemoryCache[tuple[int, str], TokenInfo] = field(
         default_factory=lambda: MemoryCache(BASE_TOKENS_KEPT)
     )
+    at_head: MemoryCache[tuple[str, int, str, int, str], Any] = field(
+        default_factory=lambda: MemoryCache(JOURNEYS_KEPT)
+    )
+    """Reads that are a pure function of a head block, per (what, chain, address, block
+    number, block hash): the checked token's metadata and its pool's creation
+    (``checks.venue``), not read again by a check at an unchanged head."""
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,14 @@ from tokenrisk.checks.target import Target, early_token_work, pick_pool, started
 from tokenrisk.checks.tasks import finish
 from tokenrisk.checks.top_holders import index_ahead, refresh_index
 from tokenrisk.checks.trade import Prepared, emulating, run_journey
-from tokenrisk.checks.venue import base_info, count_ahead, counted, created, ready_pool, token_info
+from tokenrisk.checks.venue import (
+    base_info,
+    count_ahead,
+    counted,
+    ready_pool,
+    token_info,
+    traded_created,
+)
 from tokenrisk.checks.verification import code_report
 from tokenrisk.findings import OwnerPowers
 from tokenrisk.model import Analysis, Pool
@@ -137,13 +144,11 @@ async def measure(
     ahead = count_ahead(deps, node, token, index)  # counted once the index is refreshed
     try:
         info, with_token, report, holders, launch, powers = await asyncio.gather(
-            token_info(node, token),
+            token_info(deps, ready),
             base_info(deps, node, pool.base_token),
             run_journey(ready, deps.trading.simulations),
             holder_sells(deps, scans, pools, skip, index, options),
-            asyncio.gather(
-                created(node, pool, token, ready.simulated), airdrop(deps, ready, pools, index)
-            ),
+            asyncio.gather(traded_created(deps, ready), airdrop(deps, ready, pools, index)),
             owner_powers(deps, scans, options),
         )
         # a trace covers one call, so a pool that exists only in a prelude cannot be traced

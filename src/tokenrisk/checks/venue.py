@@ -75,9 +75,32 @@ async def simulated_pool(deps: HoneypotDeps, target: Target) -> SimulatedPool | 
 # THE TOKENS AND THE POOL
 
 
-async def token_info(node: Node, token: str) -> TokenInfo:
-    """The checked token's metadata as the chain reports it."""
-    return await read_token(node.rpc, token)
+async def token_info(deps: HoneypotDeps, ready: Prepared) -> TokenInfo:
+    """The checked token's metadata as the chain reports it at the simulations' block,
+    read once per block (by hash and number, as ``trade.token_slot`` keeps the balance
+    slot): a check again at an unchanged head sent the same four calls for the same
+    answer (issue #27).  Without a pinned block (no journey, a simulated pool's
+    prelude) it is read at "latest" every time."""
+    node, token = ready.node, ready.route.token
+    head = _pinned(ready)
+    if head is None:
+        return await read_token(node.rpc, token)
+    key = ("token", node.id, token.lower(), head.number, head.hash)
+    kept = deps.at_head.value(key)
+    if isinstance(kept, TokenInfo):
+        return kept
+    info = await read_token(node.rpc, token, head.tag)
+    deps.at_head.put(key, info)
+    return info
+
+
+def _pinned(ready: Prepared) -> ChainHead | None:
+    """The real block ``ready``'s simulations start after; None when there is none
+    (no journey) or they start after a prelude of simulated blocks."""
+    sim = ready.sim
+    if sim is None or sim.prelude or not sim.base.hash:
+        return None
+    return sim.base
 
 
 async def counted(
@@ -143,6 +166,26 @@ async def created(node: Node, pool: Pool, token: str, simulated: bool) -> Pool:
     if simulated or pool.version == "V4":
         return pool
     return (await with_creations(node, token, [pool]))[0]
+
+
+async def traded_created(deps: HoneypotDeps, ready: Prepared) -> Pool:
+    """:func:`created` for the pool ``ready`` trades on, a creation found kept per
+    simulations' block (hash and number): that block fixes its ancestors, so the
+    creation block's header, read again to see it is still there, cannot differ at it
+    (issue #27: a check again at an unchanged head read it for the same answer).  An
+    unknown creation is looked up every time."""
+    node, pool, token = ready.node, ready.route.pool, ready.route.token
+    head = None if ready.simulated or pool.version == "V4" else _pinned(ready)
+    if head is None:
+        return await created(node, pool, token, ready.simulated)
+    key = ("created", node.id, pool.address.lower(), head.number, head.hash)
+    kept = deps.at_head.value(key)
+    if isinstance(kept, tuple):
+        return replace(pool, created_at_timestamp=kept[0], creation_tx_hash=kept[1])
+    made = await created(node, pool, token, False)
+    if made.created_at_timestamp is not None and made.creation_tx_hash:
+        deps.at_head.put(key, (made.created_at_timestamp, made.creation_tx_hash))
+    return made
 
 
 async def no_pairs(
