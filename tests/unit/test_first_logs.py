@@ -125,3 +125,58 @@ async def test_a_reader_before_the_run_gets_the_future_the_run_settles() -> None
         assert index._first_logs(store, CHAIN, TOKEN) is not run  # the next run's own
     finally:
         store.close()
+
+
+async def test_the_holders_reads_are_kept_per_head_block(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#27: ``largest_holders`` and ``holding_snipers`` at the block a simulator is pinned
+    to read code and balances once per head block (``Simulator.remembered``): a check
+    again at the same hash reads nothing, one at another hash (a new head) or with
+    simulated liquidity (a prelude) reads again.  Fails when a recomputed check at an
+    unchanged head sends the holders' reads again, or when a new head reuses them."""
+    from tokenrisk.caching import MemoryCache
+    from tokenrisk.simulate.simulator import Simulator
+
+    logs = history()
+    store = create_store(f"sqlite:///{tmp_path / 'index.db'}")
+    store.apply_window(CHAIN, TOKEN, expected=None, new=Cursor(0, 30, "0xhead"), logs=logs)
+    pool = Pool(POOL, "Uniswap", "V2", TOKEN, DEPLOYER, DEPLOYER, DEPLOYER, 1, 1, None)
+    node: Any = SimpleNamespace(id=CHAIN, rpc=None)
+    memo: MemoryCache[Any, Any] = MemoryCache(16)
+    read: list[str] = []
+
+    async def holding(
+        _: Any, __: str, addresses: list[str], block: str, ___: Any = None
+    ) -> list[tuple[str, int]]:
+        read.append(block)
+        return [(a, 1) for a in addresses]
+
+    def pinned(block_hash: str, prelude: tuple[Any, ...] = ()) -> Any:
+        sim = SimpleNamespace(
+            memo=memo,
+            prelude=prelude,
+            base=SimpleNamespace(tag="0x1e", number=30, hash=block_hash),
+            route="route",
+            settings="settings",
+            limits=SimpleNamespace(max_blocks=1, request_gas=2, block_overrides=True),
+        )
+        sim.remembered = lambda key, work: Simulator.remembered(sim, key, work)
+        return sim
+
+    async def both(sim: Any) -> tuple[Any, ...]:
+        return (
+            await holder_sells.largest_holders(node, store, 3, TOKEN, [pool], "0x1e", kept=sim),
+            await holder_sells.holding_snipers(node, store, TOKEN, [pool], set(), "0x1e", kept=sim),
+        )
+
+    monkeypatch.setattr(holder_sells, "_holding_people", holding)
+    try:
+        first = await both(pinned("0xaa"))
+        assert len(read) == 2 and first[0] and first[1]
+        assert await both(pinned("0xaa")) == first and len(read) == 2  # same head: none
+        assert await both(pinned("0xbb")) == first and len(read) == 4  # a new head
+        await both(pinned("0xbb", prelude=("liquidity",)))
+        assert len(read) == 6  # a prelude's plan is never kept
+    finally:
+        store.close()

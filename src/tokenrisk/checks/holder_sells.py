@@ -461,7 +461,9 @@ async def analyse_holders(
     # the snipers' reads share the largest holders' round trip, the siphon's the sells
     at = sim.base.tag  # balances as of the block the sells are simulated on
     reads = ahead.reads if ahead is not None else None
-    holding = asyncio.ensure_future(holding_snipers(node, store, token, pools, skip, at, reads))
+    holding = asyncio.ensure_future(
+        holding_snipers(node, store, token, pools, skip, at, reads, kept=sim)
+    )
     try:
         return await _analyse(node, store, limit, sim, pools, skip, holding, (memo, ahead))
     finally:
@@ -491,7 +493,8 @@ async def _analyse(
     if early is None:
         early = _sells(node, store, sim, guess) if guess[0] else None
     try:
-        found = await largest_holders(node, store, limit, token, pools, sim.base.tag, reads)
+        at = sim.base.tag
+        found = await largest_holders(node, store, limit, token, pools, at, reads, kept=sim)
         people = tuple(p for p in found if p[0] not in skip)
         if not people:
             return None
@@ -621,15 +624,19 @@ async def largest_holders(
     pools: list[Pool],
     block: str = "latest",
     reads: Reads | None = None,
+    *,
+    kept: Simulator | None = None,
 ) -> list[tuple[str, int]]:
     """The ``limit`` largest EOA holders with their balances read from the chain at
     ``block`` (the head the sells are simulated on: a newer block may have moved them).
-    ``reads``: those reads started ahead (:func:`_reads_ahead`)."""
+    ``reads``: those reads started ahead (:func:`_reads_ahead`).  ``kept``: the
+    simulator pinned to ``block``, whose head-block memory keeps the reads
+    (:func:`_people_at`)."""
     rows = await top_holders(store, node.id, token, limit * 2)
     addresses = _candidates(rows, token, pools)
     if not addresses:
         return []
-    people = await _holding_people(node, token, addresses, block, reads)
+    people = await _people_at(node, token, addresses, (block, reads), kept)
     return people[:limit]
 
 
@@ -709,15 +716,38 @@ async def holding_snipers(
     skip: Set[str],
     block: str = "latest",
     reads: Reads | None = None,
+    *,
+    kept: Simulator | None = None,
 ) -> list[tuple[str, int]]:
     """The snipers (``holders.launch``) that still hold a balance and are not contracts,
-    leaving out ``skip`` and the token itself.  ``reads``: as for :func:`largest_holders`."""
+    leaving out ``skip`` and the token itself.  ``reads``, ``kept``: as for
+    :func:`largest_holders`."""
     found = await sniper_addresses(store, node.id, token, pools)
     left_out = {s.lower() for s in skip} | {token.lower()}
     found = [checksum(a) for a in found if a not in left_out]
     if not found:
         return []
-    return await _holding_people(node, token, found, block, reads)
+    return await _people_at(node, token, found, (block, reads), kept)
+
+
+async def _people_at(
+    node: Node,
+    token: str,
+    addresses: list[str],
+    at: tuple[str, Reads | None],
+    kept: Simulator | None,
+) -> list[tuple[str, int]]:
+    """:func:`_holding_people`, kept per head block by ``kept``
+    (:meth:`Simulator.remembered`, by block hash and number) when ``block`` is the one
+    it is pinned to: whether an address has code and what it holds are facts of that
+    block, so a check again at an unchanged head sends and decodes none of the 2 x N
+    reads; at a new head (another hash) they are read as before.  Taken from ``reads``
+    first when started ahead (first sight), and then kept all the same."""
+    block, reads = at
+    if kept is None or block != kept.base.tag:
+        return await _holding_people(node, token, addresses, block, reads)
+    key = ("holding people", node.id, token.lower(), tuple(addresses))
+    return await kept.remembered(key, lambda: _holding_people(node, token, addresses, block, reads))
 
 
 async def _holding_people(
