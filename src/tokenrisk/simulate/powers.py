@@ -448,10 +448,7 @@ async def _hook_ahead(
                 tried = (told, asyncio.ensure_future(run))
         return await screening, tried, not candidates
     except BaseException:
-        for future in started:
-            future.cancel()
-        if tried is not None:
-            _drop_tried(tried[1])
+        _stop_sent(started, tried)
         raise
 
 
@@ -562,6 +559,17 @@ class Tried:
 def _key_of(trial: Trial) -> TrialKey:
     caller, *datas = trial.calls
     return (caller.lower(), tuple(datas), trial.target)
+
+
+def _stop_sent(
+    started: Sequence[asyncio.Future[Any]], tried: tuple[Story, asyncio.Future[Tried]] | None
+) -> None:
+    """Stop what a screen-and-trials step sent ahead when that step itself fails or is
+    cancelled (the token's and the hook's alike)."""
+    for future in started:
+        future.cancel()
+    if tried is not None:
+        _drop_tried(tried[1])
 
 
 def _drop_tried(tried: asyncio.Future[Tried]) -> None:
@@ -932,10 +940,7 @@ async def _ahead(
         started.append(guards)
         screened = await screening
     except BaseException:
-        for future in started:
-            future.cancel()
-        if tried is not None:
-            _drop_tried(tried[1])
+        _stop_sent(started, tried)
         raise
     return Ahead(screened, story, guards, tried)
 
