@@ -36,7 +36,7 @@ from tokenrisk.checks.trade import prepare
 from tokenrisk.config import Settings
 from tokenrisk.devnet.instance import RunningDevnet
 from tokenrisk.holders import selling
-from tokenrisk.model import SimulationReport
+from tokenrisk.model import Pool, SimulationReport
 from tokenrisk.service import DEVNET_ID, Service, connect_devnet
 from tokenrisk.simulate import journey, powers, story
 from tokenrisk.simulate.ahead import Amounts
@@ -236,6 +236,26 @@ async def test_a_first_scan_sends_its_trials_with_the_screen(
     the screen and changed nothing, used where the real pairing names them: two rounds
     against four step by step (facts, screen, trials, two-step trials).  The result is
     the same (the scan's wallets the same in both)."""
+    _, counted, results, last = await _two_first_scans(
+        service,
+        devnet,
+        entry_id,
+        lambda patch: patch.setattr(powers, "trials_ahead", lambda *_: False),
+    )
+    assert counted == [ahead, alone], last
+    assert results[0].scanned and results[0] == results[1]
+
+
+async def _two_first_scans(
+    service: Service,
+    devnet: RunningDevnet,
+    entry_id: str,
+    turn_off: Callable[[pytest.MonkeyPatch], None],
+) -> tuple[Pool, list[int], list[Any], list[Any]]:
+    """The scan alone of ``entry_id``'s first pool, its balance slot known, twice with
+    the same scan wallets: as it runs, then with ``turn_off`` applied (what it sends
+    ahead turned off).  The pool, the rounds each scan took (counted without a clock:
+    :class:`Rounds`), the two results and the second scan's rounds."""
     node, rounds = service.nodes[DEVNET_ID], Rounds(devnet.url)
     node.rpc = CoalescingRpc(devnet.url, RpcSettings(retries=0), "devnet node", transport=rounds)
     token = _address(devnet, entry_id)
@@ -251,13 +271,12 @@ async def test_a_first_scan_sends_its_trials_with_the_screen(
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(story, "fresh_address", lambda w=wallets: f"0x7e57{next(w):036x}")
             if not sent:
-                patch.setattr(powers, "trials_ahead", lambda *_: False)
+                turn_off(patch)
             rounds.rounds.clear()
             results.append(await powers.scan(ready.sim, DEVNET_ID, PowerCache(), bounds))
         counted.append(len(rounds.rounds))
     await rounds.aclose()
-    assert counted == [ahead, alone], rounds.rounds
-    assert results[0].scanned and results[0] == results[1]
+    return pool, counted, results, list(rounds.rounds)
 
 
 async def _first_scans(

@@ -6,39 +6,25 @@ little so the guess is back before it, as on a node far away."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from test_journey_ahead import _stable
-from test_journey_first_sight import _address, _first_scans
+from test_journey_first_sight import _address, _first_scans, service  # noqa: F401 (fixture)
 
-from tokenrisk.config import Settings
 from tokenrisk.devnet.instance import RunningDevnet
-from tokenrisk.service import Service, connect_devnet
+from tokenrisk.service import Service
 from tokenrisk.simulate import owners, powers
 
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture
-async def service(devnet: RunningDevnet, tmp_path: Path) -> AsyncIterator[Service]:
-    settings = Settings(
-        devnet=False,
-        data_dir=tmp_path / "data",
-        deadline=60.0,
-        cache_ttl=0,
-        owner_powers={"deadline": 30.0},
-    )
-    svc = connect_devnet(settings, devnet.url, devnet.manifest, Path(devnet.build_dir))
-    yield svc
-    await svc.close()
-
-
 @pytest.mark.parametrize("entry_id", ["role-freeze-renounced", "honest-renounced"])
 async def test_a_guess_the_deployer_adds_a_sender_to_is_widened(
-    service: Service, devnet: RunningDevnet, monkeypatch: pytest.MonkeyPatch, entry_id: str
+    service: Service,  # noqa: F811
+    devnet: RunningDevnet,
+    monkeypatch: pytest.MonkeyPatch,
+    entry_id: str,
 ) -> None:
     """The deployer is no getter's address here, so it adds a sender to the guess: the
     guess is widened (not dropped), the merged batch ran every trial the scan tries

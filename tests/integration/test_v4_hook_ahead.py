@@ -12,21 +12,16 @@ a scan without them (the same wallets both times).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
-from test_v4_known_pools import Rounds
+from test_journey_first_sight import _address, _two_first_scans, service  # noqa: F401 (fixture)
 
-from tokenrisk.chain.coalesce import CoalescingRpc
-from tokenrisk.chain.rpc import RpcSettings
 from tokenrisk.checks.target import search_pools
 from tokenrisk.checks.trade import prepare
-from tokenrisk.config import Settings
 from tokenrisk.devnet.instance import RunningDevnet
 from tokenrisk.errors import NodeThrottled
-from tokenrisk.service import DEVNET_ID, Service, connect_devnet
+from tokenrisk.service import DEVNET_ID, Service
 from tokenrisk.simulate import powers, story
 from tokenrisk.simulate.owners import PowerCache
 from tokenrisk.simulate.powers import ScanBounds
@@ -34,24 +29,16 @@ from tokenrisk.simulate.powers import ScanBounds
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture
-async def service(devnet: RunningDevnet, tmp_path: Path) -> AsyncIterator[Service]:
-    settings = Settings(devnet=False, data_dir=tmp_path / "data", deadline=60.0)
-    svc = connect_devnet(settings, devnet.url, devnet.manifest, Path(devnet.build_dir))
-    yield svc
-    await svc.close()
-
-
-def _address(devnet: RunningDevnet, entry_id: str) -> str:
-    return str(next(t["address"] for t in devnet.manifest["tokens"] if t["id"] == entry_id))
-
-
 @pytest.mark.parametrize(
     ("entry_id", "ahead", "alone"),
     [("v4-hook-fee-1", 2, 4), ("v4-hook-sell-block", 3, 4)],
 )
 async def test_a_first_scan_sends_the_hooks_screen_and_trials_with_the_tokens(
-    service: Service, devnet: RunningDevnet, entry_id: str, ahead: int, alone: int
+    service: Service,  # noqa: F811
+    devnet: RunningDevnet,
+    entry_id: str,
+    ahead: int,
+    alone: int,
 ) -> None:
     """``v4-hook-fee-1``: the hook's screen and trials with the token's, two rounds (the
     facts, then every screen and trial) against four without (the hook's screen after
@@ -59,33 +46,20 @@ async def test_a_first_scan_sends_the_hooks_screen_and_trials_with_the_tokens(
     likely sender can call: the token's trials sent ahead are used alone (its sells fail
     after a buy, so the scan re-runs from held positions: a round more either way).
     Same result."""
-    node, rounds = service.nodes[DEVNET_ID], Rounds(devnet.url)
-    node.rpc = CoalescingRpc(devnet.url, RpcSettings(retries=0), "devnet node", transport=rounds)
-    token = _address(devnet, entry_id)
-    pool = (await search_pools(node, token)).pools[0]
+    pool, counted, results, last = await _two_first_scans(
+        service,
+        devnet,
+        entry_id,
+        lambda patch: patch.setattr(powers, "_hook_ahead_of", lambda *_: (None, None)),
+    )
     assert pool.hooks and int(pool.hooks, 16)
-    caps = await node.capabilities()
-    bounds = replace(ScanBounds(), otterscan=caps.otterscan, state_floor=caps.state_floor())
-    results, counted = [], []
-    for sent in (True, False):
-        ready = await prepare(node, service.honeypot.trading, pool, token)
-        assert ready.sim is not None and ready.token_slot is not None
-        await ready.token_slot
-        wallets = iter(range(1, 1_000))
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(story, "fresh_address", lambda w=wallets: f"0x7e57{next(w):036x}")
-            if not sent:
-                patch.setattr(powers, "_hook_ahead_of", lambda *_: (None, None))
-            rounds.rounds.clear()
-            results.append(await powers.scan(ready.sim, DEVNET_ID, PowerCache(), bounds))
-        counted.append(len(rounds.rounds))
-    await rounds.aclose()
-    assert counted == [ahead, alone], rounds.rounds
+    assert counted == [ahead, alone], last
     assert results[0].scanned and results[0] == results[1]
 
 
 async def test_a_failed_hook_send_ahead_leaves_the_usual_scan(
-    service: Service, devnet: RunningDevnet
+    service: Service,  # noqa: F811
+    devnet: RunningDevnet,
 ) -> None:
     """The hook's screen and trials sent ahead failing (a throttled node): the scan
     screens and tries the hook the usual way, with the same result."""
