@@ -161,6 +161,7 @@ async def test_the_holders_reads_are_kept_per_head_block(
             settings="settings",
             limits=SimpleNamespace(max_blocks=1, request_gas=2, block_overrides=True),
         )
+        sim.pinned = Simulator.pinned.fget(sim)  # the simulator's own rule
         sim.remembered = lambda key, work: Simulator.remembered(sim, key, work)
         return sim
 

@@ -12,7 +12,15 @@ from tokenrisk.chain.head import ChainHead
 from tokenrisk.checks import trade
 from tokenrisk.checks.deps import Trading
 from tokenrisk.errors import NodeUnavailable
+from tokenrisk.simulate.simulator import Simulator
 from tokenrisk.simulate.slots import BalanceSlot
+
+
+class _Sim(SimpleNamespace):
+    """A simulator's base block and prelude, with its own rule for what is pinned."""
+
+    pinned = Simulator.pinned
+
 
 TOKEN = "0x" + "Ab" * 20
 HEAD = ChainHead(number=7, timestamp=1, hash="0x" + "11" * 32)
@@ -34,7 +42,7 @@ class Searches:
 
 def _slot(trading: Trading, head: ChainHead, prelude: list[Any] | None = None) -> Any:
     node = SimpleNamespace(id=1, rpc=None)
-    sim = SimpleNamespace(base=head, prelude=prelude or [])
+    sim = _Sim(base=head, prelude=prelude or [])
     return asyncio.run(trade.token_slot(node, trading, TOKEN, sim))  # type: ignore[arg-type]
 
 

@@ -15,6 +15,14 @@ from tokenrisk.chain.head import ChainHead
 from tokenrisk.checks import venue
 from tokenrisk.errors import NodeUnavailable
 from tokenrisk.model import Pool, TokenInfo
+from tokenrisk.simulate.simulator import Simulator
+
+
+class _Sim(SimpleNamespace):
+    """A simulator's base block and prelude, with its own rule for what is pinned."""
+
+    pinned = Simulator.pinned
+
 
 TOKEN = "0x" + "Ab" * 20
 HEAD = ChainHead(number=7, timestamp=1, hash="0x" + "11" * 32)
@@ -41,7 +49,7 @@ class Reads:
 
 
 def _ready(head: ChainHead, prelude: list[Any] | None = None, made: Any = None) -> Any:
-    sim = SimpleNamespace(base=head, prelude=prelude or [])
+    sim = _Sim(base=head, prelude=prelude or [])
     route = SimpleNamespace(token=TOKEN, pool=POOL)
     node = SimpleNamespace(id=1, rpc=None)
     return SimpleNamespace(node=node, route=route, sim=sim, simulated=made is not None)

@@ -147,9 +147,9 @@ async def token_slot(
     unchanged head sent again for the same answer.  A plan with a prelude (simulated
     liquidity) or a block without a hash is searched every time; a search that fails
     (transport) is not kept."""
-    base = sim.base
-    if sim.prelude or not base.hash:
-        return await find_balance_slot(node.rpc, token, base.tag, cache=trading.slots)
+    base = sim.pinned
+    if base is None:
+        return await find_balance_slot(node.rpc, token, sim.base.tag, cache=trading.slots)
     key = (node.id, token.lower(), base.number, base.hash)
     found, slot = trading.slots_at.get(key)
     if not found:

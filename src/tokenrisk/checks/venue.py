@@ -97,10 +97,7 @@ async def token_info(deps: HoneypotDeps, ready: Prepared) -> TokenInfo:
 def _pinned(ready: Prepared) -> ChainHead | None:
     """The real block ``ready``'s simulations start after; None when there is none
     (no journey) or they start after a prelude of simulated blocks."""
-    sim = ready.sim
-    if sim is None or sim.prelude or not sim.base.hash:
-        return None
-    return sim.base
+    return None if ready.sim is None else ready.sim.pinned
 
 
 async def counted(

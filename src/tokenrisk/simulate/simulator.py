@@ -558,6 +558,14 @@ class Simulator:
         """Results of deterministic simulations per head block (:meth:`remembered`; set
         by the caller, shared by the checks of a process)."""
 
+    @property
+    def pinned(self) -> ChainHead | None:
+        """The real block the simulations start after, when what they see is a function
+        of that block alone (a known hash, no prelude of simulated blocks, whose
+        liquidity provider is fresh): what may be kept per head block (:meth:`remembered`,
+        the checked token's slot and metadata); None otherwise."""
+        return None if self.prelude or not self.base.hash else self.base
+
     async def remembered(self, key: Hashable, work: Callable[[], Awaitable[T]]) -> T:
         """``work()``'s result, computed once per head block for ``key``.
 
@@ -569,8 +577,8 @@ class Simulator:
         route (pool, reserves read at that head), the settings and the node's limits;
         a plan with a prelude (simulated liquidity, whose provider is fresh) is never
         kept, nor is a failed ``work`` (its exception propagates)."""
-        memo, base = self.memo, self.base
-        if memo is None or self.prelude or not base.hash:
+        memo, base = self.memo, self.pinned
+        if memo is None or base is None:
             return await work()
         limits = self.limits
         full = (
