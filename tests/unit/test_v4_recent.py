@@ -1,0 +1,88 @@
+"""The Node's recent ``Initialize`` events of every token (no node): what the index keeps
+(from the oldest block on, one entry per pool, the newest ``RECENT_MAX``, by each
+non-native currency), what a token's first search takes from it, and when it is read."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from tokenrisk.caching import MemoryCache
+from tokenrisk.chain import v4
+from tokenrisk.chain.registry import load_registry
+from tokenrisk.chain.v4 import Found, PoolKey, recent_found, recent_index, refresh_recent
+
+ETH = "0x0000000000000000000000000000000000000000"
+TOKEN = "0x00000000000000000000000000000000000000AA"
+OTHER = "0x00000000000000000000000000000000000000bB"
+HOOK = "0x00000000000000000000000000000000000000C0"
+
+
+def _found(block: int, other: str = ETH, hooks: str = HOOK) -> Found:
+    c0, c1 = sorted((TOKEN, other), key=lambda a: int(a, 16))
+    return Found(PoolKey(c0, c1, 3000, 60, hooks), block, f"0x{block:064x}", 1_000 + block)
+
+
+def test_the_index_keeps_each_pool_once_from_the_oldest_block_by_currency() -> None:
+    old, mine, theirs = _found(5), _found(20), _found(30, OTHER)
+    index = recent_index([old, mine], [mine, theirs], oldest=10)
+    assert index == {TOKEN.lower(): (mine, theirs), OTHER.lower(): (theirs,)}
+    assert ETH not in index  # native ETH names no token's pools
+
+
+def test_the_index_keeps_the_newest_pools(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(v4, "RECENT_MAX", 2)
+    pools = [_found(b, hooks=f"0x{b:040x}") for b in (1, 2, 3)]
+    assert recent_index([], pools, oldest=0)[TOKEN.lower()] == tuple(pools[1:])
+
+
+class _Rpc:
+    """Answers the index's eth_getLogs with ``logs`` (or an error), counting batches."""
+
+    def __init__(self, logs: Any) -> None:
+        self.logs, self.batches = logs, 0
+
+    async def batch(self, calls: list[Any], **_: Any) -> list[Any]:
+        self.batches += 1
+        return [self.logs for _ in calls]
+
+
+def _log(found: Found) -> dict[str, Any]:
+    key = found.key
+    data = (
+        key.fee.to_bytes(32, "big")
+        + key.tick_spacing.to_bytes(32, "big", signed=True)
+        + int(key.hooks, 16).to_bytes(32, "big")
+        + bytes(64)
+    )
+    topics = [v4.INITIALIZE_TOPIC, key.id, *(f"0x{int(c, 16):064x}" for c in key.as_tuple()[:2])]
+    return {
+        "topics": topics,
+        "data": "0x" + data.hex(),
+        "blockNumber": hex(found.block),
+        "transactionHash": found.tx_hash,
+        "blockTimestamp": hex(found.stamp or 0),
+    }
+
+
+async def test_a_refresh_reads_once_per_head_and_a_token_takes_its_pools() -> None:
+    chain = load_registry()[1]
+    assert chain.uniswap_v4 is not None
+    manager = chain.uniswap_v4
+    memo: MemoryCache[str, list[Any]] = MemoryCache(8)
+    pool = _found(manager.deployed_block + 10)
+    rpc = _Rpc([_log(pool)])
+    refresh_recent(rpc, manager, memo, manager.deployed_block + 20, None)  # type: ignore[arg-type]
+    refresh_recent(rpc, manager, memo, manager.deployed_block + 20, None)  # type: ignore[arg-type]
+    await v4.recent_settled(manager, memo)
+    assert recent_found(manager, TOKEN, memo) == [pool] and rpc.batches == 1
+    refresh_recent(rpc, manager, memo, manager.deployed_block + 20, None)  # type: ignore[arg-type]
+    await asyncio.sleep(0)
+    assert rpc.batches == 1  # the index is at that head already
+    refused = _Rpc("not a list")
+    other: MemoryCache[str, list[Any]] = MemoryCache(8)
+    refresh_recent(refused, manager, other, manager.deployed_block + 20, None)  # type: ignore[arg-type]
+    await v4.recent_settled(manager, other)
+    assert recent_found(manager, TOKEN, other) == []  # nothing read: nothing predicted
