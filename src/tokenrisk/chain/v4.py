@@ -604,7 +604,6 @@ RECENT_MAX = 20_000
 without the index."""
 
 
-
 def _recent_key(v4: UniswapV4) -> str:
     return f"v4-recent:{v4.pool_manager.lower()}"
 
