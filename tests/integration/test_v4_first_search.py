@@ -53,7 +53,12 @@ async def nodes(devnet: RunningDevnet, tmp_path: Path) -> AsyncIterator[list[tup
 
 @pytest.mark.parametrize(
     ("entry_id", "guessed", "indexed", "alone"),
-    [("v4-plain", 1, 1, 2), ("v4-hook-owner-fee", 2, 1, 2)],
+    [
+        ("v4-plain", 1, 1, 2),
+        ("v4-hook-owner-fee", 2, 1, 2),
+        ("v4-erc20-weth", 2, 1, 2),  # against WETH the ERC-20, with a hook
+        ("v4-dynamic-fee-raise", 2, 1, 2),  # a dynamic-fee pool
+    ],
 )
 async def test_a_first_search_reads_the_likely_pools_state_with_the_events(
     nodes: list[tuple[Node, Rounds]],
