@@ -11,6 +11,7 @@ import pytest
 
 from tokenrisk.caching import MemoryCache
 from tokenrisk.chain import v4
+from tokenrisk.chain.abi import checksum
 from tokenrisk.chain.registry import load_registry
 from tokenrisk.chain.v4 import Found, PoolKey, recent_found, recent_index, refresh_recent
 
@@ -86,3 +87,17 @@ async def test_a_refresh_reads_once_per_head_and_a_token_takes_its_pools() -> No
     refresh_recent(refused, manager, other, manager.deployed_block + 20, None)  # type: ignore[arg-type]
     await v4.recent_settled(manager, other)
     assert recent_found(manager, TOKEN, other) == []  # nothing read: nothing predicted
+
+
+async def test_a_large_first_read_is_decoded_the_same() -> None:
+    """A first read of hundreds of events (decoded off the event loop): every pool kept."""
+    chain = load_registry()[1]
+    assert chain.uniswap_v4 is not None
+    manager = chain.uniswap_v4
+    memo: MemoryCache[str, list[Any]] = MemoryCache(8)
+    first = manager.deployed_block + 1
+    pools = [_found(first + i, hooks=checksum(f"0x{i + 1:040x}")) for i in range(300)]
+    rpc = _Rpc([_log(p) for p in pools])
+    refresh_recent(rpc, manager, memo, first + 400, None)  # type: ignore[arg-type]
+    await v4.recent_settled(manager, memo)
+    assert recent_found(manager, TOKEN, memo) == pools

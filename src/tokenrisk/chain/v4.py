@@ -674,9 +674,23 @@ async def _refresh(
             return
     except TokenRiskError:
         return
-    found = [f for logs in replies for f in map(read_initialize, logs) if f is not None]
     old = list(kept[1].values()) if kept and isinstance(kept[1], dict) else []
-    memo.put(key, [head, recent_index([f for pools in old for f in pools], found, oldest)])
+    merge = (replies, [f for pools in old for f in pools], oldest)
+    # a first read may carry thousands of events: decoded off the event loop then
+    index = await asyncio.to_thread(_merged, *merge) if _count(replies) > 256 else _merged(*merge)
+    memo.put(key, [head, index])
+
+
+def _count(replies: Sequence[Any]) -> int:
+    return sum(len(logs) for logs in replies)
+
+
+def _merged(
+    replies: Sequence[Any], kept: Sequence[Found], oldest: int
+) -> dict[str, tuple[Found, ...]]:
+    """:func:`recent_index` of ``kept`` and the events of ``replies`` (lists of logs)."""
+    found = [f for logs in replies for f in map(read_initialize, logs) if f is not None]
+    return recent_index(kept, found, oldest)
 
 
 def recent_index(
