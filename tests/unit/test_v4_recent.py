@@ -5,6 +5,7 @@ non-native currency), what a token's first search takes from it, and when it is 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -101,3 +102,18 @@ async def test_a_large_first_read_is_decoded_the_same() -> None:
     refresh_recent(rpc, manager, memo, first + 400, None)  # type: ignore[arg-type]
     await v4.recent_settled(manager, memo)
     assert recent_found(manager, TOKEN, memo) == pools
+
+
+async def test_a_capped_node_is_read_in_windows_kept_only_when_all_were_read() -> None:
+    chain = load_registry()[1]
+    assert chain.uniswap_v4 is not None
+    manager = chain.uniswap_v4
+    head = manager.deployed_block + 25
+    pool = _found(manager.deployed_block + 3)
+    for budget, kept in ((3, [pool]), (2, [])):  # 26 blocks in windows of 10: three
+        memo: MemoryCache[str, list[Any]] = MemoryCache(8)
+        rpc = _Rpc([_log(pool)])
+        limited = replace(manager, log_windows=budget)
+        refresh_recent(rpc, limited, memo, head, 10)  # type: ignore[arg-type]
+        await v4.recent_settled(limited, memo)
+        assert recent_found(limited, TOKEN, memo) == kept
