@@ -45,9 +45,11 @@ class _Rpc:
 
     def __init__(self, logs: Any) -> None:
         self.logs, self.batches = logs, 0
+        self.calls: list[Any] = []
 
     async def batch(self, calls: list[Any], **_: Any) -> list[Any]:
         self.batches += 1
+        self.calls += calls
         return [self.logs for _ in calls]
 
 
@@ -83,11 +85,25 @@ async def test_a_refresh_reads_once_per_head_and_a_token_takes_its_pools() -> No
     refresh_recent(rpc, manager, memo, manager.deployed_block + 20, None)  # type: ignore[arg-type]
     await asyncio.sleep(0)
     assert rpc.batches == 1  # the index is at that head already
+
+
+async def test_a_range_refused_twice_is_never_read_again() -> None:
+    """Refused as one range, then in the fallback windows: nothing predicted, and the
+    next refresh reads only the blocks since that head (less REREAD)."""
+    chain = load_registry()[1]
+    assert chain.uniswap_v4 is not None
+    manager = chain.uniswap_v4
+    memo: MemoryCache[str, list[Any]] = MemoryCache(8)
+    head = manager.deployed_block + 5_000
     refused = _Rpc("not a list")
-    other: MemoryCache[str, list[Any]] = MemoryCache(8)
-    refresh_recent(refused, manager, other, manager.deployed_block + 20, None)  # type: ignore[arg-type]
-    await v4.recent_settled(manager, other)
-    assert recent_found(manager, TOKEN, other) == []  # nothing read: nothing predicted
+    refresh_recent(refused, manager, memo, head, None)  # type: ignore[arg-type]
+    await v4.recent_settled(manager, memo)
+    assert recent_found(manager, TOKEN, memo) == [] and refused.batches == 2
+    assert len(refused.calls) == 1 + 3  # the range, then its 2,000-block windows
+    refused.calls.clear()
+    refresh_recent(refused, manager, memo, head + 1, None)  # type: ignore[arg-type]
+    await v4.recent_settled(manager, memo)
+    assert refused.calls[0][1][0]["fromBlock"] == hex(head - v4.REREAD + 1)
 
 
 async def test_a_large_first_read_is_decoded_the_same() -> None:
@@ -104,7 +120,9 @@ async def test_a_large_first_read_is_decoded_the_same() -> None:
     assert recent_found(manager, TOKEN, memo) == pools
 
 
-async def test_a_capped_node_is_read_in_windows_kept_only_when_all_were_read() -> None:
+async def test_a_capped_node_is_read_in_windows_within_the_budget() -> None:
+    """All three windows read: the pool is kept; a budget of two stops above it: the
+    index goes on from the head alone (nothing predicted for the token)."""
     chain = load_registry()[1]
     assert chain.uniswap_v4 is not None
     manager = chain.uniswap_v4

@@ -659,26 +659,41 @@ async def recent_settled(v4: UniswapV4, memo: dex.NativePools) -> None:
 async def _refresh(
     rpc: RpcClient, v4: UniswapV4, memo: dex.NativePools, head: int, span: int | None
 ) -> None:
-    """:func:`refresh_recent`'s read; a failed or refused read keeps the index as it was
-    (a first search then reads its pools' state after its events, as without it)."""
+    """:func:`refresh_recent`'s read.  A node that refuses the range as too wide (too
+    many events) is read in :data:`FALLBACK_SPAN` windows; refused again, the index goes
+    on from ``head`` alone (later refreshes read only the new blocks, never the refused
+    range again).  A failed read keeps the index as it was; either way a first search
+    then reads its pools' state after its events, as without the index."""
     key = _recent_key(v4)
     kept = memo.value(key)
     oldest = max(v4.deployed_block, head - RECENT_BLOCKS + 1)
     low = max(oldest, int(kept[0]) - REREAD + 1) if kept else oldest
-    query = {"address": v4.pool_manager, "topics": [INITIALIZE_TOPIC]}
-    spans = [(low, head)] if span is None else windows(low, head, span, v4.log_windows)
-    calls = [("eth_getLogs", [query | {"fromBlock": hex(a), "toBlock": hex(b)}]) for a, b in spans]
+    old = [f for pools in kept[1].values() for f in pools] if kept and kept[1] else []
     try:
-        replies = await rpc.batch(calls, tolerate=RpcError)
-        if not spans or spans[-1][0] != low or any([_refused(r) for r in replies]):
-            return
+        spans = [(low, head)] if span is None else windows(low, head, span, v4.log_windows)
+        replies = await _recent_logs(rpc, v4, spans, low)
+        if replies is None and span is None:
+            spans = windows(low, head, FALLBACK_SPAN, v4.log_windows)
+            replies = await _recent_logs(rpc, v4, spans, low)
     except TokenRiskError:
         return
-    old = list(kept[1].values()) if kept and isinstance(kept[1], dict) else []
-    merge = (replies, [f for pools in old for f in pools], oldest)
+    merge = (replies or [], old, oldest)
     # a first read may carry thousands of events: decoded off the event loop then
-    index = await asyncio.to_thread(_merged, *merge) if _count(replies) > 256 else _merged(*merge)
+    index = await asyncio.to_thread(_merged, *merge) if _count(merge[0]) > 256 else _merged(*merge)
     memo.put(key, [head, index])
+
+
+async def _recent_logs(
+    rpc: RpcClient, v4: UniswapV4, spans: list[tuple[int, int]], low: int
+) -> list[Any] | None:
+    """Every token's ``Initialize`` logs in ``spans`` (one batch); None when a window was
+    refused or they do not reach down to ``low`` (the window budget)."""
+    query = {"address": v4.pool_manager, "topics": [INITIALIZE_TOPIC]}
+    calls = [("eth_getLogs", [query | {"fromBlock": hex(a), "toBlock": hex(b)}]) for a, b in spans]
+    replies = await rpc.batch(calls, tolerate=RpcError)
+    if not spans or spans[-1][0] != low or any([_refused(r) for r in replies]):
+        return None
+    return replies
 
 
 def _count(replies: Sequence[Any]) -> int:
