@@ -85,6 +85,10 @@ async def test_a_refresh_reads_once_per_head_and_a_token_takes_its_pools() -> No
     refresh_recent(rpc, manager, memo, manager.deployed_block + 20, None)  # type: ignore[arg-type]
     await asyncio.sleep(0)
     assert rpc.batches == 1  # the index is at that head already
+    rpc.logs = []
+    refresh_recent(rpc, manager, memo, manager.deployed_block + 21, None)  # type: ignore[arg-type]
+    await v4.recent_settled(manager, memo)
+    assert recent_found(manager, TOKEN, memo) == [pool] and rpc.batches == 2  # nothing new
 
 
 async def test_a_range_refused_twice_is_never_read_again() -> None:

@@ -677,9 +677,13 @@ async def _refresh(
             replies = await _recent_logs(rpc, v4, spans, low)
     except TokenRiskError:
         return
+    if kept and kept[1] is not None and not _count(replies or []):
+        memo.put(key, [head, kept[1]])  # nothing new (most heads): the index as it was
+        return
     merge = (replies or [], old, oldest)
-    # a first read may carry thousands of events: decoded off the event loop then
-    index = await asyncio.to_thread(_merged, *merge) if _count(merge[0]) > 256 else _merged(*merge)
+    # thousands of events (a first read, a busy chain's index): merged off the event loop
+    large = _count(merge[0]) + len(old) > 256
+    index = await asyncio.to_thread(_merged, *merge) if large else _merged(*merge)
     memo.put(key, [head, index])
 
 
