@@ -109,7 +109,9 @@ async def simulate(
     for such a max sell; a remembered token's checks keep the cheaper
     one-round-at-a-time searches.  ``sell_failed`` is called when selling the whole
     balance failed, before the partial-sell search (its caller's trace of the failure
-    then goes out beside that search).
+    then goes out beside that search).  When the default buy fails, the smaller buys go
+    as soon as it is known, with the pool's token-side read beside them
+    (:func:`_smaller_buy`), not after the larger buys, whose answer is then unused.
     """
     slot = _slot_source(token_slot)
     # BUY (and, at the same time, larger buys for the max-buy limit; with the transfer
@@ -118,27 +120,29 @@ async def simulate(
     at_once = _first_journey(sim, memo, amount)
     pace = _Pace(at_once, asyncio.get_running_loop().create_future())
     ahead = _launch(sim, memo, (amount, base_reserve, token_reserve), slot, pace)
+    larger_buys = asyncio.ensure_future(_larger_buys(sim, base_reserve, amount, pace.capped))
     try:
-        first, (larger, too_large) = await asyncio.gather(
-            sim.run_one(sim.buy_only(amount)),
-            _larger_buys(sim, base_reserve, amount, pace.capped),
-        )
+        first = await sim.run_one(sim.buy_only(amount))
         if _bought_ok(first):
+            larger, too_large = await larger_buys
             bought = Bought(amount, first)
             max_buy = _max_buy(sim, larger or Found(amount, first), too_large, at_once)
         else:
+            # the larger buys' answer is not used; the smaller ones go at once
+            larger_buys.cancel()
+            await _hit(pace.capped)  # a buy failed: a max sell's sizes all at once
+            if ahead is not None:  # planned for the default buy, which failed
+                await ahead.drop()
+                ahead = None
             smaller = await _smaller_buy(sim, amount)
-            if smaller is None:
+            if not isinstance(smaller, Bought):
                 failed = SimulationReport(
                     success=True,
                     failure_step="buy",
                     failure_reason=first["buy"].reason,
                     buy_gas=first["buy"].gas,
                 )
-                return await _short(sim, failed)
-            if ahead is not None:  # planned for the default buy, which failed
-                await ahead.drop()
-                ahead = None
+                return _short(failed, smaller)
             bought = smaller
             max_buy = _max_buy_between(sim, smaller, amount, at_once)
         report, limit = await asyncio.gather(
@@ -146,6 +150,10 @@ async def simulate(
             max_buy,
         )
     finally:
+        if not larger_buys.done():
+            larger_buys.cancel()
+        elif not larger_buys.cancelled():
+            larger_buys.exception()  # retrieved: a failed default buy left it unread
         if not pace.capped.done():
             pace.capped.set_result(False)
         if ahead is not None:
@@ -277,19 +285,25 @@ async def _whole_sold(
             sold.set_result(False)
 
 
-async def _short(sim: Simulator, report: SimulationReport) -> SimulationReport:
+def _short(report: SimulationReport, why: str | None) -> SimulationReport:
     """A failed buy explained by the pool's token side being short of its reserve
-    (:mod:`tokenrisk.simulate.reserves`): the reason names it, and a note says the
-    holders' sells decide.  A pool that exists only in a simulation is not read."""
-    if sim.prelude:
-        return report
-    route = sim.route
-    why = await token_side_short(sim.rpc, route.pool, route.token, sim.base.tag)
+    (:mod:`tokenrisk.simulate.reserves`, read by :func:`_smaller_buy`): the reason names
+    it, and a note says the holders' sells decide."""
     if why is None:
         return report
     reason = f"{report.failure_reason}; {why}" if report.failure_reason else why
     note = f"buys fail because {why}; the holders' sells decide whether the token can be sold"
     return replace(report, failure_reason=reason, notes=(*report.notes, note))
+
+
+async def _side_short(sim: Simulator) -> str | None:
+    """Why buys fail when the pool's token side is short of its reserve
+    (:func:`~tokenrisk.simulate.reserves.token_side_short`); a pool that exists only in a
+    simulation is not read."""
+    if sim.prelude:
+        return None
+    route = sim.route
+    return await token_side_short(sim.rpc, route.pool, route.token, sim.base.tag)
 
 
 def _slot_source(token_slot: BalanceSlot | None | SlotSource) -> asyncio.Future[BalanceSlot | None]:
@@ -681,10 +695,23 @@ async def _counted(
 # -- limits -----------------------------------------------------------------------------
 
 
-async def _smaller_buy(sim: Simulator, amount: int) -> Bought | None:
+async def _smaller_buy(sim: Simulator, amount: int) -> Bought | str | None:
+    """The largest smaller buy that goes through, or, when none does, why the pool's token
+    side is short (None when it is not): that read goes beside the smaller buys (issue
+    #27: a node 30 ms away paid a round trip for it after them) and is used only when
+    every one failed."""
     sizes = sorted({max(1, amount // d) for d in _DOWN})
-    found, _ = await ladder(sim, sizes, sim.buy_only, _bought_ok)
-    return Bought(found.amount, found.outcome) if found else None
+    short = asyncio.ensure_future(_side_short(sim))
+    try:
+        found, _ = await ladder(sim, sizes, sim.buy_only, _bought_ok)
+        if found is not None:
+            return Bought(found.amount, found.outcome)
+        return await short
+    finally:
+        if not short.done():
+            short.cancel()
+        elif not short.cancelled():
+            short.exception()  # retrieved: unread when a smaller buy went through
 
 
 def _limit_from_buy(found: Found) -> Limit:
