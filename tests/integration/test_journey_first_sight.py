@@ -190,6 +190,36 @@ async def test_a_failed_buy_takes_two_rounds(
     assert reports[0].failure_step == "buy" and _no_gas(reports[0]) == _no_gas(reports[1])
 
 
+@pytest.mark.parametrize(
+    ("entry_id", "ahead"),
+    [("plain", 2), ("no-full-sell", 2), ("sell-whitelist", 2), ("tiny-sell-limit", 3)],
+)
+async def test_a_failed_sell_searches_without_waiting_for_the_delayed_sell(
+    service: Service, devnet: RunningDevnet, entry_id: str, ahead: int
+) -> None:
+    """The balance slot searched beside the buy, as on first sight: the delayed sell by
+    block count waits for it (a round), but a failed whole-balance sell's partial-sell
+    search goes as soon as the sells are back, not after that round (it was three
+    rounds for no-full-sell and sell-whitelist, four for tiny-sell-limit); the report
+    is the step-by-step one."""
+    node, rounds = service.nodes[DEVNET_ID], Rounds(devnet.url)
+    node.rpc = CoalescingRpc(devnet.url, RpcSettings(retries=0), "devnet node", transport=rounds)
+    token = _address(devnet, entry_id)
+    pool = (await search_pools(node, token)).pools[0]
+    reports, counted = [], []
+    for memo in (MemoryCache[Any, Amounts](8), None):
+        service.honeypot.trading.slots_at.clear()
+        ready = await prepare(node, service.honeypot.trading, pool, token)
+        assert ready.sim is not None and ready.token_slot is not None
+        rounds.rounds.clear()
+        base, reserve = dex.base_reserve(pool), dex.token_reserve(pool)
+        reports.append(await journey.simulate(ready.sim, base, reserve, ready.token_slot, memo))
+        counted.append(len(rounds.rounds))
+    await rounds.aclose()
+    assert counted[0] == ahead, rounds.rounds
+    assert _no_gas(reports[0]) == _no_gas(reports[1])
+
+
 def _wrong_curve(real: Any) -> Any:
     return lambda *args: (real(*args) or 0) * 2
 

@@ -138,10 +138,15 @@ class Ahead:
 
 
 def _cancel_tasks(values: Iterable[Any]) -> None:
-    """A finished sells phase may hold the large-sell search's task: stop it too."""
+    """A finished sells phase holds the large-sell search's and the delayed sell's
+    tasks: stop them too (a finished one's error is retrieved, unread)."""
     for value in values:
-        if isinstance(value, asyncio.Task) and not value.done():
+        if not isinstance(value, asyncio.Task):
+            continue
+        if not value.done():
             value.cancel()
+        elif not value.cancelled():
+            value.exception()
 
 
 def remember(memo: JourneyMemo | None, key: JourneyKey, amounts: Amounts) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from tokenrisk.errors import CallReverted
 from tokenrisk.model import Limit, SimulationReport, Unmeasured
@@ -146,7 +147,7 @@ async def simulate(
             bought = smaller
             max_buy = _max_buy_between(sim, smaller, amount, at_once)
         report, limit = await asyncio.gather(
-            _after_buy(sim, bought, token_reserve, slot, None, (memo, ahead), (pace, sell_failed)),
+            _after_buy(sim, bought, token_reserve, slot, (memo, ahead), (pace, sell_failed)),
             max_buy,
         )
     finally:
@@ -245,6 +246,12 @@ def _sent_ahead(
     return Ahead(amounts, buyer, receiver, moved, rest, kind)
 
 
+Counted = str | tuple[str, ...] | None
+"""The delayed sell by block count's answer (:func:`_counted`)."""
+MaxSell = tuple[Limit | None, float | None]
+"""The large-sell search's answer (:func:`_big_sells`)."""
+
+
 async def _sells(
     sim: Simulator,
     amount_in: int,
@@ -252,21 +259,30 @@ async def _sells(
     token_slot: asyncio.Future[BalanceSlot | None],
     token_reserve: int,
     pace: _Pace,
-) -> tuple[
-    list[Outcome | CallReverted],
-    asyncio.Task[tuple[Limit | None, float | None]] | None,
-    str | tuple[str, ...] | None,
-]:
-    """The sells phase: the four sell plans, the large-sell search (started, as a task)
-    and the delayed sell by block count, all at once."""
+) -> tuple[list[Outcome | CallReverted], asyncio.Task[MaxSell], asyncio.Task[Counted]]:
+    """The sells phase: the four sell plans, with the large-sell search and the delayed
+    sell by block count started beside them as tasks, which the caller reads only when
+    the whole balance sold: a failed sell's partial-sell search (and its trace) goes as
+    soon as the sells are back, not after the delayed sell's round (issue #27)."""
     buyer, receiver, sent, remaining, received = wallets
     sold = asyncio.get_running_loop().create_future()
     plans = _sell_plans(sim, buyer, receiver, amount_in, sent, remaining, received)
-    return await asyncio.gather(
-        _whole_sold(sim, plans, sold),
-        _big_sells(sim, token_slot, token_reserve, remaining, (pace, sold)),
-        _counted(sim, token_slot, remaining),
-    )
+    big = asyncio.ensure_future(_big_sells(sim, token_slot, token_reserve, remaining, (pace, sold)))
+    counted = asyncio.ensure_future(_counted(sim, token_slot, remaining))
+    try:
+        return await _whole_sold(sim, plans, sold), big, counted
+    except BaseException:
+        _stop(big, counted)
+        raise
+
+
+def _stop(*tasks: asyncio.Future[Any]) -> None:
+    """Cancel what is still running; a finished task's error is retrieved (unread)."""
+    for task in tasks:
+        if not task.done():
+            task.cancel()
+        elif not task.cancelled():
+            task.exception()
 
 
 async def _whole_sold(
@@ -320,7 +336,6 @@ async def _after_buy(
     bought: Bought,
     token_reserve: int,
     token_slot: asyncio.Future[BalanceSlot | None],
-    max_buy: Limit | None,
     known: tuple[JourneyMemo | None, Ahead | None],
     way: tuple[_Pace, Callable[[], object] | None],
 ) -> SimulationReport:
@@ -360,29 +375,13 @@ async def _after_buy(
     moved_tax = transfer_leg(moved, sim.route, sent) if transfer_ok and sent else LegTax(None, None)
     seen = (bought.tokens, received, remaining, await token_slot)
     remember(memo, _key(sim, bought.amount_in), seen)
-    (main, same, delayed, half), big_sells, counted = sold
-    if isinstance(main, CallReverted):
-        raise main
-    report = SimulationReport(
-        success=True,
-        buy_ok=True,
-        transfer_ok=transfer_ok,
-        buy_tax=_round(buy.effective),
-        buy_tax_token_unit=_round(buy.token_unit),
-        transfer_tax=_round(moved_tax.effective),
-        transfer_tax_token_unit=_round(moved_tax.token_unit),
-        notes=_explained(("Buy", buy), ("Wallet transfer", moved_tax)),
-        buy_gas=bought.outcome["buy"].gas,
-        max_buy=max_buy,
-        # a later sell matters only when selling works now
-        unchecked=counted if isinstance(counted, tuple) and main["buyer.sell"].ok else (),
-    )
-    report = _unmeasured(report, "buy", buy, bought.outcome.get("quote"), bought.outcome["buy"])
-    if transfer_ok:
-        report = _unmeasured(
-            report, "transfer", moved_tax, None, moved["transfer"], sent_nothing=not sent
-        )
+    (main, same, delayed, half), big_sells, counting = sold
     try:
+        if isinstance(main, CallReverted):
+            raise main
+        # a later sell matters only when selling works now
+        counted = await counting if main["buyer.sell"].ok else None
+        report = _bought_report(bought, (moved, sent), buy, moved_tax, counted)
         return await _judge_sells(
             sim,
             report,
@@ -397,9 +396,39 @@ async def _after_buy(
             half,
             way,
         )
-    finally:
-        if big_sells is not None and not big_sells.done():
-            big_sells.cancel()  # the sell failed: the partial-sell search decided instead
+    finally:  # the sell failed: the partial-sell search decided instead
+        _stop(big_sells, counting)
+
+
+def _bought_report(
+    bought: Bought,
+    transfer: tuple[Outcome, int],
+    buy: LegTax,
+    moved_tax: LegTax,
+    counted: Counted,
+) -> SimulationReport:
+    """The report's buy and transfer figures (``transfer``: its outcome and the amount
+    sent), and the delayed sell by block count's unchecked sentence, if any."""
+    moved, sent = transfer
+    transfer_ok = moved["transfer"].ok
+    report = SimulationReport(
+        success=True,
+        buy_ok=True,
+        transfer_ok=transfer_ok,
+        buy_tax=_round(buy.effective),
+        buy_tax_token_unit=_round(buy.token_unit),
+        transfer_tax=_round(moved_tax.effective),
+        transfer_tax_token_unit=_round(moved_tax.token_unit),
+        notes=_explained(("Buy", buy), ("Wallet transfer", moved_tax)),
+        buy_gas=bought.outcome["buy"].gas,
+        unchecked=counted if isinstance(counted, tuple) else (),
+    )
+    report = _unmeasured(report, "buy", buy, bought.outcome.get("quote"), bought.outcome["buy"])
+    if transfer_ok:
+        report = _unmeasured(
+            report, "transfer", moved_tax, None, moved["transfer"], sent_nothing=not sent
+        )
+    return report
 
 
 def _after_bought(
@@ -563,7 +592,7 @@ async def _judge_sells(
     main: Outcome,
     same: Outcome | CallReverted,
     delayed: Outcome | CallReverted,
-    big_sells: asyncio.Task[tuple[Limit | None, float | None]] | None,
+    big_sells: asyncio.Task[MaxSell],
     moved: Outcome,
     counted: str | None,
     half: Outcome | CallReverted,
@@ -603,8 +632,7 @@ async def _judge_sells(
     else:
         whole = sell_leg(main, sim.route, "buyer", remaining)
         report = _with_sell(report, *_took_more(sim, (whole, main), half, remaining, notes))
-        if big_sells is not None:
-            max_sell, fraction = await big_sells
+        max_sell, fraction = await big_sells
     report = replace(report, sell_ok=True, max_sell=max_sell, max_sell_fraction=fraction)
     if received and not main.results.get("receiver.sell", sell).ok:
         notes.append(
@@ -682,7 +710,7 @@ async def _counted(
         return (f"{_BY_BLOCKS}: the node ignores eth_call block overrides",)
     if sim.prelude:
         return (f"{_BY_BLOCKS}: the pool exists only inside the simulation",)
-    slot = await token_slot
+    slot = await asyncio.shield(token_slot)  # a dropped phase never cancels the search
     if slot is None or amount == 0:
         return (f"{_BY_BLOCKS}: the token's balance slot was not found",)
     s = sim.settings
@@ -769,17 +797,17 @@ async def _big_sells(
     token_reserve: int,
     remaining: int,
     way: tuple[_Pace, asyncio.Future[bool]],
-) -> asyncio.Task[tuple[Limit | None, float | None]] | None:
-    """Start the large-sell search alongside the sells; None without a balance slot.
+) -> MaxSell:
+    """The large-sell search, run beside the sells; no limit without a balance slot.
 
-    The caller awaits the returned task only when the whole balance sold (otherwise
-    the partial-sell search decides, and the task is cancelled); ``way``: the searches'
-    pace and whether the whole balance sold (:func:`_whole_sold`).
+    The caller reads it only when the whole balance sold (otherwise the partial-sell
+    search decides, and this is cancelled); ``way``: the searches' pace and whether the
+    whole balance sold (:func:`_whole_sold`).
     """
-    slot = await token_slot
+    slot = await asyncio.shield(token_slot)  # a dropped phase never cancels the search
     if slot is None or remaining == 0:
-        return None
-    return asyncio.create_task(_max_sell(sim, slot, token_reserve, remaining, way))
+        return None, None
+    return await _max_sell(sim, slot, token_reserve, remaining, way)
 
 
 async def _max_sell(
