@@ -7,7 +7,14 @@ from typing import Any
 
 import pytest
 
-from tokenrisk.simulate.limits import Found, ladder, ladder_top_first, ladder_with_floor, refine
+from tokenrisk.simulate.limits import (
+    Found,
+    ladder,
+    ladder_top_first,
+    ladder_with_floor,
+    ladder_with_grids,
+    refine,
+)
 from tokenrisk.simulate.simulator import CallResult, Outcome
 
 
@@ -145,3 +152,27 @@ async def test_an_unwanted_answer_sends_no_smaller_size(wanted: bool) -> None:
         assert sim.runs == [[250], [*SIZES[:-1], 4]]
     else:
         assert (found, failed, floor) == (None, None, None) and sim.runs == [[250]]
+
+
+@pytest.mark.parametrize("passes", [*_predicates(), lambda s: s <= 1_200, lambda s: s < 1_000])
+async def test_a_ladder_with_its_grids_finds_the_step_by_step_limit(passes: Any) -> None:
+    """A first journey's larger buys: once the largest failed, the smaller sizes go with
+    the first refinement's sizes of every gap they could leave (from ``low``, known to
+    pass); the refinement then reads its first round from them and sends only its
+    second: the same limit as the ladder and two refinement rounds step by step, in
+    the same number of runs as the at-once refinement, with 7 x (gaps + 1) sizes."""
+    sizes = [1_500, 2_000, 2_500, 3_000, 4_000]
+    step, gridded = Passing(passes), Passing(passes)
+    plan_of: Any = lambda s: s  # noqa: E731
+    found, failed = await ladder_top_first(step, sizes, plan_of, accept)
+    got, got_failed, tried = await ladder_with_grids(gridded, sizes, plan_of, accept, 1_000)
+    assert (got and got.amount, got_failed) == (found and found.amount, failed)
+    if failed is None:
+        assert tried == {} and gridded.runs == [[4_000]]
+        return
+    low = Found(1_000, Outcome({}))
+    expected = await refine(step, found or low, failed, plan_of, accept)
+    limit = await refine(gridded, got or low, failed, plan_of, accept, tried=tried)
+    assert limit.amount == expected.amount
+    assert len(gridded.runs) == 3  # the largest; the ladder with the grids; the second round
+    assert len(gridded.runs[1]) == 4 + 5 * 7 and len(gridded.runs[2]) <= 7

@@ -36,9 +36,11 @@ from tokenrisk.simulate.calls import BalanceSlot, balance_of, fresh_address
 from tokenrisk.simulate.limits import (
     Accept,
     Found,
+    Tried,
     ladder,
     ladder_top_first,
     ladder_with_floor,
+    ladder_with_grids,
     largest_success,
     refine,
 )
@@ -121,13 +123,14 @@ async def simulate(
     at_once = _first_journey(sim, memo, amount)
     pace = _Pace(at_once, asyncio.get_running_loop().create_future())
     ahead = _launch(sim, memo, (amount, base_reserve, token_reserve), slot, pace)
-    larger_buys = asyncio.ensure_future(_larger_buys(sim, base_reserve, amount, pace.capped))
+    larger_buys = asyncio.ensure_future(_larger_buys(sim, base_reserve, amount, pace))
     try:
         first = await sim.run_one(sim.buy_only(amount))
         if _bought_ok(first):
-            larger, too_large = await larger_buys
+            larger, too_large, tried = await larger_buys
             bought = Bought(amount, first)
-            max_buy = _max_buy(sim, larger or Found(amount, first), too_large, at_once)
+            start = larger or Found(amount, first)
+            max_buy = _max_buy(sim, start, too_large, (at_once and not tried, tried))
         else:
             # the larger buys' answer is not used; the smaller ones go at once
             larger_buys.cancel()
@@ -747,24 +750,38 @@ def _limit_from_buy(found: Found) -> Limit:
 
 
 async def _larger_buys(
-    sim: Simulator, base_reserve: int, amount: int, capped: asyncio.Future[bool]
-) -> tuple[Found | None, int | None]:
-    """The larger-buy ladder: (largest success, first failing size), the largest size
-    alone first; ``capped`` learns when it failed.  (Every size with the largest, on a
-    first journey, took a max buy's round trip off but cost every first check four
-    buys and an HTTP request in its busiest round: fewer tokens checked in three round
-    trips, docs/performance.md.)"""
+    sim: Simulator, base_reserve: int, amount: int, pace: _Pace
+) -> tuple[Found | None, int | None, Tried]:
+    """The larger-buy ladder: (largest success, first failing size, sizes of the max
+    buy's refinement tried already), the largest size alone first; ``pace.capped``
+    learns when it failed.  On a first journey the smaller sizes then go with the
+    refinement's first round for each gap they could leave
+    (:func:`~tokenrisk.simulate.limits.ladder_with_grids`).  (Every size with the
+    largest, on a first journey, took a max buy's round trip off but cost every first
+    check four buys and an HTTP request in its busiest round: fewer tokens checked in
+    three round trips, docs/performance.md.)"""
     sizes = [
         base_reserve * bps // 10_000 for bps in _UP_BPS if base_reserve * bps // 10_000 > amount
     ]
-    return await ladder_top_first(sim, sizes, sim.buy_only, _bought_ok, wanted=lambda: _hit(capped))
+
+    async def wanted() -> bool:
+        return await _hit(pace.capped)
+
+    if pace.at_once:
+        return await ladder_with_grids(sim, sizes, sim.buy_only, _bought_ok, amount, wanted)
+    found, failed = await ladder_top_first(sim, sizes, sim.buy_only, _bought_ok, wanted=wanted)
+    return found, failed, {}
 
 
-async def _max_buy(sim: Simulator, start: Found, failed: int | None, at_once: bool) -> Limit | None:
-    """Max buy refined between the largest successful and the first failing size."""
+async def _max_buy(
+    sim: Simulator, start: Found, failed: int | None, pace: tuple[bool, Tried]
+) -> Limit | None:
+    """Max buy refined between the largest successful and the first failing size;
+    ``pace``: its two rounds at once, and the sizes the ladder tried already."""
     if failed is None:
         return None
-    found = await refine(sim, start, failed, sim.buy_only, _bought_ok, at_once=at_once)
+    at_once, tried = pace
+    found = await refine(sim, start, failed, sim.buy_only, _bought_ok, at_once=at_once, tried=tried)
     return _limit_from_buy(found)
 
 
