@@ -10,6 +10,7 @@ import pytest
 from tokenrisk.simulate.limits import (
     Found,
     ladder,
+    ladder_and_grid,
     ladder_top_first,
     ladder_with_floor,
     ladder_with_grids,
@@ -176,3 +177,29 @@ async def test_a_ladder_with_its_grids_finds_the_step_by_step_limit(passes: Any)
     assert limit.amount == expected.amount
     assert len(gridded.runs) == 3  # the largest; the ladder with the grids; the second round
     assert len(gridded.runs[1]) == 4 + 5 * 7 and len(gridded.runs[2]) <= 7
+
+
+@pytest.mark.parametrize("at_once", [False, True])
+@pytest.mark.parametrize("passes", [*_predicates(), lambda s: s <= 500, lambda s: s < 50])
+async def test_a_ladder_and_its_likely_grid_find_the_step_by_step_limit(
+    passes: Any, at_once: bool
+) -> None:
+    """The journey's smaller buys after the default one (10_000) failed: the first
+    refinement round between the largest of them and the default size goes with them;
+    when the largest passed, the refinement sends only its second round, otherwise it
+    goes as it would have (both rounds at once, or step by step): the same limit."""
+    sizes = [1, 10, 100, 1_000]
+    step, gridded = Passing(passes), Passing(passes)
+    plan_of: Any = lambda s: s  # noqa: E731
+    found, _ = await ladder(step, sizes, plan_of, accept)
+    got, _, tried = await ladder_and_grid(gridded, sizes, plan_of, accept, 10_000)
+    assert (got and got.amount) == (found and found.amount)
+    assert gridded.runs == [[*sizes, *(1_000 + 1_125 * i for i in range(1, 8))]]
+    if found is None:
+        return
+    expected = await refine(step, found, 10_000, plan_of, accept)
+    assert got is not None
+    limit = await refine(gridded, got, 10_000, plan_of, accept, at_once=at_once, tried=tried)
+    assert limit.amount == expected.amount
+    if got.amount == 1_000:
+        assert all(len(run) <= 7 for run in gridded.runs[1:]) and len(gridded.runs) <= 2

@@ -38,6 +38,7 @@ from tokenrisk.simulate.limits import (
     Found,
     Tried,
     ladder,
+    ladder_and_grid,
     ladder_top_first,
     ladder_with_floor,
     ladder_with_grids,
@@ -130,7 +131,7 @@ async def simulate(
             larger, too_large, tried = await larger_buys
             bought = Bought(amount, first)
             start = larger or Found(amount, first)
-            max_buy = _max_buy(sim, start, too_large, (at_once and not tried, tried))
+            max_buy = _max_buy(sim, start, too_large, (at_once, tried))
         else:
             # the larger buys' answer is not used; the smaller ones go at once
             larger_buys.cancel()
@@ -138,7 +139,7 @@ async def simulate(
             if ahead is not None:  # planned for the default buy, which failed
                 await ahead.drop()
                 ahead = None
-            smaller = await _smaller_buy(sim, amount)
+            smaller, tried = await _smaller_buy(sim, amount, at_once)
             if not isinstance(smaller, Bought):
                 failed = SimulationReport(
                     success=True,
@@ -148,16 +149,15 @@ async def simulate(
                 )
                 return _short(failed, smaller)
             bought = smaller
-            max_buy = _max_buy_between(sim, smaller, amount, at_once)
+            max_buy = _max_buy(
+                sim, Found(smaller.amount_in, smaller.outcome), amount, (at_once, tried)
+            )
         report, limit = await asyncio.gather(
             _after_buy(sim, bought, token_reserve, slot, (memo, ahead), (pace, sell_failed)),
             max_buy,
         )
     finally:
-        if not larger_buys.done():
-            larger_buys.cancel()
-        elif not larger_buys.cancelled():
-            larger_buys.exception()  # retrieved: a failed default buy left it unread
+        _stop(larger_buys)  # a failed default buy left it unread
         if not pace.capped.done():
             pace.capped.set_result(False)
         if ahead is not None:
@@ -726,23 +726,28 @@ async def _counted(
 # -- limits -----------------------------------------------------------------------------
 
 
-async def _smaller_buy(sim: Simulator, amount: int) -> Bought | str | None:
+async def _smaller_buy(
+    sim: Simulator, amount: int, at_once: bool
+) -> tuple[Bought | str | None, Tried]:
     """The largest smaller buy that goes through, or, when none does, why the pool's token
     side is short (None when it is not): that read goes beside the smaller buys (issue
     #27: a node 30 ms away paid a round trip for it after them) and is used only when
-    every one failed."""
+    every one failed.  On a first journey the max buy's first refinement round between
+    the largest smaller size and ``amount`` goes with them too (``tried``; used when
+    that size passed: :func:`~tokenrisk.simulate.limits.ladder_and_grid`)."""
     sizes = sorted({max(1, amount // d) for d in _DOWN})
     short = asyncio.ensure_future(_side_short(sim))
     try:
-        found, _ = await ladder(sim, sizes, sim.buy_only, _bought_ok)
+        tried: Tried = {}
+        if at_once:
+            found, _, tried = await ladder_and_grid(sim, sizes, sim.buy_only, _bought_ok, amount)
+        else:
+            found, _ = await ladder(sim, sizes, sim.buy_only, _bought_ok)
         if found is not None:
-            return Bought(found.amount, found.outcome)
-        return await short
+            return Bought(found.amount, found.outcome), tried
+        return await short, tried
     finally:
-        if not short.done():
-            short.cancel()
-        elif not short.cancelled():
-            short.exception()  # retrieved: unread when a smaller buy went through
+        _stop(short)
 
 
 def _limit_from_buy(found: Found) -> Limit:
@@ -782,12 +787,6 @@ async def _max_buy(
         return None
     at_once, tried = pace
     found = await refine(sim, start, failed, sim.buy_only, _bought_ok, at_once=at_once, tried=tried)
-    return _limit_from_buy(found)
-
-
-async def _max_buy_between(sim: Simulator, smaller: Bought, failed: int, at_once: bool) -> Limit:
-    start = Found(smaller.amount_in, smaller.outcome)
-    found = await refine(sim, start, failed, sim.buy_only, _bought_ok, at_once=at_once)
     return _limit_from_buy(found)
 
 

@@ -43,6 +43,9 @@ POINTS = 7
 """Sizes per refinement round (:func:`refine`)."""
 LADDER = "ladder"
 """A ladder's floor sent beside its smaller sizes (:func:`ladder_with_floor`)."""
+GRID = "max_buy_grid"
+"""A refinement's first round sent beside a ladder whose largest size should pass
+(:func:`ladder_and_grid`)."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,24 @@ async def ladder(
     """(largest accepted size before the first failure, first failing size); ascending sizes."""
     results = await _try(sim, sizes, plan_of, accept)
     return _first_failure(sizes, results)
+
+
+async def ladder_and_grid(
+    sim: Simulator, sizes: Sequence[int], plan_of: PlanOf, accept: Accept, high: int
+) -> tuple[Found | None, int | None, Tried]:
+    """:func:`ladder` with the first refinement round between its largest size and
+    ``high`` (a size known to fail) in the same batch, for a search that refines from
+    there when every size passes (the journey's smaller buys after the default one
+    failed: a maximum transaction amount lets them all through); :func:`refine` then
+    reads that round from the returned sizes (``tried``) and starts at its second.
+    Counted in ``tokenrisk_sent_ahead_total{planned="max_buy_grid"}``: used when the
+    largest size passed."""
+    grid = _grid(sizes[-1], high, POINTS)
+    results = await _try(sim, [*sizes, *grid], plan_of, accept)
+    found, failed = _first_failure(sizes, results[: len(sizes)])
+    if grid:
+        count(GRID, found is not None and found.amount == sizes[-1])
+    return found, failed, dict(zip(grid, results[len(sizes) :], strict=True))
 
 
 async def ladder_top_first(
@@ -209,10 +230,11 @@ async def refine(
 ) -> Found:
     """Narrow the gap between an accepted size and a failing size.  ``at_once``: every
     size any round could try (:func:`_rungs`) in one batch, read round by round;
-    ``tried``: sizes simulated already (:func:`ladder_with_grids`), read, not sent, by
-    a round that tries only those."""
+    ``tried``: sizes simulated already (:func:`ladder_with_grids`,
+    :func:`ladder_and_grid`), read, not sent, by a round that tries only those (when
+    they hold the first round, the second goes alone: seven sizes, not 56)."""
     known = dict(tried or {})
-    if at_once:
+    if at_once and not all(size in known for size in _grid(low.amount, high, points)):
         sizes = _rungs(low.amount, high, rounds, points)
         if not sizes:
             return low
