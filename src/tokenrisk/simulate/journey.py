@@ -375,11 +375,13 @@ async def _after_buy(
     finally:
         if mine is not None:
             await mine.drop()
-    moved_tax = transfer_leg(moved, sim.route, sent) if transfer_ok and sent else LegTax(None, None)
-    seen = (bought.tokens, received, remaining, await token_slot)
-    remember(memo, _key(sim, bought.amount_in), seen)
     (main, same, delayed, half), big_sells, counting = sold
     try:
+        moved_tax = LegTax(None, None)
+        if transfer_ok and sent:
+            moved_tax = transfer_leg(moved, sim.route, sent)
+        seen = (bought.tokens, received, remaining, await token_slot)
+        remember(memo, _key(sim, bought.amount_in), seen)
         if isinstance(main, CallReverted):
             raise main
         # a later sell matters only when selling works now
