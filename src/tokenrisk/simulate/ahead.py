@@ -98,6 +98,16 @@ class Ahead:
     check's own slot search, nothing to compare)."""
     used: bool = False
     dropped: bool = False
+    go: asyncio.Future[bool] | None = None
+    """Whether the sells' steps that wait for the balance slot may start (the large
+    sells, the delayed sell by block count); planned on the curve while the slot is
+    searched, settled by the buy (:meth:`settle`)."""
+
+    def settle(self, stands: bool) -> None:
+        """The buy is known: the plans still stand (it delivered what they were made
+        for), or not (their slot's steps are not sent)."""
+        if self.go is not None and not self.go.done():
+            self.go.set_result(stands)
 
     def bought(self, tokens: int) -> bool:
         """The buy delivered what the plans were made for."""
@@ -126,6 +136,7 @@ class Ahead:
         if self.used or self.dropped:
             return
         self.dropped = True
+        self.settle(False)
         count(self.planned, False)
         tasks = (self.moved, self.rest)
         for task in tasks:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from tokenrisk.errors import CallReverted
 from tokenrisk.model import Limit, SimulationReport, Unmeasured
@@ -82,6 +82,7 @@ def _sold_ok(tag: str) -> Accept:
     return lambda o: o[f"{tag}.sell"].ok
 
 
+T = TypeVar("T")
 SlotSource = Awaitable[BalanceSlot | None]
 """The token's balance slot, possibly still being found while the journey starts."""
 
@@ -127,6 +128,8 @@ async def simulate(
     larger_buys = asyncio.ensure_future(_larger_buys(sim, base_reserve, amount, pace))
     try:
         first = await sim.run_one(sim.buy_only(amount))
+        if ahead is not None:
+            ahead.settle(_bought_ok(first) and ahead.bought(Bought(amount, first).tokens))
         if _bought_ok(first):
             larger, too_large, tried = await larger_buys
             bought = Bought(amount, first)
@@ -245,14 +248,19 @@ def _sent_ahead(
     moved = asyncio.create_task(sim.run_one(_transfer_plan(sim, buyer, receiver, amount_in, sent)))
     wallets = (buyer, receiver, sent, remaining, received)
     source = _slot_source(slot) if kind == REMEMBERED else token_slot
-    rest = asyncio.create_task(_sells(sim, amount_in, wallets, source, token_reserve, pace))
-    return Ahead(amounts, buyer, receiver, moved, rest, kind)
+    # planned on the curve while the slot is searched: the slot's steps wait for the buy
+    go = asyncio.get_running_loop().create_future()
+    if kind != CURVE or source.done():
+        go.set_result(True)
+    rest = asyncio.create_task(_sells(sim, amount_in, wallets, source, token_reserve, (pace, go)))
+    return Ahead(amounts, buyer, receiver, moved, rest, kind, go=go)
 
 
 Counted = str | tuple[str, ...] | None
 """The delayed sell by block count's answer (:func:`_counted`)."""
 MaxSell = tuple[Limit | None, float | None]
 """The large-sell search's answer (:func:`_big_sells`)."""
+NO_LIMIT: MaxSell = (None, None)
 
 
 async def _sells(
@@ -261,22 +269,41 @@ async def _sells(
     wallets: tuple[str, str, int, int, int],
     token_slot: asyncio.Future[BalanceSlot | None],
     token_reserve: int,
-    pace: _Pace,
+    way: tuple[_Pace, asyncio.Future[bool] | None],
 ) -> tuple[list[Outcome | CallReverted], asyncio.Task[MaxSell], asyncio.Task[Counted]]:
     """The sells phase: the four sell plans, with the large-sell search and the delayed
     sell by block count started beside them as tasks, which the caller reads only when
     the whole balance sold: a failed sell's partial-sell search (and its trace) goes as
-    soon as the sells are back, not after the delayed sell's round (issue #27)."""
+    soon as the sells are back, not after the delayed sell's round (issue #27).  ``way``:
+    the limit searches' pace and, for sells sent ahead on the curve while the slot is
+    searched, whether the buy delivered what they were planned for (:meth:`Ahead.settle`):
+    their slot's steps wait for it (known about when the slot is), so a stale plan
+    sends none of them."""
+    pace, go = way
     buyer, receiver, sent, remaining, received = wallets
     sold = asyncio.get_running_loop().create_future()
     plans = _sell_plans(sim, buyer, receiver, amount_in, sent, remaining, received)
-    big = asyncio.ensure_future(_big_sells(sim, token_slot, token_reserve, remaining, (pace, sold)))
-    counted = asyncio.ensure_future(_counted(sim, token_slot, remaining))
+    big = asyncio.ensure_future(
+        _if(
+            go,
+            lambda: _big_sells(sim, token_slot, token_reserve, remaining, (pace, sold)),
+            NO_LIMIT,
+        )
+    )
+    counted = asyncio.ensure_future(_if(go, lambda: _counted(sim, token_slot, remaining), None))
     try:
         return await _whole_sold(sim, plans, sold), big, counted
     except BaseException:
         _stop(big, counted)
         raise
+
+
+async def _if(go: asyncio.Future[bool] | None, step: Callable[[], Awaitable[T]], otherwise: T) -> T:
+    """``step()``, once ``go`` (awaited shielded) says the plan still stands; else
+    ``otherwise``."""
+    if go is not None and not await asyncio.shield(go):
+        return otherwise
+    return await step()
 
 
 def _stop(*tasks: asyncio.Future[Any]) -> None:
@@ -353,6 +380,8 @@ async def _after_buy(
     sent = bought.tokens * sim.settings.transfer_bps // 10_000
     mine = None  # the steps started here, dropped below unless used
     if ahead is None or not ahead.bought(bought.tokens):
+        if ahead is not None:  # planned for another amount: stale
+            await ahead.drop()
         ahead = mine = _after_bought(sim, bought, token_reserve, (token_slot, pace), memo)
     try:
         if ahead is not None:
@@ -371,7 +400,11 @@ async def _after_buy(
             ahead.use()
             sold = await ahead.rest
         else:
-            sold = await _sells(sim, bought.amount_in, wallets, token_slot, token_reserve, pace)
+            if ahead is not None:  # the transfer left other amounts: stale
+                await ahead.drop()
+            sold = await _sells(
+                sim, bought.amount_in, wallets, token_slot, token_reserve, (pace, None)
+            )
     finally:
         if mine is not None:
             await mine.drop()
