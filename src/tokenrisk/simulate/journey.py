@@ -168,36 +168,16 @@ class _Pace:
     search starts."""
     partials: dict[tuple[int, int], asyncio.Future[Found | None]] = field(default_factory=dict)
     """The partial-sell searches started by (amount in, balance left to sell)."""
-    failing: dict[tuple[int, int], Simulator] = field(default_factory=dict)
-    """Sells phases whose whole-balance sell failed, by (amount in, balance)."""
-    used: set[tuple[int, int]] = field(default_factory=set)
-    """Sells phases the journey uses (a phase sent ahead on predicted amounts may not be)."""
-
-    def sells_failed(self, sim: Simulator, amount_in: int, remaining: int) -> None:
-        """A sells phase's reply: the whole balance did not sell.  The partial-sell search
-        starts now if the journey uses that phase (:meth:`sells_used`), else when it
-        says it does (issue #27: beside the large-sell ladder and the delayed sell
-        instead of a round after them, the failure's trace with it; a phase planned on
-        amounts the transfer then did not leave starts nothing)."""
-        key = (amount_in, remaining)
-        self.failing[key] = sim
-        if key in self.used:
-            self.partial(sim, amount_in, remaining)
-
-    def sells_used(self, amount_in: int, remaining: int) -> None:
-        """The journey uses the sells phase of (amount in, balance) (:func:`_after_buy`)."""
-        key = (amount_in, remaining)
-        self.used.add(key)
-        if key in self.failing:
-            self.partial(self.failing[key], amount_in, remaining)
 
     def partial(
         self, sim: Simulator, amount_in: int, remaining: int
     ) -> asyncio.Future[Found | None]:
         """The partial-sell search of a whole-balance sell that failed (:func:`_partial_sell`),
-        started at most once per (amount in, balance): as soon as a used sells phase's
-        reply shows the failure (:meth:`sells_failed`) or by :func:`_judge_sells`,
-        which uses the same search; one started for other amounts stops."""
+        started at most once per (amount in, balance): by the sells phase as soon as
+        their reply shows the failure (:func:`_whole_sold`; issue #27: beside the
+        large-sell ladder and the delayed sell instead of a round after them, the
+        failure's trace with it) or by :func:`_judge_sells`, which uses the same search;
+        one started for other amounts (a sells phase sent ahead, then not used) stops."""
         key = (amount_in, remaining)
         for other in [k for k in self.partials if k != key]:
             _stopped(self.partials.pop(other))
@@ -331,14 +311,14 @@ async def _whole_sold(
     when the sells raised or were cancelled): the large-sell search, whose answer is used
     only then, sends its smaller sizes only then.  ``partial``: the pace, simulator,
     amount in and balance whose partial-sell search starts as soon as the whole balance
-    failed to sell (:meth:`_Pace.sells_failed`)."""
+    failed to sell (:meth:`_Pace.partial`)."""
     try:
         outcomes = await sim.run(plans)
         main = outcomes[0]
         sold.set_result(not isinstance(main, CallReverted) and main["buyer.sell"].ok)
         if partial is not None and not isinstance(main, CallReverted) and not sold.result():
             pace, on, amount_in, remaining = partial
-            pace.sells_failed(on, amount_in, remaining)
+            pace.partial(on, amount_in, remaining)
         return outcomes
     finally:
         if not sold.done():
@@ -405,10 +385,8 @@ async def _after_buy(
         wallets = (buyer, receiver, sent, remaining, received)
         if ahead is not None and await _kept(ahead, received, remaining, token_slot):
             ahead.use()
-            pace.sells_used(bought.amount_in, remaining)
             sold = await ahead.rest
         else:
-            pace.sells_used(bought.amount_in, remaining)
             sold = await _sells(sim, bought.amount_in, wallets, token_slot, token_reserve, pace)
     finally:
         if mine is not None:
