@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from tokenrisk.errors import CallReverted
 from tokenrisk.model import Limit, SimulationReport, Unmeasured
@@ -116,7 +116,7 @@ async def simulate(
     # and the sells too when their amounts are remembered or predicted: simulate/ahead.py)
     amount = sim.settings.buy_amount(base_reserve)
     at_once = _first_journey(sim, memo, amount)
-    pace = _Pace(at_once, asyncio.get_running_loop().create_future(), sell_failed)
+    pace = _Pace(at_once, asyncio.get_running_loop().create_future())
     ahead = _launch(sim, memo, (amount, base_reserve, token_reserve), slot, pace)
     try:
         first, (larger, too_large) = await asyncio.gather(
@@ -148,7 +148,6 @@ async def simulate(
     finally:
         if not pace.capped.done():
             pace.capped.set_result(False)
-        pace.drop_partial()
         if ahead is not None:
             await ahead.drop()
     return replace(report, max_buy=limit)
@@ -163,37 +162,6 @@ class _Pace:
     capped: asyncio.Future[bool]
     """True once the larger buys' largest failed (set by :func:`_larger_buys`; False
     when the journey ends first)."""
-    failed: Callable[[], object] | None = None
-    """The journey's ``sell_failed`` (:func:`simulate`): called as the partial-sell
-    search starts."""
-    partials: dict[tuple[int, int], asyncio.Future[Found | None]] = field(default_factory=dict)
-    """The partial-sell searches started by (amount in, balance left to sell)."""
-
-    def partial(
-        self, sim: Simulator, amount_in: int, remaining: int
-    ) -> asyncio.Future[Found | None]:
-        """The partial-sell search of a whole-balance sell that failed (:func:`_partial_sell`),
-        started at most once per (amount in, balance): by the sells phase as soon as
-        their reply shows the failure (:func:`_whole_sold`; issue #27: beside the
-        large-sell ladder and the delayed sell instead of a round after them, the
-        failure's trace with it) or by :func:`_judge_sells`, which uses the same search;
-        one started for other amounts (a sells phase sent ahead, then not used) stops."""
-        key = (amount_in, remaining)
-        for other in [k for k in self.partials if k != key]:
-            _stopped(self.partials.pop(other))
-        started = self.partials.get(key)
-        if started is None:
-            if self.failed is not None:
-                self.failed()
-            search = _partial_sell(sim, amount_in, remaining, self.at_once)
-            started = self.partials[key] = asyncio.ensure_future(search)
-        return started
-
-    def drop_partial(self) -> None:
-        """Stop a partial-sell search the journey did not use (its error, if any, seen)."""
-        for started in self.partials.values():
-            _stopped(started)
-        self.partials.clear()
 
     def every_sell_size(self) -> bool:
         """The large-sell ladder's sizes all at once: on a first journey whose larger buys
@@ -201,13 +169,6 @@ class _Pace:
         sells as well; other tokens send their largest sell alone first).  Never waited
         for: the ladder's largest size goes no later."""
         return self.at_once and self.capped.done() and self.capped.result()
-
-
-def _stopped(started: asyncio.Future[Found | None]) -> None:
-    if not started.done():
-        started.cancel()
-    elif not started.cancelled():
-        started.exception()
 
 
 async def _hit(capped: asyncio.Future[bool]) -> bool:
@@ -293,32 +254,23 @@ async def _sells(
     buyer, receiver, sent, remaining, received = wallets
     sold = asyncio.get_running_loop().create_future()
     plans = _sell_plans(sim, buyer, receiver, amount_in, sent, remaining, received)
-    partial = (pace, sim, amount_in, remaining) if remaining else None
     return await asyncio.gather(
-        _whole_sold(sim, plans, sold, partial),
+        _whole_sold(sim, plans, sold),
         _big_sells(sim, token_slot, token_reserve, remaining, (pace, sold)),
         _counted(sim, token_slot, remaining),
     )
 
 
 async def _whole_sold(
-    sim: Simulator,
-    plans: list[Plan],
-    sold: asyncio.Future[bool],
-    partial: tuple[_Pace, Simulator, int, int] | None = None,
+    sim: Simulator, plans: list[Plan], sold: asyncio.Future[bool]
 ) -> list[Outcome | CallReverted]:
     """The four sells' outcomes; ``sold`` says whether the buyer's whole balance sold (False
     when the sells raised or were cancelled): the large-sell search, whose answer is used
-    only then, sends its smaller sizes only then.  ``partial``: the pace, simulator,
-    amount in and balance whose partial-sell search starts as soon as the whole balance
-    failed to sell (:meth:`_Pace.partial`)."""
+    only then, sends its smaller sizes only then."""
     try:
         outcomes = await sim.run(plans)
         main = outcomes[0]
         sold.set_result(not isinstance(main, CallReverted) and main["buyer.sell"].ok)
-        if partial is not None and not isinstance(main, CallReverted) and not sold.result():
-            pace, on, amount_in, remaining = partial
-            pace.partial(on, amount_in, remaining)
         return outcomes
     finally:
         if not sold.done():
@@ -619,7 +571,10 @@ async def _judge_sells(
     max_sell: Limit | None = None
     fraction: float | None = None
     if not sell.ok:
-        partial = await way[0].partial(sim, bought.amount_in, remaining)
+        pace, sell_failed = way
+        if sell_failed is not None:
+            sell_failed()
+        partial = await _partial_sell(sim, bought.amount_in, remaining, pace.at_once)
         if partial is None:
             return replace(report, sell_ok=False, failure_step="sell", failure_reason=sell.reason)
         max_sell = _limit_from_sell(partial, "buyer")
