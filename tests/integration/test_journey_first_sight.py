@@ -121,6 +121,7 @@ async def test_every_first_answer_is_the_step_by_step_one(
             assert_details(first.json(), entry["expected"])
     half = len(devnet.manifest["tokens"]) // 2
     assert min(used.count("curve"), used.count("scan_trials")) >= half  # the paths were taken
+    assert "scan_held" in used  # a batch from held positions sent with the trials, used
 
 
 @pytest.mark.parametrize(
@@ -301,6 +302,22 @@ async def test_a_first_scan_sends_its_trials_with_the_screen(
     )
     assert counted == [ahead, alone], last
     assert results[0].scanned and results[0] == results[1]
+
+
+@pytest.mark.parametrize("entry_id", ["origin-trap", "gas-price-cap"])
+async def test_a_first_scan_whose_sells_fail_sends_its_held_batch_with_its_trials(
+    service: Service, devnet: RunningDevnet, entry_id: str
+) -> None:
+    """Tokens whose sells fail after a buy: the amounts round's sell (sent with its buys)
+    failed, so the batch from held positions goes with the trials and is used once the
+    baseline's sells failed too: two rounds.  Without that sell the batch from held
+    positions waits for the baseline's reply: three.  The same result."""
+    _, counted, results, last = await _two_first_scans(
+        service, devnet, entry_id, lambda patch: patch.setattr(story, "_sell_plan", lambda *_: None)
+    )
+    assert counted == [2, 3], last
+    assert results[0].scanned and results[0] == results[1]
+    assert "sells failed after a buy: the scan re-ran from held positions" in results[0].notes
 
 
 async def _two_first_scans(
