@@ -175,11 +175,14 @@ READS = "holder_reads"
 
 class Ahead(NamedTuple):
     """A guess of who sells (people, holding snipers), its sells and the reads that
-    will check it, started."""
+    will check it, started; ``gate``: set once those reads confirm a guess made while
+    they were in flight (the lone sells of its groups' failures wait for it:
+    ``selling.sell_all``'s ``after``), None when it was planned on them."""
 
     guess: tuple[People, People]
     sells: Sold
     reads: Reads
+    gate: asyncio.Future[None] | None = None
 
 
 async def _first_sight(
@@ -215,13 +218,22 @@ async def _first_sight(
     # nothing awaited until the sells leave: they start in the loop turn the logs woke
     reads = _reads_ahead(node, sim, logged, (pools, skip), _early_reads(sim.base.tag, token))
     keys = _read_keys(sim, logged, (pools, skip))
-    guess = _read_people(reads, keys, limit, skip)
+    guess, gate = _read_people(reads, keys, limit, skip), None
     if guess is None:  # the reads not back (or failed): who the logs say, as logged
         guess = logged_people(batch.logs, limit, token, pools, skip, logged)
+        gate = _gate(reads, keys)
     if not guess[0]:
         return None
-    ahead = Ahead(guess, _sells(node, store, sim, guess, index, batch), reads)
+    ahead = Ahead(guess, _sells(node, store, sim, guess, (index, gate), batch), reads, gate)
     return await _corrected(ahead, (node, store, sim), (keys, limit, skip), (index, batch))
+
+
+def _gate(reads: Reads, keys: tuple[ReadKey | None, ReadKey | None]) -> asyncio.Future[None] | None:
+    """What a guess made while ``reads`` are in flight waits for before its groups'
+    failures sell alone (:attr:`Ahead.gate`, set by :func:`_corrected`); None when none
+    is in flight (they failed: the guess stands as it is)."""
+    pending = [reads[k] for k in keys if k is not None and k in reads and not reads[k].done()]
+    return asyncio.get_running_loop().create_future() if pending else None
 
 
 async def _corrected(
@@ -239,7 +251,7 @@ async def _corrected(
     (node, store, sim), (keys, limit, skip), (index, batch) = on, find, when
     pending = [ahead.reads[k] for k in keys if k is not None and k in ahead.reads]
     if all(read.done() for read in pending):
-        return ahead  # planned on them already, or they failed: as it is
+        return _opened(ahead)  # planned on them already, or they failed: as it is
     try:
         await asyncio.wait(pending)
     except BaseException:
@@ -247,12 +259,20 @@ async def _corrected(
         raise
     found = _read_people(ahead.reads, keys, limit, skip)
     if found is None or found == ahead.guess or not found[0]:
-        return ahead
+        return _opened(ahead)
     _drop(ahead.sells)
+    _drop(ahead.gate)  # its groups' failures never sold alone
     count(PEOPLE, False)  # the logged plan's sells: node work for nothing
     moved = {a for a, _ in found[0]} != {a for a, _ in ahead.guess[0]}
-    sells = _sells(node, store, sim, found, index, batch if moved else None)
+    sells = _sells(node, store, sim, found, (index, None), batch if moved else None)
     return Ahead(found, sells, ahead.reads)
+
+
+def _opened(ahead: Ahead) -> Ahead:
+    """``ahead`` kept: the lone sells of its groups' failures may go (:attr:`Ahead.gate`)."""
+    if ahead.gate is not None and not ahead.gate.done():
+        ahead.gate.set_result(None)
+    return ahead
 
 
 def _drop_first(first: asyncio.Future[Ahead | None] | None) -> None:
@@ -270,6 +290,8 @@ def _drop_ahead(ahead: Ahead) -> None:
     for _ in ahead.reads:
         count(READS, False)
     every: list[asyncio.Future[Any]] = [ahead.sells, *ahead.reads.values()]
+    if ahead.gate is not None:
+        every.append(ahead.gate)
     ahead.reads.clear()
     for started in every:
         _drop(started)
@@ -487,7 +509,7 @@ async def _analyse(
     early = None
     reads = None
     if guess is None and ahead is not None:  # first sight, sells started from the logs
-        guess, early, reads = ahead
+        guess, early, reads = ahead.guess, ahead.sells, ahead.reads
     elif guess is None:  # first sight: the holders and snipers as the index has them
         guess = await indexed_people(node, store, limit, token, pools, skip)
     if early is None:
@@ -533,23 +555,25 @@ def _sells(
     store: Store,
     sim: Simulator,
     crowd: tuple[People, People],
-    index: asyncio.Future[Any] | None = None,
+    when: tuple[asyncio.Future[Any] | None, asyncio.Future[None] | None] = (None, None),
     batch: FirstBatch | None = None,
 ) -> Sold:
     """The sells of ``crowd`` (people, holding snipers), the siphon check of the people
     and the sells of the snipers not among them, all started now (the siphon check,
-    which reads the index, once ``index`` is refreshed when it is not yet; its node
-    reads from ``batch``, the index's first logs, now: ``siphon.read_ahead``)."""
+    which reads the index, once ``when``'s index is refreshed when it is not yet; its
+    node reads from ``batch``, the index's first logs, now: ``siphon.read_ahead``; the
+    lone sells of the groups' failures once ``when``'s gate is set: :attr:`Ahead.gate`)."""
     people, held = crowd
+    index, gate = when
     names = [a for a, _ in people]
     if batch is not None:
         token = sim.route.token
         read_ahead(node.rpc, store, (node.id, token), (batch.start, batch.logs), names)
     return asyncio.ensure_future(
         asyncio.gather(
-            sell_all(sim, capped(list(people), pool_sell_limit(sim)), _suspects(held)),
+            sell_all(sim, capped(list(people), pool_sell_limit(sim)), _suspects(held), gate),
             _siphoned(node, store, sim.route.token, names, index),
-            _other_snipers(sim, list(held), set(names)),
+            _other_snipers(sim, list(held), set(names), gate),
         )
     )
 
@@ -576,12 +600,15 @@ def _seen(future: asyncio.Future[Any]) -> None:
 
 
 async def _other_snipers(
-    sim: Simulator, held: list[tuple[str, int]], people: Set[str]
+    sim: Simulator,
+    held: list[tuple[str, int]],
+    people: Set[str],
+    gate: asyncio.Future[None] | None = None,
 ) -> list[HolderSell]:
     """The sells of the holding snipers (``holding_snipers``) not in ``people`` (capped
-    at what the pool can take, as for every holder)."""
+    at what the pool can take, as for every holder; ``gate``: as for :func:`_sells`)."""
     todo = capped([(a, b) for a, b in held if a not in people], pool_sell_limit(sim))
-    return await sell_all(sim, todo, _suspects(held))
+    return await sell_all(sim, todo, _suspects(held), gate)
 
 
 def _suspects(held: Sequence[tuple[str, int]]) -> frozenset[str]:
