@@ -384,3 +384,61 @@ async def test_the_reads_open_or_drop_a_guess_s_gate(monkeypatch: pytest.MonkeyP
     done: dict[Any, asyncio.Future[list[tuple[str, int]]]] = {key: loop.create_future()}
     done[key].set_result([])
     assert checks_holders._gate(done, (key, None)) is None  # nothing in flight: no gate
+
+
+async def test_who_failed_in_a_group_is_marked_alone() -> None:
+    """``HolderSell.alone``: the results a lone sell decided (a group's failures, a group
+    the node failed), whatever the lone sell gave; a group's successes are not."""
+    people = [(holder(i), 10**18 * (i + 1)) for i in range(14)]
+    results = await holder_sells.sell_all(
+        simulator(Node(loser=holder(3), trapped=holder(7))), people
+    )
+    assert {r.holder for r in results if r.alone} == {holder(3), holder(7)}
+    assert [r.ok for r in results if r.alone] == [True, False]
+
+
+async def test_who_failed_in_a_group_sells_alone_with_the_groups_next_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """#27, ``checks.holder_sells._analyse``: the holders whose sell failed in its group
+    are remembered per token and pool; the next check's sells take them as suspects
+    (their lone sells go out with the groups).  Fails when nothing is remembered or the
+    next check's sells are not told."""
+    from types import SimpleNamespace
+
+    from tokenrisk.caching import MemoryCache
+    from tokenrisk.checks import holder_sells as checks_holders
+    from tokenrisk.holders.stats import HolderSell
+
+    loop = asyncio.get_running_loop()
+    people = ((holder(0), 5), (holder(1), 3))
+    told: list[frozenset[str]] = []
+
+    def sells(*_: Any, failed: frozenset[str] = frozenset(), **__: Any) -> Any:
+        told.append(failed)
+        sold = [HolderSell(holder(0), ok=False, alone=True), HolderSell(holder(1), ok=True)]
+        done: asyncio.Future[Any] = loop.create_future()
+        done.set_result((sold, set(), []))
+        return done
+
+    async def found(*_: Any, **__: Any) -> list[tuple[str, int]]:
+        return list(people)
+
+    async def indexed(*_: Any) -> Any:
+        return people, ()
+
+    monkeypatch.setattr(checks_holders, "_sells", sells)
+    monkeypatch.setattr(checks_holders, "largest_holders", found)
+    monkeypatch.setattr(checks_holders, "indexed_people", indexed)
+    monkeypatch.setattr(checks_holders, "pool_sell_limit", lambda _: None)
+    route = SimpleNamespace(token=TOKEN, pool=SimpleNamespace(address=PAIR))
+    sim: Any = SimpleNamespace(route=route, base=SimpleNamespace(tag="0x64"))
+    node: Any = SimpleNamespace(id=1)
+    crowds: Any = MemoryCache(4)
+    alone: Any = MemoryCache(4)
+    for _ in range(2):
+        holding: asyncio.Future[list[tuple[str, int]]] = loop.create_future()
+        holding.set_result([])
+        known = (crowds, None, alone)
+        await checks_holders._analyse(node, None, 2, sim, [], frozenset(), holding, known)  # type: ignore[arg-type]
+    assert told == [frozenset(), frozenset({holder(0).lower()})]

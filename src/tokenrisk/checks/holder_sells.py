@@ -148,9 +148,18 @@ async def _holder_sells(
         return None
     assert ready.sim is not None  # _analysable
     try:
-        memo = ready.trading.crowds if ready.trading is not None else None
+        trading = ready.trading
+        memo, alone = (trading.crowds, trading.alone) if trading is not None else (None, None)
         return await analyse_holders(
-            ready.node, deps.index.store, deps.holder_limit, ready.sim, pools, skip, memo, ahead
+            ready.node,
+            deps.index.store,
+            deps.holder_limit,
+            ready.sim,
+            pools,
+            skip,
+            memo,
+            ahead,
+            alone=alone,
         )
     except MethodUnsupported:
         return None
@@ -466,6 +475,8 @@ async def analyse_holders(
     skip: Set[str] = frozenset(),
     memo: CrowdMemo | None = None,
     ahead: Ahead | None = None,
+    *,
+    alone: AloneMemo | None = None,
 ) -> HolderStats | None:
     """Sell simulations of the ``limit`` largest holders and of the snipers that still
     hold; None when there is nobody to analyse.
@@ -477,7 +488,8 @@ async def analyse_holders(
     only when those reads find exactly the same people and balances (else they are
     dropped and the sells go out after the reads, as without a memo).  ``ahead``: on
     first sight (nobody in ``memo``), a guess whose sells were started already
-    (:func:`_first_sight`), verified the same way.
+    (:func:`_first_sight`), verified the same way.  ``alone``: who failed in a group at
+    the last check (:data:`AloneMemo`); their lone sells go out with the groups.
     """
     token = sim.route.token
     # the snipers' reads share the largest holders' round trip, the siphon's the sells
@@ -487,7 +499,8 @@ async def analyse_holders(
         holding_snipers(node, store, token, pools, skip, at, reads, kept=sim)
     )
     try:
-        return await _analyse(node, store, limit, sim, pools, skip, holding, (memo, ahead))
+        known = (memo, ahead, alone)
+        return await _analyse(node, store, limit, sim, pools, skip, holding, known)
     finally:
         holding.cancel()  # a no-op once it is done
 
@@ -500,12 +513,13 @@ async def _analyse(
     pools: list[Pool],
     skip: Set[str],
     holding: asyncio.Future[list[tuple[str, int]]],
-    known: tuple[CrowdMemo | None, Ahead | None] = (None, None),
+    known: tuple[CrowdMemo | None, Ahead | None, AloneMemo | None] = (None, None, None),
 ) -> HolderStats | None:
     token = sim.route.token
-    memo, ahead = known
+    memo, ahead, alone = known
     key = _crowd_key(node, sim)
     guess = memo.value(key) if memo is not None else None
+    failed = (alone.value(key) if alone is not None else None) or frozenset()
     early = None
     reads = None
     if guess is None and ahead is not None:  # first sight, sells started from the logs
@@ -513,7 +527,7 @@ async def _analyse(
     elif guess is None:  # first sight: the holders and snipers as the index has them
         guess = await indexed_people(node, store, limit, token, pools, skip)
     if early is None:
-        early = _sells(node, store, sim, guess) if guess[0] else None
+        early = _sells(node, store, sim, guess, failed=failed) if guess[0] else None
     try:
         at = sim.base.tag
         found = await largest_holders(node, store, limit, token, pools, at, reads, kept=sim)
@@ -527,10 +541,12 @@ async def _analyse(
             count(PEOPLE, guess == (people, held))
         if early is None or guess != (people, held):
             _drop(early)
-            early = _sells(node, store, sim, (people, held))
+            early = _sells(node, store, sim, (people, held), failed=failed)
         sold, siphoned, fresh = await early
     finally:
         _drop(early)
+    if alone is not None:
+        alone.put(key, frozenset(r.holder.lower() for r in (*sold, *fresh) if r.alone))
     results = [replace(r, siphoned=True) if r.holder in siphoned else r for r in sold]
     cap = pool_sell_limit(sim)
     over = sum(1 for (_, b), (_, c) in zip(people, capped(list(people), cap), strict=True) if c < b)
@@ -557,23 +573,26 @@ def _sells(
     crowd: tuple[People, People],
     when: tuple[asyncio.Future[Any] | None, asyncio.Future[None] | None] = (None, None),
     batch: FirstBatch | None = None,
+    failed: frozenset[str] = frozenset(),
 ) -> Sold:
     """The sells of ``crowd`` (people, holding snipers), the siphon check of the people
     and the sells of the snipers not among them, all started now (the siphon check,
     which reads the index, once ``when``'s index is refreshed when it is not yet; its
     node reads from ``batch``, the index's first logs, now: ``siphon.read_ahead``; the
-    lone sells of the groups' failures once ``when``'s gate is set: :attr:`Ahead.gate`)."""
+    lone sells of the groups' failures once ``when``'s gate is set: :attr:`Ahead.gate`).
+    ``failed``: who failed in a group at the last check, suspects as the snipers are."""
     people, held = crowd
     index, gate = when
+    suspects = _suspects(held) | failed
     names = [a for a, _ in people]
     if batch is not None:
         token = sim.route.token
         read_ahead(node.rpc, store, (node.id, token), (batch.start, batch.logs), names)
     return asyncio.ensure_future(
         asyncio.gather(
-            sell_all(sim, capped(list(people), pool_sell_limit(sim)), _suspects(held), gate),
+            sell_all(sim, capped(list(people), pool_sell_limit(sim)), suspects, gate),
             _siphoned(node, store, sim.route.token, names, index),
-            _other_snipers(sim, list(held), set(names), gate),
+            _other_snipers(sim, list(held), set(names), (suspects, gate)),
         )
     )
 
@@ -603,12 +622,14 @@ async def _other_snipers(
     sim: Simulator,
     held: list[tuple[str, int]],
     people: Set[str],
-    gate: asyncio.Future[None] | None = None,
+    waits: tuple[Set[str], asyncio.Future[None] | None],
 ) -> list[HolderSell]:
     """The sells of the holding snipers (``holding_snipers``) not in ``people`` (capped
-    at what the pool can take, as for every holder; ``gate``: as for :func:`_sells`)."""
+    at what the pool can take, as for every holder; ``waits``: the suspects and the
+    gate, as for :func:`_sells`)."""
     todo = capped([(a, b) for a, b in held if a not in people], pool_sell_limit(sim))
-    return await sell_all(sim, todo, _suspects(held), gate)
+    suspects, gate = waits
+    return await sell_all(sim, todo, suspects, gate)
 
 
 def _suspects(held: Sequence[tuple[str, int]]) -> frozenset[str]:
@@ -633,6 +654,14 @@ def _sniper_sells(
 People = tuple[tuple[str, int], ...]
 """(holder, balance) pairs, in the order the check found them."""
 CrowdMemo = MemoryCache[tuple[int, str, str], tuple[People, People]]
+AloneMemo = MemoryCache[tuple[int, str, str], frozenset[str]]
+"""Per (chain, token, pool): the holders (lowercase) whose sell failed in its group at
+the last check (``HolderSell.alone``).  A trap that holds at one block (a blacklist, a
+pause, a sell that needs more gas than a group leaves each) mostly holds at the next, so
+their lone sells go out with the groups, as the snipers' do (``selling.sell_all``'s
+``suspects``, counted ``holder_suspect``; used only for one whose group sell fails
+again): at a new head block the lone sells are not a round trip after the groups
+(issue #27)."""
 """Per (chain, token, pool): the holders and the holding snipers the last check found
 (``checks.holder_sells`` sends their sells with the reads that find them again)."""
 

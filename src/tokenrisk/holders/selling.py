@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence, Set
+from dataclasses import replace
 
 from tokenrisk import metrics
 from tokenrisk.errors import CallReverted, RpcError
@@ -268,7 +269,7 @@ async def _alone(
     alone = [i for i, r in enumerate(results) if r is None and i not in ahead]
     late = _lone(sim, [people[i] for i in alone], after=after)
     for i, result in zip(alone, await late, strict=True):
-        results[i] = result
+        results[i] = replace(result, alone=True)
     for todo, sold, planned in early:
         if sold is None:
             continue
@@ -276,7 +277,7 @@ async def _alone(
             if planned:
                 count(planned, results[i] is None)
             if results[i] is None:
-                results[i] = result
+                results[i] = replace(result, alone=True)
     return [r for r in results if r is not None]
 
 
