@@ -84,7 +84,7 @@ async def test_a_first_v4_trace_calls_only_what_its_route_predicts(
     http: httpx.AsyncClient, devnet: Any
 ) -> None:
     """A first trace's code reads go out with the trace, on what every swap on the route
-    calls (checks/verification.py ``_route_contracts``); on V4 that is also Permit2 and
+    calls (checks/traced_code.py ``route_contracts``); on V4 that is also Permit2 and
     the pool's hook, so a V4 trace's contracts need no read after it (issue #27)."""
     entry = _entry(devnet, "v4-hook-fee-1")
     addresses = devnet.manifest["addresses"]

@@ -11,11 +11,10 @@ import asyncio
 from dataclasses import replace
 
 from tokenrisk.chain.abi import checksum, parse_address
-from tokenrisk.chain.node import Node
-from tokenrisk.chain.tokens import is_contract
 from tokenrisk.checks.deps import VerificationDeps
 from tokenrisk.checks.results import VerificationResult
 from tokenrisk.checks.target import contract_chains, pick_pool, resolve
+from tokenrisk.checks.traced_code import contracts_of, read_ahead, route_contracts
 from tokenrisk.checks.trade import Prepared, prepare, run_journey
 from tokenrisk.errors import CallReverted, MethodUnsupported, ReplyTooDeep, ReplyTooLarge
 from tokenrisk.model import CodeReport, ContractCall, SimulationReport
@@ -79,9 +78,10 @@ async def code_report(
     seen = ready.trading.traced if ready.trading is not None else None
     before = seen.value((node.id, token)) if seen is not None else None
     # the code of what the last trace called is read with the trace (one round trip); a
-    # first trace, what every swap on the route calls (used when it calls nothing else)
-    before = before or _route_contracts(ready)
-    early = asyncio.ensure_future(_with_code(node, set(before)))
+    # first trace, what every swap on the route calls and the token's implementation
+    first = before is None
+    before = before or route_contracts(ready)
+    early = asyncio.ensure_future(read_ahead(node, before, token if first else None))
     try:
         try:
             head = ready.sim.base if ready.sim is not None else None
@@ -91,9 +91,9 @@ async def code_report(
         probe = str(tree.get("to", "")).lower()
         calls = [c for c in walk_calls(tree) if not is_precompile(c.to_address)]
         called = frozenset(c.to_address for c in calls if c.to_address != probe)
-        contracts = await _contracts(node, called, before, early)
+        contracts = await contracts_of(node, called, early)
     finally:
-        if early is not None and not early.done():
+        if not early.done():
             early.cancel()
     if seen is not None:
         seen.put((node.id, token), called)
@@ -123,39 +123,6 @@ def _shown(code: CodeReport | None) -> CodeReport | None:
         for c in code.calls
     )
     return replace(code, calls=calls)
-
-
-def _route_contracts(ready: Prepared) -> frozenset[str]:
-    """What every swap on ``ready``'s route calls: the token, the pool, the router, the base
-    token; on V4 also what the router pulls through (Permit2) and the pool's hook, which
-    every V4 swap calls as well, so a first V4 trace's code reads need not wait for it."""
-    route = ready.route
-    found = [route.token, route.pool.address, route.dex.router, route.base, route.spender]
-    hooks = route.pool.hooks
-    if route.v4 and hooks is not None and int(hooks, 16) != 0:
-        found.append(hooks)
-    return frozenset(a.lower() for a in found)
-
-
-async def _contracts(
-    node: Node,
-    called: frozenset[str],
-    before: frozenset[str] | None,
-    early: asyncio.Future[set[str]] | None,
-) -> set[str]:
-    """Which of ``called`` hold code: from the read started with the trace (``early``,
-    of what the last trace called: ``before``) when it covers them all."""
-    if early is not None and before is not None and called <= before:
-        return (await early) & called
-    return await _with_code(node, set(called))
-
-
-async def _with_code(node: Node, addresses: set[str]) -> set[str]:
-    """The addresses that hold code: only contracts can be verified (EOAs, such as wallets
-    paid in ETH during a sell, are not contracts and are never listed)."""
-    ordered = sorted(addresses)
-    flags = await is_contract(node.rpc, ordered) if ordered else []
-    return {a for a, has_code in zip(ordered, flags, strict=True) if has_code}
 
 
 def untraceable(report: SimulationReport) -> str | None:
