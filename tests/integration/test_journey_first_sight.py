@@ -135,6 +135,7 @@ async def test_every_first_answer_is_the_step_by_step_one(
         ("max-tx", 3, 7),
         ("tiny-sell-limit", 3, 6),
         ("swap-cap-guard", 3, 4),
+        ("reflection", 2, 3),
     ],
 )
 async def test_a_first_journey_takes_fewer_rounds(
@@ -147,7 +148,8 @@ async def test_a_first_journey_takes_fewer_rounds(
     (simulate/limits.py, ``at_once``): the same limits a round trip sooner (max-tx's
     large sells, after its larger buys failed, every size at once too: two); when the
     default buy fails (swap-cap-guard), the smaller buys go at once, not after the larger
-    ones."""
+    ones; a reflection token's sells sent with the transfer are planned with the wei its
+    rounding kept back in the curve-planned transfer (``reflection``: two, not three)."""
     node, rounds = service.nodes[DEVNET_ID], Rounds(devnet.url)
     node.rpc = CoalescingRpc(devnet.url, RpcSettings(retries=0), "devnet node", transport=rounds)
     token = _address(devnet, entry_id)
@@ -226,8 +228,8 @@ def _wrong_curve(real: Any) -> Any:
 
 
 def _wrong_transfer(real: Any) -> Any:
-    def wrong(bought: int, bps: int) -> Amounts:
-        got, received, remaining, slot = real(bought, bps)
+    def wrong(bought: int, bps: int, *shift: Any) -> Amounts:
+        got, received, remaining, slot = real(bought, bps, *shift)
         return (got, received, remaining + 1, slot)
 
     return wrong
