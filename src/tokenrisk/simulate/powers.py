@@ -200,6 +200,8 @@ async def _scan(
         else asyncio.ensure_future(guard_values(sim, facts.code, facts.impl_code, facts.words))
     )
     try:
+        if ahead is not None:  # a sender only the callers' reads found: its trials now
+            ahead = _more_senders(sim, facts, ahead, senders, (targets, bounds))
         screened = ahead.screened if ahead is not None else None
         hook_known, hook_tried, nothing = await _hook_sent(on_hook_ahead)
         (trials, trimmed), (on_hook, hook_cut) = await asyncio.gather(
@@ -522,6 +524,10 @@ class Ahead:
     """The amounts round's story and the trials of every likely candidate on it, sent
     with the screen (:func:`_tried_ahead`); None when the round found no story or there
     were too many candidates (:func:`trials_ahead`)."""
+    senders: tuple[str, ...] = ()
+    """The senders (lower case, in order) whose candidates ``tried`` ran: a sender the
+    screen covers beyond them (past the bound) has its trials sent once it is screened
+    (:func:`_more_senders`)."""
 
     def stop(self) -> None:
         self.story.cancel()
@@ -755,11 +761,13 @@ async def _widened(
         new = [t for t in every if t.caller.lower() not in set(guessed)]
         screening = asyncio.ensure_future(screen_calls(sim, new, likely))
         started.append(screening)
-        # as :func:`_ahead`: no trials ahead past the bound (the guess's then has none)
-        ahead_of = trials_ahead(before, bounds) and trials_ahead(every, bounds)
-        told = await _story_of(story) if ahead_of else None
+        # as :func:`_ahead`: no trials ahead past the bound (the guess's then has none);
+        # past it with the added senders, the guess's batch is kept and they get their
+        # backdoors now, their trials once screened (:func:`_more_senders`)
+        within = trials_ahead(every, bounds)
+        told = await _story_of(story) if trials_ahead(before, bounds) else None
         if told is not None:
-            planned = ((before, guessed), (every, likely))
+            planned = ((before, guessed), (every if within else before, likely))
             more = asyncio.ensure_future(_tried_more(sim, facts, wallets, told, planned))
             started.append(more)
         ahead = await guessing
@@ -769,11 +777,14 @@ async def _widened(
             future.cancel()
         _drop_ahead(guessing)
         raise
-    return _joined(ahead, screened, more)
+    return _joined(ahead, screened, more, likely if within else guessed)
 
 
-def _joined(ahead: Ahead, screened: Screened, more: asyncio.Future[Tried] | None) -> Ahead:
-    """The guess's :class:`Ahead` with the added senders' screen and trials."""
+def _joined(
+    ahead: Ahead, screened: Screened, more: asyncio.Future[Tried] | None, senders: list[str]
+) -> Ahead:
+    """The guess's :class:`Ahead` with the added senders' screen and trials (``senders``:
+    those whose candidates the two batches ran)."""
     tried = None
     if ahead.tried is not None and more is not None:
         story, guessed = ahead.tried
@@ -785,7 +796,48 @@ def _joined(ahead: Ahead, screened: Screened, more: asyncio.Future[Tried] | None
             _drop_tried(ahead.tried[1])
         if more is not None:
             _drop_tried(more)
-    return replace(ahead, screened={**ahead.screened, **screened}, tried=tried)
+    screened = {**ahead.screened, **screened}
+    return replace(ahead, screened=screened, tried=tried, senders=tuple(senders))
+
+
+def _more_senders(
+    sim: Simulator,
+    facts: Facts,
+    ahead: Ahead,
+    senders: list[str],
+    planned: tuple[Targets, ScanBounds],
+) -> Ahead:
+    """``ahead`` with the trials of the senders its batch did not run (one only the
+    callers' reads found: a packed address; the deployer past the bound), sent now on
+    its story beside their screen (:func:`~.trials.screen`'s ``known``): they waited a
+    round for that screen (issue #27).  Only the calls the screen could choose from
+    them: not a call an earlier sender is known to get through (the first caller wins),
+    nor one they are known not to; none past :func:`trials_ahead`.  Each outcome is used
+    by its sender and calldata, on the same story (:func:`_from_tried`)."""
+    targets, bounds = planned
+    ran = set(ahead.senders)
+    if ahead.tried is None or all(s.lower() in ran for s in senders):
+        return ahead
+    functions, _ = functions_of(facts.code, facts.impl_code, bounds)
+    through: set[str] = set()  # calldata an earlier sender is known to get through
+    could: list[Trial] = []  # what the screen may choose, in its order
+    for t in candidates_of(functions, senders, targets, bounds):
+        ok = ahead.screened.get((t.caller.lower(), t.data))
+        if t.data not in through and (ok or (ok is None and t.caller.lower() not in ran)):
+            could.append(t)
+        if ok:
+            through.add(t.data)
+    wanted = [t for t in could if t.caller.lower() not in ran]
+    if not wanted or not trials_ahead(wanted, bounds):
+        return ahead
+    before = candidates_of(functions, list(ahead.senders), targets, bounds)
+    story = ahead.tried[0]
+    every = ((before, list(ahead.senders)), (could, senders))
+    # no two-step trials: planned as if every candidate got through, they would be
+    # dozens of simulations for the few (most often none) the real pairing names
+    more = asyncio.ensure_future(_tried_more(sim, facts, targets, story, every, paired=False))
+    added = [s.lower() for s in senders if s.lower() not in ran]
+    return _joined(ahead, {}, more, [*ahead.senders, *added])
 
 
 def _stop_both(
@@ -816,16 +868,17 @@ async def _tried_more(
     targets: Targets,
     story: Story,
     planned: tuple[tuple[list[Trial], list[str]], tuple[list[Trial], list[str]]],
+    paired: bool = True,
 ) -> Tried:
     """What :func:`_tried_ahead` would run for ``every`` sender but the guess ran already
-    for its own (``before``): the added senders' trials, backdoors, two-step trials and
-    dumps; no baseline (the guess's is the scan's)."""
+    for its own (``before``): the added senders' trials, backdoors, two-step trials
+    (unless not ``paired``) and dumps; no baseline (the guess's is the scan's)."""
     before, every = planned
     amount = max(1, story.a_sent)
     selectors = selectors_of(facts.code, facts.impl_code)
     ran = [*before[0], *backdoors(selectors, before[1], targets, amount), *likely_pairs(before[0])]
     sent = set(map(_key_of, ran))
-    pairs = likely_pairs(every[0])
+    pairs = likely_pairs(every[0]) if paired else []
     wanted = [*every[0], *backdoors(selectors, every[1], targets, amount), *pairs]
     trials = list({k: t for t in wanted if (k := _key_of(t)) not in sent}.values())
     dumped = {(_key_of(t), n) for t, n in likely_dumps(before[0], story.pool)}
@@ -942,7 +995,7 @@ async def _ahead(
     except BaseException:
         _stop_sent(started, tried)
         raise
-    return Ahead(screened, story, guards, tried)
+    return Ahead(screened, story, guards, tried, tuple(likely))
 
 
 async def _story_of(story: asyncio.Future[Told]) -> Story | None:
