@@ -352,6 +352,27 @@ async def test_trials_of_a_sender_the_reads_add_run_after_them(
     assert _stable(answers[1]) == _stable(answers[0])
 
 
+@pytest.mark.parametrize("entry_id", ["latent-hidden-keeper", "packed-manager"])
+async def test_trials_past_the_bound_or_of_a_packed_sender_go_ahead(
+    service: Service, devnet: RunningDevnet, monkeypatch: pytest.MonkeyPatch, entry_id: str
+) -> None:
+    """Two senders whose candidates are past ``max_trials`` together (the leading
+    sender's trials go ahead, the other's once its screen is known) and a sender only a
+    packed storage word names (its trials beside its screen): every trial of the scan
+    comes from the batches sent ahead (counted used), and the answer is a step-by-step
+    scan's.  Fails when either waits for the screen (counted dropped, a round later)."""
+
+    def patch(ahead: bool) -> None:
+        if not ahead:
+            monkeypatch.setattr(powers, "trials_ahead", lambda *_: False)
+
+    address = _address(devnet, entry_id)
+    answers, seen = await _first_scans(service, monkeypatch, address, patch)
+    assert ("scan_trials", True) in seen and ("scan_trials", False) not in seen
+    assert answers[0]["ownerPowers"]["scanned"]
+    assert _stable(answers[1]) == _stable(answers[0])
+
+
 async def test_trials_of_a_sender_the_reads_add_go_with_its_screen(
     service: Service, devnet: RunningDevnet, monkeypatch: pytest.MonkeyPatch
 ) -> None:

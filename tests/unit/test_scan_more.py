@@ -49,11 +49,23 @@ def test_later_sets_never_push_a_first_set_past_the_cap() -> None:
     assert {p.prior.args[0] for p in pairs if p.prior} == {99, 0, 10_000, 9_900}
 
 
+def test_the_trials_ahead_are_the_leading_senders_within_the_bound() -> None:
+    bounds = ScanBounds(max_arg_sets=3, max_trials=8)
+    candidates = powers.candidates_of([FEE, HANDOVER], [OWNER, OTHER], TARGETS, bounds)
+    lead, leading = powers._leading(candidates, [OWNER, OTHER], bounds)
+    assert lead == [OWNER] and leading == [t for t in candidates if t.caller == OWNER]
+    wide = ScanBounds(max_arg_sets=3)
+    assert powers._leading(candidates, [OWNER, OTHER], wide) == ([OWNER, OTHER], candidates)
+    none = ScanBounds(max_arg_sets=3, max_trials=5)
+    assert powers._leading(candidates, [OWNER, OTHER], none) == ([], [])
+
+
 def _ahead(screened: dict[tuple[str, str], bool], ran: tuple[str, ...]) -> powers.Ahead:
     loop = asyncio.get_running_loop()
     story: Any = "story"
     tried: asyncio.Future[Any] = loop.create_future()
-    return powers.Ahead(screened, loop.create_future(), loop.create_future(), (story, tried), ran)
+    futures = (loop.create_future(), loop.create_future())
+    return powers.Ahead(screened, *futures, (story, tried), ran, ran)
 
 
 def _sent(monkeypatch: pytest.MonkeyPatch) -> list[Any]:

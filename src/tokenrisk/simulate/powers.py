@@ -528,6 +528,9 @@ class Ahead:
     """The senders (lower case, in order) whose candidates ``tried`` ran: a sender the
     screen covers beyond them (past the bound) has its trials sent once it is screened
     (:func:`_more_senders`)."""
+    callers: tuple[str, ...] = ()
+    """The senders (lower case, in order) whose backdoors ``tried`` ran (the first
+    :data:`~.trials.BACKDOOR_CALLERS`): every likely one, past the bound too."""
 
     def stop(self) -> None:
         self.story.cancel()
@@ -756,15 +759,15 @@ async def _widened(
     try:
         wallets = await targets
         functions, _ = functions_of(facts.code, facts.impl_code, bounds)
-        before = candidates_of(functions, guessed, wallets, bounds)
+        lead, before = _leading(candidates_of(functions, guessed, wallets, bounds), guessed, bounds)
         every = candidates_of(functions, likely, wallets, bounds)
         new = [t for t in every if t.caller.lower() not in set(guessed)]
         screening = asyncio.ensure_future(screen_calls(sim, new, likely))
         started.append(screening)
-        # as :func:`_ahead`: no trials ahead past the bound (the guess's then has none);
-        # past it with the added senders, the guess's batch is kept and they get their
+        # as :func:`_ahead`: the guess ran its leading senders' trials (``lead``); past
+        # the bound with the added senders its batch is kept and they get their
         # backdoors now, their trials once screened (:func:`_more_senders`)
-        within = trials_ahead(every, bounds)
+        within = lead == guessed and trials_ahead(every, bounds)
         told = await _story_of(story) if trials_ahead(before, bounds) else None
         if told is not None:
             planned = ((before, guessed), (every if within else before, likely))
@@ -777,14 +780,17 @@ async def _widened(
             future.cancel()
         _drop_ahead(guessing)
         raise
-    return _joined(ahead, screened, more, likely if within else guessed)
+    return _joined(ahead, screened, more, (likely if within else lead, likely))
 
 
 def _joined(
-    ahead: Ahead, screened: Screened, more: asyncio.Future[Tried] | None, senders: list[str]
+    ahead: Ahead,
+    screened: Screened,
+    more: asyncio.Future[Tried] | None,
+    ran: tuple[list[str], list[str]],
 ) -> Ahead:
-    """The guess's :class:`Ahead` with the added senders' screen and trials (``senders``:
-    those whose candidates the two batches ran)."""
+    """The guess's :class:`Ahead` with the added senders' screen and trials (``ran``:
+    the senders whose candidates, and whose backdoors, the two batches ran)."""
     tried = None
     if ahead.tried is not None and more is not None:
         story, guessed = ahead.tried
@@ -797,7 +803,10 @@ def _joined(
         if more is not None:
             _drop_tried(more)
     screened = {**ahead.screened, **screened}
-    return replace(ahead, screened=screened, tried=tried, senders=tuple(senders))
+    senders, callers = ran
+    return replace(
+        ahead, screened=screened, tried=tried, senders=tuple(senders), callers=tuple(callers)
+    )
 
 
 def _more_senders(
@@ -832,12 +841,12 @@ def _more_senders(
         return ahead
     before = candidates_of(functions, list(ahead.senders), targets, bounds)
     story = ahead.tried[0]
-    every = ((before, list(ahead.senders)), (could, senders))
+    every = ((before, list(ahead.callers)), (could, senders))
     # no two-step trials: planned as if every candidate got through, they would be
     # dozens of simulations for the few (most often none) the real pairing names
     more = asyncio.ensure_future(_tried_more(sim, facts, targets, story, every, paired=False))
     added = [s.lower() for s in senders if s.lower() not in ran]
-    return _joined(ahead, {}, more, [*ahead.senders, *added])
+    return _joined(ahead, {}, more, ([*ahead.senders, *added], [s.lower() for s in senders]))
 
 
 def _stop_both(
@@ -964,6 +973,24 @@ def trials_ahead(candidates: Sequence[Trial], bounds: ScanBounds) -> bool:
     return len(candidates) <= bounds.max_trials
 
 
+def _leading(
+    candidates: list[Trial], senders: Sequence[str], bounds: ScanBounds
+) -> tuple[list[str], list[Trial]]:
+    """The first ``senders`` (lower case) whose candidates together stay within
+    :func:`trials_ahead`, and those candidates in order: the screen's first caller wins,
+    so theirs are the calls it most likely keeps; a later sender's trials go once its
+    screen tells which of its calls the first ones did not get through
+    (:func:`_more_senders`).  Past the bound no trial went ahead (Keeper's and Two Keys'
+    78-82 candidates over two senders), the whole batch a round after the screen."""
+    lead: list[str] = []
+    for sender in senders:
+        ran = {*lead, sender.lower()}
+        if not trials_ahead([t for t in candidates if t.caller.lower() in ran], bounds):
+            break
+        lead.append(sender.lower())
+    return lead, [t for t in candidates if t.caller.lower() in lead]
+
+
 async def _ahead(
     sim: Simulator,
     facts: Facts,
@@ -972,8 +999,9 @@ async def _ahead(
     early: Early,
 ) -> Ahead:
     """The screen of the ``likely`` senders, started at once, and the trials of every
-    candidate on the amounts round's story as soon as that round (sent with the facts)
-    is back (:func:`_tried_ahead`)."""
+    candidate of the leading ones (:func:`_leading`: all of them within the bound) on
+    the amounts round's story as soon as that round (sent with the facts) is back
+    (:func:`_tried_ahead`)."""
     targets, bought = early
     wallets = await targets
     story = asyncio.ensure_future(owned(bought, facts.owner is not None))
@@ -984,9 +1012,10 @@ async def _ahead(
         candidates = candidates_of(functions, likely, wallets, bounds)
         screening = asyncio.ensure_future(screen_calls(sim, candidates, likely))
         started.append(screening)
-        told = await _story_of(story) if trials_ahead(candidates, bounds) else None
+        lead, leading = _leading(candidates, likely, bounds)
+        told = await _story_of(story) if trials_ahead(leading, bounds) else None
         if told is not None:
-            run = _tried_ahead(sim, facts, wallets, told, (candidates, likely))
+            run = _tried_ahead(sim, facts, wallets, told, (leading, likely))
             tried = (told, asyncio.ensure_future(run))
         # the guards' layout (evmole's CPU) once the screen and the trials have left
         guards = asyncio.ensure_future(guard_values(sim, facts.code, facts.impl_code, facts.words))
@@ -995,7 +1024,7 @@ async def _ahead(
     except BaseException:
         _stop_sent(started, tried)
         raise
-    return Ahead(screened, story, guards, tried, tuple(likely))
+    return Ahead(screened, story, guards, tried, tuple(lead), tuple(likely))
 
 
 async def _story_of(story: asyncio.Future[Told]) -> Story | None:
