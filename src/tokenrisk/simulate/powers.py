@@ -1285,14 +1285,19 @@ classified as they came back (:func:`_run_classified`)."""
 
 async def _batch(sim: Simulator, targets: Targets, story: Story, trials: Sequence[Trial]) -> Batch:
     """The baseline, the four future sells and one story per trial, in one batch, beside
-    the future sells by block count."""
-    plans = _plans(sim, targets, story, trials)
-    runs = _runs(sim, plans)
+    the future sells by block count (started first: its lone ``eth_call`` then joins the
+    runs' last request instead of leaving a few ms after them, often past the end of a
+    round, issue #27)."""
+    counting = asyncio.ensure_future(_counted(sim, story.a_sell))
+    runs: list[asyncio.Future[list[Any]]] = []
     try:
+        plans = _plans(sim, targets, story, trials)
+        runs = _runs(sim, plans)
         (outcomes, seen), counted = await asyncio.gather(
-            _run_classified(sim, runs, story), _counted(sim, story.a_sell)
+            _run_classified(sim, runs, story), counting
         )
     except BaseException:
+        _stop(counting)
         for run in runs:
             _stop(run)
         raise
