@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tokenrisk.simulate import powers
+from tokenrisk.simulate import owners, powers
 from tokenrisk.simulate.hostile import Targets
 from tokenrisk.simulate.trials import PAIRS_AHEAD, Function, ScanBounds, Trial, likely_pairs
 
@@ -117,3 +117,26 @@ async def test_nothing_more_is_sent_when_no_sender_is_new_or_past_the_bound(
     assert more(NO_SIM, NO_FACTS, known, [OWNER, OTHER], (TARGETS, bounds)) is known
     await asyncio.sleep(0)
     assert sent == []
+
+
+class _Rpc:
+    """Records each batch (a list of methods) and answers every call with code; an empty
+    batch sends nothing, as the node clients' do."""
+
+    def __init__(self) -> None:
+        self.sent: list[list[str]] = []
+
+    async def batch(self, calls: Any) -> list[str]:
+        if calls:
+            self.sent.append([method for method, _ in calls])
+        return ["0x6080"] * len(calls)
+
+
+async def test_the_deployers_own_reads_are_only_what_the_earlier_reads_missed() -> None:
+    rpc: Any = _Rpc()
+    assert await owners.deployer_reads(rpc, OWNER, "0x1", ({OWNER}, False)) == ({}, {})
+    assert rpc.sent == []  # a getter's address: its code head was read with the guess
+    heads, controls = await owners.deployer_reads(rpc, OTHER, "0x1", ({OWNER}, True))
+    assert heads == {OTHER: "0x6080"} and list(controls) == [OTHER]
+    assert sorted(map(len, rpc.sent)) == [1, len(owners.CONTROL_GETTERS)]
+    assert await owners.deployer_reads(rpc, None, "0x1", (set(), True)) == ({}, {})

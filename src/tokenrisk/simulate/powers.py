@@ -609,6 +609,12 @@ async def _facts_and_callers(
     early = asyncio.ensure_future(_caller_reads(sim, subject, last)) if last else None
     reads, grants = started or _reads(sim, subject, bounds, first is not None)
     guess = asyncio.ensure_future(_guessed(sim, (reads, grants), bounds, first)) if first else None
+    # a first scan: the callers' reads that need no deployer go with the guess
+    before = (
+        asyncio.ensure_future(_reads_before(sim, subject, (reads, grants), bounds))
+        if first
+        else None
+    )
     try:
         facts, deployer, granted = await asyncio.gather(
             reads,
@@ -623,8 +629,9 @@ async def _facts_and_callers(
             grants,
         )
     except BaseException:
-        if early is not None:
-            _drop_early(early)
+        for planned in (early, before):
+            if planned is not None:
+                _drop_early(planned)
         if guess is not None:
             _drop_guess(guess)
         raise
@@ -634,6 +641,8 @@ async def _facts_and_callers(
         _drop_early(early)
         early = None
     likely = _likely(sim, facts, deployer, granted, bounds)
+    if before is not None:
+        early = asyncio.ensure_future(_with_deployer(sim, before, inputs, bounds))
     kept = _added_to(guess, likely)
     if kept is not None and first is not None:  # the deployer added a sender: widen the guess
         ahead: asyncio.Future[Ahead] | None = _widening(
@@ -918,6 +927,52 @@ async def _caller_reads(sim: Simulator, subject: str, inputs: owners.Inputs) -> 
         owners.control_reads(rpc, [], tag),
     )
     return roles, read, controls
+
+
+async def _reads_before(
+    sim: Simulator,
+    subject: str,
+    read: tuple[asyncio.Future[Facts], asyncio.Future[list[tuple[str, str]]]],
+    bounds: ScanBounds,
+) -> CallerReads:
+    """A first scan's callers' reads that need no deployer (which grants still hold, which
+    packed candidates are accounts, the code heads of the getters', granted and packed
+    addresses, the likely senders' control getters), sent once the facts and the role
+    grants are back, with the guessed screen: they waited for the deployer's reply
+    (``ots_getContractCreator``, the slowest of the three on anvil), often a round after
+    the screen they decide (issue #27).  The deployer's part follows its reply
+    (:func:`_with_deployer`); together they are the reads :func:`_facts_and_callers`
+    made after it."""
+    facts, granted = await asyncio.gather(asyncio.shield(read[0]), asyncio.shield(read[1]))
+    rpc, tag = sim.rpc, sim.base.tag
+    roles, found, controls = await asyncio.gather(
+        owners.roles_held(rpc, subject, tag, granted),
+        owners.caller_reads(rpc, facts, None, sim, granted),
+        owners.control_reads(rpc, _likely(sim, facts, None, granted, bounds), tag),
+    )
+    return roles, found, controls
+
+
+async def _with_deployer(
+    sim: Simulator, before: asyncio.Future[CallerReads], inputs: owners.Inputs, bounds: ScanBounds
+) -> CallerReads:
+    """:func:`_reads_before`'s reads with the deployer's own (its code head and, when it
+    is a likely sender, its control getters), read now unless they covered it."""
+    facts, deployer, granted = inputs
+    covered = {a.lower() for a, _ in facts.getters} | {a.lower() for _, a in granted}
+    covered |= {a.lower() for a, _ in facts.packed[: owners.PACKED_KEPT]}
+    earlier = _likely(sim, facts, None, list(granted), bounds)
+    now = _likely(sim, facts, deployer, list(granted), bounds)
+    wanted = deployer is not None and deployer.lower() in set(now) - set(earlier)
+    rpc, tag = sim.rpc, sim.base.tag
+    own = asyncio.ensure_future(owners.deployer_reads(rpc, deployer, tag, (covered, wanted)))
+    try:
+        roles, (existing, heads), controls = await before
+        more_heads, more_controls = await own
+    except BaseException:
+        _stop(own)
+        raise
+    return roles, (existing, {**heads, **more_heads}), {**controls, **more_controls}
 
 
 def _drop_early(early: asyncio.Future[CallerReads]) -> None:
