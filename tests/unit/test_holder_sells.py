@@ -296,3 +296,149 @@ async def test_the_first_sight_plan_from_reads_is_what_the_analysis_makes_of_the
     failed = loop.create_future()
     failed.set_exception(RuntimeError("no reply"))
     assert checks_holders._read_people({**reads, snipers: failed}, keys, 2, frozenset()) is None
+
+
+async def _until(events: list[str], event: str) -> None:
+    """Loop turns until ``event`` is in ``events`` (bounded)."""
+    for _ in range(200):
+        if event in events:
+            return
+        await asyncio.sleep(0)
+    raise AssertionError(f"{event} never came")
+
+
+async def test_a_guess_s_failures_sell_alone_once_its_reads_confirm_it() -> None:
+    """#27: people guessed while the reads that check them are in flight (``after``):
+    a group's failures sell alone only once those reads confirm the guess, with the
+    same results as without the wait.  Fails when the lone sells do not wait."""
+    people = [(holder(i), 10**18 * (i + 1)) for i in range(3)]
+    answers = []
+    for gated in (False, True):
+        sim = simulator(Node(loser=holder(0), trapped=holder(1)))
+        events = _timeline(sim)
+        gate = asyncio.get_running_loop().create_future() if gated else None
+        sold = asyncio.ensure_future(holder_sells.sell_all(sim, people, frozenset(), gate))
+        await _until(events, "end group")
+        for _ in range(10):
+            await asyncio.sleep(0)
+        assert ("start lone 4" in events) is not gated
+        if gate is not None:
+            gate.set_result(None)
+        answers.append(await sold)
+        assert events.index("end group") < events.index("start lone 4")
+    assert answers[0] == answers[1]
+    assert [r.holder for r in answers[1] if not r.ok] == [holder(1)]
+
+
+async def test_a_dropped_guess_sends_no_lone_sell() -> None:
+    """The reads contradict the guess: its sells are cancelled and its gate with them;
+    no lone sell of its groups' failures reaches the node."""
+    people = [(holder(i), 10**18 * (i + 1)) for i in range(3)]
+    node = Node(loser=holder(0), trapped=holder(1))
+    sim = simulator(node)
+    events = _timeline(sim)
+    gate: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    sold = asyncio.ensure_future(holder_sells.sell_all(sim, people, frozenset(), gate))
+    await _until(events, "end group")
+    sold.cancel()
+    gate.cancel()
+    await asyncio.wait([sold])
+    for _ in range(10):
+        await asyncio.sleep(0)
+    assert [len(s) for s in node.simulations] == [3]  # the group alone
+    assert not any("lone" in e for e in events)
+
+
+async def test_the_reads_open_or_drop_a_guess_s_gate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``checks.holder_sells._corrected``: a guess made while its reads were in flight
+    keeps its sells and opens its gate when they find the same people, and is replaced
+    (its sells and gate cancelled) when they do not.  Fails when a kept guess's gate
+    stays shut (its failures would never sell alone) or a dropped one's opens."""
+    from tokenrisk.checks import holder_sells as checks_holders
+
+    loop = asyncio.get_running_loop()
+    key = ("0x1", (holder(0), holder(1)))
+    guess = (((holder(0), 7), (holder(1), 5)), ())
+    replaced: asyncio.Future[Any] = loop.create_future()
+    monkeypatch.setattr(checks_holders, "_sells", lambda *_: replaced)
+    for read, kept in (([(holder(0), 7), (holder(1), 5)], True), ([(holder(0), 9)], False)):
+        reads: dict[Any, asyncio.Future[list[tuple[str, int]]]] = {key: loop.create_future()}
+        gate = checks_holders._gate(reads, (key, None))
+        assert gate is not None
+        sells: asyncio.Future[Any] = loop.create_future()
+        ahead = checks_holders.Ahead(guess, sells, reads, gate)
+        on: Any = (None, None, None)
+        when: Any = (None, None)
+        corrected = asyncio.ensure_future(
+            checks_holders._corrected(ahead, on, ((key, None), 2, frozenset()), when)
+        )
+        await asyncio.sleep(0)
+        assert not gate.done()  # nothing decided while the reads are out
+        reads[key].set_result(read)
+        found = await corrected
+        assert (found is ahead) is kept
+        assert gate.done() and gate.cancelled() is not kept
+        assert sells.cancelled() is not kept
+        if not kept:
+            assert found.sells is replaced and found.gate is None
+    done: dict[Any, asyncio.Future[list[tuple[str, int]]]] = {key: loop.create_future()}
+    done[key].set_result([])
+    assert checks_holders._gate(done, (key, None)) is None  # nothing in flight: no gate
+
+
+async def test_who_failed_in_a_group_is_marked_alone() -> None:
+    """``HolderSell.alone``: the results a lone sell decided (a group's failures, a group
+    the node failed), whatever the lone sell gave; a group's successes are not."""
+    people = [(holder(i), 10**18 * (i + 1)) for i in range(14)]
+    results = await holder_sells.sell_all(
+        simulator(Node(loser=holder(3), trapped=holder(7))), people
+    )
+    assert {r.holder for r in results if r.alone} == {holder(3), holder(7)}
+    assert [r.ok for r in results if r.alone] == [True, False]
+
+
+async def test_who_failed_in_a_group_sells_alone_with_the_groups_next_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """#27, ``checks.holder_sells._analyse``: the holders whose sell failed in its group
+    are remembered per token and pool; the next check's sells take them as suspects
+    (their lone sells go out with the groups).  Fails when nothing is remembered or the
+    next check's sells are not told."""
+    from types import SimpleNamespace
+
+    from tokenrisk.caching import MemoryCache
+    from tokenrisk.checks import holder_sells as checks_holders
+    from tokenrisk.holders.stats import HolderSell
+
+    loop = asyncio.get_running_loop()
+    people = ((holder(0), 5), (holder(1), 3))
+    told: list[frozenset[str]] = []
+
+    def sells(*_: Any, failed: frozenset[str] = frozenset(), **__: Any) -> Any:
+        told.append(failed)
+        sold = [HolderSell(holder(0), ok=False, alone=True), HolderSell(holder(1), ok=True)]
+        done: asyncio.Future[Any] = loop.create_future()
+        done.set_result((sold, set(), []))
+        return done
+
+    async def found(*_: Any, **__: Any) -> list[tuple[str, int]]:
+        return list(people)
+
+    async def indexed(*_: Any) -> Any:
+        return people, ()
+
+    monkeypatch.setattr(checks_holders, "_sells", sells)
+    monkeypatch.setattr(checks_holders, "largest_holders", found)
+    monkeypatch.setattr(checks_holders, "indexed_people", indexed)
+    monkeypatch.setattr(checks_holders, "pool_sell_limit", lambda _: None)
+    route = SimpleNamespace(token=TOKEN, pool=SimpleNamespace(address=PAIR))
+    sim: Any = SimpleNamespace(route=route, base=SimpleNamespace(tag="0x64"))
+    node: Any = SimpleNamespace(id=1)
+    crowds: Any = MemoryCache(4)
+    alone: Any = MemoryCache(4)
+    for _ in range(2):
+        holding: asyncio.Future[list[tuple[str, int]]] = loop.create_future()
+        holding.set_result([])
+        known = (crowds, None, alone)
+        await checks_holders._analyse(node, None, 2, sim, [], frozenset(), holding, known)  # type: ignore[arg-type]
+    assert told == [frozenset(), frozenset({holder(0).lower()})]

@@ -65,7 +65,7 @@ def _ahead(screened: dict[tuple[str, str], bool], ran: tuple[str, ...]) -> power
     story: Any = "story"
     tried: asyncio.Future[Any] = loop.create_future()
     futures = (loop.create_future(), loop.create_future())
-    return powers.Ahead(screened, *futures, (story, tried), ran, ran)
+    return powers.Ahead(screened, *futures, (story, tried), senders=ran, callers=ran)
 
 
 def _sent(monkeypatch: pytest.MonkeyPatch) -> list[Any]:

@@ -88,6 +88,12 @@ class Trading:
     )
     """Per (chain, token, pool): the holders and holding snipers the last check found
     and their balances (``checks.holder_sells.CrowdMemo``)."""
+    alone: MemoryCache[tuple[int, str, str], frozenset[str]] = field(
+        default_factory=lambda: MemoryCache(JOURNEYS_KEPT)
+    )
+    """Per (chain, token, pool): the holders (lowercase) whose sell failed in its group at
+    the last check: their lone sells go out with the groups at the next
+    (``checks.holder_sells``)."""
     quiet: MemoryCache[tuple[int, str], tuple[Hashable | None, bool]] = field(
         default_factory=lambda: MemoryCache(JOURNEYS_KEPT)
     )

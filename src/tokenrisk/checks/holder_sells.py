@@ -148,9 +148,18 @@ async def _holder_sells(
         return None
     assert ready.sim is not None  # _analysable
     try:
-        memo = ready.trading.crowds if ready.trading is not None else None
+        trading = ready.trading
+        memo, alone = (trading.crowds, trading.alone) if trading is not None else (None, None)
         return await analyse_holders(
-            ready.node, deps.index.store, deps.holder_limit, ready.sim, pools, skip, memo, ahead
+            ready.node,
+            deps.index.store,
+            deps.holder_limit,
+            ready.sim,
+            pools,
+            skip,
+            memo,
+            ahead,
+            alone=alone,
         )
     except MethodUnsupported:
         return None
@@ -175,11 +184,14 @@ READS = "holder_reads"
 
 class Ahead(NamedTuple):
     """A guess of who sells (people, holding snipers), its sells and the reads that
-    will check it, started."""
+    will check it, started; ``gate``: set once those reads confirm a guess made while
+    they were in flight (the lone sells of its groups' failures wait for it:
+    ``selling.sell_all``'s ``after``), None when it was planned on them."""
 
     guess: tuple[People, People]
     sells: Sold
     reads: Reads
+    gate: asyncio.Future[None] | None = None
 
 
 async def _first_sight(
@@ -215,13 +227,22 @@ async def _first_sight(
     # nothing awaited until the sells leave: they start in the loop turn the logs woke
     reads = _reads_ahead(node, sim, logged, (pools, skip), _early_reads(sim.base.tag, token))
     keys = _read_keys(sim, logged, (pools, skip))
-    guess = _read_people(reads, keys, limit, skip)
+    guess, gate = _read_people(reads, keys, limit, skip), None
     if guess is None:  # the reads not back (or failed): who the logs say, as logged
         guess = logged_people(batch.logs, limit, token, pools, skip, logged)
+        gate = _gate(reads, keys)
     if not guess[0]:
         return None
-    ahead = Ahead(guess, _sells(node, store, sim, guess, index, batch), reads)
+    ahead = Ahead(guess, _sells(node, store, sim, guess, (index, gate), batch), reads, gate)
     return await _corrected(ahead, (node, store, sim), (keys, limit, skip), (index, batch))
+
+
+def _gate(reads: Reads, keys: tuple[ReadKey | None, ReadKey | None]) -> asyncio.Future[None] | None:
+    """What a guess made while ``reads`` are in flight waits for before its groups'
+    failures sell alone (:attr:`Ahead.gate`, set by :func:`_corrected`); None when none
+    is in flight (they failed: the guess stands as it is)."""
+    pending = [reads[k] for k in keys if k is not None and k in reads and not reads[k].done()]
+    return asyncio.get_running_loop().create_future() if pending else None
 
 
 async def _corrected(
@@ -239,7 +260,7 @@ async def _corrected(
     (node, store, sim), (keys, limit, skip), (index, batch) = on, find, when
     pending = [ahead.reads[k] for k in keys if k is not None and k in ahead.reads]
     if all(read.done() for read in pending):
-        return ahead  # planned on them already, or they failed: as it is
+        return _opened(ahead)  # planned on them already, or they failed: as it is
     try:
         await asyncio.wait(pending)
     except BaseException:
@@ -247,12 +268,20 @@ async def _corrected(
         raise
     found = _read_people(ahead.reads, keys, limit, skip)
     if found is None or found == ahead.guess or not found[0]:
-        return ahead
+        return _opened(ahead)
     _drop(ahead.sells)
+    _drop(ahead.gate)  # its groups' failures never sold alone
     count(PEOPLE, False)  # the logged plan's sells: node work for nothing
     moved = {a for a, _ in found[0]} != {a for a, _ in ahead.guess[0]}
-    sells = _sells(node, store, sim, found, index, batch if moved else None)
+    sells = _sells(node, store, sim, found, (index, None), batch if moved else None)
     return Ahead(found, sells, ahead.reads)
+
+
+def _opened(ahead: Ahead) -> Ahead:
+    """``ahead`` kept: the lone sells of its groups' failures may go (:attr:`Ahead.gate`)."""
+    if ahead.gate is not None and not ahead.gate.done():
+        ahead.gate.set_result(None)
+    return ahead
 
 
 def _drop_first(first: asyncio.Future[Ahead | None] | None) -> None:
@@ -270,6 +299,8 @@ def _drop_ahead(ahead: Ahead) -> None:
     for _ in ahead.reads:
         count(READS, False)
     every: list[asyncio.Future[Any]] = [ahead.sells, *ahead.reads.values()]
+    if ahead.gate is not None:
+        every.append(ahead.gate)
     ahead.reads.clear()
     for started in every:
         _drop(started)
@@ -444,6 +475,8 @@ async def analyse_holders(
     skip: Set[str] = frozenset(),
     memo: CrowdMemo | None = None,
     ahead: Ahead | None = None,
+    *,
+    alone: AloneMemo | None = None,
 ) -> HolderStats | None:
     """Sell simulations of the ``limit`` largest holders and of the snipers that still
     hold; None when there is nobody to analyse.
@@ -455,7 +488,8 @@ async def analyse_holders(
     only when those reads find exactly the same people and balances (else they are
     dropped and the sells go out after the reads, as without a memo).  ``ahead``: on
     first sight (nobody in ``memo``), a guess whose sells were started already
-    (:func:`_first_sight`), verified the same way.
+    (:func:`_first_sight`), verified the same way.  ``alone``: who failed in a group at
+    the last check (:data:`AloneMemo`); their lone sells go out with the groups.
     """
     token = sim.route.token
     # the snipers' reads share the largest holders' round trip, the siphon's the sells
@@ -465,7 +499,8 @@ async def analyse_holders(
         holding_snipers(node, store, token, pools, skip, at, reads, kept=sim)
     )
     try:
-        return await _analyse(node, store, limit, sim, pools, skip, holding, (memo, ahead))
+        known = (memo, ahead, alone)
+        return await _analyse(node, store, limit, sim, pools, skip, holding, known)
     finally:
         holding.cancel()  # a no-op once it is done
 
@@ -478,20 +513,21 @@ async def _analyse(
     pools: list[Pool],
     skip: Set[str],
     holding: asyncio.Future[list[tuple[str, int]]],
-    known: tuple[CrowdMemo | None, Ahead | None] = (None, None),
+    known: tuple[CrowdMemo | None, Ahead | None, AloneMemo | None] = (None, None, None),
 ) -> HolderStats | None:
     token = sim.route.token
-    memo, ahead = known
+    memo, ahead, alone = known
     key = _crowd_key(node, sim)
     guess = memo.value(key) if memo is not None else None
+    failed = (alone.value(key) if alone is not None else None) or frozenset()
     early = None
     reads = None
     if guess is None and ahead is not None:  # first sight, sells started from the logs
-        guess, early, reads = ahead
+        guess, early, reads = ahead.guess, ahead.sells, ahead.reads
     elif guess is None:  # first sight: the holders and snipers as the index has them
         guess = await indexed_people(node, store, limit, token, pools, skip)
     if early is None:
-        early = _sells(node, store, sim, guess) if guess[0] else None
+        early = _sells(node, store, sim, guess, failed=failed) if guess[0] else None
     try:
         at = sim.base.tag
         found = await largest_holders(node, store, limit, token, pools, at, reads, kept=sim)
@@ -505,10 +541,12 @@ async def _analyse(
             count(PEOPLE, guess == (people, held))
         if early is None or guess != (people, held):
             _drop(early)
-            early = _sells(node, store, sim, (people, held))
+            early = _sells(node, store, sim, (people, held), failed=failed)
         sold, siphoned, fresh = await early
     finally:
         _drop(early)
+    if alone is not None:
+        alone.put(key, frozenset(r.holder.lower() for r in (*sold, *fresh) if r.alone))
     results = [replace(r, siphoned=True) if r.holder in siphoned else r for r in sold]
     cap = pool_sell_limit(sim)
     over = sum(1 for (_, b), (_, c) in zip(people, capped(list(people), cap), strict=True) if c < b)
@@ -533,23 +571,28 @@ def _sells(
     store: Store,
     sim: Simulator,
     crowd: tuple[People, People],
-    index: asyncio.Future[Any] | None = None,
+    when: tuple[asyncio.Future[Any] | None, asyncio.Future[None] | None] = (None, None),
     batch: FirstBatch | None = None,
+    failed: frozenset[str] = frozenset(),
 ) -> Sold:
     """The sells of ``crowd`` (people, holding snipers), the siphon check of the people
     and the sells of the snipers not among them, all started now (the siphon check,
-    which reads the index, once ``index`` is refreshed when it is not yet; its node
-    reads from ``batch``, the index's first logs, now: ``siphon.read_ahead``)."""
+    which reads the index, once ``when``'s index is refreshed when it is not yet; its
+    node reads from ``batch``, the index's first logs, now: ``siphon.read_ahead``; the
+    lone sells of the groups' failures once ``when``'s gate is set: :attr:`Ahead.gate`).
+    ``failed``: who failed in a group at the last check, suspects as the snipers are."""
     people, held = crowd
+    index, gate = when
+    suspects = _suspects(held) | failed
     names = [a for a, _ in people]
     if batch is not None:
         token = sim.route.token
         read_ahead(node.rpc, store, (node.id, token), (batch.start, batch.logs), names)
     return asyncio.ensure_future(
         asyncio.gather(
-            sell_all(sim, capped(list(people), pool_sell_limit(sim)), _suspects(held)),
+            sell_all(sim, capped(list(people), pool_sell_limit(sim)), suspects, gate),
             _siphoned(node, store, sim.route.token, names, index),
-            _other_snipers(sim, list(held), set(names)),
+            _other_snipers(sim, list(held), set(names), (suspects, gate)),
         )
     )
 
@@ -576,12 +619,17 @@ def _seen(future: asyncio.Future[Any]) -> None:
 
 
 async def _other_snipers(
-    sim: Simulator, held: list[tuple[str, int]], people: Set[str]
+    sim: Simulator,
+    held: list[tuple[str, int]],
+    people: Set[str],
+    waits: tuple[Set[str], asyncio.Future[None] | None],
 ) -> list[HolderSell]:
     """The sells of the holding snipers (``holding_snipers``) not in ``people`` (capped
-    at what the pool can take, as for every holder)."""
+    at what the pool can take, as for every holder; ``waits``: the suspects and the
+    gate, as for :func:`_sells`)."""
     todo = capped([(a, b) for a, b in held if a not in people], pool_sell_limit(sim))
-    return await sell_all(sim, todo, _suspects(held))
+    suspects, gate = waits
+    return await sell_all(sim, todo, suspects, gate)
 
 
 def _suspects(held: Sequence[tuple[str, int]]) -> frozenset[str]:
@@ -606,6 +654,14 @@ def _sniper_sells(
 People = tuple[tuple[str, int], ...]
 """(holder, balance) pairs, in the order the check found them."""
 CrowdMemo = MemoryCache[tuple[int, str, str], tuple[People, People]]
+AloneMemo = MemoryCache[tuple[int, str, str], frozenset[str]]
+"""Per (chain, token, pool): the holders (lowercase) whose sell failed in its group at
+the last check (``HolderSell.alone``).  A trap that holds at one block (a blacklist, a
+pause, a sell that needs more gas than a group leaves each) mostly holds at the next, so
+their lone sells go out with the groups, as the snipers' do (``selling.sell_all``'s
+``suspects``, counted ``holder_suspect``; used only for one whose group sell fails
+again): at a new head block the lone sells are not a round trip after the groups
+(issue #27)."""
 """Per (chain, token, pool): the holders and the holding snipers the last check found
 (``checks.holder_sells`` sends their sells with the reads that find them again)."""
 

@@ -25,12 +25,17 @@ are the same; what a miss costs is counted (``tokenrisk_sent_ahead_total``):
 - ``holder_suspect``: the caller's suspects (``checks.holder_sells``: the snipers the
   index names, whom a launch trap blacklists) sell alone, with their 99.9% tries, while
   the groups run; used for each one whose group sell did fail.
+
+One step waits instead: when the people are a guess whose verifying reads are still in
+flight (``sell_all``'s ``after``), a group's failures sell alone only once those reads
+confirm the guess; a guess they contradict is dropped before its lone sells are sent.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence, Set
+from dataclasses import replace
 
 from tokenrisk import metrics
 from tokenrisk.errors import CallReverted, RpcError
@@ -88,13 +93,22 @@ def capped(people: list[tuple[str, int]], limit: int | None) -> list[tuple[str, 
 
 
 async def sell_all(
-    sim: Simulator, people: list[tuple[str, int]], suspects: Set[str] = frozenset()
+    sim: Simulator,
+    people: list[tuple[str, int]],
+    suspects: Set[str] = frozenset(),
+    after: asyncio.Future[None] | None = None,
 ) -> list[HolderSell]:
     """Each of ``people`` sells ``amount`` (results in the order of ``people``): in
     groups first, then alone for whoever failed in a group (module docstring).  No
     result is marked siphoned: the caller knows who was.  ``suspects`` (lowercase
     addresses): holders likely to fail in their group, whose lone sells go out with the
     groups (``holder_suspect``); they change when a sell is simulated, never its result.
+    ``after``: ``people`` are a guess checked by reads still in flight (on first sight,
+    the index's logged balances: ``checks.holder_sells``); the lone sells of a group's
+    failures wait for it (set: the guess holds; cancelled: it is dropped, with these
+    sells never sent).  On a reflection token a guess on logged balances fails in its
+    groups for most holders, whose lone sells were node work for nothing (issue #27);
+    it changes when a lone sell is sent, never a result.
 
     A node that refuses a group's span (a block cap below the one probed) has taught the
     simulator its cap: the groups are made again, once, within it.
@@ -103,22 +117,27 @@ async def sell_all(
         return []  # nobody to sell: not even the pool's read
     # the same sells at the same head block: the same results (Simulator.remembered)
     key = ("holder sells", tuple(people))
-    return list(await sim.remembered(key, lambda: _sell_all_learning(sim, people, suspects)))
+    waits = (suspects, after)
+    return list(await sim.remembered(key, lambda: _sell_all_learning(sim, people, waits)))
+
+
+Waits = tuple[Set[str], asyncio.Future[None] | None]
+"""``sell_all``'s ``suspects`` and ``after``."""
 
 
 async def _sell_all_learning(
-    sim: Simulator, people: list[tuple[str, int]], suspects: Set[str]
+    sim: Simulator, people: list[tuple[str, int]], waits: Waits
 ) -> tuple[HolderSell, ...]:
     try:
-        return tuple(await _sell_all(sim, people, suspects))
+        return tuple(await _sell_all(sim, people, waits))
     except RpcError as exc:
         if not too_many_blocks(exc):
             raise
-        return tuple(await _sell_all(sim, people, suspects))
+        return tuple(await _sell_all(sim, people, waits))
 
 
 async def _sell_all(
-    sim: Simulator, people: list[tuple[str, int]], suspects: Set[str]
+    sim: Simulator, people: list[tuple[str, int]], waits: Waits
 ) -> list[HolderSell]:
     """Groups first, then alone; everybody alone when the pool's token side is short.
 
@@ -129,6 +148,7 @@ async def _sell_all(
     trip when the pool is sound.  The lone sells of whoever must overflow the pair in
     their group (:func:`overflowing`) go out with the groups too, as do the suspects'.
     """
+    suspects, after = waits
     route = sim.route
     short = asyncio.ensure_future(token_side_short(sim.rpc, route.pool, route.token, sim.base.tag))
     doomed = overflowing(people, groups_of(sim, people), pool_sell_limit(sim))
@@ -138,10 +158,10 @@ async def _sell_all(
     taken = {i for todo, _, _ in early for i in todo}
     failed: list[Early] = []  # lone sells of a group's failures, started on its reply
     try:
-        results = await _grouped(sim, people, (taken, failed))
+        results = await _grouped(sim, people, (taken, failed), after)
         if await short is not None:
             results = [None] * len(people)
-        return await _alone(sim, people, results, [*early, *failed])
+        return await _alone(sim, people, results, [*early, *failed], after)
     finally:
         short.cancel()  # a no-op once it is done
         for _, sold, _ in [*early, *failed]:
@@ -192,14 +212,18 @@ def overflowing(
 
 
 async def _grouped(
-    sim: Simulator, people: list[tuple[str, int]], alone: tuple[Set[int], list[Early]]
+    sim: Simulator,
+    people: list[tuple[str, int]],
+    alone: tuple[Set[int], list[Early]],
+    after: asyncio.Future[None] | None = None,
 ) -> list[HolderSell | None]:
     """Each holder's result in its group, None where it failed there (or the group did).
 
     ``alone``: who sells alone already (by index), and where the lone sells of each
     group's other failures are added, started the moment that group's reply is read
     (not once every group is back: the groups past the first ``_IN_FLIGHT`` wait for a
-    place, and each reply comes when the node is done with it)."""
+    place, and each reply comes when the node is done with it), or once ``after`` is
+    set when it is not yet (:func:`sell_all`)."""
     in_flight = asyncio.Semaphore(_IN_FLIGHT)
     results: list[HolderSell | None] = [None] * len(people)
     taken, failed = alone
@@ -213,7 +237,7 @@ async def _grouped(
                 results[i] = found if found.ok else None
         todo = [i for i in group if results[i] is None and i not in taken]
         if todo:
-            failed.append((todo, _lone(sim, [people[i] for i in todo]), ""))
+            failed.append((todo, _lone(sim, [people[i] for i in todo], after=after), ""))
 
     tasks = [asyncio.ensure_future(grouped(group)) for group in groups_of(sim, people)]
     try:
@@ -235,15 +259,17 @@ async def _alone(
     people: list[tuple[str, int]],
     results: list[HolderSell | None],
     early: Sequence[Early] = (),
+    after: asyncio.Future[None] | None = None,
 ) -> list[HolderSell]:
     """Whoever has no result yet sells alone from the head state: from the lone sells
     started already where there are some (``early``: predicted ones, counted by what
-    planned them, and a group's failures, planned by nothing: ``""``), the rest now."""
+    planned them, and a group's failures, planned by nothing: ``""``), the rest now
+    (once ``after`` is set: :func:`sell_all`)."""
     ahead = {i for todo, _, _ in early for i in todo}
     alone = [i for i, r in enumerate(results) if r is None and i not in ahead]
-    late = _lone(sim, [people[i] for i in alone])
+    late = _lone(sim, [people[i] for i in alone], after=after)
     for i, result in zip(alone, await late, strict=True):
-        results[i] = result
+        results[i] = replace(result, alone=True)
     for todo, sold, planned in early:
         if sold is None:
             continue
@@ -251,16 +277,20 @@ async def _alone(
             if planned:
                 count(planned, results[i] is None)
             if results[i] is None:
-                results[i] = result
+                results[i] = replace(result, alone=True)
     return [r for r in results if r is not None]
 
 
 def _lone(
-    sim: Simulator, todo: list[tuple[str, int]], retry: bool = True
+    sim: Simulator,
+    todo: list[tuple[str, int]],
+    retry: bool = True,
+    after: asyncio.Future[None] | None = None,
 ) -> asyncio.Future[list[HolderSell]]:
-    """Lone sells of ``todo`` (each from the head state), started now, ``_BATCH`` holders
-    per request and ``_IN_FLIGHT`` requests at once; results in ``todo``'s order.
-    ``retry``: each with its 99.9% second try (else that try follows a failed sell)."""
+    """Lone sells of ``todo`` (each from the head state), started now (or once ``after``
+    is set, when it is not yet: :func:`sell_all`), ``_BATCH`` holders per request and
+    ``_IN_FLIGHT`` requests at once; results in ``todo``'s order.  ``retry``: each with
+    its 99.9% second try (else that try follows a failed sell)."""
     in_flight = asyncio.Semaphore(_IN_FLIGHT)
 
     async def chunk_of(start: int) -> list[HolderSell]:
@@ -268,6 +298,8 @@ def _lone(
             return await _sell_chunk(sim, todo[start : start + _BATCH], retry)
 
     async def every() -> list[HolderSell]:
+        if after is not None and todo:
+            await asyncio.shield(after)  # cancelled: the guess is dropped, nothing sent
         parts = await asyncio.gather(*(chunk_of(i) for i in range(0, len(todo), _BATCH)))
         return [r for part in parts for r in part]
 

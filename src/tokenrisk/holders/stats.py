@@ -31,6 +31,10 @@ class HolderSell:
     gas: int | None = None
     siphoned: bool = False
     tax_token_unit: float | None = None  # the same sell in token units (Transfer logs)
+    alone: bool = False
+    """Decided by a lone sell: its sell failed in its group (or the group failed as a
+    whole).  ``checks.holder_sells`` sends such a holder's lone sell with the groups at
+    the token's next check, where it is likely to fail in its group again."""
 
 
 def aggregate(results: Sequence[HolderSell]) -> HolderStats:
