@@ -1102,9 +1102,13 @@ async def _held_tried(
     once the baseline's sells failed (None without a balance slot): sent with the trials
     when the amounts round's sell failed, it saves the round trip after the baseline's
     reply (issue #27).  Each trial is its own simulation on that story, so an outcome is
-    the one the later batch would give."""
+    the one the later batch would give.  Without the likely two-step trials and dumps
+    (an armed trap's rarely need them; those named run after, as before): a smaller
+    batch leaves sooner after the trials' and costs less when the prediction misses."""
     held = await held_story(sim, targets, facts.owner is not None)
-    return None if held is None else await _tried_ahead(sim, facts, targets, held, likely)
+    if held is None:
+        return None
+    return await _tried_ahead(sim, facts, targets, held, likely, extras=False)
 
 
 async def _story_of(story: asyncio.Future[Told]) -> Story | None:
@@ -1120,15 +1124,18 @@ async def _tried_ahead(
     targets: Targets,
     story: Story,
     likely: tuple[list[Trial], list[str]],
+    extras: bool = True,
 ) -> Tried:
     """The batch :func:`_try_all` would send, run on the amounts round's ``story`` for every
     candidate the screen tries (each caller's), and the backdoors of the likely
-    senders: sent with the screen, so that the trials need not wait for it."""
+    senders: sent with the screen, so that the trials need not wait for it.  ``extras``
+    False: without the likely two-step trials and dumps."""
     candidates, senders = likely
     selectors = selectors_of(facts.code, facts.impl_code)
     trials = [*candidates, *backdoors(selectors, senders, targets, max(1, story.a_sent))]
-    pairs = likely_pairs(candidates)  # two-step trials, before any setter is known harmless
-    jobs = likely_dumps(candidates, story.pool)  # as if each minted: used only if the same
+    # two-step trials, before any setter is known harmless; dumps as if each minted
+    pairs = likely_pairs(candidates) if extras else []
+    jobs = likely_dumps(candidates, story.pool) if extras else []  # used only if the same
     plans = [dump_plan(sim, targets, story, t.calls, n, t.target) for t, n in jobs]
     dumping = asyncio.ensure_future(sim.run(plans)) if plans else None
     try:
