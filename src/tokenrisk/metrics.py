@@ -190,7 +190,13 @@ def head_assumed(chain_id: int, used: bool) -> None:
 def index_refreshed(chain_id: int, blocks_behind: int) -> None:
     chain = str(chain_id)
     _child(INDEX_REFRESHES, chain).inc()
-    INDEX_LAG.labels(chain).set(blocks_behind)
+    _gauge(INDEX_LAG, chain).set(blocks_behind)  # twice per check (the token, its pair's base)
+
+
+@lru_cache(maxsize=64)
+def _gauge(metric: Gauge, *labels: str) -> Gauge:
+    """``metric.labels(*labels)``, remembered as :func:`_child` remembers a counter's."""
+    return metric.labels(*labels)
 
 
 def watch_step(chain_id: int, lag_blocks: int, queued: int = 0) -> None:

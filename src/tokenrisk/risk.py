@@ -172,14 +172,17 @@ def assess(analysis: Analysis) -> Verdict:
 
 
 LEGS: Final = ("buy", "sell", "transfer")
+_LEG_TAXES: Final = {leg: (f"{leg}_tax", f"{leg}_tax_token_unit") for leg in LEGS}
+"""Each leg's two tax fields of a SimulationReport (named once, not per call: an answer
+reads them ~15 times)."""
 
 
 def leg_tax(sim: SimulationReport, leg: str) -> float | None:
     """The tax the rubric judges ``leg`` by: the effective figure, else the token-unit
     figure, else None (not measured: never read as 0)."""
-    effective: float | None = getattr(sim, f"{leg}_tax")
-    token_unit: float | None = getattr(sim, f"{leg}_tax_token_unit")
-    return effective if effective is not None else token_unit
+    effective_field, token_unit_field = _LEG_TAXES[leg]
+    effective: float | None = getattr(sim, effective_field)
+    return effective if effective is not None else getattr(sim, token_unit_field)
 
 
 def unmeasured_legs(sim: SimulationReport) -> tuple[str, ...]:

@@ -121,6 +121,7 @@ async def test_every_first_answer_is_the_step_by_step_one(
             assert_details(first.json(), entry["expected"])
     half = len(devnet.manifest["tokens"]) // 2
     assert min(used.count("curve"), used.count("scan_trials")) >= half  # the paths were taken
+    assert "scan_held" in used  # a batch from held positions sent with the trials, used
 
 
 @pytest.mark.parametrize(
@@ -133,7 +134,7 @@ async def test_every_first_answer_is_the_step_by_step_one(
         ("max-wallet", 3, 4),
         ("max-tx", 3, 7),
         ("tiny-sell-limit", 3, 6),
-        ("swap-cap-guard", 4, 5),
+        ("swap-cap-guard", 3, 4),
     ],
 )
 async def test_a_first_journey_takes_fewer_rounds(
@@ -144,7 +145,9 @@ async def test_a_first_journey_takes_fewer_rounds(
     buy tax, a V3 or V4 pool), three step by step; the report is the same.  A limit
     token's first journey sends each limit search's two refinements in one batch
     (simulate/limits.py, ``at_once``): the same limits a round trip sooner (max-tx's
-    large sells, after its larger buys failed, every size at once too: two)."""
+    large sells, after its larger buys failed, every size at once too: two); when the
+    default buy fails (swap-cap-guard), the smaller buys go at once, not after the larger
+    ones."""
     node, rounds = service.nodes[DEVNET_ID], Rounds(devnet.url)
     node.rpc = CoalescingRpc(devnet.url, RpcSettings(retries=0), "devnet node", transport=rounds)
     token = _address(devnet, entry_id)
@@ -161,6 +164,61 @@ async def test_a_first_journey_takes_fewer_rounds(
     await rounds.aclose()
     assert counted == [ahead, alone], rounds.rounds
     assert reports[0].sell_ok and _no_gas(reports[0]) == _no_gas(reports[1])
+
+
+@pytest.mark.parametrize("entry_id", ["paused", "pool-drained-tokens"])
+async def test_a_failed_buy_takes_two_rounds(
+    service: Service, devnet: RunningDevnet, entry_id: str
+) -> None:
+    """A token no buy goes through: the default buy (with the larger buys' largest),
+    then the smaller buys with the pool's token-side read beside them (simulate/journey.py,
+    ``_smaller_buy``), first sight or step by step: two round trips, the same report."""
+    node, rounds = service.nodes[DEVNET_ID], Rounds(devnet.url)
+    node.rpc = CoalescingRpc(devnet.url, RpcSettings(retries=0), "devnet node", transport=rounds)
+    token = _address(devnet, entry_id)
+    pool = (await search_pools(node, token)).pools[0]
+    reports, counted = [], []
+    for memo in (MemoryCache[Any, Amounts](8), None):
+        ready = await prepare(node, service.honeypot.trading, pool, token)
+        assert ready.sim is not None and ready.token_slot is not None
+        slot = await ready.token_slot
+        rounds.rounds.clear()
+        base, reserve = dex.base_reserve(pool), dex.token_reserve(pool)
+        reports.append(await journey.simulate(ready.sim, base, reserve, slot, memo))
+        counted.append(len(rounds.rounds))
+    await rounds.aclose()
+    assert counted == [2, 2], rounds.rounds
+    assert reports[0].failure_step == "buy" and _no_gas(reports[0]) == _no_gas(reports[1])
+
+
+@pytest.mark.parametrize(
+    ("entry_id", "ahead"),
+    [("plain", 2), ("no-full-sell", 2), ("sell-whitelist", 2), ("tiny-sell-limit", 3)],
+)
+async def test_a_failed_sell_searches_without_waiting_for_the_delayed_sell(
+    service: Service, devnet: RunningDevnet, entry_id: str, ahead: int
+) -> None:
+    """The balance slot searched beside the buy, as on first sight: the delayed sell by
+    block count waits for it (a round), but a failed whole-balance sell's partial-sell
+    search goes as soon as the sells are back, not after that round (it was three
+    rounds for no-full-sell and sell-whitelist, four for tiny-sell-limit); the report
+    is the step-by-step one."""
+    node, rounds = service.nodes[DEVNET_ID], Rounds(devnet.url)
+    node.rpc = CoalescingRpc(devnet.url, RpcSettings(retries=0), "devnet node", transport=rounds)
+    token = _address(devnet, entry_id)
+    pool = (await search_pools(node, token)).pools[0]
+    reports, counted = [], []
+    for memo in (MemoryCache[Any, Amounts](8), None):
+        service.honeypot.trading.slots_at.clear()
+        ready = await prepare(node, service.honeypot.trading, pool, token)
+        assert ready.sim is not None and ready.token_slot is not None
+        rounds.rounds.clear()
+        base, reserve = dex.base_reserve(pool), dex.token_reserve(pool)
+        reports.append(await journey.simulate(ready.sim, base, reserve, ready.token_slot, memo))
+        counted.append(len(rounds.rounds))
+    await rounds.aclose()
+    assert counted[0] == ahead, rounds.rounds
+    assert _no_gas(reports[0]) == _no_gas(reports[1])
 
 
 def _wrong_curve(real: Any) -> Any:
@@ -244,6 +302,22 @@ async def test_a_first_scan_sends_its_trials_with_the_screen(
     )
     assert counted == [ahead, alone], last
     assert results[0].scanned and results[0] == results[1]
+
+
+@pytest.mark.parametrize("entry_id", ["origin-trap", "gas-price-cap"])
+async def test_a_first_scan_whose_sells_fail_sends_its_held_batch_with_its_trials(
+    service: Service, devnet: RunningDevnet, entry_id: str
+) -> None:
+    """Tokens whose sells fail after a buy: the amounts round's sell (sent with its buys)
+    failed, so the batch from held positions goes with the trials and is used once the
+    baseline's sells failed too: two rounds.  Without that sell the batch from held
+    positions waits for the baseline's reply: three.  The same result."""
+    _, counted, results, last = await _two_first_scans(
+        service, devnet, entry_id, lambda patch: patch.setattr(story, "_sell_plan", lambda *_: None)
+    )
+    assert counted == [2, 3], last
+    assert results[0].scanned and results[0] == results[1]
+    assert "sells failed after a buy: the scan re-ran from held positions" in results[0].notes
 
 
 async def _two_first_scans(

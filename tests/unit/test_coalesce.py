@@ -139,3 +139,27 @@ async def test_a_request_full_of_simulations_leaves_without_waiting_for_company(
         assert rpc.sent[1] == ["eth_simulateV1", "eth_call"]
     finally:
         await rpc.aclose()
+
+
+async def test_what_is_queued_leaves_before_a_long_reply_is_decoded() -> None:
+    """Before a long reply is decoded (``RpcClient._before_long_reply``) the queued
+    calls leave at once, not after the decoding and the coalescer's turns of waiting
+    for company; with nothing queued the reply is decoded at once."""
+    rpc = FakeWire()
+    seen: list[list[list[str]]] = []
+
+    async def long_reply() -> None:
+        await rpc._before_long_reply()
+        seen.append(list(rpc.sent))  # what was on the wire when the decoding starts
+
+    try:
+        quick = asyncio.ensure_future(rpc.call("eth_call", ["next"]))
+        decoding = asyncio.ensure_future(long_reply())
+        await decoding
+        assert seen == [[["eth_call"]]]
+        assert await quick == "eth_call:ok"
+        assert rpc.sent == [["eth_call"]]  # the flush already scheduled found nothing more
+        await long_reply()  # nothing queued
+        assert seen[1] == [["eth_call"]]
+    finally:
+        await rpc.aclose()

@@ -7,7 +7,15 @@ from typing import Any
 
 import pytest
 
-from tokenrisk.simulate.limits import Found, ladder, ladder_top_first, ladder_with_floor, refine
+from tokenrisk.simulate.limits import (
+    Found,
+    ladder,
+    ladder_and_grid,
+    ladder_top_first,
+    ladder_with_floor,
+    ladder_with_grids,
+    refine,
+)
 from tokenrisk.simulate.simulator import CallResult, Outcome
 
 
@@ -145,3 +153,53 @@ async def test_an_unwanted_answer_sends_no_smaller_size(wanted: bool) -> None:
         assert sim.runs == [[250], [*SIZES[:-1], 4]]
     else:
         assert (found, failed, floor) == (None, None, None) and sim.runs == [[250]]
+
+
+@pytest.mark.parametrize("passes", [*_predicates(), lambda s: s <= 1_200, lambda s: s < 1_000])
+async def test_a_ladder_with_its_grids_finds_the_step_by_step_limit(passes: Any) -> None:
+    """A first journey's larger buys: once the largest failed, the smaller sizes go with
+    the first refinement's sizes of every gap they could leave (from ``low``, known to
+    pass); the refinement then reads its first round from them and sends only its
+    second: the same limit as the ladder and two refinement rounds step by step, in
+    the same number of runs as the at-once refinement, with 7 x (gaps + 1) sizes."""
+    sizes = [1_500, 2_000, 2_500, 3_000, 4_000]
+    step, gridded = Passing(passes), Passing(passes)
+    plan_of: Any = lambda s: s  # noqa: E731
+    found, failed = await ladder_top_first(step, sizes, plan_of, accept)
+    got, got_failed, tried = await ladder_with_grids(gridded, sizes, plan_of, accept, 1_000)
+    assert (got and got.amount, got_failed) == (found and found.amount, failed)
+    if failed is None:
+        assert tried == {} and gridded.runs == [[4_000]]
+        return
+    low = Found(1_000, Outcome({}))
+    expected = await refine(step, found or low, failed, plan_of, accept)
+    limit = await refine(gridded, got or low, failed, plan_of, accept, tried=tried)
+    assert limit.amount == expected.amount
+    assert len(gridded.runs) == 3  # the largest; the ladder with the grids; the second round
+    assert len(gridded.runs[1]) == 4 + 5 * 7 and len(gridded.runs[2]) <= 7
+
+
+@pytest.mark.parametrize("at_once", [False, True])
+@pytest.mark.parametrize("passes", [*_predicates(), lambda s: s <= 500, lambda s: s < 50])
+async def test_a_ladder_and_its_likely_grid_find_the_step_by_step_limit(
+    passes: Any, at_once: bool
+) -> None:
+    """The journey's smaller buys after the default one (10_000) failed: the first
+    refinement round between the largest of them and the default size goes with them;
+    when the largest passed, the refinement sends only its second round, otherwise it
+    goes as it would have (both rounds at once, or step by step): the same limit."""
+    sizes = [1, 10, 100, 1_000]
+    step, gridded = Passing(passes), Passing(passes)
+    plan_of: Any = lambda s: s  # noqa: E731
+    found, _ = await ladder(step, sizes, plan_of, accept)
+    got, _, tried = await ladder_and_grid(gridded, sizes, plan_of, accept, 10_000)
+    assert (got and got.amount) == (found and found.amount)
+    assert gridded.runs == [[*sizes, *(1_000 + 1_125 * i for i in range(1, 8))]]
+    if found is None:
+        return
+    expected = await refine(step, found, 10_000, plan_of, accept)
+    assert got is not None
+    limit = await refine(gridded, got, 10_000, plan_of, accept, at_once=at_once, tried=tried)
+    assert limit.amount == expected.amount
+    if got.amount == 1_000:
+        assert all(len(run) <= 7 for run in gridded.runs[1:]) and len(gridded.runs) <= 2

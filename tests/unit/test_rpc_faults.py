@@ -24,7 +24,7 @@ from fakenode import (
     garbage,
 )
 
-from tokenrisk.chain.rpc import _shallow, decode_reply, error_from_object, too_deep
+from tokenrisk.chain.rpc import LONG_REPLY, _shallow, decode_reply, error_from_object, too_deep
 from tokenrisk.errors import (
     CallReverted,
     MalformedResponse,
@@ -255,3 +255,24 @@ def test_decode_never_leaks_a_parser_error() -> None:
         decode_reply(b"[" * 5000, 10_000)  # unbalanced and deep: parser's limit, typed
     with pytest.raises(MalformedResponse):
         decode_reply(b"\xff\xfe", 10)
+
+
+async def test_only_a_long_reply_runs_the_hook_before_its_decoding() -> None:
+    """``_before_long_reply`` (the coalescing client's turn for the other replies) runs
+    for a reply of ``LONG_REPLY`` bytes or more, before it is decoded, and not for a
+    short one; the result is the same either way."""
+    long_value = "0x" + "ab" * LONG_REPLY
+    rpc = FakeNode({"eth_getCode": long_value, "eth_chainId": "0x1"}).client()
+    ran: list[str] = []
+
+    async def hook() -> None:
+        ran.append("hook")
+
+    rpc._before_long_reply = hook  # type: ignore[method-assign]
+    try:
+        assert await rpc.call("eth_chainId") == "0x1"
+        assert ran == []
+        assert await rpc.call("eth_getCode", ["0x" + "11" * 20, "latest"]) == long_value
+        assert ran == ["hook"]
+    finally:
+        await rpc.aclose()

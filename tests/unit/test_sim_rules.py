@@ -78,7 +78,9 @@ def every_plan(sim: Simulator) -> list[Plan]:
     trial = ("0x" + "ee" * 20, "0x1234")  # (caller, calldata)
     plans.append(plot.story_plan(sim, targets, story(), trial))
     plans += [plot.future_plan(sim, targets, story(), s) for _, s in powers.FUTURE]
-    return plans
+    predictor = plot._sell_plan(sim, buyer, 10**18)
+    assert predictor is not None
+    return [*plans, predictor]
 
 
 @pytest.mark.parametrize("cap", [256, 16])
@@ -189,6 +191,33 @@ async def test_owner_power_wallets_are_fresh_per_scan() -> None:
     one, two = [(await plot.amounts(sim, targets, True))[0] for _ in range(2)]
     assert one is not None and two is not None
     assert len({one.other, one.receiver, one.late, two.other, two.receiver, two.late}) == 6
+
+
+@pytest.mark.parametrize("sold", [True, False])
+async def test_the_amounts_round_predicts_failing_sells_with_a_sell_of_its_own(sold: bool) -> None:
+    """A first scan's amounts round carries one buy then sell (block 3): its sell's
+    failure is the story's ``sells_fail`` (the batch from held positions then goes with
+    the trials); a round not asked to predict sends no sell and predicts nothing."""
+    bought = "0x" + f"{10**20:064x}"
+    sent: list[int] = []
+
+    def reply(params: list[Any]) -> list[dict[str, Any]]:
+        out = []
+        for b in params[0]["blockStateCalls"]:
+            later = int(b["blockOverrides"]["number"], 16) > HEAD.number + 1
+            sent.append(later)
+            status = "0x0" if later and not sold else "0x1"
+            result = {"status": status, "gasUsed": "0x1", "returnData": bought}
+            out.append({"calls": [result] * len(b["calls"])})
+        return out
+
+    sim = simulator(node=FakeNode({"eth_simulateV1": reply}))
+    targets = Targets("0x" + "aa" * 20, PAIR)
+    told, _ = await plot.amounts(sim, targets, True, predict=True)
+    assert told is not None and told.sells_fail is not sold and any(sent)
+    sent.clear()
+    plain, _ = await plot.amounts(sim, targets, True)
+    assert plain is not None and not plain.sells_fail and not any(sent)
 
 
 def gap_reply(params: list[Any]) -> list[dict[str, Any]]:

@@ -240,6 +240,29 @@ class CoalescingRpc(RpcClient):
         self._sending.add(task)  # a strong reference until it is done
         task.add_done_callback(self._sending.discard)
 
+    async def _before_long_reply(self) -> None:
+        """Send what is queued before a long reply is decoded.
+
+        A round's replies often arrive in one loop turn: a check's small ones (a
+        journey step, a scan's read) whose next requests are queued microseconds after
+        their reply, and long ones (a holder group's simulations, hundreds of KiB) whose
+        decoding and use take milliseconds.  A request queued by a reply handled
+        earlier in the turn would wait for all of that, then its ``TURNS`` for company
+        (issue #27's first-sight gaps); it leaves now instead (the flush already
+        scheduled still sends whatever joins after), and the reply is decoded once
+        those requests are written.  Nothing leaves later than before, and with nothing
+        queued the reply is decoded at once, as before."""
+        if self._send_queued():
+            await asyncio.sleep(0)  # the _send tasks write their requests first
+
+    def _send_queued(self) -> bool:
+        """Start sending every queued call now; whether there was any.  The scheduled
+        ``_flush`` still runs and sends what joins the queue meanwhile."""
+        pending, self._pending = self._pending, []
+        for chunk in _chunks(pending, self._most(), self.max_heavy):
+            self._start(chunk)
+        return bool(pending)
+
     def _flush(self, turns_left: int) -> None:
         """Send what the last loop turns queued, ``max_batch`` calls per request (fewer
         when the node accepts fewer: ``batch_limit``)."""
@@ -247,9 +270,7 @@ class CoalescingRpc(RpcClient):
             asyncio.get_running_loop().call_soon(self._flush, turns_left - 1)
             return
         self._flushing = False
-        pending, self._pending = self._pending, []
-        for chunk in _chunks(pending, self._most(), self.max_heavy):
-            self._start(chunk)
+        self._send_queued()
 
     async def _folded(self, calls: Sequence[Call]) -> list[Any]:
         """Results of ``calls`` as :meth:`_post_batch` gives them, with the plain

@@ -441,6 +441,9 @@ Fit = TypedDecoder | _BatchFit
 
 
 WARM_CONNECTIONS = 16
+LONG_REPLY = 64 * 1024
+"""Reply bytes from which decoding it (and the caller's work on it) takes long enough
+to hold back requests other tasks have ready: :meth:`RpcClient._before_long_reply`."""
 """Connections opened at start-up: about as many requests as a first check of a token
 has in flight at once."""
 
@@ -765,6 +768,8 @@ class RpcClient:
             status, body = await self._exchange_httpx(request)
         if isinstance(payload, list) and status >= 400:
             _raise_refused_batch(status, body)
+        if len(body) >= LONG_REPLY:
+            await self._before_long_reply()
         if typed is not None and not too_deep(body, self.settings.max_depth):
             fitted = typed.fit(body) if isinstance(typed, _BatchFit) else _fit(typed, body)
             if fitted is not None:
@@ -777,6 +782,11 @@ class RpcClient:
             raise
         _raise_refused_body(reply, len(request), isinstance(payload, list))
         return reply
+
+    async def _before_long_reply(self) -> None:
+        """Run before a long reply (``LONG_REPLY`` bytes) is decoded: nothing here; the
+        coalescing client (:mod:`tokenrisk.chain.coalesce`) first lets the other replies
+        of the loop turn run and sends what they queued."""
 
     async def _exchange_httpx(self, request: bytes) -> tuple[int, bytes]:
         """(status, body) through httpx: an injected transport, or a proxy to go through."""

@@ -468,18 +468,22 @@ async def find_v4_pools(
     events the Node remembers (``memo``), that read goes out beside the search for
     newer events and is used when the search finds exactly those pools again: one
     round trip for a known token.  Pools seen the first time (first sight, or a pool the
-    new events add) are read after the search: two round trips, one without V4 pools."""
+    new events add) are read after the search: two round trips, one without V4 pools.
+    On a token's first search the pools the Node's recent ``Initialize`` events name
+    (:func:`recent_found`) are read the same way, and used on the same condition."""
     v4 = chain.uniswap_v4
     if v4 is None:
         return [], None
-    known = _based(chain, kept_found(v4, token, block, memo), token)
+    first = _first(v4, token, block, memo)
+    kept = kept_found(v4, token, block, memo) or (recent_found(v4, token, memo) if first else [])
+    known = _based(chain, kept, token)
     search, ahead, guessed = await asyncio.gather(
         initialized(rpc, v4, token, block, memo, span),
         _ahead(rpc, chain, v4, known, block, native),
-        _guessed(rpc, chain, v4, token, block, native)
-        if _first(v4, token, block, memo)
-        else _nothing(),
+        _guessed(rpc, chain, v4, token, block, native) if first else _nothing(),
     )
+    if first and memo is not None:  # for the tokens searched after this one
+        refresh_recent(rpc, v4, memo, search.head, span)
     found = _based(chain, search.found, token)
     if not found:
         return [], search
@@ -587,6 +591,141 @@ def _from_guess(found: Sequence[Found], guess: Guess | None) -> _State | None:
     if not all(_initialized(replies[f.key.id]) for f in found):
         return None
     return _State([replies[f.key.id] for f in found], _stamped(found), usd)
+
+
+# EVERY TOKEN'S RECENT POOLS, FOR A TOKEN'S FIRST SEARCH
+
+RECENT_BLOCKS = 50_000
+"""Blocks below the head whose ``Initialize`` events, every token's, the Node keeps (about
+a week at 12 s blocks): tokens checked for the first time are mostly new, and so are
+their pools."""
+RECENT_MAX = 20_000
+"""Most pools kept (the newest); older ones are dropped and their tokens searched as
+without the index."""
+
+
+def _recent_key(v4: UniswapV4) -> str:
+    return f"v4-recent:{v4.pool_manager.lower()}"
+
+
+def _busy_key(v4: UniswapV4) -> str:
+    """The memo entry holding the refresh in flight (one at a time; a strong reference)."""
+    return f"v4-recent-refresh:{v4.pool_manager.lower()}"
+
+
+def _in_flight(v4: UniswapV4, memo: dex.NativePools) -> asyncio.Future[None] | None:
+    busy = memo.value(_busy_key(v4))
+    task = busy[0] if busy else None
+    return task if isinstance(task, asyncio.Future) and not task.done() else None
+
+
+def recent_found(v4: UniswapV4, token: str, memo: dex.NativePools | None) -> list[Found]:
+    """The pools of ``token`` among the Node's recent ``Initialize`` events of every token
+    (:func:`refresh_recent`), oldest first as :func:`initialized` gives them; empty when
+    none is kept.  A prediction: a first search reads their state beside its own events
+    and uses it only when those events name exactly these pools (:func:`find_v4_pools`),
+    so a pool with a hook (its key unknown until the events) is ready in one round trip
+    when the Node read its event before (issue #27)."""
+    kept = memo.value(_recent_key(v4)) if memo is not None else None
+    if not kept or not isinstance(kept[1], dict):
+        return []
+    return list(kept[1].get(token.lower(), ()))
+
+
+def refresh_recent(
+    rpc: RpcClient, v4: UniswapV4, memo: dex.NativePools, head: int | None, span: int | None
+) -> None:
+    """Start reading the ``Initialize`` events since the kept index's head (less
+    :data:`REREAD`), or of the last :data:`RECENT_BLOCKS` blocks when none is kept, up to
+    ``head``; in the background: no check waits for it.  Nothing when the index is at
+    ``head`` already, a refresh is in flight, or the node answers no logs."""
+    kept = memo.value(_recent_key(v4))
+    if head is None or head < 0 or span == 0 or _in_flight(v4, memo) is not None:
+        return
+    if kept and int(kept[0]) >= head:
+        return
+    task = asyncio.ensure_future(_refresh(rpc, v4, memo, head, span))
+    memo.put(_busy_key(v4), [task])
+    task.add_done_callback(lambda _: memo.put(_busy_key(v4), [None]))
+
+
+async def recent_settled(v4: UniswapV4, memo: dex.NativePools) -> None:
+    """Wait for the refresh of ``memo``'s index in flight, if any (tests, a warm-up)."""
+    task = _in_flight(v4, memo)
+    if task is not None:
+        await asyncio.wait([task])
+
+
+async def _refresh(
+    rpc: RpcClient, v4: UniswapV4, memo: dex.NativePools, head: int, span: int | None
+) -> None:
+    """:func:`refresh_recent`'s read.  A node that refuses the range as too wide (too
+    many events) is read in :data:`FALLBACK_SPAN` windows; refused again, the index goes
+    on from ``head`` alone (later refreshes read only the new blocks, never the refused
+    range again).  A failed read keeps the index as it was; either way a first search
+    then reads its pools' state after its events, as without the index."""
+    key = _recent_key(v4)
+    kept = memo.value(key)
+    oldest = max(v4.deployed_block, head - RECENT_BLOCKS + 1)
+    low = max(oldest, int(kept[0]) - REREAD + 1) if kept else oldest
+    old = [f for pools in kept[1].values() for f in pools] if kept and kept[1] else []
+    try:
+        spans = [(low, head)] if span is None else windows(low, head, span, v4.log_windows)
+        replies = await _recent_logs(rpc, v4, spans, low)
+        if replies is None and span is None:
+            spans = windows(low, head, FALLBACK_SPAN, v4.log_windows)
+            replies = await _recent_logs(rpc, v4, spans, low)
+    except TokenRiskError:
+        return
+    if kept and kept[1] is not None and not _count(replies or []):
+        memo.put(key, [head, kept[1]])  # nothing new (most heads): the index as it was
+        return
+    merge = (replies or [], old, oldest)
+    # thousands of events (a first read, a busy chain's index): merged off the event loop
+    large = _count(merge[0]) + len(old) > 256
+    index = await asyncio.to_thread(_merged, *merge) if large else _merged(*merge)
+    memo.put(key, [head, index])
+
+
+async def _recent_logs(
+    rpc: RpcClient, v4: UniswapV4, spans: list[tuple[int, int]], low: int
+) -> list[Any] | None:
+    """Every token's ``Initialize`` logs in ``spans`` (one batch); None when a window was
+    refused or they do not reach down to ``low`` (the window budget)."""
+    query = {"address": v4.pool_manager, "topics": [INITIALIZE_TOPIC]}
+    calls = [("eth_getLogs", [query | {"fromBlock": hex(a), "toBlock": hex(b)}]) for a, b in spans]
+    replies = await rpc.batch(calls, tolerate=RpcError)
+    if not spans or spans[-1][0] != low or any([_refused(r) for r in replies]):
+        return None
+    return replies
+
+
+def _count(replies: Sequence[Any]) -> int:
+    return sum(len(logs) for logs in replies)
+
+
+def _merged(
+    replies: Sequence[Any], kept: Sequence[Found], oldest: int
+) -> dict[str, tuple[Found, ...]]:
+    """:func:`recent_index` of ``kept`` and the events of ``replies`` (lists of logs)."""
+    found = [f for logs in replies for f in map(read_initialize, logs) if f is not None]
+    return recent_index(kept, found, oldest)
+
+
+def recent_index(
+    kept: Sequence[Found], read: Sequence[Found], oldest: int
+) -> dict[str, tuple[Found, ...]]:
+    """The pools of ``kept`` and ``read`` from block ``oldest`` on, one per pool id, the
+    newest :data:`RECENT_MAX`, by each currency (lowercase; native ETH not: every
+    native pool would be listed under it), each oldest first."""
+    pools = {f.key.id: f for f in [*kept, *read] if f.block >= oldest}
+    newest = sorted(pools.values(), key=lambda f: (-f.block, f.key.id))[:RECENT_MAX]
+    index: dict[str, list[Found]] = {}
+    for item in sorted(newest, key=lambda f: (f.block, f.key.id)):
+        for currency in {item.key.currency0.lower(), item.key.currency1.lower()}:
+            if currency != ZERO_ADDRESS.lower():
+                index.setdefault(currency, []).append(item)
+    return {currency: tuple(pools) for currency, pools in index.items()}
 
 
 def _pools(

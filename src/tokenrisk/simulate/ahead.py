@@ -98,6 +98,16 @@ class Ahead:
     check's own slot search, nothing to compare)."""
     used: bool = False
     dropped: bool = False
+    go: asyncio.Future[bool] | None = None
+    """Whether the sells' steps that wait for the balance slot may start (the large
+    sells, the delayed sell by block count); planned on the curve while the slot is
+    searched, settled by the buy (:meth:`settle`)."""
+
+    def settle(self, stands: bool) -> None:
+        """The buy is known: the plans still stand (it delivered what they were made
+        for), or not (their slot's steps are not sent)."""
+        if self.go is not None and not self.go.done():
+            self.go.set_result(stands)
 
     def bought(self, tokens: int) -> bool:
         """The buy delivered what the plans were made for."""
@@ -126,6 +136,7 @@ class Ahead:
         if self.used or self.dropped:
             return
         self.dropped = True
+        self.settle(False)
         count(self.planned, False)
         tasks = (self.moved, self.rest)
         for task in tasks:
@@ -138,10 +149,15 @@ class Ahead:
 
 
 def _cancel_tasks(values: Iterable[Any]) -> None:
-    """A finished sells phase may hold the large-sell search's task: stop it too."""
+    """A finished sells phase holds the large-sell search's and the delayed sell's
+    tasks: stop them too (a finished one's error is retrieved, unread)."""
     for value in values:
-        if isinstance(value, asyncio.Task) and not value.done():
+        if not isinstance(value, asyncio.Task):
+            continue
+        if not value.done():
             value.cancel()
+        elif not value.cancelled():
+            value.exception()
 
 
 def remember(memo: JourneyMemo | None, key: JourneyKey, amounts: Amounts) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
+from typing import Any, TypeVar
 
 from tokenrisk.errors import CallReverted
 from tokenrisk.model import Limit, SimulationReport, Unmeasured
@@ -35,9 +36,12 @@ from tokenrisk.simulate.calls import BalanceSlot, balance_of, fresh_address
 from tokenrisk.simulate.limits import (
     Accept,
     Found,
+    Tried,
     ladder,
+    ladder_and_grid,
     ladder_top_first,
     ladder_with_floor,
+    ladder_with_grids,
     largest_success,
     refine,
 )
@@ -78,6 +82,7 @@ def _sold_ok(tag: str) -> Accept:
     return lambda o: o[f"{tag}.sell"].ok
 
 
+T = TypeVar("T")
 SlotSource = Awaitable[BalanceSlot | None]
 """The token's balance slot, possibly still being found while the journey starts."""
 
@@ -109,7 +114,9 @@ async def simulate(
     for such a max sell; a remembered token's checks keep the cheaper
     one-round-at-a-time searches.  ``sell_failed`` is called when selling the whole
     balance failed, before the partial-sell search (its caller's trace of the failure
-    then goes out beside that search).
+    then goes out beside that search).  When the default buy fails, the smaller buys go
+    as soon as it is known, with the pool's token-side read beside them
+    (:func:`_smaller_buy`), not after the larger buys, whose answer is then unused.
     """
     slot = _slot_source(token_slot)
     # BUY (and, at the same time, larger buys for the max-buy limit; with the transfer
@@ -118,34 +125,42 @@ async def simulate(
     at_once = _first_journey(sim, memo, amount)
     pace = _Pace(at_once, asyncio.get_running_loop().create_future())
     ahead = _launch(sim, memo, (amount, base_reserve, token_reserve), slot, pace)
+    larger_buys = asyncio.ensure_future(_larger_buys(sim, base_reserve, amount, pace))
     try:
-        first, (larger, too_large) = await asyncio.gather(
-            sim.run_one(sim.buy_only(amount)),
-            _larger_buys(sim, base_reserve, amount, pace.capped),
-        )
+        first = await sim.run_one(sim.buy_only(amount))
+        if ahead is not None:
+            ahead.settle(_bought_ok(first) and ahead.bought(Bought(amount, first).tokens))
         if _bought_ok(first):
+            larger, too_large, tried = await larger_buys
             bought = Bought(amount, first)
-            max_buy = _max_buy(sim, larger or Found(amount, first), too_large, at_once)
+            start = larger or Found(amount, first)
+            max_buy = _max_buy(sim, start, too_large, (at_once, tried))
         else:
-            smaller = await _smaller_buy(sim, amount)
-            if smaller is None:
+            # the larger buys' answer is not used; the smaller ones go at once
+            larger_buys.cancel()
+            await _hit(pace.capped)  # a buy failed: a max sell's sizes all at once
+            if ahead is not None:  # planned for the default buy, which failed
+                await ahead.drop()
+                ahead = None
+            smaller, tried = await _smaller_buy(sim, amount, at_once)
+            if not isinstance(smaller, Bought):
                 failed = SimulationReport(
                     success=True,
                     failure_step="buy",
                     failure_reason=first["buy"].reason,
                     buy_gas=first["buy"].gas,
                 )
-                return await _short(sim, failed)
-            if ahead is not None:  # planned for the default buy, which failed
-                await ahead.drop()
-                ahead = None
+                return _short(failed, smaller)
             bought = smaller
-            max_buy = _max_buy_between(sim, smaller, amount, at_once)
+            max_buy = _max_buy(
+                sim, Found(smaller.amount_in, smaller.outcome), amount, (at_once, tried)
+            )
         report, limit = await asyncio.gather(
-            _after_buy(sim, bought, token_reserve, slot, None, (memo, ahead), (pace, sell_failed)),
+            _after_buy(sim, bought, token_reserve, slot, (memo, ahead), (pace, sell_failed)),
             max_buy,
         )
     finally:
+        _stop(larger_buys)  # a failed default buy left it unread
         if not pace.capped.done():
             pace.capped.set_result(False)
         if ahead is not None:
@@ -233,8 +248,19 @@ def _sent_ahead(
     moved = asyncio.create_task(sim.run_one(_transfer_plan(sim, buyer, receiver, amount_in, sent)))
     wallets = (buyer, receiver, sent, remaining, received)
     source = _slot_source(slot) if kind == REMEMBERED else token_slot
-    rest = asyncio.create_task(_sells(sim, amount_in, wallets, source, token_reserve, pace))
-    return Ahead(amounts, buyer, receiver, moved, rest, kind)
+    # planned on the curve while the slot is searched: the slot's steps wait for the buy
+    go = asyncio.get_running_loop().create_future()
+    if kind != CURVE or source.done():
+        go.set_result(True)
+    rest = asyncio.create_task(_sells(sim, amount_in, wallets, source, token_reserve, (pace, go)))
+    return Ahead(amounts, buyer, receiver, moved, rest, kind, go=go)
+
+
+Counted = str | tuple[str, ...] | None
+"""The delayed sell by block count's answer (:func:`_counted`)."""
+MaxSell = tuple[Limit | None, float | None]
+"""The large-sell search's answer (:func:`_big_sells`)."""
+NO_LIMIT: MaxSell = (None, None)
 
 
 async def _sells(
@@ -243,22 +269,50 @@ async def _sells(
     wallets: tuple[str, str, int, int, int],
     token_slot: asyncio.Future[BalanceSlot | None],
     token_reserve: int,
-    pace: _Pace,
-) -> tuple[
-    list[Outcome | CallReverted],
-    asyncio.Task[tuple[Limit | None, float | None]] | None,
-    str | tuple[str, ...] | None,
-]:
-    """The sells phase: the four sell plans, the large-sell search (started, as a task)
-    and the delayed sell by block count, all at once."""
+    way: tuple[_Pace, asyncio.Future[bool] | None],
+) -> tuple[list[Outcome | CallReverted], asyncio.Task[MaxSell], asyncio.Task[Counted]]:
+    """The sells phase: the four sell plans, with the large-sell search and the delayed
+    sell by block count started beside them as tasks, which the caller reads only when
+    the whole balance sold: a failed sell's partial-sell search (and its trace) goes as
+    soon as the sells are back, not after the delayed sell's round (issue #27).  ``way``:
+    the limit searches' pace and, for sells sent ahead on the curve while the slot is
+    searched, whether the buy delivered what they were planned for (:meth:`Ahead.settle`):
+    their slot's steps wait for it (known about when the slot is), so a stale plan
+    sends none of them."""
+    pace, go = way
     buyer, receiver, sent, remaining, received = wallets
     sold = asyncio.get_running_loop().create_future()
     plans = _sell_plans(sim, buyer, receiver, amount_in, sent, remaining, received)
-    return await asyncio.gather(
-        _whole_sold(sim, plans, sold),
-        _big_sells(sim, token_slot, token_reserve, remaining, (pace, sold)),
-        _counted(sim, token_slot, remaining),
+    big = asyncio.ensure_future(
+        _if(
+            go,
+            lambda: _big_sells(sim, token_slot, token_reserve, remaining, (pace, sold)),
+            NO_LIMIT,
+        )
     )
+    counted = asyncio.ensure_future(_if(go, lambda: _counted(sim, token_slot, remaining), None))
+    try:
+        return await _whole_sold(sim, plans, sold), big, counted
+    except BaseException:
+        _stop(big, counted)
+        raise
+
+
+async def _if(go: asyncio.Future[bool] | None, step: Callable[[], Awaitable[T]], otherwise: T) -> T:
+    """``step()``, once ``go`` (awaited shielded) says the plan still stands; else
+    ``otherwise``."""
+    if go is not None and not await asyncio.shield(go):
+        return otherwise
+    return await step()
+
+
+def _stop(*tasks: asyncio.Future[Any]) -> None:
+    """Cancel what is still running; a finished task's error is retrieved (unread)."""
+    for task in tasks:
+        if not task.done():
+            task.cancel()
+        elif not task.cancelled():
+            task.exception()
 
 
 async def _whole_sold(
@@ -277,19 +331,25 @@ async def _whole_sold(
             sold.set_result(False)
 
 
-async def _short(sim: Simulator, report: SimulationReport) -> SimulationReport:
+def _short(report: SimulationReport, why: str | None) -> SimulationReport:
     """A failed buy explained by the pool's token side being short of its reserve
-    (:mod:`tokenrisk.simulate.reserves`): the reason names it, and a note says the
-    holders' sells decide.  A pool that exists only in a simulation is not read."""
-    if sim.prelude:
-        return report
-    route = sim.route
-    why = await token_side_short(sim.rpc, route.pool, route.token, sim.base.tag)
+    (:mod:`tokenrisk.simulate.reserves`, read by :func:`_smaller_buy`): the reason names
+    it, and a note says the holders' sells decide."""
     if why is None:
         return report
     reason = f"{report.failure_reason}; {why}" if report.failure_reason else why
     note = f"buys fail because {why}; the holders' sells decide whether the token can be sold"
     return replace(report, failure_reason=reason, notes=(*report.notes, note))
+
+
+async def _side_short(sim: Simulator) -> str | None:
+    """Why buys fail when the pool's token side is short of its reserve
+    (:func:`~tokenrisk.simulate.reserves.token_side_short`); a pool that exists only in a
+    simulation is not read."""
+    if sim.prelude:
+        return None
+    route = sim.route
+    return await token_side_short(sim.rpc, route.pool, route.token, sim.base.tag)
 
 
 def _slot_source(token_slot: BalanceSlot | None | SlotSource) -> asyncio.Future[BalanceSlot | None]:
@@ -306,7 +366,6 @@ async def _after_buy(
     bought: Bought,
     token_reserve: int,
     token_slot: asyncio.Future[BalanceSlot | None],
-    max_buy: Limit | None,
     known: tuple[JourneyMemo | None, Ahead | None],
     way: tuple[_Pace, Callable[[], object] | None],
 ) -> SimulationReport:
@@ -321,6 +380,8 @@ async def _after_buy(
     sent = bought.tokens * sim.settings.transfer_bps // 10_000
     mine = None  # the steps started here, dropped below unless used
     if ahead is None or not ahead.bought(bought.tokens):
+        if ahead is not None:  # planned for another amount: stale
+            await ahead.drop()
         ahead = mine = _after_bought(sim, bought, token_reserve, (token_slot, pace), memo)
     try:
         if ahead is not None:
@@ -339,36 +400,26 @@ async def _after_buy(
             ahead.use()
             sold = await ahead.rest
         else:
-            sold = await _sells(sim, bought.amount_in, wallets, token_slot, token_reserve, pace)
+            if ahead is not None:  # the transfer left other amounts: stale
+                await ahead.drop()
+            sold = await _sells(
+                sim, bought.amount_in, wallets, token_slot, token_reserve, (pace, None)
+            )
     finally:
         if mine is not None:
             await mine.drop()
-    moved_tax = transfer_leg(moved, sim.route, sent) if transfer_ok and sent else LegTax(None, None)
-    seen = (bought.tokens, received, remaining, await token_slot)
-    remember(memo, _key(sim, bought.amount_in), seen)
-    (main, same, delayed, half), big_sells, counted = sold
-    if isinstance(main, CallReverted):
-        raise main
-    report = SimulationReport(
-        success=True,
-        buy_ok=True,
-        transfer_ok=transfer_ok,
-        buy_tax=_round(buy.effective),
-        buy_tax_token_unit=_round(buy.token_unit),
-        transfer_tax=_round(moved_tax.effective),
-        transfer_tax_token_unit=_round(moved_tax.token_unit),
-        notes=_explained(("Buy", buy), ("Wallet transfer", moved_tax)),
-        buy_gas=bought.outcome["buy"].gas,
-        max_buy=max_buy,
-        # a later sell matters only when selling works now
-        unchecked=counted if isinstance(counted, tuple) and main["buyer.sell"].ok else (),
-    )
-    report = _unmeasured(report, "buy", buy, bought.outcome.get("quote"), bought.outcome["buy"])
-    if transfer_ok:
-        report = _unmeasured(
-            report, "transfer", moved_tax, None, moved["transfer"], sent_nothing=not sent
-        )
+    (main, same, delayed, half), big_sells, counting = sold
     try:
+        moved_tax = LegTax(None, None)
+        if transfer_ok and sent:
+            moved_tax = transfer_leg(moved, sim.route, sent)
+        seen = (bought.tokens, received, remaining, await token_slot)
+        remember(memo, _key(sim, bought.amount_in), seen)
+        if isinstance(main, CallReverted):
+            raise main
+        # a later sell matters only when selling works now
+        counted = await counting if main["buyer.sell"].ok else None
+        report = _bought_report(bought, (moved, sent), buy, moved_tax, counted)
         return await _judge_sells(
             sim,
             report,
@@ -383,9 +434,39 @@ async def _after_buy(
             half,
             way,
         )
-    finally:
-        if big_sells is not None and not big_sells.done():
-            big_sells.cancel()  # the sell failed: the partial-sell search decided instead
+    finally:  # the sell failed: the partial-sell search decided instead
+        _stop(big_sells, counting)
+
+
+def _bought_report(
+    bought: Bought,
+    transfer: tuple[Outcome, int],
+    buy: LegTax,
+    moved_tax: LegTax,
+    counted: Counted,
+) -> SimulationReport:
+    """The report's buy and transfer figures (``transfer``: its outcome and the amount
+    sent), and the delayed sell by block count's unchecked sentence, if any."""
+    moved, sent = transfer
+    transfer_ok = moved["transfer"].ok
+    report = SimulationReport(
+        success=True,
+        buy_ok=True,
+        transfer_ok=transfer_ok,
+        buy_tax=_round(buy.effective),
+        buy_tax_token_unit=_round(buy.token_unit),
+        transfer_tax=_round(moved_tax.effective),
+        transfer_tax_token_unit=_round(moved_tax.token_unit),
+        notes=_explained(("Buy", buy), ("Wallet transfer", moved_tax)),
+        buy_gas=bought.outcome["buy"].gas,
+        unchecked=counted if isinstance(counted, tuple) else (),
+    )
+    report = _unmeasured(report, "buy", buy, bought.outcome.get("quote"), bought.outcome["buy"])
+    if transfer_ok:
+        report = _unmeasured(
+            report, "transfer", moved_tax, None, moved["transfer"], sent_nothing=not sent
+        )
+    return report
 
 
 def _after_bought(
@@ -549,7 +630,7 @@ async def _judge_sells(
     main: Outcome,
     same: Outcome | CallReverted,
     delayed: Outcome | CallReverted,
-    big_sells: asyncio.Task[tuple[Limit | None, float | None]] | None,
+    big_sells: asyncio.Task[MaxSell],
     moved: Outcome,
     counted: str | None,
     half: Outcome | CallReverted,
@@ -589,8 +670,7 @@ async def _judge_sells(
     else:
         whole = sell_leg(main, sim.route, "buyer", remaining)
         report = _with_sell(report, *_took_more(sim, (whole, main), half, remaining, notes))
-        if big_sells is not None:
-            max_sell, fraction = await big_sells
+        max_sell, fraction = await big_sells
     report = replace(report, sell_ok=True, max_sell=max_sell, max_sell_fraction=fraction)
     if received and not main.results.get("receiver.sell", sell).ok:
         notes.append(
@@ -668,7 +748,7 @@ async def _counted(
         return (f"{_BY_BLOCKS}: the node ignores eth_call block overrides",)
     if sim.prelude:
         return (f"{_BY_BLOCKS}: the pool exists only inside the simulation",)
-    slot = await token_slot
+    slot = await asyncio.shield(token_slot)  # a dropped phase never cancels the search
     if slot is None or amount == 0:
         return (f"{_BY_BLOCKS}: the token's balance slot was not found",)
     s = sim.settings
@@ -681,10 +761,28 @@ async def _counted(
 # -- limits -----------------------------------------------------------------------------
 
 
-async def _smaller_buy(sim: Simulator, amount: int) -> Bought | None:
+async def _smaller_buy(
+    sim: Simulator, amount: int, at_once: bool
+) -> tuple[Bought | str | None, Tried]:
+    """The largest smaller buy that goes through, or, when none does, why the pool's token
+    side is short (None when it is not): that read goes beside the smaller buys (issue
+    #27: a node 30 ms away paid a round trip for it after them) and is used only when
+    every one failed.  On a first journey the max buy's first refinement round between
+    the largest smaller size and ``amount`` goes with them too (``tried``; used when
+    that size passed: :func:`~tokenrisk.simulate.limits.ladder_and_grid`)."""
     sizes = sorted({max(1, amount // d) for d in _DOWN})
-    found, _ = await ladder(sim, sizes, sim.buy_only, _bought_ok)
-    return Bought(found.amount, found.outcome) if found else None
+    short = asyncio.ensure_future(_side_short(sim))
+    try:
+        tried: Tried = {}
+        if at_once:
+            found, _, tried = await ladder_and_grid(sim, sizes, sim.buy_only, _bought_ok, amount)
+        else:
+            found, _ = await ladder(sim, sizes, sim.buy_only, _bought_ok)
+        if found is not None:
+            return Bought(found.amount, found.outcome), tried
+        return await short, tried
+    finally:
+        _stop(short)
 
 
 def _limit_from_buy(found: Found) -> Limit:
@@ -692,30 +790,38 @@ def _limit_from_buy(found: Found) -> Limit:
 
 
 async def _larger_buys(
-    sim: Simulator, base_reserve: int, amount: int, capped: asyncio.Future[bool]
-) -> tuple[Found | None, int | None]:
-    """The larger-buy ladder: (largest success, first failing size), the largest size
-    alone first; ``capped`` learns when it failed.  (Every size with the largest, on a
-    first journey, took a max buy's round trip off but cost every first check four
-    buys and an HTTP request in its busiest round: fewer tokens checked in three round
-    trips, docs/performance.md.)"""
+    sim: Simulator, base_reserve: int, amount: int, pace: _Pace
+) -> tuple[Found | None, int | None, Tried]:
+    """The larger-buy ladder: (largest success, first failing size, sizes of the max
+    buy's refinement tried already), the largest size alone first; ``pace.capped``
+    learns when it failed.  On a first journey the smaller sizes then go with the
+    refinement's first round for each gap they could leave
+    (:func:`~tokenrisk.simulate.limits.ladder_with_grids`).  (Every size with the
+    largest, on a first journey, took a max buy's round trip off but cost every first
+    check four buys and an HTTP request in its busiest round: fewer tokens checked in
+    three round trips, docs/performance.md.)"""
     sizes = [
         base_reserve * bps // 10_000 for bps in _UP_BPS if base_reserve * bps // 10_000 > amount
     ]
-    return await ladder_top_first(sim, sizes, sim.buy_only, _bought_ok, wanted=lambda: _hit(capped))
+
+    async def wanted() -> bool:
+        return await _hit(pace.capped)
+
+    if pace.at_once:
+        return await ladder_with_grids(sim, sizes, sim.buy_only, _bought_ok, amount, wanted)
+    found, failed = await ladder_top_first(sim, sizes, sim.buy_only, _bought_ok, wanted=wanted)
+    return found, failed, {}
 
 
-async def _max_buy(sim: Simulator, start: Found, failed: int | None, at_once: bool) -> Limit | None:
-    """Max buy refined between the largest successful and the first failing size."""
+async def _max_buy(
+    sim: Simulator, start: Found, failed: int | None, pace: tuple[bool, Tried]
+) -> Limit | None:
+    """Max buy refined between the largest successful and the first failing size;
+    ``pace``: its two rounds at once, and the sizes the ladder tried already."""
     if failed is None:
         return None
-    found = await refine(sim, start, failed, sim.buy_only, _bought_ok, at_once=at_once)
-    return _limit_from_buy(found)
-
-
-async def _max_buy_between(sim: Simulator, smaller: Bought, failed: int, at_once: bool) -> Limit:
-    start = Found(smaller.amount_in, smaller.outcome)
-    found = await refine(sim, start, failed, sim.buy_only, _bought_ok, at_once=at_once)
+    at_once, tried = pace
+    found = await refine(sim, start, failed, sim.buy_only, _bought_ok, at_once=at_once, tried=tried)
     return _limit_from_buy(found)
 
 
@@ -742,17 +848,17 @@ async def _big_sells(
     token_reserve: int,
     remaining: int,
     way: tuple[_Pace, asyncio.Future[bool]],
-) -> asyncio.Task[tuple[Limit | None, float | None]] | None:
-    """Start the large-sell search alongside the sells; None without a balance slot.
+) -> MaxSell:
+    """The large-sell search, run beside the sells; no limit without a balance slot.
 
-    The caller awaits the returned task only when the whole balance sold (otherwise
-    the partial-sell search decides, and the task is cancelled); ``way``: the searches'
-    pace and whether the whole balance sold (:func:`_whole_sold`).
+    The caller reads it only when the whole balance sold (otherwise the partial-sell
+    search decides, and this is cancelled); ``way``: the searches' pace and whether the
+    whole balance sold (:func:`_whole_sold`).
     """
-    slot = await token_slot
+    slot = await asyncio.shield(token_slot)  # a dropped phase never cancels the search
     if slot is None or remaining == 0:
-        return None
-    return asyncio.create_task(_max_sell(sim, slot, token_reserve, remaining, way))
+        return None, None
+    return await _max_sell(sim, slot, token_reserve, remaining, way)
 
 
 async def _max_sell(

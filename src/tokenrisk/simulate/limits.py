@@ -27,7 +27,7 @@ and ignores the others.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from tokenrisk.errors import CallReverted
@@ -36,8 +36,16 @@ from tokenrisk.simulate.simulator import Outcome, Plan, Simulator
 
 PlanOf = Callable[[int], Plan]
 Accept = Callable[[Outcome], bool]
+Tried = Mapping[int, Outcome | None]
+"""Sizes already simulated, each with its accepted outcome (None: it failed), which a
+refinement reads instead of sending them (:func:`ladder_with_grids`, :func:`refine`)."""
+POINTS = 7
+"""Sizes per refinement round (:func:`refine`)."""
 LADDER = "ladder"
 """A ladder's floor sent beside its smaller sizes (:func:`ladder_with_floor`)."""
+GRID = "max_buy_grid"
+"""A refinement's first round sent beside a ladder whose largest size should pass
+(:func:`ladder_and_grid`)."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +68,24 @@ async def ladder(
     """(largest accepted size before the first failure, first failing size); ascending sizes."""
     results = await _try(sim, sizes, plan_of, accept)
     return _first_failure(sizes, results)
+
+
+async def ladder_and_grid(
+    sim: Simulator, sizes: Sequence[int], plan_of: PlanOf, accept: Accept, high: int
+) -> tuple[Found | None, int | None, Tried]:
+    """:func:`ladder` with the first refinement round between its largest size and
+    ``high`` (a size known to fail) in the same batch, for a search that refines from
+    there when every size passes (the journey's smaller buys after the default one
+    failed: a maximum transaction amount lets them all through); :func:`refine` then
+    reads that round from the returned sizes (``tried``) and starts at its second.
+    Counted in ``tokenrisk_sent_ahead_total{planned="max_buy_grid"}``: used when the
+    largest size passed."""
+    grid = _grid(sizes[-1], high, POINTS)
+    results = await _try(sim, [*sizes, *grid], plan_of, accept)
+    found, failed = _first_failure(sizes, results[: len(sizes)])
+    if grid:
+        count(GRID, found is not None and found.amount == sizes[-1])
+    return found, failed, dict(zip(grid, results[len(sizes) :], strict=True))
 
 
 async def ladder_top_first(
@@ -140,6 +166,42 @@ async def _all_rungs(
     return found, failed, below
 
 
+async def ladder_with_grids(
+    sim: Simulator,
+    sizes: Sequence[int],
+    plan_of: PlanOf,
+    accept: Accept,
+    low: int,
+    wanted: Callable[[], Awaitable[bool]] | None = None,
+) -> tuple[Found | None, int | None, Tried]:
+    """:func:`ladder_top_first` whose smaller sizes go, once the largest failed, with the
+    first refinement's sizes of every gap the ladder could leave (``low``, a size known
+    to pass, then each size: :func:`_grid`), in one batch; returns the ladder's answer
+    and those sizes' outcomes, for :func:`refine`'s ``tried``: its first round then
+    sends nothing, its second the seven sizes of the gap the first left.
+
+    Read exactly as the ladder and the step-by-step refinement read their rounds, so
+    the same limit for any outcomes; the same round trips as sending both refinements
+    at once after the ladder (``at_once``), for 7 x (gaps + 1) simulations instead of
+    63, and the refinement's round no longer a burst of them (issue #27: a first check
+    of a max-tx token sent two such bursts in one round, more requests than the node's
+    connections)."""
+    if len(sizes) < 2:
+        found, failed = await ladder(sim, sizes, plan_of, accept)
+        return found, failed, {}
+    (top,) = await _try(sim, sizes[-1:], plan_of, accept)
+    if top is not None:
+        return Found(sizes[-1], top), None, {}
+    if wanted is not None and not await wanted():
+        return None, None, {}
+    bounds = [low, *sizes]
+    grids = [size for a, b in zip(bounds, bounds[1:], strict=False) for size in _grid(a, b, POINTS)]
+    rungs = list(sizes[:-1])
+    results = await _try(sim, [*rungs, *grids], plan_of, accept)
+    found, failed = _first_failure(sizes, [*results[: len(rungs)], None])
+    return found, failed, dict(zip(grids, results[len(rungs) :], strict=True))
+
+
 def _accepted(outcome: Outcome | CallReverted, accept: Accept) -> Outcome | None:
     return outcome if not isinstance(outcome, CallReverted) and accept(outcome) else None
 
@@ -162,23 +224,27 @@ async def refine(
     plan_of: PlanOf,
     accept: Accept,
     rounds: int = 2,
-    points: int = 7,
+    points: int = POINTS,
     at_once: bool = False,
+    tried: Tried | None = None,
 ) -> Found:
     """Narrow the gap between an accepted size and a failing size.  ``at_once``: every
-    size any round could try (:func:`_rungs`) in one batch, read round by round."""
-    tried: dict[int, Outcome | None] = {}
-    if at_once:
+    size any round could try (:func:`_rungs`) in one batch, read round by round;
+    ``tried``: sizes simulated already (:func:`ladder_with_grids`,
+    :func:`ladder_and_grid`), read, not sent, by a round that tries only those (when
+    they hold the first round, the second goes alone: seven sizes, not 56)."""
+    known = dict(tried or {})
+    if at_once and not all(size in known for size in _grid(low.amount, high, points)):
         sizes = _rungs(low.amount, high, rounds, points)
         if not sizes:
             return low
-        tried = dict(zip(sizes, await _try(sim, sizes, plan_of, accept), strict=True))
+        known.update(zip(sizes, await _try(sim, sizes, plan_of, accept), strict=True))
     for _ in range(rounds):
         sizes = _grid(low.amount, high, points)
         if not sizes:
             break
-        if at_once:
-            results = [tried[size] for size in sizes]
+        if all(size in known for size in sizes):
+            results = [known[size] for size in sizes]
         else:
             results = await _try(sim, sizes, plan_of, accept)
         low, high = _narrowed(low, high, sizes, results)

@@ -61,6 +61,7 @@ from tokenrisk.simulate.story import (
     balance_slot,
     count_ahead,
     count_dumps,
+    count_held,
     count_pairs,
     dump_plan,
     fresh_targets,
@@ -212,8 +213,9 @@ async def _scan(
         tried = ahead.tried if ahead is not None else None
         if hooked is not None:  # the hook's trials sent ahead too, or none used
             tried = _with_hook_tried(tried, hook_tried, nothing)
+        held = ahead.held if ahead is not None and hooked is None else None
         result = await _try_all(
-            sim, facts, targets, everything, (selectors, senders), (story, tried)
+            sim, facts, targets, everything, (selectors, senders), (story, tried), held
         )
         names = {t.function.selector for t in trials}
         if result.scanned:
@@ -227,6 +229,8 @@ async def _scan(
                 started.cancel()
         if ahead is not None and ahead.tried is not None:
             _drop_tried(ahead.tried[1])  # unless used (then done): not sent for nothing
+        if ahead is not None and ahead.held is not None:
+            _stop(ahead.held)
         if on_hook_ahead is not None:
             _drop_hook_ahead(on_hook_ahead)
     every = _merged(callers, hooked[1] if hooked else ())
@@ -522,12 +526,17 @@ class Ahead:
     """The amounts round's story and the trials of every likely candidate on it, sent
     with the screen (:func:`_tried_ahead`); None when the round found no story or there
     were too many candidates (:func:`trials_ahead`)."""
+    held: asyncio.Future[Tried | None] | None = None
+    """The same batch from held positions (:func:`_held_tried`), sent with it when the
+    amounts round's sell failed (``Story.sells_fail``)."""
 
     def stop(self) -> None:
         self.story.cancel()
         self.guards.cancel()
         if self.tried is not None:
             _drop_tried(self.tried[1])
+        if self.held is not None:
+            _stop(self.held)
 
 
 TrialKey = tuple[str, tuple[str, ...], str | None]
@@ -902,7 +911,7 @@ def _bought(sim: Simulator, wallets: Targets) -> asyncio.Future[Told]:
     """The amounts round, started before the facts are back: it needs only A's wallet
     (and B's, chosen now); whether the story reads ``owner()`` is set once the facts
     say (:func:`~tokenrisk.simulate.story.owned`)."""
-    return asyncio.ensure_future(amounts(sim, wallets, False, other_wallet()))
+    return asyncio.ensure_future(amounts(sim, wallets, False, other_wallet(), predict=True))
 
 
 def trials_ahead(candidates: Sequence[Trial], bounds: ScanBounds) -> bool:
@@ -926,6 +935,7 @@ async def _ahead(
     story = asyncio.ensure_future(owned(bought, facts.owner is not None))
     started: list[asyncio.Future[Any]] = [story]
     tried: tuple[Story, asyncio.Future[Tried]] | None = None
+    held: asyncio.Future[Tried | None] | None = None
     try:
         functions, _ = functions_of(facts.code, facts.impl_code, bounds)
         candidates = candidates_of(functions, likely, wallets, bounds)
@@ -935,6 +945,9 @@ async def _ahead(
         if told is not None:
             run = _tried_ahead(sim, facts, wallets, told, (candidates, likely))
             tried = (told, asyncio.ensure_future(run))
+            if told.sells_fail:
+                held = asyncio.ensure_future(_held_tried(sim, facts, wallets, (candidates, likely)))
+                started.append(held)
         # the guards' layout (evmole's CPU) once the screen and the trials have left
         guards = asyncio.ensure_future(guard_values(sim, facts.code, facts.impl_code, facts.words))
         started.append(guards)
@@ -942,7 +955,19 @@ async def _ahead(
     except BaseException:
         _stop_sent(started, tried)
         raise
-    return Ahead(screened, story, guards, tried)
+    return Ahead(screened, story, guards, tried, held)
+
+
+async def _held_tried(
+    sim: Simulator, facts: Facts, targets: Targets, likely: tuple[list[Trial], list[str]]
+) -> Tried | None:
+    """:func:`_tried_ahead` on the story from held positions :func:`_try_all` would build
+    once the baseline's sells failed (None without a balance slot): sent with the trials
+    when the amounts round's sell failed, it saves the round trip after the baseline's
+    reply (issue #27).  Each trial is its own simulation on that story, so an outcome is
+    the one the later batch would give."""
+    held = await held_story(sim, targets, facts.owner is not None)
+    return None if held is None else await _tried_ahead(sim, facts, targets, held, likely)
 
 
 async def _story_of(story: asyncio.Future[Told]) -> Story | None:
@@ -1077,12 +1102,14 @@ async def _try_all(
         asyncio.Future[tuple[Story | None, tuple[str, ...]]],
         tuple[Story, asyncio.Future[Tried]] | None,
     ],
+    held_ahead: asyncio.Future[Tried | None] | None = None,
 ) -> OwnerPowers:
     """The baseline, the future sells and every trial in one batch; then the two-step
     trials (setters that changed nothing, followed by a switch) in a second one.
     ``beside``: the code's selectors and the senders, for the ERC-20-named backdoors;
     ``sources``: the amounts round (:func:`~tokenrisk.simulate.story.amounts`), in
-    flight, and the batch sent ahead with the screen (:func:`_tried_ahead`), if any."""
+    flight, and the batch sent ahead with the screen (:func:`_tried_ahead`), if any;
+    ``held_ahead``: that batch from held positions (:func:`_held_tried`), if sent."""
     told, ahead = sources
     story, notes = await told
     if story is None:
@@ -1101,14 +1128,15 @@ async def _try_all(
     if not isinstance(base, RpcError) and not comparable(base) and story.held is None:
         # sells fail after a buy: an armed trap, or a rule about buying and selling soon
         # after (a cooldown a simulation cannot wait out); held positions tell them apart
-        held = await held_story(sim, targets, facts.owner is not None)
-        if held is not None:
-            story = held
-            trials = [*screened, *backdoors(beside[0], beside[1], targets, max(1, held.a_sent))]
-            runs, outcomes, (counted, unchecked), early = await _batch(sim, targets, story, trials)
+        from_held = await _held_batch(sim, (facts, targets), screened, beside, held_ahead)
+        if from_held is not None:
+            story, held_tried, trials, (runs, outcomes, (counted, unchecked), early) = from_held
+            fitted = held_tried or fitted
             base = outcomes[0]
             sent += runs
             notes += ("sells failed after a buy: the scan re-ran from held positions",)
+    elif held_ahead is not None:
+        count_held(False)  # the baseline's sells went through: sent for nothing
     if isinstance(base, RpcError) or not holding(base):
         return OwnerPowers(scanned=False, error="the baseline wallets got no tokens")
     if not comparable(base):
@@ -1140,6 +1168,37 @@ async def _try_all(
         future=future,
         notes=notes + unchecked,
     )
+
+
+async def _held_batch(
+    sim: Simulator,
+    planned: tuple[Facts, Targets],
+    screened: Sequence[Trial],
+    beside: tuple[set[str], Sequence[str]],
+    held_ahead: asyncio.Future[Tried | None] | None,
+) -> tuple[Story, Tried | None, list[Trial], Batch] | None:
+    """The story from held positions, the batch sent ahead on it (if any came back), the
+    trials and their batch: from that batch when it ran every trial, else run now.  None
+    without a balance slot."""
+    facts, targets = planned
+    was_held = await _held_back(held_ahead)
+    held = was_held.story if was_held else await held_story(sim, targets, facts.owner is not None)
+    if held is None:
+        return None
+    trials = [*screened, *backdoors(beside[0], beside[1], targets, max(1, held.a_sent))]
+    ran = _from_tried(was_held, trials)
+    if held_ahead is not None:
+        count_held(ran is not None)
+    return held, was_held, trials, ran or await _batch(sim, targets, held, trials)
+
+
+async def _held_back(held: asyncio.Future[Tried | None] | None) -> Tried | None:
+    """The batch from held positions sent ahead (:func:`_held_tried`), once back; None
+    when none was sent or it failed (then it is sent again the usual way)."""
+    try:
+        return await held if held is not None else None
+    except RpcError:
+        return None
 
 
 async def _fitting(ahead: tuple[Story, asyncio.Future[Tried]] | None, story: Story) -> Tried | None:

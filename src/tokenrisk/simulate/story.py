@@ -19,7 +19,7 @@ from typing import Any
 from tokenrisk.chain.abi import encode_call
 from tokenrisk.chain.signatures import TOTAL_SUPPLY
 from tokenrisk.errors import RpcError
-from tokenrisk.simulate.ahead import SCAN_DUMPS, SCAN_PAIRS, SCAN_TRIALS, count
+from tokenrisk.simulate.ahead import SCAN_DUMPS, SCAN_PAIRS, SCAN_TRIALS, count, curve_buy
 from tokenrisk.simulate.calls import balance_of, fresh_address, transfer
 from tokenrisk.simulate.hostile import Targets as Targets
 from tokenrisk.simulate.simulator import Plan, Simulator
@@ -48,6 +48,10 @@ class Story:
     pool: int | None = None
     """The pool's tokens after A's and B's buys (the amounts round's read): a mint-and-dump
     sell sent ahead is planned with it (:func:`~.trials.likely_dumps`)."""
+    sells_fail: bool = False
+    """The amounts round's sell after a buy failed (:func:`amounts`, ``predict``): the
+    baseline's sells will likely fail too, so the batch from held positions is sent
+    ahead with the trials (used only when the baseline's sells did fail)."""
 
 
 async def fresh_targets(sim: Simulator) -> Targets:
@@ -96,12 +100,17 @@ must not stop the scan."""
 
 
 async def amounts(
-    sim: Simulator, targets: Targets, owner_getter: bool, other: str | None = None
+    sim: Simulator,
+    targets: Targets,
+    owner_getter: bool,
+    other: str | None = None,
+    predict: bool = False,
 ) -> tuple[Story | None, tuple[str, ...]]:
     """Round one: A and B buy at each size of :data:`SHRINK` (one batch), to learn the
     amounts the real batch must use; the largest size that works is kept.  When none
     works, A and B are given tokens in storage (an existing holder's position).
-    ``other``: B's wallet (default a fresh one)."""
+    ``other``: B's wallet (default a fresh one); ``predict``: a sell after a buy goes
+    with them (:func:`_sell_plan`), its failure kept as ``Story.sells_fail``."""
     full = sim.settings.buy_amount(base_reserve(sim))
     other = other or fresh_address()
     plans = []
@@ -111,7 +120,10 @@ async def amounts(
         _buy_block(sim, plan, [(targets.buyer, a_in, "a"), (other, a_in // 2, "b")], 1)
         plan.call(balance_of(sim.route.token, targets.pair, targets.buyer), "pool")
         plans.append(plan)
-    for divisor, outcome in zip(SHRINK, await sim.run(plans), strict=True):
+    sold = _sell_plan(sim, targets.buyer, full) if predict else None
+    outcomes = await sim.run(plans + ([sold] if sold is not None else []))
+    fails = sold is not None and _sell_failed(outcomes[-1])
+    for divisor, outcome in zip(SHRINK, outcomes[: len(SHRINK)], strict=True):
         if isinstance(outcome, RpcError):
             continue
         a, b = outcome["a.bought"].uint or 0, outcome["b.bought"].uint or 0
@@ -120,9 +132,36 @@ async def amounts(
             note = () if divisor == 1 else (f"the trial buy was shrunk to 1/{divisor} of its size",)
             read = outcome.get("pool")
             pool = read.uint if read is not None else None
-            return replace(story_of(a_in, a, b, owner_getter, other), pool=pool), note
+            kept = story_of(a_in, a, b, owner_getter, other)
+            return replace(kept, pool=pool, sells_fail=fails), note
     story = await held_story(sim, targets, owner_getter, other)
     return story, ("no buy worked: the trial wallets held tokens as existing holders do",)
+
+
+def _sell_plan(sim: Simulator, buyer: str, amount_in: int) -> Plan | None:
+    """A predictor of the baseline's sells, sent with the amounts round (issue #27): A buys
+    with ``amount_in`` and, in block 3 as in the story, sells half the tokens the V2
+    pool's curve says that buy delivers (half: a buy tax up to 50% still leaves them).
+    The baseline's amounts are known only from the round's reply, so this is not the
+    baseline; it only decides whether the batch from held positions goes ahead, and that
+    batch is used only when the baseline's own sells failed.  None where the curve does
+    not say (a V3 or V4 pool)."""
+    route = sim.route
+    tokens = curve_buy(not (route.v3 or route.v4), base_reserve(sim), token_reserve(sim), amount_in)
+    if tokens is None or tokens < 2:
+        return None
+    plan = sim.plan()
+    _buy_block(sim, plan, [(buyer, amount_in, "a")], 1)
+    plan.block(3)
+    sim.add_sell(plan, buyer, tokens // 2, "a")
+    return plan
+
+
+def _sell_failed(outcome: Any) -> bool:
+    """The predictor's buy delivered tokens and its sell failed."""
+    if isinstance(outcome, RpcError) or not outcome["a.buy"].ok:
+        return False
+    return bool(outcome["a.bought"].uint) and not outcome["a.sell"].ok
 
 
 def other_wallet() -> str:
@@ -133,6 +172,16 @@ def other_wallet() -> str:
 def count_ahead(used: bool) -> None:
     """The scan's trials sent with its screen: used, or dropped."""
     count(SCAN_TRIALS, used)
+
+
+SCAN_HELD = "scan_held"
+"""The scan's batch from held positions sent with its trials (``Story.sells_fail``)."""
+
+
+def count_held(used: bool) -> None:
+    """The scan's batch from held positions sent ahead: used (the baseline's sells
+    failed, as predicted) or dropped."""
+    count(SCAN_HELD, used)
 
 
 def count_pairs(used: bool) -> None:
