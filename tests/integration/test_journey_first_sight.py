@@ -135,6 +135,7 @@ async def test_every_first_answer_is_the_step_by_step_one(
         ("max-tx", 3, 7),
         ("tiny-sell-limit", 3, 6),
         ("swap-cap-guard", 3, 4),
+        ("reflection", 2, 3),
     ],
 )
 async def test_a_first_journey_takes_fewer_rounds(
@@ -147,7 +148,8 @@ async def test_a_first_journey_takes_fewer_rounds(
     (simulate/limits.py, ``at_once``): the same limits a round trip sooner (max-tx's
     large sells, after its larger buys failed, every size at once too: two); when the
     default buy fails (swap-cap-guard), the smaller buys go at once, not after the larger
-    ones."""
+    ones; a reflection token's sells sent with the transfer are planned with the wei its
+    rounding kept back in the curve-planned transfer (``reflection``: two, not three)."""
     node, rounds = service.nodes[DEVNET_ID], Rounds(devnet.url)
     node.rpc = CoalescingRpc(devnet.url, RpcSettings(retries=0), "devnet node", transport=rounds)
     token = _address(devnet, entry_id)
@@ -226,8 +228,8 @@ def _wrong_curve(real: Any) -> Any:
 
 
 def _wrong_transfer(real: Any) -> Any:
-    def wrong(bought: int, bps: int) -> Amounts:
-        got, received, remaining, slot = real(bought, bps)
+    def wrong(bought: int, bps: int, *shift: Any) -> Amounts:
+        got, received, remaining, slot = real(bought, bps, *shift)
         return (got, received, remaining + 1, slot)
 
     return wrong
@@ -409,9 +411,52 @@ async def test_trials_of_a_sender_the_reads_add_run_after_them(
     service: Service, devnet: RunningDevnet, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The trials sent ahead on the right story but a sender the likely ones missed
-    (here: none was likely): its trials were not sent ahead, so the batch goes out
-    after the screen as step by step, and the answer is the same.  Fails when a batch
-    sent ahead is used without checking that it ran every trial."""
+    (here: none was likely, and its trials are not sent beside its screen either):
+    the batch goes out after the screen as step by step, and the answer is the same.
+    Fails when a batch sent ahead is used without checking that it ran every trial."""
+
+    def patch(ahead: bool) -> None:
+        if not ahead:
+            monkeypatch.setattr(powers, "trials_ahead", lambda *_: False)
+        monkeypatch.setattr(powers, "_likely", lambda *_: [])
+        monkeypatch.setattr(powers, "_more_senders", lambda _s, _f, sent, *_: sent)
+
+    address = _address(devnet, "hidden-mint")
+    answers, seen = await _first_scans(service, monkeypatch, address, patch)
+    assert seen.count(("scan_trials", False)) == 1 and ("scan_trials", True) not in seen
+    assert answers[0]["ownerPowers"]["findings"]
+    assert _stable(answers[1]) == _stable(answers[0])
+
+
+@pytest.mark.parametrize("entry_id", ["latent-hidden-keeper", "packed-manager"])
+async def test_trials_past_the_bound_or_of_a_packed_sender_go_ahead(
+    service: Service, devnet: RunningDevnet, monkeypatch: pytest.MonkeyPatch, entry_id: str
+) -> None:
+    """Two senders whose candidates are past ``max_trials`` together (the leading
+    sender's trials go ahead, the other's once its screen is known) and a sender only a
+    packed storage word names (its trials beside its screen): every trial of the scan
+    comes from the batches sent ahead (counted used), and the answer is a step-by-step
+    scan's.  Fails when either waits for the screen (counted dropped, a round later)."""
+
+    def patch(ahead: bool) -> None:
+        if not ahead:
+            monkeypatch.setattr(powers, "trials_ahead", lambda *_: False)
+
+    address = _address(devnet, entry_id)
+    answers, seen = await _first_scans(service, monkeypatch, address, patch)
+    assert ("scan_trials", True) in seen and ("scan_trials", False) not in seen
+    assert answers[0]["ownerPowers"]["scanned"]
+    assert _stable(answers[1]) == _stable(answers[0])
+
+
+async def test_trials_of_a_sender_the_reads_add_go_with_its_screen(
+    service: Service, devnet: RunningDevnet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sender only the callers' reads found (here: none was likely) gets its trials
+    sent beside its screen, on the batch's story (``powers._more_senders``): every
+    trial then comes from the batches sent ahead (counted used), and the answer is a
+    step-by-step scan's.  Fails when they are not sent (counted dropped: the batch
+    waited for the screen, a round later) or used with another sender's outcomes."""
 
     def patch(ahead: bool) -> None:
         if not ahead:
@@ -420,7 +465,7 @@ async def test_trials_of_a_sender_the_reads_add_run_after_them(
 
     address = _address(devnet, "hidden-mint")
     answers, seen = await _first_scans(service, monkeypatch, address, patch)
-    assert seen.count(("scan_trials", False)) == 1 and ("scan_trials", True) not in seen
+    assert ("scan_trials", True) in seen and ("scan_trials", False) not in seen
     assert answers[0]["ownerPowers"]["findings"]
     assert _stable(answers[1]) == _stable(answers[0])
 

@@ -441,11 +441,11 @@ Fit = TypedDecoder | _BatchFit
 
 
 WARM_CONNECTIONS = 16
+"""Connections opened at start-up: about as many requests as a first check of a token
+has in flight at once."""
 LONG_REPLY = 64 * 1024
 """Reply bytes from which decoding it (and the caller's work on it) takes long enough
 to hold back requests other tasks have ready: :meth:`RpcClient._before_long_reply`."""
-"""Connections opened at start-up: about as many requests as a first check of a token
-has in flight at once."""
 
 
 class RpcClient:

@@ -103,6 +103,24 @@ class Ahead:
     sells, the delayed sell by block count); planned on the curve while the slot is
     searched, settled by the buy (:meth:`settle`)."""
 
+    def transfer_shift(self, tokens: int, transfer_bps: int) -> tuple[int, int] | None:
+        """What this plan's transfer, already back, did that a whole transfer would not,
+        when its buy delivered ``tokens`` (the buy a check saw: the plan ran that buy,
+        then a transfer of another amount): (received - sent, kept - (tokens - sent)),
+        for :func:`after_buy`; None while it runs, when it failed or its buy delivered
+        another amount."""
+        moved = self.moved
+        if not moved.done() or moved.cancelled() or moved.exception() is not None:
+            return None
+        outcome = moved.result()
+        if outcome["bought"].uint != tokens or not outcome["transfer"].ok:
+            return None
+        sent = self.amounts[0] * transfer_bps // 10_000
+        received, kept = outcome["received"].uint, outcome["sender_after_transfer"].uint
+        if received is None or kept is None:
+            return None
+        return received - sent, kept - (tokens - sent)
+
     def settle(self, stands: bool) -> None:
         """The buy is known: the plans still stand (it delivered what they were made
         for), or not (their slot's steps are not sent)."""
@@ -184,9 +202,13 @@ def curve_buy(v2: bool, base_reserve: int, token_reserve: int, amount_in: int) -
     return paid * token_reserve // (base_reserve * whole + paid)
 
 
-def after_buy(bought: int, transfer_bps: int) -> Amounts:
+def after_buy(bought: int, transfer_bps: int, shift: tuple[int, int] | None = None) -> Amounts:
     """What the journey's transfer leaves when the token takes nothing from a wallet
     transfer: (bought, the tenth sent arrives whole, the buyer keeps the rest; no
-    remembered layout)."""
+    remembered layout).  ``shift``: what a transfer of another amount after the same
+    buy did otherwise (:meth:`Ahead.transfer_shift`: a reflection token's rounding
+    keeps back a wei), added to both; a token whose effect scales with the amount
+    misses either way."""
     sent = bought * transfer_bps // 10_000
-    return (bought, sent, bought - sent, None)
+    got, kept = shift or (0, 0)
+    return (bought, max(0, sent + got), max(0, bought - sent + kept), None)

@@ -380,9 +380,12 @@ async def _after_buy(
     sent = bought.tokens * sim.settings.transfer_bps // 10_000
     mine = None  # the steps started here, dropped below unless used
     if ahead is None or not ahead.bought(bought.tokens):
-        if ahead is not None:  # planned for another amount: stale
+        shift = None
+        if ahead is not None:  # planned for another amount: stale, but its transfer ran
+            shift = ahead.transfer_shift(bought.tokens, sim.settings.transfer_bps)
             await ahead.drop()
-        ahead = mine = _after_bought(sim, bought, token_reserve, (token_slot, pace), memo)
+        planned = (token_slot, pace, shift)
+        ahead = mine = _after_bought(sim, bought, token_reserve, planned, memo)
     try:
         if ahead is not None:
             buyer, receiver = ahead.buyer, ahead.receiver
@@ -473,16 +476,17 @@ def _after_bought(
     sim: Simulator,
     bought: Bought,
     token_reserve: int,
-    slot_and_batches: tuple[asyncio.Future[BalanceSlot | None], _Pace],
+    slot_and_batches: tuple[asyncio.Future[BalanceSlot | None], _Pace, tuple[int, int] | None],
     memo: JourneyMemo | None,
 ) -> Ahead | None:
     """The transfer after ``bought`` with the sells planned with what it should leave
-    (:func:`~tokenrisk.simulate.ahead.after_buy`), started together; None without a memo
-    (nothing is sent ahead) or for a pool that is only simulated."""
+    (:func:`~tokenrisk.simulate.ahead.after_buy`, shifted by what the stale plan's
+    transfer showed, if anything), started together; None without a memo (nothing is
+    sent ahead) or for a pool that is only simulated."""
     if memo is None or sim.prelude:
         return None
-    predicted = after_buy(bought.tokens, sim.settings.transfer_bps)
-    token_slot, pace = slot_and_batches
+    token_slot, pace, shift = slot_and_batches
+    predicted = after_buy(bought.tokens, sim.settings.transfer_bps, shift)
     planned = (AFTER_BUY, token_slot, pace)
     return _sent_ahead(sim, bought.amount_in, predicted, token_reserve, planned)
 

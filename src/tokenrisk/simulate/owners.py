@@ -374,6 +374,23 @@ async def caller_reads(
     return existing, dict(zip(addresses, codes, strict=True))
 
 
+async def deployer_reads(
+    rpc: RpcClient, deployer: str | None, block: str, covered: tuple[set[str], bool]
+) -> tuple[dict[str, str], Controls]:
+    """The deployer's own part of :func:`caller_reads` and :func:`control_reads`, for
+    reads made before its reply (``covered``: the lowercase addresses whose code heads
+    they read, and whether its control getters are wanted): its code head unless read
+    already, and its control getters (each an empty batch sends nothing)."""
+    heads, wanted = covered
+    if deployer is None:
+        return {}, {}
+    head = [] if deployer.lower() in heads else [deployer]
+    codes, controls = await asyncio.gather(
+        code_heads(rpc, head, block), control_reads(rpc, [deployer] if wanted else [], block)
+    )
+    return {a.lower(): c for a, c in zip(head, codes, strict=True)}, controls
+
+
 CONTROL_GETTERS = ("getThreshold()", "getOwners()", "getMinDelay()", "delay()")
 """A Safe-style multisig answers the first two; an OpenZeppelin TimelockController the
 third, a Compound-style timelock the fourth."""

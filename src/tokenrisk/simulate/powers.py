@@ -201,6 +201,8 @@ async def _scan(
         else asyncio.ensure_future(guard_values(sim, facts.code, facts.impl_code, facts.words))
     )
     try:
+        if ahead is not None:  # a sender only the callers' reads found: its trials now
+            ahead = _more_senders(sim, facts, ahead, senders, (targets, bounds))
         screened = ahead.screened if ahead is not None else None
         hook_known, hook_tried, nothing = await _hook_sent(on_hook_ahead)
         (trials, trimmed), (on_hook, hook_cut) = await asyncio.gather(
@@ -529,6 +531,13 @@ class Ahead:
     held: asyncio.Future[Tried | None] | None = None
     """The same batch from held positions (:func:`_held_tried`), sent with it when the
     amounts round's sell failed (``Story.sells_fail``)."""
+    senders: tuple[str, ...] = ()
+    """The senders (lower case, in order) whose candidates ``tried`` ran: a sender the
+    screen covers beyond them (past the bound) has its trials sent once it is screened
+    (:func:`_more_senders`)."""
+    callers: tuple[str, ...] = ()
+    """The senders (lower case, in order) whose backdoors ``tried`` ran (the first
+    :data:`~.trials.BACKDOOR_CALLERS`): every likely one, past the bound too."""
 
     def stop(self) -> None:
         self.story.cancel()
@@ -609,6 +618,12 @@ async def _facts_and_callers(
     early = asyncio.ensure_future(_caller_reads(sim, subject, last)) if last else None
     reads, grants = started or _reads(sim, subject, bounds, first is not None)
     guess = asyncio.ensure_future(_guessed(sim, (reads, grants), bounds, first)) if first else None
+    # a first scan: the callers' reads that need no deployer go with the guess
+    before = (
+        asyncio.ensure_future(_reads_before(sim, subject, (reads, grants), bounds))
+        if first
+        else None
+    )
     try:
         facts, deployer, granted = await asyncio.gather(
             reads,
@@ -623,8 +638,9 @@ async def _facts_and_callers(
             grants,
         )
     except BaseException:
-        if early is not None:
-            _drop_early(early)
+        for planned in (early, before):
+            if planned is not None:
+                _drop_early(planned)
         if guess is not None:
             _drop_guess(guess)
         raise
@@ -634,6 +650,8 @@ async def _facts_and_callers(
         _drop_early(early)
         early = None
     likely = _likely(sim, facts, deployer, granted, bounds)
+    if before is not None:
+        early = asyncio.ensure_future(_with_deployer(sim, before, inputs, bounds))
     kept = _added_to(guess, likely)
     if kept is not None and first is not None:  # the deployer added a sender: widen the guess
         ahead: asyncio.Future[Ahead] | None = _widening(
@@ -759,16 +777,18 @@ async def _widened(
     try:
         wallets = await targets
         functions, _ = functions_of(facts.code, facts.impl_code, bounds)
-        before = candidates_of(functions, guessed, wallets, bounds)
+        lead, before = _leading(candidates_of(functions, guessed, wallets, bounds), guessed, bounds)
         every = candidates_of(functions, likely, wallets, bounds)
         new = [t for t in every if t.caller.lower() not in set(guessed)]
         screening = asyncio.ensure_future(screen_calls(sim, new, likely))
         started.append(screening)
-        # as :func:`_ahead`: no trials ahead past the bound (the guess's then has none)
-        ahead_of = trials_ahead(before, bounds) and trials_ahead(every, bounds)
-        told = await _story_of(story) if ahead_of else None
+        # as :func:`_ahead`: the guess ran its leading senders' trials (``lead``); past
+        # the bound with the added senders its batch is kept and they get their
+        # backdoors now, their trials once screened (:func:`_more_senders`)
+        within = lead == guessed and trials_ahead(every, bounds)
+        told = await _story_of(story) if trials_ahead(before, bounds) else None
         if told is not None:
-            planned = ((before, guessed), (every, likely))
+            planned = ((before, guessed), (every if within else before, likely))
             more = asyncio.ensure_future(_tried_more(sim, facts, wallets, told, planned))
             started.append(more)
         ahead = await guessing
@@ -778,11 +798,17 @@ async def _widened(
             future.cancel()
         _drop_ahead(guessing)
         raise
-    return _joined(ahead, screened, more)
+    return _joined(ahead, screened, more, (likely if within else lead, likely))
 
 
-def _joined(ahead: Ahead, screened: Screened, more: asyncio.Future[Tried] | None) -> Ahead:
-    """The guess's :class:`Ahead` with the added senders' screen and trials."""
+def _joined(
+    ahead: Ahead,
+    screened: Screened,
+    more: asyncio.Future[Tried] | None,
+    ran: tuple[list[str], list[str]],
+) -> Ahead:
+    """The guess's :class:`Ahead` with the added senders' screen and trials (``ran``:
+    the senders whose candidates, and whose backdoors, the two batches ran)."""
     tried = None
     if ahead.tried is not None and more is not None:
         story, guessed = ahead.tried
@@ -794,7 +820,51 @@ def _joined(ahead: Ahead, screened: Screened, more: asyncio.Future[Tried] | None
             _drop_tried(ahead.tried[1])
         if more is not None:
             _drop_tried(more)
-    return replace(ahead, screened={**ahead.screened, **screened}, tried=tried)
+    screened = {**ahead.screened, **screened}
+    senders, callers = ran
+    return replace(
+        ahead, screened=screened, tried=tried, senders=tuple(senders), callers=tuple(callers)
+    )
+
+
+def _more_senders(
+    sim: Simulator,
+    facts: Facts,
+    ahead: Ahead,
+    senders: list[str],
+    planned: tuple[Targets, ScanBounds],
+) -> Ahead:
+    """``ahead`` with the trials of the senders its batch did not run (one only the
+    callers' reads found: a packed address; the deployer past the bound), sent now on
+    its story beside their screen (:func:`~.trials.screen`'s ``known``): they waited a
+    round for that screen (issue #27).  Only the calls the screen could choose from
+    them: not a call an earlier sender is known to get through (the first caller wins),
+    nor one they are known not to; none past :func:`trials_ahead`.  Each outcome is used
+    by its sender and calldata, on the same story (:func:`_from_tried`)."""
+    targets, bounds = planned
+    ran = set(ahead.senders)
+    if ahead.tried is None or all(s.lower() in ran for s in senders):
+        return ahead
+    functions, _ = functions_of(facts.code, facts.impl_code, bounds)
+    through: set[str] = set()  # calldata an earlier sender is known to get through
+    could: list[Trial] = []  # what the screen may choose, in its order
+    for t in candidates_of(functions, senders, targets, bounds):
+        ok = ahead.screened.get((t.caller.lower(), t.data))
+        if t.data not in through and (ok or (ok is None and t.caller.lower() not in ran)):
+            could.append(t)
+        if ok:
+            through.add(t.data)
+    wanted = [t for t in could if t.caller.lower() not in ran]
+    if not wanted or not trials_ahead(wanted, bounds):
+        return ahead
+    before = candidates_of(functions, list(ahead.senders), targets, bounds)
+    story = ahead.tried[0]
+    every = ((before, list(ahead.callers)), (could, senders))
+    # no two-step trials: planned as if every candidate got through, they would be
+    # dozens of simulations for the few (most often none) the real pairing names
+    more = asyncio.ensure_future(_tried_more(sim, facts, targets, story, every, paired=False))
+    added = [s.lower() for s in senders if s.lower() not in ran]
+    return _joined(ahead, {}, more, ([*ahead.senders, *added], [s.lower() for s in senders]))
 
 
 def _stop_both(
@@ -825,16 +895,17 @@ async def _tried_more(
     targets: Targets,
     story: Story,
     planned: tuple[tuple[list[Trial], list[str]], tuple[list[Trial], list[str]]],
+    paired: bool = True,
 ) -> Tried:
     """What :func:`_tried_ahead` would run for ``every`` sender but the guess ran already
-    for its own (``before``): the added senders' trials, backdoors, two-step trials and
-    dumps; no baseline (the guess's is the scan's)."""
+    for its own (``before``): the added senders' trials, backdoors, two-step trials
+    (unless not ``paired``) and dumps; no baseline (the guess's is the scan's)."""
     before, every = planned
     amount = max(1, story.a_sent)
     selectors = selectors_of(facts.code, facts.impl_code)
     ran = [*before[0], *backdoors(selectors, before[1], targets, amount), *likely_pairs(before[0])]
     sent = set(map(_key_of, ran))
-    pairs = likely_pairs(every[0])
+    pairs = likely_pairs(every[0]) if paired else []
     wanted = [*every[0], *backdoors(selectors, every[1], targets, amount), *pairs]
     trials = list({k: t for t in wanted if (k := _key_of(t)) not in sent}.values())
     dumped = {(_key_of(t), n) for t, n in likely_dumps(before[0], story.pool)}
@@ -865,6 +936,52 @@ async def _caller_reads(sim: Simulator, subject: str, inputs: owners.Inputs) -> 
         owners.control_reads(rpc, [], tag),
     )
     return roles, read, controls
+
+
+async def _reads_before(
+    sim: Simulator,
+    subject: str,
+    read: tuple[asyncio.Future[Facts], asyncio.Future[list[tuple[str, str]]]],
+    bounds: ScanBounds,
+) -> CallerReads:
+    """A first scan's callers' reads that need no deployer (which grants still hold, which
+    packed candidates are accounts, the code heads of the getters', granted and packed
+    addresses, the likely senders' control getters), sent once the facts and the role
+    grants are back, with the guessed screen: they waited for the deployer's reply
+    (``ots_getContractCreator``, the slowest of the three on anvil), often a round after
+    the screen they decide (issue #27).  The deployer's part follows its reply
+    (:func:`_with_deployer`); together they are the reads :func:`_facts_and_callers`
+    made after it."""
+    facts, granted = await asyncio.gather(asyncio.shield(read[0]), asyncio.shield(read[1]))
+    rpc, tag = sim.rpc, sim.base.tag
+    roles, found, controls = await asyncio.gather(
+        owners.roles_held(rpc, subject, tag, granted),
+        owners.caller_reads(rpc, facts, None, sim, granted),
+        owners.control_reads(rpc, _likely(sim, facts, None, granted, bounds), tag),
+    )
+    return roles, found, controls
+
+
+async def _with_deployer(
+    sim: Simulator, before: asyncio.Future[CallerReads], inputs: owners.Inputs, bounds: ScanBounds
+) -> CallerReads:
+    """:func:`_reads_before`'s reads with the deployer's own (its code head and, when it
+    is a likely sender, its control getters), read now unless they covered it."""
+    facts, deployer, granted = inputs
+    covered = {a.lower() for a, _ in facts.getters} | {a.lower() for _, a in granted}
+    covered |= {a.lower() for a, _ in facts.packed[: owners.PACKED_KEPT]}
+    earlier = _likely(sim, facts, None, list(granted), bounds)
+    now = _likely(sim, facts, deployer, list(granted), bounds)
+    wanted = deployer is not None and deployer.lower() in set(now) - set(earlier)
+    rpc, tag = sim.rpc, sim.base.tag
+    own = asyncio.ensure_future(owners.deployer_reads(rpc, deployer, tag, (covered, wanted)))
+    try:
+        roles, (existing, heads), controls = await before
+        more_heads, more_controls = await own
+    except BaseException:
+        _stop(own)
+        raise
+    return roles, (existing, {**heads, **more_heads}), {**controls, **more_controls}
 
 
 def _drop_early(early: asyncio.Future[CallerReads]) -> None:
@@ -920,6 +1037,24 @@ def trials_ahead(candidates: Sequence[Trial], bounds: ScanBounds) -> bool:
     return len(candidates) <= bounds.max_trials
 
 
+def _leading(
+    candidates: list[Trial], senders: Sequence[str], bounds: ScanBounds
+) -> tuple[list[str], list[Trial]]:
+    """The first ``senders`` (lower case) whose candidates together stay within
+    :func:`trials_ahead`, and those candidates in order: the screen's first caller wins,
+    so theirs are the calls it most likely keeps; a later sender's trials go once its
+    screen tells which of its calls the first ones did not get through
+    (:func:`_more_senders`).  Past the bound no trial went ahead (Keeper's and Two Keys'
+    78-82 candidates over two senders), the whole batch a round after the screen."""
+    lead: list[str] = []
+    for sender in senders:
+        ran = {*lead, sender.lower()}
+        if not trials_ahead([t for t in candidates if t.caller.lower() in ran], bounds):
+            break
+        lead.append(sender.lower())
+    return lead, [t for t in candidates if t.caller.lower() in lead]
+
+
 async def _ahead(
     sim: Simulator,
     facts: Facts,
@@ -928,8 +1063,9 @@ async def _ahead(
     early: Early,
 ) -> Ahead:
     """The screen of the ``likely`` senders, started at once, and the trials of every
-    candidate on the amounts round's story as soon as that round (sent with the facts)
-    is back (:func:`_tried_ahead`)."""
+    candidate of the leading ones (:func:`_leading`: all of them within the bound) on
+    the amounts round's story as soon as that round (sent with the facts) is back
+    (:func:`_tried_ahead`)."""
     targets, bought = early
     wallets = await targets
     story = asyncio.ensure_future(owned(bought, facts.owner is not None))
@@ -941,12 +1077,13 @@ async def _ahead(
         candidates = candidates_of(functions, likely, wallets, bounds)
         screening = asyncio.ensure_future(screen_calls(sim, candidates, likely))
         started.append(screening)
-        told = await _story_of(story) if trials_ahead(candidates, bounds) else None
+        lead, leading = _leading(candidates, likely, bounds)
+        told = await _story_of(story) if trials_ahead(leading, bounds) else None
         if told is not None:
-            run = _tried_ahead(sim, facts, wallets, told, (candidates, likely))
+            run = _tried_ahead(sim, facts, wallets, told, (leading, likely))
             tried = (told, asyncio.ensure_future(run))
             if told.sells_fail:
-                held = asyncio.ensure_future(_held_tried(sim, facts, wallets, (candidates, likely)))
+                held = asyncio.ensure_future(_held_tried(sim, facts, wallets, (leading, likely)))
                 started.append(held)
         # the guards' layout (evmole's CPU) once the screen and the trials have left
         guards = asyncio.ensure_future(guard_values(sim, facts.code, facts.impl_code, facts.words))
@@ -955,7 +1092,7 @@ async def _ahead(
     except BaseException:
         _stop_sent(started, tried)
         raise
-    return Ahead(screened, story, guards, tried, held)
+    return Ahead(screened, story, guards, tried, held, tuple(lead), tuple(likely))
 
 
 async def _held_tried(
@@ -1269,14 +1406,19 @@ classified as they came back (:func:`_run_classified`)."""
 
 async def _batch(sim: Simulator, targets: Targets, story: Story, trials: Sequence[Trial]) -> Batch:
     """The baseline, the four future sells and one story per trial, in one batch, beside
-    the future sells by block count."""
-    plans = _plans(sim, targets, story, trials)
-    runs = _runs(sim, plans)
+    the future sells by block count (started first: its lone ``eth_call`` then joins the
+    runs' last request instead of leaving a few ms after them, often past the end of a
+    round, issue #27)."""
+    counting = asyncio.ensure_future(_counted(sim, story.a_sell))
+    runs: list[asyncio.Future[list[Any]]] = []
     try:
+        plans = _plans(sim, targets, story, trials)
+        runs = _runs(sim, plans)
         (outcomes, seen), counted = await asyncio.gather(
-            _run_classified(sim, runs, story), _counted(sim, story.a_sell)
+            _run_classified(sim, runs, story), counting
         )
     except BaseException:
+        _stop(counting)
         for run in runs:
             _stop(run)
         raise

@@ -317,20 +317,29 @@ PAIRS_AHEAD = 3 * TWO_STEPS
 something moves later pairs up; three times as many cover that in most scans."""
 SETTER_SETS = 4
 """Argument sets per setter paired with a switch (99, 0, 10000, 9900: percent and bps)."""
+SETS_AHEAD = 6
+"""Argument sets per setter of numbers that :func:`likely_pairs` pairs once the first
+:data:`SETTER_SETS` of every setter are paired and :data:`PAIRS_AHEAD` leaves room: a
+hostile number (a fee of 10000 or 9900 bps) most often changes something, so the real
+pairing takes the setter's next sets (25, 100) instead.  An address setter's first sets
+(an owner handed over) change nothing a buyer sees: not widened."""
 
 
 def two_steps(
-    harmless: Sequence[Trial], switches: Sequence[Trial], cap: int = TWO_STEPS
+    harmless: Sequence[Trial],
+    switches: Sequence[Trial],
+    cap: int = TWO_STEPS,
+    sets: int = SETTER_SETS,
 ) -> list[Trial]:
     """A setter that changed nothing, followed by a switch (a function without arguments
     or with one boolean) from the same caller on the same contract: set a value, then
-    enable it.  The first
-    :data:`SETTER_SETS` argument sets of each setter (the most hostile)."""
+    enable it.  The first ``sets`` (:data:`SETTER_SETS`) argument sets of each setter
+    (the most hostile)."""
     setters: dict[tuple[str, str], list[Trial]] = {}
     for t in harmless:
         if t.function.types and t.function.types != ("bool",):
             kept = setters.setdefault((t.function.selector, t.caller), [])
-            if len(kept) < SETTER_SETS:
+            if len(kept) < sets:
                 kept.append(t)
     out: list[Trial] = []
     for setter in (t for kept in setters.values() for t in kept):
@@ -350,7 +359,22 @@ def likely_pairs(candidates: Sequence[Trial]) -> list[Trial]:
     for t in candidates:
         first.setdefault((t.function.selector, t.data), t)
     ordered = _round_robin(list(first.values()))
-    return two_steps(ordered, [t for t in ordered if is_switch(t)], PAIRS_AHEAD)
+    switches = [t for t in ordered if is_switch(t)]
+    pairs = two_steps(ordered, switches, PAIRS_AHEAD)
+    if not pairs or len(pairs) >= PAIRS_AHEAD:
+        return pairs
+    # room left under the cap: each setter's next sets too (after the first ones, so
+    # the cap never drops a pair sent before this; issue #27: one round fewer where a
+    # hostile set changed something and the real pairing moved on to later sets)
+    sent = {_pair_key(p) for p in pairs}
+    numbers = [t for t in ordered if all(k.startswith("uint") for k in t.function.types)]
+    more = two_steps(numbers, switches, PAIRS_AHEAD, SETS_AHEAD)
+    pairs += [p for p in more if _pair_key(p) not in sent]
+    return pairs[:PAIRS_AHEAD]
+
+
+def _pair_key(pair: Trial) -> tuple[str, str, str]:
+    return (pair.caller, pair.prior.data if pair.prior else "", pair.data)
 
 
 DUMPS_AHEAD = 4
