@@ -150,20 +150,7 @@ async def test_a_first_journey_takes_fewer_rounds(
     default buy fails (swap-cap-guard), the smaller buys go at once, not after the larger
     ones; a reflection token's sells sent with the transfer are planned with the wei its
     rounding kept back in the curve-planned transfer (``reflection``: two, not three)."""
-    node, rounds = service.nodes[DEVNET_ID], Rounds(devnet.url)
-    node.rpc = CoalescingRpc(devnet.url, RpcSettings(retries=0), "devnet node", transport=rounds)
-    token = _address(devnet, entry_id)
-    pool = (await search_pools(node, token)).pools[0]
-    reports, counted = [], []
-    for memo in (MemoryCache[Any, Amounts](8), None):
-        ready = await prepare(node, service.honeypot.trading, pool, token)
-        assert ready.sim is not None and ready.token_slot is not None
-        slot = await ready.token_slot
-        rounds.rounds.clear()
-        base, reserve = dex.base_reserve(pool), dex.token_reserve(pool)
-        reports.append(await journey.simulate(ready.sim, base, reserve, slot, memo))
-        counted.append(len(rounds.rounds))
-    await rounds.aclose()
+    counted, reports, rounds = await _two_journeys(service, devnet, entry_id)
     assert counted == [ahead, alone], rounds.rounds
     assert reports[0].sell_ok and _no_gas(reports[0]) == _no_gas(reports[1])
 
@@ -175,20 +162,7 @@ async def test_a_failed_buy_takes_two_rounds(
     """A token no buy goes through: the default buy (with the larger buys' largest),
     then the smaller buys with the pool's token-side read beside them (simulate/journey.py,
     ``_smaller_buy``), first sight or step by step: two round trips, the same report."""
-    node, rounds = service.nodes[DEVNET_ID], Rounds(devnet.url)
-    node.rpc = CoalescingRpc(devnet.url, RpcSettings(retries=0), "devnet node", transport=rounds)
-    token = _address(devnet, entry_id)
-    pool = (await search_pools(node, token)).pools[0]
-    reports, counted = [], []
-    for memo in (MemoryCache[Any, Amounts](8), None):
-        ready = await prepare(node, service.honeypot.trading, pool, token)
-        assert ready.sim is not None and ready.token_slot is not None
-        slot = await ready.token_slot
-        rounds.rounds.clear()
-        base, reserve = dex.base_reserve(pool), dex.token_reserve(pool)
-        reports.append(await journey.simulate(ready.sim, base, reserve, slot, memo))
-        counted.append(len(rounds.rounds))
-    await rounds.aclose()
+    counted, reports, rounds = await _two_journeys(service, devnet, entry_id)
     assert counted == [2, 2], rounds.rounds
     assert reports[0].failure_step == "buy" and _no_gas(reports[0]) == _no_gas(reports[1])
 
@@ -205,22 +179,35 @@ async def test_a_failed_sell_searches_without_waiting_for_the_delayed_sell(
     search goes as soon as the sells are back, not after that round (it was three
     rounds for no-full-sell and sell-whitelist, four for tiny-sell-limit); the report
     is the step-by-step one."""
+    counted, reports, rounds = await _two_journeys(service, devnet, entry_id, searched=True)
+    assert counted[0] == ahead, rounds.rounds
+    assert _no_gas(reports[0]) == _no_gas(reports[1])
+
+
+async def _two_journeys(
+    service: Service, devnet: RunningDevnet, entry_id: str, *, searched: bool = False
+) -> tuple[list[int], list[Any], Rounds]:
+    """The journey of ``entry_id``'s first pool twice, through a round-counting
+    transport: first with a memo (a first journey: predictions sent ahead), then step by
+    step; the round trips and reports of each.  ``searched``: the balance slot is
+    searched beside the buy (a task, as on first sight) instead of found first."""
     node, rounds = service.nodes[DEVNET_ID], Rounds(devnet.url)
     node.rpc = CoalescingRpc(devnet.url, RpcSettings(retries=0), "devnet node", transport=rounds)
     token = _address(devnet, entry_id)
     pool = (await search_pools(node, token)).pools[0]
     reports, counted = [], []
     for memo in (MemoryCache[Any, Amounts](8), None):
-        service.honeypot.trading.slots_at.clear()
+        if searched:
+            service.honeypot.trading.slots_at.clear()
         ready = await prepare(node, service.honeypot.trading, pool, token)
         assert ready.sim is not None and ready.token_slot is not None
+        slot = ready.token_slot if searched else await ready.token_slot
         rounds.rounds.clear()
         base, reserve = dex.base_reserve(pool), dex.token_reserve(pool)
-        reports.append(await journey.simulate(ready.sim, base, reserve, ready.token_slot, memo))
+        reports.append(await journey.simulate(ready.sim, base, reserve, slot, memo))
         counted.append(len(rounds.rounds))
     await rounds.aclose()
-    assert counted[0] == ahead, rounds.rounds
-    assert _no_gas(reports[0]) == _no_gas(reports[1])
+    return counted, reports, rounds
 
 
 def _wrong_curve(real: Any) -> Any:
