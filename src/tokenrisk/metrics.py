@@ -10,6 +10,7 @@ several worker processes each has its own numbers (scrape each, or run one worke
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TypeVar
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -24,6 +25,9 @@ from prometheus_client import (
 REGISTRY = CollectorRegistry()
 ProcessCollector(registry=REGISTRY)
 CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+_Labelled = TypeVar("_Labelled", Counter, Gauge)
+"""A labelled metric whose children :func:`_child` remembers."""
 
 _SECONDS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 25.0, 60.0)
 
@@ -154,10 +158,11 @@ def _children(
 
 
 @lru_cache(maxsize=1024)
-def _child(metric: Counter, *labels: str) -> Counter:
+def _child(metric: _Labelled, *labels: str) -> _Labelled:
     """``metric.labels(*labels)``, remembered as :func:`_pair` remembers its two: the
     per-check counters (a simulation's outcome, the cache lookup, the head assumed, the
-    steps sent ahead) are bumped a few times per check with a handful of label values."""
+    steps sent ahead) and gauges (the index's lag) are set a few times per check with a
+    handful of label values."""
     return metric.labels(*labels)
 
 
@@ -190,13 +195,7 @@ def head_assumed(chain_id: int, used: bool) -> None:
 def index_refreshed(chain_id: int, blocks_behind: int) -> None:
     chain = str(chain_id)
     _child(INDEX_REFRESHES, chain).inc()
-    _gauge(INDEX_LAG, chain).set(blocks_behind)  # twice per check (the token, its pair's base)
-
-
-@lru_cache(maxsize=64)
-def _gauge(metric: Gauge, *labels: str) -> Gauge:
-    """``metric.labels(*labels)``, remembered as :func:`_child` remembers a counter's."""
-    return metric.labels(*labels)
+    _child(INDEX_LAG, chain).set(blocks_behind)  # twice per check (the token, its pair's base)
 
 
 def watch_step(chain_id: int, lag_blocks: int, queued: int = 0) -> None:
