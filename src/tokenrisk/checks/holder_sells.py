@@ -654,6 +654,8 @@ def _sniper_sells(
 People = tuple[tuple[str, int], ...]
 """(holder, balance) pairs, in the order the check found them."""
 CrowdMemo = MemoryCache[tuple[int, str, str], tuple[People, People]]
+"""Per (chain, token, pool): the holders and the holding snipers the last check found
+(``checks.holder_sells`` sends their sells with the reads that find them again)."""
 AloneMemo = MemoryCache[tuple[int, str, str], frozenset[str]]
 """Per (chain, token, pool): the holders (lowercase) whose sell failed in its group at
 the last check (``HolderSell.alone``).  A trap that holds at one block (a blacklist, a
@@ -662,8 +664,6 @@ their lone sells go out with the groups, as the snipers' do (``selling.sell_all`
 ``suspects``, counted ``holder_suspect``; used only for one whose group sell fails
 again): at a new head block the lone sells are not a round trip after the groups
 (issue #27)."""
-"""Per (chain, token, pool): the holders and the holding snipers the last check found
-(``checks.holder_sells`` sends their sells with the reads that find them again)."""
 
 _SKIP = {"0x0000000000000000000000000000000000000000", "0x000000000000000000000000000000000000dead"}
 SAMPLE_MAX = 2_000
