@@ -168,14 +168,17 @@ class Ahead:
 
 def _cancel_tasks(values: Iterable[Any]) -> None:
     """A finished sells phase holds the large-sell search's and the delayed sell's
-    tasks: stop them too (a finished one's error is retrieved, unread)."""
-    for value in values:
-        if not isinstance(value, asyncio.Task):
-            continue
-        if not value.done():
-            value.cancel()
-        elif not value.cancelled():
-            value.exception()
+    tasks: stop them too."""
+    stop(*(value for value in values if isinstance(value, asyncio.Task)))
+
+
+def stop(*tasks: asyncio.Future[Any]) -> None:
+    """Cancel what is still running; a finished task's error is retrieved (unread)."""
+    for task in tasks:
+        if not task.done():
+            task.cancel()
+        elif not task.cancelled():
+            task.exception()
 
 
 def remember(memo: JourneyMemo | None, key: JourneyKey, amounts: Amounts) -> None:

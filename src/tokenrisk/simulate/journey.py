@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from tokenrisk.errors import CallReverted
 from tokenrisk.model import Limit, SimulationReport, Unmeasured
@@ -31,6 +31,7 @@ from tokenrisk.simulate.ahead import (
     curve_buy,
     recalled,
     remember,
+    stop,
 )
 from tokenrisk.simulate.calls import BalanceSlot, balance_of, fresh_address
 from tokenrisk.simulate.limits import (
@@ -160,7 +161,7 @@ async def simulate(
             max_buy,
         )
     finally:
-        _stop(larger_buys)  # a failed default buy left it unread
+        stop(larger_buys)  # a failed default buy left it unread
         if not pace.capped.done():
             pace.capped.set_result(False)
         if ahead is not None:
@@ -294,7 +295,7 @@ async def _sells(
     try:
         return await _whole_sold(sim, plans, sold), big, counted
     except BaseException:
-        _stop(big, counted)
+        stop(big, counted)
         raise
 
 
@@ -304,15 +305,6 @@ async def _if(go: asyncio.Future[bool] | None, step: Callable[[], Awaitable[T]],
     if go is not None and not await asyncio.shield(go):
         return otherwise
     return await step()
-
-
-def _stop(*tasks: asyncio.Future[Any]) -> None:
-    """Cancel what is still running; a finished task's error is retrieved (unread)."""
-    for task in tasks:
-        if not task.done():
-            task.cancel()
-        elif not task.cancelled():
-            task.exception()
 
 
 async def _whole_sold(
@@ -438,7 +430,7 @@ async def _after_buy(
             way,
         )
     finally:  # the sell failed: the partial-sell search decided instead
-        _stop(big_sells, counting)
+        stop(big_sells, counting)
 
 
 def _bought_report(
@@ -786,7 +778,7 @@ async def _smaller_buy(
             return Bought(found.amount, found.outcome), tried
         return await short, tried
     finally:
-        _stop(short)
+        stop(short)
 
 
 def _limit_from_buy(found: Found) -> Limit:
