@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tokenrisk.devnet import solc
-from tokenrisk.simulate import layout
+from tokenrisk.simulate import bytecode, layout
 from tokenrisk.simulate.trials import hook_static_findings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -103,7 +103,7 @@ def runtime(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 def test_a_kept_setter_of_what_a_swap_reads_is_found(runtime: dict[str, str]) -> None:
-    writes = layout.swap_writes(layout.layout(runtime["KeptFeeHook"]))
+    writes = layout.swap_writes(bytecode.storage(runtime["KeptFeeHook"]))
     assert [(w.selector, w.kind) for w in writes] == [
         ("0xaad87800", "owner_can_change_transfer_rules")  # adjust(uint256)
     ]
@@ -112,14 +112,14 @@ def test_a_kept_setter_of_what_a_swap_reads_is_found(runtime: dict[str, str]) ->
 
 
 def test_a_before_swap_switch_is_found(runtime: dict[str, str]) -> None:
-    writes = layout.swap_writes(layout.layout(runtime["SwitchedHook"]))
+    writes = layout.swap_writes(bytecode.storage(runtime["SwitchedHook"]))
     assert [w.selector for w in writes] == ["0x" + _selector("close(bool)")]
 
 
 def test_a_guarded_write_no_swap_reads_is_not_a_finding(runtime: dict[str, str]) -> None:
-    assert layout.swap_writes(layout.layout(runtime["NotedHook"])) == []
+    assert layout.swap_writes(bytecode.storage(runtime["NotedHook"])) == []
     # the token's rules know nothing of a hook's callbacks: they read transfers
-    assert layout.guarded_writes(layout.layout(runtime["KeptFeeHook"]), frozenset()) == []
+    assert layout.guarded_writes(bytecode.storage(runtime["KeptFeeHook"]), frozenset()) == []
 
 
 class _Rpc:

@@ -16,6 +16,7 @@ from tokenrisk.config import Settings
 from tokenrisk.devnet.supervisor import NodeSupervisor
 from tokenrisk.jobs import open_queue
 from tokenrisk.service import Service, start_service
+from tokenrisk.simulate import bytecode
 from tokenrisk.watch.process import start_embedded, stop_embedded
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
@@ -55,6 +56,7 @@ def lifespan_of(settings: Settings, runner: Runner, given: Service | None) -> Li
         # (a node down waits no one)
         warming = asyncio.ensure_future(warm_nodes(svc.nodes, svc.honeypot.trading))
         tune_collector()
+        bytecode.LAYOUTS.open()  # evmole's worker process, started before the first check
         runner.opened = svc
         runner.supervisor = NodeSupervisor(svc.processes)
         runner.supervisor.start()
@@ -81,5 +83,6 @@ def lifespan_of(settings: Settings, runner: Runner, given: Service | None) -> Li
             await runner.state.aclose()
             if given is None:
                 await svc.close()
+            await asyncio.to_thread(bytecode.LAYOUTS.close)
 
     return lifespan

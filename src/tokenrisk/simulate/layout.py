@@ -1,5 +1,5 @@
-"""Static evidence of owner powers from the token's storage layout (evmole), for what no
-simulation could confirm.
+"""Static evidence of owner powers from the token's storage layout (evmole's, worked out
+off the event loop by :mod:`.bytecode`), for what no simulation could confirm.
 
 A trial needs a caller that passes the function's guard; when the guard's address is
 kept where the scan cannot read it as a caller (a deep storage slot, a mapping), no
@@ -26,14 +26,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-
-import evmole
 
 from tokenrisk.chain.abi import ZERO_ADDRESS, checksum
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.chain.signatures import BALANCE_OF, TOTAL_SUPPLY, TRANSFER, TRANSFER_FROM
 from tokenrisk.errors import RpcError
+from tokenrisk.simulate.bytecode import Slot as Slot  # what callers read the layout as
 
 _READS_BALANCE, _READS_SUPPLY = BALANCE_OF[2:], TOTAL_SUPPLY[2:]  # evmole: 8 hex, no 0x
 TRANSFERS = frozenset({TRANSFER[2:], TRANSFER_FROM[2:]})
@@ -58,18 +56,6 @@ HOOK_CALLBACKS = frozenset(
 
 
 @dataclass(frozen=True)
-class Slot:
-    """One storage value evmole found: its slot, byte offset in the word, type, and the
-    selectors (8 hex, no 0x) reading and writing it."""
-
-    slot: str  # 0x + 64 hex
-    offset: int
-    type: str
-    reads: frozenset[str]
-    writes: frozenset[str]
-
-
-@dataclass(frozen=True)
 class Write:
     """A guarded function and what it writes that a buyer would feel."""
 
@@ -77,16 +63,6 @@ class Write:
     kind: str  # a FINDINGS id
     what: str  # e.g. "the balance mapping (slot 4)"
     guards: tuple[Slot, ...]  # address values the function reads
-
-
-@lru_cache(maxsize=256)
-def layout(code: str) -> tuple[Slot, ...]:
-    """evmole's storage records of ``code`` (runtime bytecode, 0x-hex)."""
-    info = evmole.contract_info(code, storage=True)
-    return tuple(
-        Slot("0x" + r.slot, int(r.offset), str(r.type), frozenset(r.reads), frozenset(r.writes))
-        for r in info.storage or []
-    )
 
 
 def guarded_writes(slots: Sequence[Slot], surface: frozenset[str]) -> list[Write]:

@@ -23,10 +23,9 @@ import evmole
 
 from tokenrisk.chain.abi import encode_args
 from tokenrisk.chain.abi import selector as signature_selector
-from tokenrisk.chain.coalesce import TURNS
 from tokenrisk.errors import RpcError
 from tokenrisk.findings import Evidence, PowerFinding
-from tokenrisk.simulate import layout
+from tokenrisk.simulate import bytecode, layout
 from tokenrisk.simulate.hostile import Targets, argument_sets, render, split_types
 from tokenrisk.simulate.simulator import Simulator, funds, price
 
@@ -427,13 +426,11 @@ async def guard_values(
     taken from them, so most scans send no read for the guards at all (a lone read
     sent once the layout is known was a round trip of its own, issue #27).
 
-    The storage layout (evmole, ~4 ms of CPU for a new contract) is worked out only
-    once the requests queued beside this one (the screen, and the trials sent with it)
-    have left: they do not need it, and the node client sends a queue :data:`TURNS`
-    loop turns after its first request."""
-    for _ in range(TURNS + 3):
-        await asyncio.sleep(0)
-    writes = layout.guarded_writes(layout.layout(impl_code or code), ERC20_SURFACE)
+    The storage layout (evmole, 15-80 ms of CPU for a new contract) is worked out in a
+    worker process (:mod:`.bytecode`), begun when the facts' code arrived: the requests
+    queued beside this one (the screen, the trials) leave meanwhile."""
+    slots = await bytecode.storage_layout(impl_code or code)
+    writes = layout.guarded_writes(slots, ERC20_SURFACE)
     guards = [g for w in writes for g in w.guards]
     return await layout.guard_values(sim.rpc, sim.route.token, guards, sim.base.tag, stored)
 
@@ -449,11 +446,8 @@ async def static_findings(
     could call (``tried``: selectors a caller got through the screen), each guarded by
     a live stored address: ``confidence: static``, the slots as evidence.  ``read``:
     every guard's value, read already (:func:`guard_values`)."""
-    writes = [
-        w
-        for w in layout.guarded_writes(layout.layout(impl_code or code), ERC20_SURFACE)
-        if w.selector not in tried
-    ]
+    slots = await bytecode.storage_layout(impl_code or code)
+    writes = [w for w in layout.guarded_writes(slots, ERC20_SURFACE) if w.selector not in tried]
     return await _guarded(sim, sim.route.token, writes, read)
 
 
@@ -466,7 +460,8 @@ async def hook_static_findings(
     runtime = impl_code or code
     if not runtime:
         return []
-    writes = [w for w in layout.swap_writes(layout.layout(runtime)) if w.selector not in tried]
+    slots = await bytecode.storage_layout(runtime)
+    writes = [w for w in layout.swap_writes(slots) if w.selector not in tried]
     return [
         replace(
             f,
