@@ -80,23 +80,16 @@ def serve() -> None:
             return
         try:
             reply: Layout | str = storage(code)
-        except BaseException as exc:  # noqa: BLE001 - raised again in the service
+        except BaseException as exc:  # a Rust panic too: raised again in the service
             reply = repr(exc)
         replies.send(reply)
-
-
-class Died(Exception):
-    """The worker exited, or ran past :data:`LIMIT` (``slow``) and was stopped."""
-
-    def __init__(self, slow: bool) -> None:
-        super().__init__("too slow" if slow else "exited")
-        self.slow = slow
 
 
 class Worker:
     """One worker process and the pipes to it; used by one thread at a time."""
 
     def __init__(self) -> None:
+        self.stuck = False  # ran past LIMIT
         to_worker, requests = os.pipe()
         replies, from_worker = os.pipe()
         try:
@@ -113,16 +106,19 @@ class Worker:
         self.requests = Connection(requests, readable=False)
         self.replies = Connection(replies, writable=False)
 
-    def ask(self, code: str) -> Layout | str:
-        """The layout, or evmole's error (its ``repr``); raises :class:`Died`."""
+    def ask(self, code: str) -> Layout | str | None:
+        """The layout, evmole's error (its ``repr``), or None: the worker exited, or ran
+        past :data:`LIMIT` (``stuck``), and is stopped."""
         try:
             self.requests.send(code)
-            if not self.replies.poll(LIMIT):
-                raise Died(slow=True)
-            answer: Layout | str = self.replies.recv()
-        except (OSError, EOFError) as exc:
-            raise Died(slow=False) from exc
-        return answer
+            self.stuck = not self.replies.poll(LIMIT)
+            if not self.stuck:
+                answer: Layout | str = self.replies.recv()
+                return answer
+        except (OSError, EOFError):
+            pass
+        self.stop()
+        return None
 
     def stop(self, wait: float = 0.0) -> None:
         """Close the pipes (the worker exits at their end); killed unless it did within
@@ -180,12 +176,11 @@ class Layouts:
     def close(self) -> None:
         """Stop the thread (once the layouts asked before are worked out) and its worker;
         a later code starts them again."""
-        with self._lock:
-            thread, self._thread = self._thread, None
-            if thread is not None:
+        with self._lock:  # a code asked meanwhile waits: one thread at a time
+            if self._thread is not None:
                 self._jobs.put(None)
-        if thread is not None:
-            thread.join()
+                self._thread.join()
+                self._thread = None
 
     def _running(self) -> None:
         if self._thread is None:
@@ -196,13 +191,13 @@ class Layouts:
         """The thread: a worker started at once, each code's layout in turn, then the
         worker stopped."""
         try:
-            with contextlib.suppress(OSError):  # none: the first code tries again
+            with contextlib.suppress(Exception):  # none: the first code tries again
                 self.worker = Worker()
             while (job := self._jobs.get()) is not None:
                 code, future = job
                 try:
                     future.set_result(self._layout(code))
-                except BaseException as exc:  # noqa: BLE001 - evmole's error, as in the service
+                except BaseException as exc:  # evmole's error, raised as in the service
                     future.set_exception(exc)
         finally:
             if self.worker is not None:
@@ -215,17 +210,14 @@ class Layouts:
         for _ in range(2):
             try:
                 worker = self.worker = self.worker or Worker()
-            except OSError:  # no worker could start
+            except Exception:  # no worker could start
                 return storage(code)
-            try:
-                answer = worker.ask(code)
-            except Died as died:
-                worker.stop()
-                self.worker = None
-                if died.slow:
-                    break
-                continue
-            return answer if isinstance(answer, tuple) else storage(code)
+            answer = worker.ask(code)
+            if answer is not None:
+                return answer if isinstance(answer, tuple) else storage(code)
+            self.worker = None
+            if worker.stuck:
+                break
         _log.warning("evmole gave no storage layout for a %d-byte code", len(code) // 2 - 1)
         return ()
 

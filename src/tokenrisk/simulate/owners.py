@@ -27,7 +27,6 @@ from tokenrisk.chain.signatures import ADMIN_SLOT, IMPLEMENTATION_SLOT
 from tokenrisk.chain.tokens import code_heads, is_contract_code
 from tokenrisk.errors import CallReverted, RpcError
 from tokenrisk.findings import Caller, OwnerPowers, powers_from_json, powers_json
-from tokenrisk.simulate import bytecode
 from tokenrisk.simulate.simulator import Simulator
 
 DEAD = "0x000000000000000000000000000000000000dead"
@@ -109,7 +108,6 @@ async def read_facts(
     impl_code = implementation_code(impl_word, impl_read) if impl else None
     if impl and impl_code is None:  # the read beside the slot failed: read it now
         impl_code = str(await rpc.call("eth_getCode", [impl, block]))
-    bytecode.start(impl_code or str(code))  # the layout a static finding reads, off the loop
     return Facts(
         str(code), impl, impl_code, admin, owner, tuple(found), tuple(packed), tuple(words)
     )

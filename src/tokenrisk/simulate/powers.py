@@ -86,6 +86,7 @@ from tokenrisk.simulate.trials import (
     guard_values,
     hook_static_findings,
     is_switch,
+    layout_ahead,
     likely_dumps,
     likely_pairs,
     screen,
@@ -390,10 +391,15 @@ story (None: no story, or too many candidates) and whether it had no candidate a
 def _reads(sim: Simulator, subject: str, bounds: ScanBounds, alone: bool) -> Reads:
     """``subject``'s facts and role grants, asked now (``alone``: on a request of their own)."""
     rpc, tag = sim.rpc, sim.base.tag
-    return (
-        asyncio.ensure_future(owners.read_facts(rpc, subject, bounds.storage_slots, tag, alone)),
-        asyncio.ensure_future(owners.role_grants(rpc, subject, tag)),
-    )
+    facts = asyncio.ensure_future(owners.read_facts(rpc, subject, bounds.storage_slots, tag, alone))
+    facts.add_done_callback(_layout_ahead)
+    return facts, asyncio.ensure_future(owners.role_grants(rpc, subject, tag))
+
+
+def _layout_ahead(facts: asyncio.Future[Facts]) -> None:
+    """The storage layout begun off the loop as the facts arrive (:func:`.trials.layout_ahead`)."""
+    if not facts.cancelled() and facts.exception() is None:
+        layout_ahead(facts.result().code, facts.result().impl_code)
 
 
 def _hook_ahead_of(

@@ -417,6 +417,13 @@ Guards = dict[tuple[str, int], str | None]
 """Per guard (slot, byte offset): the live address it holds (:func:`.layout.guard_values`)."""
 
 
+def layout_ahead(code: str, impl_code: str | None) -> None:
+    """Begin the storage layout :func:`guard_values` and :func:`static_findings` read, in
+    evmole's worker (:mod:`.bytecode`), as soon as the facts' code arrives: it is ready, or
+    nearly, when they ask (issue #27)."""
+    bytecode.start(impl_code or code)
+
+
 async def guard_values(
     sim: Simulator, code: str, impl_code: str | None, stored: Sequence[object] = ()
 ) -> Guards:
