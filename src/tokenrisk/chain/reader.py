@@ -23,6 +23,7 @@ import json
 import re
 from collections.abc import Sequence
 from functools import lru_cache
+from itertools import accumulate
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -113,7 +114,7 @@ def _word(value: int) -> str:
 
 
 def _addresses(items: Sequence[str]) -> str:
-    if all(len(a) == 42 for a in items):  # 0x + 40 hex: the word is the hex padded
+    if set(map(len, items)) <= {42}:  # 0x + 40 hex: the word is the hex padded
         return _word(len(items)) + "".join(["0" * 24 + a[2:] for a in items])
     return _word(len(items)) + "".join(bytes.fromhex(a[2:]).rjust(32, b"\0").hex() for a in items)
 
@@ -124,17 +125,16 @@ def _uints(items: Sequence[int]) -> str:
 
 def _bytes_array(items: Sequence[str]) -> str:
     """ABI ``bytes[]`` of 0x-hex items: length, then offsets (from after the length),
-    then each element.  Written inline on the hex (no helper call per word, no bytes per
-    item): a batch holds a hundred reads or more."""
-    heads: list[str] = []
-    tails: list[str] = []
-    offset = 32 * len(items)
-    for item in items:
-        size = len(item) // 2 - 1
-        pad = -size % 32
-        heads.append(f"{offset:064x}")
-        tails.append(f"{size:064x}{item[2:]}{'00' * pad}")
-        offset += 32 + size + pad
+    then each element, each padded to whole words.  Written on the hex in whole-list
+    steps (no bytes and no helper call per item): a batch holds a hundred reads or more."""
+    sizes = [len(item) // 2 - 1 for item in items]
+    spans = [32 + size + -size % 32 for size in sizes]
+    offsets = list(accumulate(spans, initial=32 * len(items)))[:-1]
+    heads = [f"{offset:064x}" for offset in offsets]
+    tails = [
+        f"{size:064x}{item[2:]}{'00' * (-size % 32)}"
+        for size, item in zip(sizes, items, strict=True)
+    ]
     return _word(len(items)) + "".join(heads) + "".join(tails)
 
 
@@ -155,16 +155,10 @@ def read_calldata(
     milliseconds, and bytes per item a fromhex and a copy each, issue #27).  The whole
     text goes through one ``fromhex`` at the end: it is refused (ValueError) when not hex,
     and given back lowercase, as a bytes encoding would give it."""
-    if any(len(r.data) % 2 for r in reads):
+    to, data, gas, link = zip(*reads, strict=True) if reads else ((), (), (), ())
+    if any([len(d) % 2 for d in data]):
         raise ValueError("calldata of an odd number of hex digits")
-    batch = _dynamic(
-        [
-            _addresses([r.to for r in reads]),
-            _uints([r.gas for r in reads]),
-            _bytes_array([r.data for r in reads]),
-            _uints([r.link for r in reads]),
-        ]
-    )
+    batch = _dynamic([_addresses(to), _uints(gas), _bytes_array(data), _uints(link)])
     # read(Batch, address[], address[], uint256): three dynamic heads, then maxReturn
     body = _dynamic([batch, _addresses(accounts), _addresses(heads)], [_word(MAX_RETURN)])
     # the static word sits after both offsets in _dynamic's layout, as the ABI wants
