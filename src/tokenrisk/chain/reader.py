@@ -23,7 +23,6 @@ import json
 import re
 from collections.abc import Sequence
 from functools import lru_cache
-from itertools import accumulate
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -109,63 +108,65 @@ def fresh_address() -> str:
     return "0x" + random_bytes(20).hex()
 
 
-def _word(value: int) -> str:
-    return f"{value:064x}"
+def _word(value: int) -> bytes:
+    return value.to_bytes(32, "big")
 
 
-def _addresses(items: Sequence[str]) -> str:
-    if set(map(len, items)) <= {42}:  # 0x + 40 hex: the word is the hex padded
-        return _word(len(items)) + "".join(["0" * 24 + a[2:] for a in items])
-    return _word(len(items)) + "".join(bytes.fromhex(a[2:]).rjust(32, b"\0").hex() for a in items)
+def _addresses(items: Sequence[str]) -> bytes:
+    if all(len(a) == 42 for a in items):  # 0x + 40 hex: one fromhex for them all
+        return _word(len(items)) + bytes.fromhex("".join(["0" * 24 + a[2:] for a in items]))
+    return _word(len(items)) + b"".join(bytes.fromhex(a[2:]).rjust(32, b"\0") for a in items)
 
 
-def _uints(items: Sequence[int]) -> str:
-    return _word(len(items)) + "".join([f"{v:064x}" for v in items])
+def _uints(items: Sequence[int]) -> bytes:
+    return _word(len(items)) + b"".join([v.to_bytes(32, "big") for v in items])
 
 
-def _bytes_array(items: Sequence[str]) -> str:
-    """ABI ``bytes[]`` of 0x-hex items: length, then offsets (from after the length),
-    then each element, each padded to whole words.  Written on the hex in whole-list
-    steps (no bytes and no helper call per item): a batch holds a hundred reads or more."""
-    sizes = [len(item) // 2 - 1 for item in items]
-    spans = [32 + size + -size % 32 for size in sizes]
-    offsets = list(accumulate(spans, initial=32 * len(items)))[:-1]
-    heads = [f"{offset:064x}" for offset in offsets]
-    tails = [
-        f"{size:064x}{item[2:]}{'00' * (-size % 32)}"
-        for size, item in zip(sizes, items, strict=True)
-    ]
-    return _word(len(items)) + "".join(heads) + "".join(tails)
+def _bytes_array(items: Sequence[bytes]) -> bytes:
+    """ABI ``bytes[]``: length, then offsets (from after the length), then each element.
+
+    Written inline (no helper call per word): a batch holds a hundred reads or more."""
+    heads: list[bytes] = []
+    tails: list[bytes] = []
+    offset = 32 * len(items)
+    for item in items:
+        size = len(item)
+        heads.append(offset.to_bytes(32, "big"))
+        tails.append(size.to_bytes(32, "big"))
+        tails.append(item)
+        pad = -size % 32
+        if pad:
+            tails.append(bytes(pad))
+        offset += 32 + size + pad
+    return _word(len(items)) + b"".join(heads) + b"".join(tails)
 
 
-def _dynamic(parts: Sequence[str], statics: Sequence[str] = ()) -> str:
-    """A tuple of dynamic ``parts`` then static words (hex): offsets, statics, the parts."""
+def _dynamic(parts: Sequence[bytes], statics: Sequence[bytes] = ()) -> bytes:
+    """A tuple of dynamic ``parts`` then static words: offsets, statics, the parts."""
     offset = 32 * (len(parts) + len(statics))
-    heads = ""
+    heads = b""
     for part in parts:
         heads += _word(offset)
-        offset += len(part) // 2
-    return heads + "".join(statics) + "".join(parts)
+        offset += len(part)
+    return heads + b"".join(statics) + b"".join(parts)
 
 
 def read_calldata(
     reads: Sequence[Read], accounts: Sequence[str] = (), heads: Sequence[str] = ()
 ) -> str:
-    """Calldata of ``read`` (encoded here on the hex text: eth_abi's generic path costs
-    milliseconds, and bytes per item a fromhex and a copy each, issue #27).  The whole
-    text goes through one ``fromhex`` at the end: it is refused (ValueError) when not hex,
-    and given back lowercase, as a bytes encoding would give it."""
-    to, data, gas, link = zip(*reads, strict=True) if reads else ((), (), (), ())
-    if any([len(d) % 2 for d in data]):
-        raise ValueError("calldata of an odd number of hex digits")
-    batch = _dynamic([_addresses(to), _uints(gas), _bytes_array(data), _uints(link)])
+    """Calldata of ``read`` (encoded here: eth_abi's generic path costs milliseconds)."""
+    batch = _dynamic(
+        [
+            _addresses([r.to for r in reads]),
+            _uints([r.gas for r in reads]),
+            _bytes_array([bytes.fromhex(r.data[2:]) for r in reads]),
+            _uints([r.link for r in reads]),
+        ]
+    )
     # read(Batch, address[], address[], uint256): three dynamic heads, then maxReturn
     body = _dynamic([batch, _addresses(accounts), _addresses(heads)], [_word(MAX_RETURN)])
     # the static word sits after both offsets in _dynamic's layout, as the ABI wants
-    return "0x" + bytes.fromhex(_READ_SELECTOR + body).hex()
-
-
-_READ_SELECTOR = selector(READ_SIGNATURE).hex()
+    return "0x" + (selector(READ_SIGNATURE) + body).hex()
 
 
 def read_params(
