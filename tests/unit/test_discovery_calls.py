@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from eth_abi.abi import encode as eth_abi_encode
 
-from tokenrisk.chain import dex
+from tokenrisk.chain import dex, reader
 from tokenrisk.chain.abi import selector
 from tokenrisk.chain.registry import BaseToken, Chain, load_registry
 
@@ -66,3 +66,26 @@ def test_the_native_reads_are_numbered_after_the_tokens(registry: dict[int, Chai
     assert [r.link for r in reads] == [r.link + 12 if r.link else 0 for r in plain]
     assert [r._replace(link=0) for r in reads] == [r._replace(link=0) for r in plain]
     assert dex._LINKED_BALANCE == "0x70a08231" + "00" * 32
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        "0x" + "ab" * 20,
+        "0x00000000000000000000000000000000000000aA",
+        "0x" + "7e" * 20,
+        "0x7" + "e" * 39,  # the stand-in itself
+        "0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2",  # a base token: a lookup fewer
+    ],
+)
+def test_linked_calldata_from_the_template_is_the_reads_encoding(
+    registry: dict[int, Chain], token: str
+) -> None:
+    for chain in registry.values():
+        own = dex._lookup_calls(chain, token)
+        native = dex._native_reads(chain, 3 * len(own))[1]
+        pool = dex._Candidate(chain.dexes[0], chain.stablecoins[0], None, "0x" + "cd" * 20)
+        known = tuple(dex._balance_reads(chain.wrapped_native.address, [pool]))
+        for theirs in (native, known, ()):
+            expected = reader.read_calldata([*dex._linked_reads(token, own), *theirs])
+            assert dex._linked_calldata(chain, token, own, theirs) == expected

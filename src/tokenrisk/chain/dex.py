@@ -348,30 +348,59 @@ async def linked_discovery(
     if not (isinstance(rpc, CoalescingRpc) and rpc.fold):
         return None
     own = _lookup_calls(chain, token)
-    ours = _linked_reads(token, own)
+    ours = 3 * len(own)  # reads: each lookup, then its pool's two balances
     known = _known_native(chain, block, memo)
     if known is None:
-        native, theirs = _native_reads(chain, len(ours))
+        native, theirs = _native_reads(chain, ours)
     else:  # the pools are remembered: only their balances
         native, theirs = (), tuple(_balance_reads(chain.wrapped_native.address, _pricing(known)))
-    reads = [*ours, *theirs]
+    data = _linked_calldata(chain, token, own, theirs)
     try:
-        reply = await rpc.call("eth_call", reader.read_params(reader.fresh_address(), reads, block))
-        outcomes, _ = reader.decode_output(reply, len(reads))
+        reply = await rpc.call("eth_call", reader.run_params(reader.fresh_address(), data, block))
+        outcomes, _ = reader.decode_output(reply, ours + len(theirs))
     except (RpcError, MalformedResponse):
         return None
-    mine = _linked_found(own, outcomes[: len(ours)])
+    mine = _linked_found(own, outcomes[:ours])
     if known is None:
-        pools = _linked_found(native, outcomes[len(ours) :])
+        pools = _linked_found(native, outcomes[ours:])
         if pools is not None:
             _remember_native(chain, block, pools[0], memo)
     else:
-        pools = _balances_found(known, outcomes[len(ours) :])
+        pools = _balances_found(known, outcomes[ours:])
     if mine is None or pools is None:
         return None
     pricing = _pricing(pools[0])
     priced = [r for c, r in zip(*pools, strict=True) if c in pricing]
     return mine[0], mine[1], _price(chain, pricing, priced)
+
+
+_STAND_IN = "0x7" + "e" * 39
+"""The token in :func:`_linked_template`: no proper prefix of its hex is a suffix of it,
+so two of its occurrences never overlap and counting them finds every one."""
+
+
+def _linked_calldata(
+    chain: Chain, token: str, own: list[Lookup], theirs: tuple[reader.Read, ...]
+) -> str:
+    """The reader's calldata of ``token``'s linked reads (:func:`_linked_reads` of its
+    lookups ``own``), then ``theirs``: the chain's template with the token's hex in
+    place of the stand-in's (the same bytes; a first search encoded ~130 reads, issue
+    #27).  A token that is not plain hex, or is a base token (a lookup fewer), is
+    encoded read by read."""
+    template = _linked_template(chain, theirs)
+    if template is None or address_word(token) is None or chain.base_token(token) is not None:
+        return reader.read_calldata([*_linked_reads(token, own), *theirs])
+    return template.replace(_STAND_IN[2:], token[2:].lower())
+
+
+@lru_cache(maxsize=64)
+def _linked_template(chain: Chain, theirs: tuple[reader.Read, ...]) -> str | None:
+    """:func:`_linked_calldata` of the stand-in token; None when its hex is not found
+    exactly where the token goes (each lookup's calldata and its token balance's
+    target), which no registry's addresses make happen."""
+    own = _lookup_calls(chain, _STAND_IN)
+    data = reader.read_calldata([*_linked_reads(_STAND_IN, own), *theirs])
+    return data if data.count(_STAND_IN[2:]) == 2 * len(own) else None
 
 
 def _balance_reads(token: str, cands: list[_Candidate]) -> list[reader.Read]:
