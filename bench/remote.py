@@ -42,6 +42,7 @@ from bench.proxy import Gaps, LatencyProxy, gaps
 from bench.rounds import rounds_text
 from bench.server import ServerOptions, start_server
 from bench.servicecpu import mine
+from bench.yardstick import yardstick_text
 from tokenrisk.devnet.instance import RunningDevnet
 from tokenrisk.devnet.uniswap import WETH
 
@@ -205,4 +206,5 @@ def remote_text(runs: list[RemoteRun], jitter: float) -> str:
         f"Remote node (proxy: {rtt * 500:g} ms each way + up to {jitter * 1000:g} ms jitter; "
         "results cache off; default holder analysis and owner-power scan):"
     )
-    return "\n".join([head, *(f"- {run.detail()}" for run in runs), *(r.line() for r in runs)])
+    details = [f"- {run.detail()}" for run in runs]
+    return "\n".join([head, yardstick_text(), *details, *(r.line() for r in runs)])
