@@ -575,8 +575,7 @@ class Tried:
 
 
 def _key_of(trial: Trial) -> TrialKey:
-    caller, *datas = trial.calls
-    return (caller.lower(), tuple(datas), trial.target)
+    return trial.key
 
 
 def _stop_sent(
@@ -910,7 +909,7 @@ async def _tried_more(
     trials = list({k: t for t in wanted if (k := _key_of(t)) not in sent}.values())
     dumped = {(_key_of(t), n) for t, n in likely_dumps(before[0], story.pool)}
     jobs = [(t, n) for t, n in likely_dumps(every[0], story.pool) if (_key_of(t), n) not in dumped]
-    plans = story_plans(sim, targets, story, [(t.calls, t.target) for t in trials])[1:]
+    plans = _trial_plans(sim, targets, story, trials)
     plans += [dump_plan(sim, targets, story, t.calls, n, t.target) for t, n in jobs]
     outcomes: list[Outcome | RpcError] = [*await sim.run(plans)] if plans else []
     by_trial = {_key_of(t): o for t, o in zip(trials, outcomes[: len(trials)], strict=True)}
@@ -1365,14 +1364,25 @@ async def _paired(
     sim: Simulator, targets: Targets, story: Story, paired: Sequence[Trial], tried: Tried | None
 ) -> list[Outcome | RpcError]:
     """The two-step trials' outcomes: those run with the trials on this same story (the
-    batch sent with the screen, :class:`Tried`), the others run now (one batch)."""
+    batch sent with the screen, :class:`Tried`), the others run now (one batch; none
+    planned when none is missing: the story's baseline plan, built only to splice
+    trials into, was most of the scan's CPU after its trials' last reply, issue #27)."""
     ahead = tried.by_trial if tried is not None and tried.story == story else {}
     missing = [t for t in paired if _key_of(t) not in ahead]
     if tried is not None and tried.pairs:
         count_pairs(bool(paired) and not missing)
-    plans = story_plans(sim, targets, story, [(t.calls, t.target) for t in missing])[1:]
+    plans = _trial_plans(sim, targets, story, missing)
     ran = iter(await sim.run(plans) if plans else [])
     return [ahead[_key_of(t)] if _key_of(t) in ahead else next(ran) for t in paired]
+
+
+def _trial_plans(
+    sim: Simulator, targets: Targets, story: Story, trials: Sequence[Trial]
+) -> list[Plan]:
+    """The story's plan of each trial, without its baseline's (none for no trial)."""
+    if not trials:
+        return []
+    return story_plans(sim, targets, story, [(t.calls, t.target) for t in trials])[1:]
 
 
 def _from_tried(tried: Tried | None, trials: Sequence[Trial]) -> Batch | None:
