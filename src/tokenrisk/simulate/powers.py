@@ -1135,8 +1135,7 @@ async def _tried_ahead(
     # two-step trials, before any setter is known harmless; dumps as if each minted
     pairs = likely_pairs(candidates) if extras else []
     jobs = likely_dumps(candidates, story.pool) if extras else []  # used only if the same
-    plans = [dump_plan(sim, targets, story, t.calls, n, t.target) for t, n in jobs]
-    dumping = asyncio.ensure_future(sim.run(plans)) if plans else None
+    dumping = _dumping(sim, targets, story, jobs)
     try:
         _, outcomes, counted, seen = await _batch(sim, targets, story, [*trials, *pairs])
     except BaseException:
@@ -1149,6 +1148,14 @@ async def _tried_ahead(
     dumps = {(_key_of(t), n): o for (t, n), o in zip(jobs, dumped, strict=False)}
     paired = frozenset(map(_key_of, pairs))
     return Tried(story, outcomes[:head], by_trial, counted, paired, dumps, seen)
+
+
+def _dumping(
+    sim: Simulator, targets: Targets, story: Story, jobs: list[tuple[Trial, int]]
+) -> asyncio.Future[list[Any]] | None:
+    """The dumps ``jobs`` plan, run (their plans held only by the run, see :func:`_batch`)."""
+    plans = [dump_plan(sim, targets, story, t.calls, n, t.target) for t, n in jobs]
+    return asyncio.ensure_future(sim.run(plans)) if plans else None
 
 
 PER_RUN = 4
@@ -1418,12 +1425,13 @@ async def _batch(sim: Simulator, targets: Targets, story: Story, trials: Sequenc
     """The baseline, the four future sells and one story per trial, in one batch, beside
     the future sells by block count (started first: its lone ``eth_call`` then joins the
     runs' last request instead of leaving a few ms after them, often past the end of a
-    round, issue #27)."""
+    round, issue #27).  The plans are held only by their runs: each run's are freed as
+    its reply comes back, not all of them once the last is back (tens of plans of
+    hundreds of objects each, freed after the check's last reply, issue #27)."""
     counting = asyncio.ensure_future(_counted(sim, story.a_sell))
     runs: list[asyncio.Future[list[Any]]] = []
     try:
-        plans = _plans(sim, targets, story, trials)
-        runs = _runs(sim, plans)
+        runs = _runs(sim, _plans(sim, targets, story, trials))
         (outcomes, seen), counted = await asyncio.gather(
             _run_classified(sim, runs, story), counting
         )
@@ -1432,7 +1440,7 @@ async def _batch(sim: Simulator, targets: Targets, story: Story, trials: Sequenc
         for run in runs:
             _stop(run)
         raise
-    return len(plans), outcomes, counted, seen
+    return 1 + len(FUTURE) + len(trials), outcomes, counted, seen
 
 
 def _plans(sim: Simulator, targets: Targets, story: Story, trials: Sequence[Trial]) -> list[Plan]:
