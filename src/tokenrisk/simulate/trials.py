@@ -194,10 +194,11 @@ def _trials_of(
     function: Function, caller: str, targets: Targets, limit: int, hook: str | None
 ) -> tuple[Trial, ...]:
     """One function's candidate calls from one caller (pure, so kept): a first scan asks
-    for the same function and caller's up to four times (the screen sent ahead, the
-    scan's screen, the trials of senders added later), each time between two rounds or
-    after the last reply (issue #27); a scan's wallets are new, so only its own asks
-    meet here."""
+    again for the same function and sender (the screen sent ahead, its widening once the
+    deployer is known, the trials of senders added later), between two rounds (issue
+    #27).  Kept by the sender's spelling (its calls' arguments name it so): the scan's
+    own screen asks with the callers' checksummed addresses, the asks ahead with lower
+    case ones.  A scan's wallets are new, so only its own asks meet here."""
     own = replace(targets, caller=caller)  # the caller itself as a recipient
     return tuple(
         Trial(function, caller, args, _calldata(function, args), target=hook)
