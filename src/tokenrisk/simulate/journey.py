@@ -597,25 +597,38 @@ def _sell_plans(
     remaining: int,
     received: int,
 ) -> list[Plan]:
+    """The four sells after the buy and the transfer, which each replays without their
+    reads (the transfer plan read them).  A sell whose taxes are measured (the buyer's
+    in ``main`` and ``partial``) reads the seller's balances and quote around it; the
+    others' success is all that is read (:func:`_judge_sells`), so they are the
+    approvals and the trade alone: a third of the calls sent before (issue #27)."""
     main, same, delayed, partial = (
-        _transfer_plan(sim, buyer, receiver, amount_in, sent) for _ in range(4)
+        _replayed(sim, buyer, receiver, amount_in, sent) for _ in range(4)
     )
     main.block(3)
-    sim.add_sell(main, buyer, remaining, "buyer")
+    sim.add_sell(main, buyer, remaining, "buyer", pool=False)
     if received:
         main.block(4)
-        sim.add_sell(main, receiver, received, "receiver")
+        sim.add_sell(main, receiver, received, "receiver", reads=False)
         same.block(3)
-        sim.add_sell(same, buyer, remaining, "buyer")
-        sim.add_sell(same, receiver, received, "receiver")
+        sim.add_sell(same, buyer, remaining, "buyer", reads=False)
+        sim.add_sell(same, receiver, received, "receiver", reads=False)
     # reaches the future by time within the node's block cap (blocks: see _counted)
     delayed.block(3, seconds=sim.settings.delayed_seconds)
-    sim.add_sell(delayed, buyer, remaining, "buyer")
+    sim.add_sell(delayed, buyer, remaining, "buyer", reads=False)
     # half the balance: a token that takes more than the amount sold from what the
     # seller keeps shows only when something is kept
     partial.block(3)
-    sim.add_sell(partial, buyer, max(1, remaining // 2), "buyer")
+    sim.add_sell(partial, buyer, max(1, remaining // 2), "buyer", pool=False)
     return [main, same, delayed, partial]
+
+
+def _replayed(sim: Simulator, buyer: str, receiver: str, amount_in: int, sent: int) -> Plan:
+    """The transfer plan's buy and transfer, without the reads around them."""
+    p = sim.plan()
+    sim.add_buy(p, buyer, amount_in, reads=False)
+    sim.add_transfer(p, buyer, receiver, sent, reads=False)
+    return p
 
 
 async def _judge_sells(
@@ -881,7 +894,7 @@ async def _max_sell(
         for call in sim.route.approvals(token, seller):
             p.call(call)
         p.call(balance_of(token, seller, seller))
-        sim.add_sell(p, seller, size, "big")
+        sim.add_sell(p, seller, size, "big", pool=False)  # its base received is read
         return p
 
     # the buyer's own balance, tried when every larger size fails, goes with them

@@ -676,8 +676,14 @@ class Simulator:
 
     # -- building blocks -------------------------------------------------------------
 
-    def add_buy(self, s: Plan, buyer: str, amount_in: int, offset: int = 1) -> None:
-        """Block ``offset``: fund, approve, quote, buy, read the buyer's balance."""
+    def add_buy(
+        self, s: Plan, buyer: str, amount_in: int, offset: int = 1, reads: bool = True
+    ) -> None:
+        """Block ``offset``: fund, approve, quote, buy, read the buyer's balance;
+        ``reads`` False: the buy alone, unmarked (a step a later plan only replays).
+
+        The buyer's base-token balance is not read: no plan's result used it, and a
+        check's ~10 buys each sent it (issue #27)."""
         overrides, pre = self.funding.apply(buyer, amount_in)
         s.actors["buyer"] = buyer
         s.block(offset, overrides)
@@ -687,28 +693,54 @@ class Simulator:
         route = self.route
         for call in route.approvals(route.base, buyer):
             s.call(call)
+        if not reads:
+            s.call(route.swap(buyer, amount_in), heavy=True)
+            return
         s.quote(route, buyer, amount_in, "quote", selling=False)
-        s.call(balance_of(route.base, buyer, buyer), "base_before")
         s.call(route.swap(buyer, amount_in), "buy", heavy=True)
         s.call(balance_of(route.token, buyer, buyer), "bought")
 
     def add_transfer(
-        self, s: Plan, sender: str, receiver: str, amount: int, offset: int = 2
+        self,
+        s: Plan,
+        sender: str,
+        receiver: str,
+        amount: int,
+        offset: int = 2,
+        reads: bool = True,
     ) -> None:
+        """Block ``offset``: the wallet transfer and both wallets' balances after it;
+        ``reads`` False: the transfer alone, unmarked (replayed by a later plan)."""
         s.block(offset)
         s.actors |= {"sender": sender, "receiver": receiver}
-        s.call(transfer(self.route.token, sender, receiver, amount), "transfer", heavy=True)
+        sent = transfer(self.route.token, sender, receiver, amount)
+        if not reads:
+            s.call(sent, heavy=True)
+            return
+        s.call(sent, "transfer", heavy=True)
         s.call(balance_of(self.route.token, sender, sender), "sender_after_transfer")
         s.call(balance_of(self.route.token, receiver, receiver), "received")
 
-    def add_sell(self, s: Plan, seller: str, amount: int, tag: str, pool: bool = True) -> None:
+    def add_sell(
+        self,
+        s: Plan,
+        seller: str,
+        amount: int,
+        tag: str,
+        pool: bool = True,
+        reads: bool = True,
+    ) -> None:
         """Calls of one sell in the current block, marked ``<tag>.<step>``; ``pool``
         False leaves out the pool's balance before and after (only the owner-power
-        scan's effects read them)."""
+        scan's effects read them); ``reads`` False: the approvals and the sell alone
+        (``<tag>.sell``: a sell whose success is all that is read)."""
         route = self.route
         s.actors[tag] = seller
         for call in route.approvals(route.token, seller):
             s.call(call)
+        if not reads:
+            s.call(route.swap(seller, amount, selling=True), f"{tag}.sell", heavy=True)
+            return
         # each read's call is built once and sent before and after the sell (a copy:
         # a plan's calls are never shared); a holder analysis adds hundreds of sells
         held = balance_of(route.token, seller, seller)
