@@ -6,6 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from Crypto.Hash import keccak
 from eth_abi.abi import encode as eth_abi_encode
 from eth_utils.address import to_checksum_address
 from hypothesis import given
@@ -16,9 +17,11 @@ from tokenrisk.chain.abi import (
     ZERO_ADDRESS,
     _eip55,
     _fast_encode,
+    _object_keccak,
     decode_uint,
     encode_args,
     encode_call,
+    keccak256,
     parse_address,
     selector,
 )
@@ -61,11 +64,37 @@ def test_static_tuple_matches(t0: str, t1: str, fee: int, amount: int, flag: boo
         (["address"], ["0x1234"]),
         (["string"], ["text"]),
         (["bytes"], [b"x"]),
-        (["uint256[]"], [[1, 2]]),
+        (["uint256[2]"], [[1, 2]]),
+        (["int256[]"], [[1, 2]]),
+        (["bytes32"], [b"short"]),  # eth_abi pads it; not a word here
+        (["int24"], [2**23]),
+        (["int24"], [True]),
+        (["bytes32[]"], [[b"\0" * 31]]),
     ],
 )
 def test_other_shapes_are_left_to_eth_abi(types: list[str], args: list[Any]) -> None:
     assert _fast_encode(types, args) is None
+
+
+@given(
+    st.integers(-(2**23), 2**23 - 1),
+    st.integers(-(2**255), 2**255 - 1),
+    st.lists(st.binary(min_size=32, max_size=32), max_size=4),
+    st.lists(uint256, max_size=3),
+)
+def test_signed_words_and_word_arrays_match_eth_abi(
+    tick: int, big: int, words: list[bytes], amounts: list[int]
+) -> None:
+    types = ["int24", "bytes32[]", "int256", "uint256[]"]
+    args: list[Any] = [tick, words, big, amounts]
+    assert _fast_encode(types, args) == eth_abi_encode(types, args)
+
+
+def test_keccak_is_pycryptodomes() -> None:
+    for size in (0, 1, 31, 32, 64, 135, 136, 137, 1000):
+        data = bytes(range(256)) * 4
+        expected = keccak.new(digest_bits=256, data=data[:size]).digest()
+        assert keccak256(data[:size]) == expected == _object_keccak(data[:size])
 
 
 def test_encode_call_and_args_fall_back_for_strings_and_reject_bad_values() -> None:

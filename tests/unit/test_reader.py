@@ -14,8 +14,11 @@ import pytest
 from eth_abi.abi import decode as abi_decode
 from eth_abi.abi import encode as abi_encode
 from eth_utils.crypto import keccak
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tokenrisk.chain import reader
+from tokenrisk.chain.abi import selector
 from tokenrisk.chain.coalesce import CoalescingRpc
 from tokenrisk.errors import CallReverted, MalformedResponse, RpcError
 
@@ -43,6 +46,41 @@ def test_calldata_is_the_abi_encoding_of_read() -> None:
     assert max_return == reader.MAX_RETURN
     expected = abi_encode(types, [batch, accounts, heads, max_return])
     assert data[4:] == expected
+
+
+_hex_address = st.binary(min_size=20, max_size=20).map(lambda b: "0x" + b.hex())
+_read = st.builds(
+    reader.Read,
+    _hex_address,
+    st.binary(max_size=80).map(lambda b: "0x" + b.hex()),
+    st.integers(1, reader.MAX_CALL_GAS),
+    st.integers(0, 300),
+)
+
+
+@given(st.lists(_read, max_size=12), st.lists(_hex_address, max_size=3), st.booleans())
+def test_hex_calldata_is_eth_abis_encoding(
+    reads: list[reader.Read], heads: list[str], up: bool
+) -> None:
+    if up:  # upper-case hex is read as bytes would read it: the calldata is lowercase
+        reads = [r._replace(data="0x" + r.data[2:].upper()) for r in reads]
+    types = ["(address[],uint256[],bytes[],uint256[])", "address[]", "address[]", "uint256"]
+    batch = (
+        [r.to for r in reads],
+        [r.gas for r in reads],
+        [bytes.fromhex(r.data[2:]) for r in reads],
+        [r.link for r in reads],
+    )
+    expected = selector(reader.READ_SIGNATURE) + abi_encode(
+        types, [batch, heads[:1], heads, reader.MAX_RETURN]
+    )
+    assert reader.read_calldata(reads, heads[:1], heads) == "0x" + expected.hex()
+
+
+@pytest.mark.parametrize("data", ["0x123", "0xzz"])
+def test_calldata_that_is_not_hex_is_refused(data: str) -> None:
+    with pytest.raises(ValueError):
+        reader.read_calldata([reader.Read(TOKEN, data, 1)])
 
 
 def _answer(packed: bytes) -> str:

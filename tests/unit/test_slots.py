@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from eth_abi.abi import encode as eth_abi_encode
 from eth_utils.crypto import keccak
 
+from tokenrisk.errors import RpcError
 from tokenrisk.simulate.slots import (
     ERC7201_ERC20,
+    LAYOUTS,
     BalanceSlot,
     SlotCache,
     find_balance_slot,
@@ -95,3 +98,47 @@ async def test_a_remembered_layout_is_verified_in_the_first_round_trip() -> None
     cache.put(token_key(TOKEN), BalanceSlot(9, False))  # a layout that no longer holds
     assert await find_balance_slot(node, TOKEN, cache=cache) == BalanceSlot(20, False)  # type: ignore[arg-type]
     assert node.batches == 5  # not trusted: matched from the access list and verified
+
+
+class ManyKeysNode(LayoutNode):
+    """A token whose ``balanceOf`` reads the keys of several candidate layouts (``read``)
+    and keeps balances at the one of ``slot``; records each batch's verified layouts."""
+
+    def __init__(self, slot: int, read: list[BalanceSlot], fail: BalanceSlot | None = None):
+        super().__init__(slot)
+        self.read, self.fail = read, fail
+        self.verified: list[list[BalanceSlot]] = []
+
+    async def batch(self, calls: list[tuple[str, list[Any]]], **_: Any) -> list[Any]:
+        self.verified.append([self._layout(p) for m, p in calls if m == "eth_call"])
+        return await super().batch(calls)
+
+    def _layout(self, params: list[Any]) -> BalanceSlot:
+        key = next(iter(params[2][TOKEN]["stateDiff"]))
+        return next(x for x in LAYOUTS if x.key(params[0]["from"]) == key)
+
+    def _answer(self, method: str, params: list[Any]) -> Any:
+        if method == "eth_createAccessList":
+            keys = [layout.key(params[0]["from"]) for layout in self.read]
+            return {"accessList": [{"address": TOKEN, "storageKeys": keys}]}
+        if method == "eth_call" and self.fail is not None and self._layout(params) == self.fail:
+            return RpcError("node busy")
+        return super()._answer(method, params)
+
+
+async def test_every_matched_layout_is_weighed_in_order_as_before() -> None:
+    likely, far = [BalanceSlot(3, False), BalanceSlot(5, False)], BalanceSlot(20, True)
+    node = ManyKeysNode(5, [*likely, far])
+    assert await find_balance_slot(node, TOKEN) == BalanceSlot(5, False)  # type: ignore[arg-type]
+    assert node.batches == 1  # slot 3 does not verify, slot 5 does with the access list
+    node = ManyKeysNode(21, [BalanceSlot(3, False), far, BalanceSlot(21, False)])
+    assert await find_balance_slot(node, TOKEN) == BalanceSlot(21, False)  # type: ignore[arg-type]
+    assert node.verified[1] == [far, BalanceSlot(21, False)]  # every match after slot 3
+
+
+async def test_a_node_error_for_any_matched_layout_raises_as_before() -> None:
+    node = ManyKeysNode(3, [BalanceSlot(3, False), BalanceSlot(7, False)], BalanceSlot(7, False))
+    with pytest.raises(RpcError):
+        await find_balance_slot(node, TOKEN)  # type: ignore[arg-type]
+    node = ManyKeysNode(3, [BalanceSlot(3, False)], BalanceSlot(7, False))  # 7 not read
+    assert await find_balance_slot(node, TOKEN) == BalanceSlot(3, False)  # type: ignore[arg-type]

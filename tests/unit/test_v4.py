@@ -3,14 +3,22 @@ Universal Router calldata (no node)."""
 
 from __future__ import annotations
 
+import pytest
+from eth_abi.abi import encode as eth_abi_encode
+from eth_abi.exceptions import EncodingError
+from eth_utils.crypto import keccak
+
 from tokenrisk.chain import universal
 from tokenrisk.chain.abi import decode
 from tokenrisk.chain.v4 import (
+    DYNAMIC_FEE,
     PoolKey,
     PoolState,
     decode_state,
+    encode_key,
     expected_out,
     hook_permissions,
+    state_slot,
     static_fee,
 )
 
@@ -94,3 +102,32 @@ def test_a_uint24_is_also_tried_as_a_99_percent_fee_in_pips() -> None:
     targets = Targets(buyer="0x" + "11" * 20, pair="0x" + "22" * 20)
     assert (990_000,) in argument_sets(["uint24"], targets, 40)
     assert (990_000,) not in argument_sets(["uint16"], targets, 40)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        (ETH, TOKEN, 3000, 60, ETH),
+        (ETH, WETH, DYNAMIC_FEE, -1, "0x" + "ff" * 20),  # dynamic fee flag, negative spacing
+        (TOKEN, WETH, 2**24 - 1, -(2**23), ETH),  # the ranges' ends
+        (TOKEN, WETH.lower(), 0, 2**23 - 1, WETH.upper().replace("0X", "0x")),
+    ],
+)
+def test_pool_keys_are_encoded_and_hashed_as_eth_abi_and_eth_utils_do(
+    key: tuple[str, str, int, int, str],
+) -> None:
+    types = ["address", "address", "uint24", "int24", "address"]
+    assert encode_key(key) == eth_abi_encode(types, list(key))
+    assert PoolKey(*key).id == "0x" + keccak(eth_abi_encode(types, list(key))).hex()
+    pool_id = PoolKey(*key).id
+    word = keccak(bytes.fromhex(pool_id[2:]) + (6).to_bytes(32, "big"))
+    assert state_slot(pool_id) == int.from_bytes(word, "big")
+
+
+@pytest.mark.parametrize(
+    "key",
+    [(ETH, TOKEN, 2**24, 60, ETH), (ETH, TOKEN, 3000, 2**23, ETH), (ETH, TOKEN, True, 60, ETH)],
+)
+def test_a_key_eth_abi_refuses_is_still_refused(key: tuple[str, str, int, int, str]) -> None:
+    with pytest.raises(EncodingError):
+        encode_key(key)

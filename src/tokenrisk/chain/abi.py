@@ -9,11 +9,13 @@ token returning garbage becomes a verdict, never a crash.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
 from Crypto.Hash import keccak as _keccak
+from Crypto.Util import _raw_api
 from eth_abi.abi import decode as _abi_decode
 from eth_abi.abi import encode as _abi_encode
 from eth_utils.address import to_checksum_address
@@ -62,10 +64,46 @@ def checksum(value: str) -> str:
     return _eip55(value)
 
 
+def _object_keccak(data: bytes) -> bytes:
+    return _keccak.new(data=data, digest_bits=256).digest()
+
+
+def _raw_keccak() -> Callable[[bytes], bytes] | None:
+    """Keccak-256 through pycryptodome's own C functions (its ``Keccak_Hash`` makes
+    each hash a Python object and four wrapped calls: 3x the cost, and a first check
+    hashes hundreds of keys, ids and checksums, issue #27), one reset state per thread;
+    None when this pycryptodome build does not offer them (cffi backend only)."""
+    lib = getattr(_keccak, "_raw_keccak_lib", None)
+    ffi = getattr(_raw_api, "ffi", None)
+    if lib is None or ffi is None or getattr(_raw_api, "backend", None) != "cffi":
+        return None
+    local = threading.local()
+
+    def digest(data: bytes) -> bytes:
+        state = getattr(local, "state", None)
+        if state is None:
+            pointer = ffi.new("void **")
+            if lib.keccak_init(pointer, 64, 24):
+                return _object_keccak(data)
+            handle = ffi.gc(pointer[0], lib.keccak_destroy)  # freed with the thread
+            state = local.state = (handle, ffi.new("uint8_t[32]"))
+        handle, out = state
+        if lib.keccak_reset(handle) or lib.keccak_absorb(handle, data, len(data)):
+            return _object_keccak(data)
+        if lib.keccak_digest(handle, out, 32, 0x01):
+            return _object_keccak(data)
+        return bytes(ffi.buffer(out))
+
+    return digest
+
+
+_digest = _raw_keccak() or _object_keccak
+
+
 def keccak256(data: bytes) -> bytes:
     """Keccak-256 of ``data``, straight from pycryptodome (eth-hash's backend, without
-    the two dispatch layers eth-utils adds to each hash)."""
-    return _keccak.new(data=data, digest_bits=256).digest()
+    the dispatch layers eth-utils and pycryptodome's hash objects add to each hash)."""
+    return _digest(data)
 
 
 _HIGH_NIBBLE = str.maketrans("0123456789abcdef", "0000000011111111")
@@ -79,7 +117,7 @@ def _eip55(value: str) -> str:
     if not _HEX_ADDRESS.fullmatch(value):
         return str(to_checksum_address(value))
     body = value[2:].lower()
-    nibbles = _keccak.new(data=body.encode("ascii"), digest_bits=256).digest().hex()
+    nibbles = _digest(body.encode("ascii")).hex()
     high = nibbles[:40].translate(_HIGH_NIBBLE)
     upper = body.upper()
     return "0x" + "".join([u if h == "1" else c for c, u, h in zip(body, upper, high, strict=True)])
@@ -146,15 +184,23 @@ def _encode(signature: str, args: Sequence[Any]) -> str:
 # -- the hot path: static words and address[] without eth_abi's generic machinery ----------
 
 _UINT_BITS = {f"uint{n}": n for n in range(8, 257, 8)}
+_INT_BITS = {f"int{n}": n for n in range(8, 257, 8)}
+_ARRAY_ITEMS = frozenset({"address", "bytes32", *_UINT_BITS})
+"""Element types of the dynamic arrays encoded here (``address[]``, ``bytes32[]``...)."""
+
+
+def address_word(value: Any) -> bytes | None:
+    """The ABI word of a 0x-hex address (any case); None for anything else."""
+    if isinstance(value, str) and _HEX_ADDRESS.fullmatch(value):
+        return bytes.fromhex(value[2:]).rjust(32, b"\0")
+    return None
 
 
 def _word(kind: str, value: Any) -> bytes | None:
     """One 32-byte word for a static ``kind``; None when this encoder does not handle it
     (eth_abi then does, and raises its own errors for bad values)."""
     if kind == "address":
-        if isinstance(value, str) and _HEX_ADDRESS.fullmatch(value):
-            return bytes.fromhex(value[2:]).rjust(32, b"\0")
-        return None
+        return address_word(value)
     bits = _UINT_BITS.get(kind)
     if bits is not None:
         if type(value) is int and 0 <= value < 1 << bits:
@@ -162,7 +208,17 @@ def _word(kind: str, value: Any) -> bytes | None:
         return None
     if kind == "bool" and type(value) is bool:
         return (1 if value else 0).to_bytes(32, "big")
-    return None
+    if kind == "bytes32" and type(value) is bytes and len(value) == 32:
+        return value
+    return _signed(kind, value)
+
+
+def _signed(kind: str, value: Any) -> bytes | None:
+    """An ``intN`` word: two's complement over the 32 bytes (a V4 tick spacing)."""
+    bits = _INT_BITS.get(kind)
+    if bits is None or type(value) is not int or not -(1 << bits - 1) <= value < 1 << bits - 1:
+        return None
+    return value.to_bytes(32, "big", signed=True)
 
 
 def _static(kind: str, value: Any) -> bytes | None:
@@ -177,7 +233,8 @@ def _static(kind: str, value: Any) -> bytes | None:
 
 
 def _fast_encode(types: Sequence[str], args: Sequence[Any]) -> bytes | None:
-    """Encoding of static words, static tuples and ``address[]`` (head/tail layout);
+    """Encoding of static words, static tuples and arrays of words such as ``address[]``
+    and ``bytes32[]`` (head/tail layout);
     None for anything else, so only the plain, hot shapes skip eth_abi."""
     if len(types) != len(args):
         return None
@@ -185,10 +242,10 @@ def _fast_encode(types: Sequence[str], args: Sequence[Any]) -> bytes | None:
     tails: list[bytes] = []
     dynamic_at: list[int] = []
     for kind, value in zip(types, args, strict=True):
-        if kind == "address[]":
+        if kind.endswith("[]") and kind[:-2] in _ARRAY_ITEMS:
             if not isinstance(value, list | tuple):
                 return None
-            words = [_word("address", v) for v in value]
+            words = [_word(kind[:-2], v) for v in value]
             if any(w is None for w in words):
                 return None
             dynamic_at.append(len(heads))

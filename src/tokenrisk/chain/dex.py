@@ -13,11 +13,13 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any, Protocol
 
 from tokenrisk.chain import reader
 from tokenrisk.chain.abi import (
     ZERO_ADDRESS,
+    address_word,
     checksum,
     decode_uint,
     encode_call,
@@ -43,30 +45,51 @@ class _Candidate:
     address: str
 
 
+Lookup = tuple[Dex, BaseToken, int | None, str]
+"""A factory lookup: the DEX, the base token, the fee tier (V3) and the calldata."""
+_Template = tuple[Dex, BaseToken, int | None, str, str]
+"""A lookup's calldata around the token's word: (dex, base, fee, before, after)."""
+
+
 def _lookup_calls(
     chain: Chain, token: str, bases: Sequence[BaseToken] | None = None
-) -> list[tuple[Dex, BaseToken, int | None, str]]:
-    out: list[tuple[Dex, BaseToken, int | None, str]] = []
+) -> list[Lookup]:
+    """``getPair`` / ``getPool`` calls of ``token`` against each base token on each DEX
+    (a base token is not looked up against itself).  Each is the chain's template
+    around the token's word (:func:`_templates`): string joins, no ABI encoding."""
+    wanted = token.lower()
+    templates = _templates(chain, None if bases is None else tuple(bases))
+    if address_word(token) is None:  # not 0x-hex: encoded (and refused) as it always was
+        return [
+            (dex, base, fee, _lookup_data(token, base, fee))
+            for dex, base, fee, _, _ in templates
+            if base.address.lower() != wanted
+        ]
+    word = "0" * 24 + token[2:].lower()
+    return [
+        (dex, base, fee, before + word + after)
+        for dex, base, fee, before, after in templates
+        if base.address.lower() != wanted
+    ]
+
+
+def _lookup_data(token: str, base: BaseToken, fee: int | None) -> str:
+    if fee is None:
+        return encode_call("getPair(address,address)", [token, base.address])
+    return encode_call("getPool(address,address,uint24)", [token, base.address, fee])
+
+
+@lru_cache(maxsize=64)
+def _templates(chain: Chain, bases: tuple[BaseToken, ...] | None) -> tuple[_Template, ...]:
+    """Per chain (and base list): every lookup's calldata split around the token's word,
+    encoded once (a first search built ~30 calls per token, issue #27)."""
+    out: list[_Template] = []
     for dex in chain.dexes:
         for base in chain.base_tokens if bases is None else bases:
-            if base.address.lower() == token.lower():
-                continue
-            if dex.version == "V2":
-                out.append(
-                    (
-                        dex,
-                        base,
-                        None,
-                        encode_call("getPair(address,address)", [token, base.address]),
-                    )
-                )
-            else:
-                for fee in dex.fee_tiers:
-                    data = encode_call(
-                        "getPool(address,address,uint24)", [token, base.address, fee]
-                    )
-                    out.append((dex, base, fee, data))
-    return out
+            for fee in (None,) if dex.version == "V2" else dex.fee_tiers:
+                data = _lookup_data(ZERO_ADDRESS, base, fee)
+                out.append((dex, base, fee, data[:10], data[74:]))
+    return tuple(out)
 
 
 async def _candidates(rpc: RpcClient, chain: Chain, token: str, block: str) -> list[_Candidate]:
@@ -266,26 +289,36 @@ def _check_init_code_hashes(
 
 
 LOOKUP_GAS = 5_000_000  # as call_params gives every direct lookup and balance read
+_LINKED_BALANCE = encode_call("balanceOf(address)", [ZERO_ADDRESS])
+"""A linked read's calldata: the reader puts the lookup's pool in place of the zero."""
 Discovery = tuple[list[_Candidate], list[tuple[int, int] | None], float | None]
 
 
-def _linked_reads(
-    token: str, lookups: list[tuple[Dex, BaseToken, int | None, str]]
-) -> list[reader.Read]:
+def _linked_reads(token: str, lookups: list[Lookup]) -> list[reader.Read]:
     """Per lookup: the factory call, then the token's and the base's ``balanceOf`` of
     the pool it returns (linked: skipped when it returns no pool)."""
     reads: list[reader.Read] = []
     for dex, base, _, data in lookups:
         k = len(reads) + 1  # the link to this lookup (numbered from 1 in this list)
         reads.append(reader.Read(dex.factory, data, LOOKUP_GAS))
-        for side in (token, base.address):
-            placeholder = encode_call("balanceOf(address)", [ZERO_ADDRESS])
-            reads.append(reader.Read(side, placeholder, LOOKUP_GAS, link=k))
+        reads.append(reader.Read(token, _LINKED_BALANCE, LOOKUP_GAS, link=k))
+        reads.append(reader.Read(base.address, _LINKED_BALANCE, LOOKUP_GAS, link=k))
     return reads
 
 
+@lru_cache(maxsize=64)
+def _native_reads(chain: Chain, offset: int) -> tuple[tuple[Lookup, ...], tuple[reader.Read, ...]]:
+    """The wrapped native token's lookups against the stablecoins and their linked reads
+    (:func:`_linked_reads`), numbered after ``offset`` reads of the token's own: they
+    depend on the chain alone, so they are built once, not at each first search."""
+    weth = chain.wrapped_native.address
+    native = _lookup_calls(chain, weth, chain.stablecoins)
+    reads = [r._replace(link=r.link + offset if r.link else 0) for r in _linked_reads(weth, native)]
+    return tuple(native), tuple(reads)
+
+
 def _linked_found(
-    lookups: list[tuple[Dex, BaseToken, int | None, str]], outcomes: list[reader.Outcome]
+    lookups: Sequence[Lookup], outcomes: list[reader.Outcome]
 ) -> tuple[list[_Candidate], list[tuple[int, int] | None]] | None:
     """Candidates and reserves from the reader's outcomes, as :func:`_candidates` and
     :func:`_reserves` would give them; None when some outcome is not conclusive."""
@@ -315,33 +348,59 @@ async def linked_discovery(
     if not (isinstance(rpc, CoalescingRpc) and rpc.fold):
         return None
     own = _lookup_calls(chain, token)
-    weth = chain.wrapped_native.address
+    ours = 3 * len(own)  # reads: each lookup, then its pool's two balances
     known = _known_native(chain, block, memo)
-    native = _lookup_calls(chain, weth, chain.stablecoins) if known is None else []
-    ours = _linked_reads(token, own)
-    theirs = [
-        r._replace(link=r.link + len(ours) if r.link else 0) for r in _linked_reads(weth, native)
-    ]
-    if known is not None:  # the pools are remembered: only their balances
-        theirs = _balance_reads(weth, _pricing(known))
-    reads = ours + theirs
+    if known is None:
+        native, theirs = _native_reads(chain, ours)
+    else:  # the pools are remembered: only their balances
+        native, theirs = (), tuple(_balance_reads(chain.wrapped_native.address, _pricing(known)))
+    data = _linked_calldata(chain, token, own, theirs)
     try:
-        reply = await rpc.call("eth_call", reader.read_params(reader.fresh_address(), reads, block))
-        outcomes, _ = reader.decode_output(reply, len(reads))
+        reply = await rpc.call("eth_call", reader.run_params(reader.fresh_address(), data, block))
+        outcomes, _ = reader.decode_output(reply, ours + len(theirs))
     except (RpcError, MalformedResponse):
         return None
-    mine = _linked_found(own, outcomes[: len(ours)])
+    mine = _linked_found(own, outcomes[:ours])
     if known is None:
-        pools = _linked_found(native, outcomes[len(ours) :])
+        pools = _linked_found(native, outcomes[ours:])
         if pools is not None:
             _remember_native(chain, block, pools[0], memo)
     else:
-        pools = _balances_found(known, outcomes[len(ours) :])
+        pools = _balances_found(known, outcomes[ours:])
     if mine is None or pools is None:
         return None
     pricing = _pricing(pools[0])
     priced = [r for c, r in zip(*pools, strict=True) if c in pricing]
     return mine[0], mine[1], _price(chain, pricing, priced)
+
+
+_STAND_IN = "0x7" + "e" * 39
+"""The token in :func:`_linked_template`: no proper prefix of its hex is a suffix of it,
+so two of its occurrences never overlap and counting them finds every one."""
+
+
+def _linked_calldata(
+    chain: Chain, token: str, own: list[Lookup], theirs: tuple[reader.Read, ...]
+) -> str:
+    """The reader's calldata of ``token``'s linked reads (:func:`_linked_reads` of its
+    lookups ``own``), then ``theirs``: the chain's template with the token's hex in
+    place of the stand-in's (the same bytes; a first search encoded ~130 reads, issue
+    #27).  A token that is not plain hex, or is a base token (a lookup fewer), is
+    encoded read by read."""
+    template = _linked_template(chain, theirs)
+    if template is None or address_word(token) is None or chain.base_token(token) is not None:
+        return reader.read_calldata([*_linked_reads(token, own), *theirs])
+    return template.replace(_STAND_IN[2:], token[2:].lower())
+
+
+@lru_cache(maxsize=64)
+def _linked_template(chain: Chain, theirs: tuple[reader.Read, ...]) -> str | None:
+    """:func:`_linked_calldata` of the stand-in token; None when its hex is not found
+    exactly where the token goes (each lookup's calldata and its token balance's
+    target), which no registry's addresses make happen."""
+    own = _lookup_calls(chain, _STAND_IN)
+    data = reader.read_calldata([*_linked_reads(_STAND_IN, own), *theirs])
+    return data if data.count(_STAND_IN[2:]) == 2 * len(own) else None
 
 
 def _balance_reads(token: str, cands: list[_Candidate]) -> list[reader.Read]:

@@ -178,7 +178,12 @@ def read_params(
 ) -> list[Any]:
     """``eth_call`` params running the reader at ``reader`` (a fresh address):
     ``reads``, the full code of ``accounts`` and the first bytes of the code of ``heads``."""
-    data = read_calldata(reads, accounts, heads)
+    return run_params(reader, read_calldata(reads, accounts, heads), block)
+
+
+def run_params(reader: str, data: str, block: str) -> list[Any]:
+    """``eth_call`` params running the reader at ``reader`` with calldata ``data`` (of
+    :func:`read_calldata`, or a copy of it made for another token)."""
     call = {"to": reader, "data": data, "gas": hex(READER_GAS)}
     return [call, block, {reader: {"code": reader_code()}}]
 
@@ -263,5 +268,6 @@ __all__ = [
     "foldable",
     "fresh_address",
     "read_params",
+    "run_params",
     "reader_code",
 ]

@@ -35,16 +35,15 @@ or only the cached layout when the code is known.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeGuard
 
-from Crypto.Hash import keccak as keccak_256
 from eth_utils.crypto import keccak
 
 from tokenrisk.caching import MemoryCache
-from tokenrisk.chain.abi import decode_uint, encode_call
+from tokenrisk.chain.abi import decode_uint, encode_call, keccak256
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.errors import CallReverted, RpcError
 
@@ -55,6 +54,7 @@ SMALL_SLOTS = range(32)
 ERC7201_ERC20 = 0x52C63247E1F47DB19D5CE0460030C497F067CA4CEBF71BA98EEADABE20BACE00
 CANDIDATE_SLOTS = (*SMALL_SLOTS, ERC7201_ERC20)
 _CALL_GAS = hex(1_000_000)
+_MARKER_WORD = "0x" + MARKER.to_bytes(32, "big").hex()
 
 
 @dataclass(frozen=True)
@@ -79,13 +79,14 @@ def slot_key(holder: str, slot: int, vyper: bool = False) -> str:
     funds the same holders and routers again, and each keccak costs tens of microseconds."""
     a = bytes.fromhex(holder[2:]).rjust(32, b"\0")
     s = slot.to_bytes(32, "big")
-    # pycryptodome's keccak directly (eth-hash's backend): half the cost of eth_utils'
-    # wrapper, and a first search hashes ~80 keys between two rounds (issue #27)
-    return "0x" + keccak_256.new(digest_bits=256, data=s + a if vyper else a + s).digest().hex()
+    # pycryptodome's keccak directly (eth-hash's backend, abi.keccak256): a third of the
+    # cost of eth_utils' wrapper, and a first check hashes its likely keys between two
+    # rounds (issue #27)
+    return "0x" + keccak256(s + a if vyper else a + s).hex()
 
 
-def _layouts() -> list[BalanceSlot]:
-    return [BalanceSlot(slot, vyper) for slot in CANDIDATE_SLOTS for vyper in (False, True)]
+LAYOUTS = tuple(BalanceSlot(slot, vyper) for slot in CANDIDATE_SLOTS for vyper in (False, True))
+"""Every candidate layout, in the order a match is taken (the first that verifies)."""
 
 
 LIKELY = (*(BalanceSlot(slot, False) for slot in range(16)), BalanceSlot(ERC7201_ERC20, False))
@@ -129,7 +130,14 @@ def match_layouts(keys: set[str], probe: str) -> list[BalanceSlot]:
     """Candidate layouts whose key for ``probe`` is among the storage keys read."""
     if not keys:
         return []
-    return [layout for layout in _layouts() if layout.key(probe) in keys]
+    return list(_matching(keys, probe))
+
+
+def _matching(keys: set[str], probe: str) -> Iterator[BalanceSlot]:
+    """:func:`match_layouts`, hashing each candidate's key only when it is reached: the
+    walk in :func:`_first_verified` mostly stops at the first (a likely layout, its key
+    already hashed for its verifying call), not after 66 keccaks (issue #27)."""
+    return (layout for layout in LAYOUTS if keys and layout.key(probe) in keys)
 
 
 async def _verified(
@@ -150,29 +158,37 @@ async def _verified(
 async def _first_verified(
     rpc: RpcClient,
     at: tuple[str, str, str],
-    layouts: list[BalanceSlot],
+    layouts: Iterable[BalanceSlot],
     verified: dict[BalanceSlot, object],
 ) -> BalanceSlot | None:
     """The first of ``layouts`` that verifies: by the replies in ``verified`` (sent with
     the access list) as far as they go, then the rest in one batch (:func:`_verified`).
-    A node error in a reply consulted raises, as in that batch.  ``at``: the token, the
-    probe holder and the block."""
-    for layout in layouts:
-        reply = verified.get(layout)
-        if isinstance(reply, RpcError) and not isinstance(reply, CallReverted):
-            raise reply
-    for n, layout in enumerate(layouts):
+    A node error in a reply of any of ``layouts`` raises, as in that batch.  ``at``: the
+    token, the probe holder and the block.  ``layouts`` is walked only as far as needed
+    (:func:`_matching`) unless some reply is such an error."""
+    if any(_node_error(reply) for reply in verified.values()):
+        layouts = list(layouts)
+        for layout in layouts:
+            if _node_error(reply := verified.get(layout)):
+                raise reply
+    walk = iter(layouts)
+    for layout in walk:
         if layout not in verified:
             token, probe, block = at
-            return await _verified(rpc, token, probe, layouts[n:], block)
+            return await _verified(rpc, token, probe, [layout, *walk], block)
         if _is_marker(verified[layout]):
             return layout
     return None
 
 
+def _node_error(reply: object) -> TypeGuard[RpcError]:
+    """A verifying call's reply that is a node error, not the call's revert."""
+    return isinstance(reply, RpcError) and not isinstance(reply, CallReverted)
+
+
 def _verify_call(token: str, probe: str, layout: BalanceSlot, block: str) -> tuple[str, list[Any]]:
     """``balanceOf(probe)`` with ``layout``'s key for ``probe`` overridden to MARKER."""
-    override = {token: {"stateDiff": layout.override(probe, MARKER)}}
+    override = {token: {"stateDiff": {layout.key(probe): _MARKER_WORD}}}
     return ("eth_call", [_balance_call(token, probe), block, override])
 
 
@@ -213,11 +229,11 @@ async def find_balance_slot(
         # complete: no match means no plain mapping, without probing every candidate
         keys = keys_read(access, token)
         if known is not None and known.key(probe) in keys:
-            layouts = [known]  # one keccak, not one per candidate layout
+            layouts: Iterable[BalanceSlot] = [known]  # one keccak, not one per candidate
         else:
-            layouts = match_layouts(keys, probe)
+            layouts = _matching(keys, probe)
     else:  # the node cannot build access lists: probe every candidate layout
-        layouts = [known] if known is not None else _layouts()
+        layouts = [known] if known is not None else list(LAYOUTS)
     slot = await _first_verified(rpc, (token, probe, block), layouts, verified)
     if slot is not None and cache is not None:
         cache.put(token_key(token), slot)
