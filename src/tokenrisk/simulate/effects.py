@@ -15,6 +15,7 @@ Pure: unit tests feed hand-built outcomes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -71,16 +72,20 @@ def comparable(base: Outcome) -> bool:
 
 class _Marks:
     """An :class:`Outcome` as :class:`tokenrisk.findings.Marks` (what detection reads).
-    Each mark's ``ok`` and ``uint`` are kept once read: the findings' rules read the
-    same marks many times, and one baseline's marks are read for every trial (outcomes
-    are immutable)."""
+    Each mark's ``ok``, ``uint`` and ``reason`` are kept once read: the findings' rules
+    read the same marks many times, and one baseline's marks are read for every trial
+    (outcomes are immutable).  A first read is told by a membership test, not by a
+    ``KeyError``: most reads of a trial's marks are first reads, and raising and
+    catching one cost more than the read itself (issue #27: every trial of a first
+    scan is classified, the last ones after the check's last reply)."""
 
-    __slots__ = ("outcome", "_oks", "_uints")
+    __slots__ = ("outcome", "_oks", "_uints", "_reasons")
 
     def __init__(self, outcome: Outcome) -> None:
         self.outcome = outcome
         self._oks: dict[str, bool] = {}
         self._uints: dict[str, int | None] = {}
+        self._reasons: dict[str, str] = {}
 
     def ok(self, mark: str) -> bool:
         known = self._oks.get(mark)
@@ -89,17 +94,20 @@ class _Marks:
         return known
 
     def reason(self, mark: str) -> str:
-        return _reason(self.outcome, mark)
+        known = self._reasons.get(mark)
+        if known is None:
+            known = self._reasons[mark] = _reason(self.outcome, mark)
+        return known
 
     def state(self, mark: str) -> str:
         return "ok" if self.ok(mark) else self.reason(mark)
 
     def uint(self, mark: str) -> int | None:
-        try:
-            return self._uints[mark]
-        except KeyError:
-            known = self._uints[mark] = _uint(self.outcome, mark)
-            return known
+        uints = self._uints
+        if mark in uints:
+            return uints[mark]
+        known = uints[mark] = _uint(self.outcome, mark)
+        return known
 
     def gas(self, mark: str) -> int | None:
         result = self.outcome.get(mark)
@@ -171,11 +179,14 @@ def _classified(known: _Baseline, trial: Outcome, armed: bool) -> list[Effect]:
         return []
     seen = _observed(known, trial, armed)
     return [
-        Effect(kind.id, detail, evidence)
-        for kind in FINDINGS.values()
-        if kind.detect is not None
-        for detail, evidence in kind.detect(seen)
+        Effect(kind, detail, evidence)
+        for kind, detect in _RULES
+        for detail, evidence in detect(seen)
     ]
+
+
+_RULES = tuple((k.id, k.detect) for k in FINDINGS.values() if k.detect is not None)
+"""Each finding's ``detect`` rule, in report order (every trial runs them all)."""
 
 
 class Classifier:
@@ -208,12 +219,13 @@ def _supply_and_balances(trial: _Marks) -> tuple[Shown | None, Shown | None]:
     if s0 is None or s1 is None or _rebased(trial, scale):
         return None, _moved(trial, 1.0) if s0 is None or s1 is None else None
     minted: Shown | None = None
-    gained = _gains(trial)
+    deltas = _deltas(trial)  # read once: the gains, and their evidence when minted
+    gained = sum(after - before for _, before, after in deltas)
     if s1 > s0:
-        evidence = (Evidence("totalSupply", str(s0), str(s1)), *_gain_evidence(trial))
+        evidence = (Evidence("totalSupply", str(s0), str(s1)), *_gain_evidence(deltas))
         minted = (f"total supply grew by {s1 - s0}", evidence)
     elif gained > max(1, s0 // HIDDEN_MINT_SHARE):
-        evidence = (Evidence("totalSupply", str(s0), str(s1)), *_gain_evidence(trial))
+        evidence = (Evidence("totalSupply", str(s0), str(s1)), *_gain_evidence(deltas))
         minted = (
             f"balances grew by {gained} while the total supply did not (a hidden mint)",
             evidence,
@@ -242,15 +254,11 @@ def _deltas(trial: _Marks) -> list[tuple[str, int, int]]:
     return out
 
 
-def _gains(trial: _Marks) -> int:
-    """What the watched balances gained beyond what they lost (new tokens, in units)."""
-    return sum(after - before for _, before, after in _deltas(trial))
-
-
-def _gain_evidence(trial: _Marks) -> tuple[Evidence, ...]:
+def _gain_evidence(deltas: list[tuple[str, int, int]]) -> tuple[Evidence, ...]:
+    """The watched balances that grew (``deltas``: :func:`_deltas`), as evidence."""
     return tuple(
         Evidence(f"{who} balance", str(before), str(after))
-        for who, before, after in _deltas(trial)
+        for who, before, after in deltas
         if after > before
     )
 
@@ -280,11 +288,21 @@ def _taxes(
     known: _Baseline, trial: _Marks
 ) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
     """The sell and the buy tax (before, after) when the call changed them; on a V4
-    pool, a sell whose token units moved whole is read by what the seller received."""
-    sell = _raised(known.sell_tax, _sell_tax(trial, "a"))
+    pool, a sell whose token units moved whole is read by what the seller received.
+    A side the baseline has no tax for is not read of the trial: :func:`_raised` is
+    None for it whatever the trial's (its quote decoding skipped, issue #27)."""
+    sell = _changed(known.sell_tax, _sell_tax, trial, "a")
     if sell is None and known.v4:
-        sell = _raised(known.sell_loss, _sell_loss(trial, "a"))
-    return sell, _raised(known.buy_tax, _buy_tax(trial, known.v3))
+        sell = _changed(known.sell_loss, _sell_loss, trial, "a")
+    buy = _raised(known.buy_tax, _buy_tax(trial, known.v3)) if known.buy_tax is not None else None
+    return sell, buy
+
+
+def _changed(
+    before: float | None, read: Callable[[_Marks, str], float | None], trial: _Marks, tag: str
+) -> tuple[float, float] | None:
+    """:func:`_raised` of the trial's tax ``read``, read only when there is a ``before``."""
+    return None if before is None else _raised(before, read(trial, tag))
 
 
 def _raised(before: float | None, after: float | None) -> tuple[float, float] | None:

@@ -355,32 +355,49 @@ def story_plans(
     trials' request, so this is on the check's critical path."""
     base = story_plan(sim, targets, story, None)
     out = [base]
+    shared, known = _Shared.of(base), dict[str, Reads]()
     for trial in trials:
         own = sim.plan()
         own.block(1)  # a placeholder: the shared first block is taken from ``base``
-        _call_block(own, sim.route.token, targets, story, trial)
-        out.append(_spliced(base, own))
+        _call_block(own, sim.route.token, targets, story, trial, known)
+        out.append(shared.spliced(own))
     return out
 
 
-def _spliced(base: Plan, own: Plan) -> Plan:
-    """``base`` with its second block (the owner call's) replaced by ``own``'s: the calls,
-    their marks and gas kinds, and the wallets funded there.  Every plan gets its own
-    block lists; the call objects of the shared blocks are shared (a plan's ``params``
-    copies each call, never changing one)."""
-    return replace(
-        base,
-        prelude=list(base.prelude),
-        blocks=[own.blocks[1] if b == 1 else _block_copy(base.blocks[b]) for b in range(4)],
-        marks={k: v for k, v in base.marks.items() if v[0] != 1}
-        | {k: v for k, v in own.marks.items() if v[0] == 1},
-        actors=dict(base.actors) | own.actors,
-        quotes=dict(base.quotes) | own.quotes,
-        heavy=[own.heavy[1] if b == 1 else list(base.heavy[b]) for b in range(4)],
-        wallets=[w for w in base.wallets if w[0] == 0]
-        + [w for w in own.wallets if w[0] == 1]
-        + [w for w in base.wallets if w[0] > 1],
-    )
+@dataclass(frozen=True)
+class _Shared:
+    """What every trial's plan takes from the baseline's, split once per story (not
+    once per trial: issue #27): its marks, actors, quotes and funded wallets outside
+    the owner call's block (block 1 of the plan)."""
+
+    base: Plan
+    marks: dict[str, tuple[int, int]]
+    before: list[tuple[int, str, int, bool]]
+    after: list[tuple[int, str, int, bool]]
+
+    @classmethod
+    def of(cls, base: Plan) -> _Shared:
+        marks = {k: v for k, v in base.marks.items() if v[0] != 1}
+        before = [w for w in base.wallets if w[0] == 0]
+        return cls(base, marks, before, [w for w in base.wallets if w[0] > 1])
+
+    def spliced(self, own: Plan) -> Plan:
+        """The baseline with its second block (the owner call's) replaced by ``own``'s:
+        the calls, their marks and gas kinds, and the wallets funded there.  Every plan
+        gets its own block lists; the call objects of the shared blocks are shared (a
+        plan's ``params`` copies each call, never changing one)."""
+        base = self.base
+        blocks, heavy = base.blocks, base.heavy
+        return replace(
+            base,
+            prelude=list(base.prelude),
+            blocks=[_block_copy(blocks[0]), own.blocks[1], *map(_block_copy, blocks[2:4])],
+            marks=self.marks | {k: v for k, v in own.marks.items() if v[0] == 1},
+            actors=base.actors | own.actors,
+            quotes=base.quotes | own.quotes,
+            heavy=[list(heavy[0]), own.heavy[1], list(heavy[2]), list(heavy[3])],
+            wallets=[*self.before, *(w for w in own.wallets if w[0] == 1), *self.after],
+        )
 
 
 def _block_copy(block: dict[str, Any]) -> dict[str, Any]:
@@ -393,28 +410,47 @@ def _before_call(p: Plan, token: str, targets: Targets) -> None:
     p.call(balance_of(token, targets.pair, targets.buyer), "pool0")
 
 
+Reads = tuple[list[tuple[dict[str, Any], str]], list[tuple[dict[str, Any], str]]]
+"""Block 2's reads by one caller, before and after its call: (call, mark) each."""
+
+
 def _call_block(
     p: Plan,
     token: str,
     targets: Targets,
     story: Story,
     trial: tuple[tuple[str, ...] | None, str | None],
+    known: dict[str, Reads] | None = None,
 ) -> None:
     """Block 2: the watched balances, the trial's call (none: the baseline) and what
-    it changed."""
+    it changed.  ``known``: each caller's reads, built for its first trial of the story
+    and shared by its others (a plan's ``params`` copies each call, never changing one)."""
     call, to = trial
     caller = call[0] if call else targets.buyer
+    known = {} if known is None else known
+    reads = known.get(caller) or known.setdefault(caller, _reads(token, targets, story, caller))
     p.block(2)
-    _watched(p, token, caller, targets.neutral, "0")
+    for read, mark in reads[0]:
+        p.call(read, mark)
     if call is not None:
         p.fund(caller, fresh=False)  # a real account: its own nonce
         _calls(p, to or token, call)
-    p.call({"from": caller, "to": token, "data": TOTAL_SUPPLY}, "supply1")
-    p.call(balance_of(token, targets.buyer, caller), "a.held")
-    p.call(balance_of(token, targets.pair, caller), "pool1")
-    _watched(p, token, caller, targets.neutral, "1")
+    for read, mark in reads[1]:
+        p.call(read, mark)
+
+
+def _reads(token: str, targets: Targets, story: Story, caller: str) -> Reads:
+    """The balances :func:`_call_block` watches from ``caller``, before and after its
+    call, with the supply, and the owner getter when the story reads it."""
+    after = [
+        ({"from": caller, "to": token, "data": TOTAL_SUPPLY}, "supply1"),
+        (balance_of(token, targets.buyer, caller), "a.held"),
+        (balance_of(token, targets.pair, caller), "pool1"),
+        *_watched(token, caller, targets.neutral, "1"),
+    ]
     if story.owner_getter:
-        p.call({"from": caller, "to": token, "data": encode_call("owner()")}, "owner1")
+        after.append(({"from": caller, "to": token, "data": encode_call("owner()")}, "owner1"))
+    return _watched(token, caller, targets.neutral, "0"), after
 
 
 def _after_call(sim: Simulator, p: Plan, targets: Targets, story: Story) -> None:
@@ -438,11 +474,15 @@ def _calls(p: Plan, to: str, call: tuple[str, ...]) -> None:
         p.call({"from": caller, "to": to, "data": data}, mark, heavy=True)
 
 
-def _watched(p: Plan, token: str, caller: str, neutral: str, suffix: str) -> None:
+def _watched(
+    token: str, caller: str, neutral: str, suffix: str
+) -> list[tuple[dict[str, Any], str]]:
     """Balances beside the buyer's and the pool's that an owner call may change."""
-    p.call(balance_of(token, caller, caller), f"caller{suffix}")
-    p.call(balance_of(token, neutral, caller), f"neutral{suffix}")
-    p.call(balance_of(token, token, caller), f"self{suffix}")
+    return [
+        (balance_of(token, caller, caller), f"caller{suffix}"),
+        (balance_of(token, neutral, caller), f"neutral{suffix}"),
+        (balance_of(token, token, caller), f"self{suffix}"),
+    ]
 
 
 def _late_buy(sim: Simulator, p: Plan, story: Story) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +97,16 @@ class Trial:
         """(caller, calldata...) in the order the story makes them."""
         return (self.caller, *((self.prior.data,) if self.prior else ()), self.data)
 
+    @cached_property
+    def key(self) -> tuple[str, tuple[str, ...], str | None]:
+        """The sender (lower case), calldata in order and target: equal keys, equal plans
+        (the scan looks each trial's outcome up by it several times, issue #27)."""
+        return (
+            self.caller.lower(),
+            (*((self.prior.data,) if self.prior else ()), self.data),
+            self.target,
+        )
+
     @property
     def label(self) -> str:
         first = f"{self.prior.function.label} then " if self.prior else ""
@@ -175,10 +185,25 @@ def candidates_of(
     out: list[Trial] = []
     for function in functions:
         for c in callers:
-            own = replace(targets, caller=c)  # the caller itself as a recipient
-            for args in argument_sets(function.types, own, bounds.max_arg_sets):
-                out.append(Trial(function, c, args, _calldata(function, args), target=hook))
+            out += _trials_of(function, c, targets, bounds.max_arg_sets, hook)
     return out
+
+
+@lru_cache(maxsize=1024)
+def _trials_of(
+    function: Function, caller: str, targets: Targets, limit: int, hook: str | None
+) -> tuple[Trial, ...]:
+    """One function's candidate calls from one caller (pure, so kept): a first scan asks
+    again for the same function and sender (the screen sent ahead, its widening once the
+    deployer is known, the trials of senders added later), between two rounds (issue
+    #27).  Kept by the sender's spelling (its calls' arguments name it so): the scan's
+    own screen asks with the callers' checksummed addresses, the asks ahead with lower
+    case ones.  A scan's wallets are new, so only its own asks meet here."""
+    own = replace(targets, caller=caller)  # the caller itself as a recipient
+    return tuple(
+        Trial(function, caller, args, _calldata(function, args), target=hook)
+        for args in argument_sets(function.types, own, limit)
+    )
 
 
 async def screen_calls(
