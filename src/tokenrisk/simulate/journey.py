@@ -12,6 +12,7 @@ Composes :mod:`tokenrisk.simulate.simulator` plans into one :class:`SimulationRe
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import TypeVar
@@ -582,8 +583,9 @@ def _why_missing(
 
 
 def _transfer_plan(sim: Simulator, buyer: str, receiver: str, amount_in: int, sent: int) -> Plan:
+    """The buy (its tokens bought: :meth:`Ahead.transfer_shift`) and the transfer."""
     p = sim.plan()
-    sim.add_buy(p, buyer, amount_in)
+    sim.add_buy(p, buyer, amount_in, reads="bought")
     sim.add_transfer(p, buyer, receiver, sent)
     return p
 
@@ -597,25 +599,38 @@ def _sell_plans(
     remaining: int,
     received: int,
 ) -> list[Plan]:
+    """The four sells after the buy and the transfer, which each replays without their
+    reads (the transfer plan read them).  A sell whose taxes are measured (the buyer's
+    in ``main`` and ``partial``) reads the seller's balances and quote around it; the
+    others' success is all that is read (:func:`_judge_sells`), so they are the
+    approvals and the trade alone: a third of the calls sent before (issue #27)."""
     main, same, delayed, partial = (
-        _transfer_plan(sim, buyer, receiver, amount_in, sent) for _ in range(4)
+        _replayed(sim, buyer, receiver, amount_in, sent) for _ in range(4)
     )
     main.block(3)
-    sim.add_sell(main, buyer, remaining, "buyer")
+    sim.add_sell(main, buyer, remaining, "buyer", pool=False)
     if received:
         main.block(4)
-        sim.add_sell(main, receiver, received, "receiver")
+        sim.add_sell(main, receiver, received, "receiver", reads="none")
         same.block(3)
-        sim.add_sell(same, buyer, remaining, "buyer")
-        sim.add_sell(same, receiver, received, "receiver")
+        sim.add_sell(same, buyer, remaining, "buyer", reads="none")
+        sim.add_sell(same, receiver, received, "receiver", reads="none")
     # reaches the future by time within the node's block cap (blocks: see _counted)
     delayed.block(3, seconds=sim.settings.delayed_seconds)
-    sim.add_sell(delayed, buyer, remaining, "buyer")
+    sim.add_sell(delayed, buyer, remaining, "buyer", reads="none")
     # half the balance: a token that takes more than the amount sold from what the
     # seller keeps shows only when something is kept
     partial.block(3)
-    sim.add_sell(partial, buyer, max(1, remaining // 2), "buyer")
+    sim.add_sell(partial, buyer, max(1, remaining // 2), "buyer", pool=False)
     return [main, same, delayed, partial]
+
+
+def _replayed(sim: Simulator, buyer: str, receiver: str, amount_in: int, sent: int) -> Plan:
+    """The transfer plan's buy and transfer, without the reads around them."""
+    p = sim.plan()
+    sim.add_buy(p, buyer, amount_in, reads="none")
+    sim.add_transfer(p, buyer, receiver, sent, reads=False)
+    return p
 
 
 async def _judge_sells(
@@ -781,6 +796,13 @@ async def _smaller_buy(
         stop(short)
 
 
+def _sized_buy(sim: Simulator) -> Callable[[int], Plan]:
+    """A larger buy or a max-buy refinement's size: only whether it delivers, and how
+    much, is read (:func:`_bought_ok`, :func:`_limit_from_buy`), so no quote is sent;
+    a smaller buy keeps it (one may become the journey's buy, whose taxes it measures)."""
+    return functools.partial(sim.buy_only, reads="bought")
+
+
 def _limit_from_buy(found: Found) -> Limit:
     return Limit(token_wei=found.outcome["bought"].uint or 0, with_token_wei=found.amount)
 
@@ -804,8 +826,8 @@ async def _larger_buys(
         return await _hit(pace.capped)
 
     if pace.at_once:
-        return await ladder_with_grids(sim, sizes, sim.buy_only, _bought_ok, amount, wanted)
-    found, failed = await ladder_top_first(sim, sizes, sim.buy_only, _bought_ok, wanted=wanted)
+        return await ladder_with_grids(sim, sizes, _sized_buy(sim), _bought_ok, amount, wanted)
+    found, failed = await ladder_top_first(sim, sizes, _sized_buy(sim), _bought_ok, wanted=wanted)
     return found, failed, {}
 
 
@@ -817,7 +839,8 @@ async def _max_buy(
     if failed is None:
         return None
     at_once, tried = pace
-    found = await refine(sim, start, failed, sim.buy_only, _bought_ok, at_once=at_once, tried=tried)
+    plan_of = _sized_buy(sim)
+    found = await refine(sim, start, failed, plan_of, _bought_ok, at_once=at_once, tried=tried)
     return _limit_from_buy(found)
 
 
@@ -881,7 +904,7 @@ async def _max_sell(
         for call in sim.route.approvals(token, seller):
             p.call(call)
         p.call(balance_of(token, seller, seller))
-        sim.add_sell(p, seller, size, "big")
+        sim.add_sell(p, seller, size, "big", reads="received")
         return p
 
     # the buyer's own balance, tried when every larger size fails, goes with them

@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol, TypeVar, cast
+from typing import Any, Literal, NamedTuple, Protocol, TypeVar, cast
 
 import msgspec
 import orjson
@@ -66,6 +66,17 @@ from tokenrisk.simulate.gas import funds as funds
 from tokenrisk.simulate.gas import price as price
 
 T = TypeVar("T")
+
+BuyReads = Literal["all", "bought", "none"]
+"""What a plan's buy reads (issue #27: a check's plans sent ~50 reads nobody used):
+``all`` the quote before it and the tokens bought (``quote``, ``buy``, ``bought``: the
+buy whose taxes are measured); ``bought`` the tokens bought only (``buy``, ``bought``:
+a limit search's sizes, the transfer plan); ``none`` nothing, unmarked (a buy a later
+plan replays)."""
+SellReads = Literal["all", "received", "none"]
+"""What a sell reads around it: ``all`` the seller's token and base balances and the
+quote (its taxes); ``received`` the base balances only (a large sell's proceeds);
+``none`` nothing (``<tag>.sell`` alone: a sell whose success is all that is read)."""
 
 
 class Memo(Protocol):
@@ -676,8 +687,14 @@ class Simulator:
 
     # -- building blocks -------------------------------------------------------------
 
-    def add_buy(self, s: Plan, buyer: str, amount_in: int, offset: int = 1) -> None:
-        """Block ``offset``: fund, approve, quote, buy, read the buyer's balance."""
+    def add_buy(
+        self, s: Plan, buyer: str, amount_in: int, offset: int = 1, reads: BuyReads = "all"
+    ) -> None:
+        """Block ``offset``: fund, approve, quote, buy, read the buyer's balance;
+        ``reads``: :data:`BuyReads`.
+
+        The buyer's base-token balance is not read: no plan's result used it, and a
+        check's ~10 buys each sent it (issue #27)."""
         overrides, pre = self.funding.apply(buyer, amount_in)
         s.actors["buyer"] = buyer
         s.block(offset, overrides)
@@ -687,28 +704,54 @@ class Simulator:
         route = self.route
         for call in route.approvals(route.base, buyer):
             s.call(call)
-        s.quote(route, buyer, amount_in, "quote", selling=False)
-        s.call(balance_of(route.base, buyer, buyer), "base_before")
+        if reads == "none":
+            s.call(route.swap(buyer, amount_in), heavy=True)
+            return
+        if reads == "all":
+            s.quote(route, buyer, amount_in, "quote", selling=False)
         s.call(route.swap(buyer, amount_in), "buy", heavy=True)
         s.call(balance_of(route.token, buyer, buyer), "bought")
 
     def add_transfer(
-        self, s: Plan, sender: str, receiver: str, amount: int, offset: int = 2
+        self,
+        s: Plan,
+        sender: str,
+        receiver: str,
+        amount: int,
+        offset: int = 2,
+        reads: bool = True,
     ) -> None:
+        """Block ``offset``: the wallet transfer and both wallets' balances after it;
+        ``reads`` False: the transfer alone, unmarked (replayed by a later plan)."""
         s.block(offset)
         s.actors |= {"sender": sender, "receiver": receiver}
-        s.call(transfer(self.route.token, sender, receiver, amount), "transfer", heavy=True)
+        sent = transfer(self.route.token, sender, receiver, amount)
+        if not reads:
+            s.call(sent, heavy=True)
+            return
+        s.call(sent, "transfer", heavy=True)
         s.call(balance_of(self.route.token, sender, sender), "sender_after_transfer")
         s.call(balance_of(self.route.token, receiver, receiver), "received")
 
-    def add_sell(self, s: Plan, seller: str, amount: int, tag: str, pool: bool = True) -> None:
+    def add_sell(
+        self,
+        s: Plan,
+        seller: str,
+        amount: int,
+        tag: str,
+        pool: bool = True,
+        reads: SellReads = "all",
+    ) -> None:
         """Calls of one sell in the current block, marked ``<tag>.<step>``; ``pool``
         False leaves out the pool's balance before and after (only the owner-power
-        scan's effects read them)."""
+        scan's effects read them); ``reads``: :data:`SellReads`."""
         route = self.route
         s.actors[tag] = seller
         for call in route.approvals(route.token, seller):
             s.call(call)
+        if reads != "all":
+            self._bare_sell(s, seller, amount, tag, reads == "received")
+            return
         # each read's call is built once and sent before and after the sell (a copy:
         # a plan's calls are never shared); a holder analysis adds hundreds of sells
         held = balance_of(route.token, seller, seller)
@@ -725,9 +768,20 @@ class Simulator:
         s.call(dict(held), f"{tag}.seller_after")
         s.call(dict(paid), f"{tag}.base_after")
 
-    def buy_only(self, amount_in: int) -> Plan:
+    def _bare_sell(self, s: Plan, seller: str, amount: int, tag: str, received: bool) -> None:
+        """The sell of :meth:`add_sell` without the seller's token balance and quote
+        around it; ``received``: with its base-token balance before and after."""
+        route = self.route
+        paid = balance_of(route.base, seller, seller) if received else None
+        if paid is not None:
+            s.call(paid, f"{tag}.base_before")
+        s.call(route.swap(seller, amount, selling=True), f"{tag}.sell", heavy=True)
+        if paid is not None:
+            s.call(dict(paid), f"{tag}.base_after")
+
+    def buy_only(self, amount_in: int, reads: BuyReads = "all") -> Plan:
         s = self.plan()
-        self.add_buy(s, fresh_address(), amount_in)
+        self.add_buy(s, fresh_address(), amount_in, reads=reads)
         return s
 
     def buy_then_sell(self, amount_in: int, sell_amount: int) -> Plan:
