@@ -40,7 +40,8 @@
     ├── VerdictError                never an HTTP error: what a token did, reported in the
     │   │                           verdict (simulationError, a missing field)
     │   ├── AbiDecodeError              a contract returned data that does not decode
-    │   └── LiquidityError              liquidity could not be simulated for a token
+    │   ├── LiquidityError              liquidity could not be simulated for a token
+    │   └── BytecodeUnanalysable        evmole could not work out a contract's layout
     ├── ConfigError                 start-up: the operator's configuration is invalid
     └── BuildError                  the devnet build tool failed (never raised when serving)
         ├── DevnetBuildError            a build step (deploy, trade, dump) failed
@@ -298,6 +299,12 @@ class AbiDecodeError(VerdictError, ValueError):
 
 class LiquidityError(VerdictError):
     """Liquidity could not be simulated; the message says why (becomes simulationError)."""
+
+
+class BytecodeUnanalysable(VerdictError):
+    """evmole's storage layout of a contract killed its worker twice or ran past its
+    limit: the owner-power scan says it failed (its error) instead of answering without
+    the layout's findings."""
 
 
 class ConfigError(TokenRiskError, ValueError):

@@ -15,6 +15,7 @@ import pytest
 
 from tokenrisk.devnet.node import repo_root
 from tokenrisk.devnet.solc import compile_contracts, load_artifacts
+from tokenrisk.errors import BytecodeUnanalysable
 from tokenrisk.simulate import bytecode
 from tokenrisk.simulate.bytecode import Layouts, Worker
 
@@ -109,13 +110,14 @@ def test_evmole_error_is_raised_as_in_the_service(layouts: Layouts) -> None:
     assert str(there.value) == str(here.value)
 
 
-def test_a_code_that_kills_two_workers_has_no_layout(
+def test_a_code_that_kills_two_workers_is_unanalysable(
     layouts: Layouts, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     asked = _asks(monkeypatch)
     monkeypatch.setattr(bytecode, "WORKER", "import os; os.read(0, 1); os._exit(1)")
     with caplog.at_level(logging.WARNING, logger=bytecode.__name__):
-        assert layouts.start("0x6000").result(timeout=60) == ()
+        with pytest.raises(BytecodeUnanalysable):
+            layouts.start("0x6000").result(timeout=60)
     assert asked == ["0x6000", "0x6000"]
     assert "no storage layout" in caplog.text
 
@@ -127,7 +129,8 @@ def test_a_stuck_worker_is_stopped_and_not_asked_again(
     monkeypatch.setattr(bytecode, "WORKER", "import time; time.sleep(60)")
     monkeypatch.setattr(bytecode, "LIMIT", 0.2)
     layouts.open()
-    assert layouts.start("0x6000").result(timeout=60) == ()
+    with pytest.raises(BytecodeUnanalysable):
+        layouts.start("0x6000").result(timeout=60)
     assert asked == ["0x6000"] and layouts.worker is None
 
 
@@ -138,3 +141,18 @@ def test_without_a_worker_the_layout_is_worked_out_here(
     code = codes["PlainToken"]
     assert layouts.start(code).result(timeout=60) == bytecode.storage(code)
     assert layouts.worker is None
+
+
+def test_an_unanalysable_layout_fails_the_scan_with_its_reason(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The owner-power scan says why it has no answer, never answers without the layout."""
+    from tokenrisk.simulate import powers
+
+    async def unanalysable(*_: object) -> object:
+        raise BytecodeUnanalysable("the contract's storage layout could not be worked out")
+
+    monkeypatch.setattr(powers, "_scan", unanalysable)
+    found = asyncio.run(powers.scan(object(), 1, object()))  # type: ignore[arg-type]
+    assert not found.scanned
+    assert found.error == "the owner-power scan failed (BytecodeUnanalysable)"

@@ -14,8 +14,9 @@ computation, :func:`start` begins it as soon as the facts' code arrives, and a c
 its deadline stops waiting without stopping it (the next check of that code finds it).  When no
 worker can start, or evmole raises, the layout is worked out in the service (the same
 answer, or the same error).  A worker that dies (bytecode crashing evmole) is replaced and
-the code tried once more; a code that kills it again, or runs past :data:`LIMIT`, has no
-layout (no static finding): worked out in the service it would crash or freeze it.
+the code tried once more; a code that kills it again, or runs past :data:`LIMIT`, raises
+:class:`~tokenrisk.errors.BytecodeUnanalysable` (worked out in the service it would crash or
+freeze it): the owner-power scan then says it failed, never answers without the layout.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 import evmole
+
+from tokenrisk.errors import BytecodeUnanalysable
 
 LIMIT = 20.0
 """Seconds one layout may take in the worker (a scan's deadline is a few)."""
@@ -208,8 +211,10 @@ class Layouts:
                 self.worker = None
 
     def _layout(self, code: str) -> Layout:
-        """From the worker (a dead one replaced once), else worked out here; no layout for
-        a code that killed two workers or ran past :data:`LIMIT`."""
+        """From the worker (a dead one replaced once), else worked out here.
+
+        Raises BytecodeUnanalysable for a code that killed two workers or ran past
+        :data:`LIMIT`."""
         for _ in range(2):
             try:
                 worker = self.worker = self.worker or Worker()
@@ -222,7 +227,7 @@ class Layouts:
             if worker.stuck:
                 break
         _log.warning("evmole gave no storage layout for a %d-byte code", len(code) // 2 - 1)
-        return ()
+        raise BytecodeUnanalysable("the contract's storage layout could not be worked out")
 
 
 LAYOUTS = Layouts()
