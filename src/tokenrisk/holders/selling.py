@@ -165,8 +165,8 @@ async def _sell_all(
     finally:
         short.cancel()  # a no-op once it is done
         for _, sold, _ in [*early, *failed]:
-            if sold is not None and not sold.done():
-                sold.cancel()
+            if sold is not None:  # done or not: one failed with the node's error unread
+                sold.cancel()  # a no-op once it is done
                 sold.add_done_callback(_seen)
 
 
@@ -179,7 +179,8 @@ def _early(
 
 
 def _seen(future: asyncio.Future[list[HolderSell]]) -> None:
-    """A cancelled future's error retrieved, so asyncio does not report it."""
+    """A lone sell's error retrieved, so asyncio does not report it (a traceback with
+    the node's error text, on stderr) when the check stopped before reading it."""
     if not future.cancelled():
         future.exception()
 
