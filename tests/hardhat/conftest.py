@@ -39,7 +39,17 @@ def hardhat_devnet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hardhat
 async def hardhat_service(
     hardhat_devnet: HardhatDevnet, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[Service]:
-    settings = Settings(devnet=False, data_dir=tmp_path_factory.mktemp("hhsvc"), deadline=60.0)
+    # Hardhat's node runs one request at a time, so a request's time there includes every
+    # request of the check queued ahead of it.  A gas burner's check queues ~2G gas of
+    # simulated sells (each burns its whole allotment), 18-21 s on a slow 2-core machine,
+    # with single requests waiting up to 10 s: the default 10 s per request would cut
+    # a check the node is still serving.  An operator of a node this slow sets the same.
+    settings = Settings(
+        devnet=False,
+        data_dir=tmp_path_factory.mktemp("hhsvc"),
+        deadline=60.0,
+        rpc_timeout=60.0,
+    )
     svc = connect_devnet(
         settings, hardhat_devnet.url, hardhat_devnet.manifest, hardhat_devnet.build_dir
     )
