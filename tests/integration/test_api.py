@@ -24,6 +24,7 @@ from receipts import mined, node_call
 
 from tokenrisk.api.app import create_app
 from tokenrisk.chain.abi import ZERO_ADDRESS, encode_call
+from tokenrisk.chain.coalesce import CLOSE_GRACE
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.chain.v4 import PoolKey, hook_permissions
 from tokenrisk.config import Settings
@@ -757,6 +758,10 @@ async def test_slow_node_is_504_within_the_deadline(
                 assert time.monotonic() - started < min(deadline, rpc_timeout) + 1.5
                 _assert_error(response, 504)
                 assert str(node.port) not in response.text
+            closing = time.monotonic()
+        # the requests the checks left in flight are cancelled after a grace, not
+        # waited for through their timeouts and retries (76 s at a 20 s rpc_timeout)
+        assert time.monotonic() - closing < CLOSE_GRACE + 5
     finally:
         await node.stop()
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tokenrisk.chain import coalesce
 from tokenrisk.chain.coalesce import LARGE_SIMULATION, MAX_HEAVY, CoalescingRpc, _results
 from tokenrisk.errors import CallReverted, NodeUnavailable, RpcError
 
@@ -163,3 +164,26 @@ async def test_what_is_queued_leaves_before_a_long_reply_is_decoded() -> None:
         assert seen[1] == [["eth_call"]]
     finally:
         await rpc.aclose()
+
+
+class Silent(FakeWire):
+    """A node that never answers a batch."""
+
+    async def _post_batch(self, calls: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
+        self.sent.append([method for method, _ in calls])
+        await asyncio.sleep(3600)
+        return []
+
+
+async def test_closing_cancels_what_is_still_in_flight_after_the_grace(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(coalesce, "CLOSE_GRACE", 0.05)
+    rpc = Silent()
+    waiting = asyncio.ensure_future(rpc.call("eth_chainId"))
+    while not rpc.sent:
+        await asyncio.sleep(0)
+    await asyncio.wait_for(rpc.aclose(), 5)  # not the node's hour
+    assert not rpc._sending
+    with pytest.raises(asyncio.CancelledError):
+        await waiting

@@ -53,6 +53,11 @@ Pending = tuple[tuple[str, Sequence[Any]], asyncio.Future[Any]]
 Call = tuple[str, Sequence[Any]]
 MIN_FOLD = 2
 """Fewest plain eth_calls and eth_getCodes at one block worth a reader call."""
+CLOSE_GRACE = 1.0
+"""Seconds closing waits for the requests still in flight (a check's past its deadline,
+a background refresh), then cancels them: with a node that does not answer, each would
+otherwise hold the service's shutdown for its timeouts and retries (76 s at a 20 s
+``rpc_timeout``)."""
 
 
 @dataclass
@@ -329,7 +334,11 @@ class CoalescingRpc(RpcClient):
             results = await self._folded([call for call, _ in chunk])
         except BaseException as exc:  # transport failure or cancellation: every caller's
             for _, future in chunk:
-                if not future.done():
+                if future.done():
+                    continue
+                if isinstance(exc, asyncio.CancelledError):
+                    future.cancel()  # an error nobody retrieves would be logged
+                else:
                     future.set_exception(exc)
             if not isinstance(exc, Exception):
                 raise
@@ -339,6 +348,11 @@ class CoalescingRpc(RpcClient):
                 future.set_result(result)
 
     async def aclose(self) -> None:
+        """Close after the requests in flight are answered, or cancelled after
+        :data:`CLOSE_GRACE` seconds."""
         if self._sending:
-            await asyncio.gather(*self._sending, return_exceptions=True)
+            _, late = await asyncio.wait(set(self._sending), timeout=CLOSE_GRACE)
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*late, return_exceptions=True)
         await super().aclose()
