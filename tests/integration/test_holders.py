@@ -32,6 +32,7 @@ from tokenrisk.chain.coalesce import CoalescingRpc
 from tokenrisk.chain.head import read_head
 from tokenrisk.chain.rpc import RpcClient, RpcSettings
 from tokenrisk.chain.tokens import balances_of
+from tokenrisk.devnet import layout
 from tokenrisk.devnet.instance import RunningDevnet
 from tokenrisk.devnet.node import AnvilNode, repo_root, start_anvil
 from tokenrisk.devnet.solc import compile_contracts, load_artifacts
@@ -62,8 +63,8 @@ UINT256_MAX = 2**256 - 1
 
 @pytest.fixture(scope="session")
 def artifacts() -> dict[str, Any]:
-    root = repo_root()
-    path = compile_contracts(root, root / "build" / "contracts")
+    root = repo_root()  # the devnet build's compile (same input hash): no second solc run
+    path = compile_contracts(root, layout.devnet_dir(root) / "solc")
     return dict(load_artifacts(path)["contracts"])
 
 
