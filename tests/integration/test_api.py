@@ -693,6 +693,9 @@ class FakeNode:
             await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
+        except asyncio.CancelledError:  # stopped before replying: the task ends here
+            # (a cancelled handler task makes asyncio's server log a traceback)
+            pass
         finally:
             self._tasks.discard(task)
             writer.close()
