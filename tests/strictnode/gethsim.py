@@ -27,7 +27,6 @@ The rules, in geth's order:
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,8 +76,8 @@ def sanitize(blocks: list[dict[str, Any]], base: Base, cap: int) -> list[dict[st
     out: list[dict[str, Any]] = []
     prev_number, prev_time = base.number, base.time
     for block in blocks:
-        block = copy.deepcopy(block)
-        overrides = block.setdefault("blockOverrides", {}) or {}
+        block = dict(block)  # what is changed below is copied; the caller's blocks stay as sent
+        overrides = dict(block.get("blockOverrides") or {})
         block["blockOverrides"] = overrides
         number = _int(overrides["number"]) if "number" in overrides else prev_number + 1
         if number <= prev_number:
@@ -197,8 +196,8 @@ def forwarded(
     (``validation`` is the request's own flag: without it, base fee 0 unless overridden)."""
     out: list[dict[str, Any]] = []
     for block, limit, block_gases in zip(blocks, limits, gases, strict=True):
-        block = copy.deepcopy(block)
-        overrides = block["blockOverrides"]
+        block = dict(block)  # a copy of what is changed below, as in sanitize
+        overrides = block["blockOverrides"] = dict(block["blockOverrides"])
         overrides["number"] = hex(_int(overrides["number"]))
         overrides["time"] = hex(_int(overrides["time"]))
         overrides["gasLimit"] = hex(limit)

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import json
 import threading
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import urlsplit
 
-import httpx
+import msgspec
 from gethsim import (
     Base,
     RuleError,
@@ -79,10 +79,11 @@ class StrictNode:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._server: asyncio.Server | None = None
-        self._http: httpx.AsyncClient | None = None
+        self._http: _Upstream | None = None
         self._miner: asyncio.Task[None] | None = None
         self._writers: set[asyncio.StreamWriter] = set()
-        self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._pending: dict[bytes, asyncio.Future[dict[str, Any]]] = {}
+        self._calls: dict[bytes, tuple[str, list[Any]]] = {}
         self._http_requests = 0
         self._flushes: set[asyncio.Future[None]] = set()
         self._stopping = False
@@ -107,7 +108,7 @@ class StrictNode:
         return self
 
     async def _start(self) -> None:
-        self._http = httpx.AsyncClient(timeout=60.0)
+        self._http = _Upstream(self.upstream)
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
         for _ in range(self.profile.lag + 1 if self.profile.lag else 0):
             # anvil keeps no state for its loaded block once it mines past it (see "What the
@@ -139,7 +140,7 @@ class StrictNode:
         for writer in list(self._writers):
             writer.close()
         if self._http is not None:
-            await self._http.aclose()
+            self._http.close()
 
     def __enter__(self) -> StrictNode:
         return self.start()
@@ -153,7 +154,7 @@ class StrictNode:
             await asyncio.sleep(every)
             try:
                 await self._upstream("evm_mine", [])
-            except (httpx.HTTPError, UpstreamError):
+            except (OSError, asyncio.IncompleteReadError, TimeoutError, UpstreamError):
                 return
 
     # HTTP
@@ -181,8 +182,8 @@ class StrictNode:
         self._http_requests += 1
         BEHIND.set(self.profile.lag if self._http_requests % 2 == 0 else 0)
         try:
-            message = json.loads(body)
-        except ValueError:
+            message = msgspec.json.decode(body)
+        except msgspec.DecodeError:
             return 200, _dump(_error(None, -32700, "parse error"))
         if not isinstance(message, list):
             return 200, _dump(await self.handle(message))
@@ -364,11 +365,12 @@ class StrictNode:
         reach this point together) go to anvil as one JSON-RPC batch, identical ones
         once, so the test bed costs about what the client's own request would.
         """
-        key = json.dumps([method, params], sort_keys=True)
+        key = msgspec.json.encode([method, params], order="sorted")
         pending = self._pending.get(key)
         if pending is None:
             pending = asyncio.get_running_loop().create_future()
             self._pending[key] = pending
+            self._calls[key] = (method, params)
             if len(self._pending) == 1:
                 asyncio.get_running_loop().call_soon(self._flush)
         reply: dict[str, Any] = await asyncio.shield(pending)
@@ -378,17 +380,24 @@ class StrictNode:
 
     def _flush(self) -> None:
         batch, self._pending = self._pending, {}
-        self._flushes.add(asyncio.ensure_future(self._send(batch)))
+        calls, self._calls = self._calls, {}
+        self._flushes.add(asyncio.ensure_future(self._send(batch, calls)))
 
-    async def _send(self, batch: dict[str, asyncio.Future[dict[str, Any]]]) -> None:
+    async def _send(
+        self,
+        batch: dict[bytes, asyncio.Future[dict[str, Any]]],
+        calls: dict[bytes, tuple[str, list[Any]]],
+    ) -> None:
         assert self._http is not None
         keys = list(batch)
-        calls = [
-            {"jsonrpc": "2.0", "id": i, "method": m, "params": p}
-            for i, (m, p) in enumerate(json.loads(k) for k in keys)
-        ]
+        body = msgspec.json.encode(
+            [
+                {"jsonrpc": "2.0", "id": i, "method": calls[k][0], "params": calls[k][1]}
+                for i, k in enumerate(keys)
+            ]
+        )
         try:
-            replies = (await self._http.post(self.upstream, json=calls)).json()
+            replies = msgspec.json.decode(await self._http.post(body))
             by_id = {r["id"]: r for r in replies}
             for i, key in enumerate(keys):
                 batch[key].set_result(by_id[i])
@@ -399,6 +408,71 @@ class StrictNode:
                     future.add_done_callback(lambda f: f.exception())  # retrieved: no log noise
         finally:
             self._flushes.discard(asyncio.current_task())  # type: ignore[arg-type]
+
+
+class _Upstream:
+    """anvil over keep-alive HTTP/1.1 connections, one per request in flight.
+
+    A few lines instead of httpx, whose per-request machinery was a fifth of this test
+    bed's CPU in the strict suites (it shares the process, and its GIL, with the service
+    under test).  anvil answers every request with a ``content-length``.
+    """
+
+    def __init__(self, url: str, timeout: float = 60.0) -> None:
+        parts = urlsplit(url)
+        assert parts.hostname is not None and parts.port is not None, url
+        self._host, self._port = parts.hostname, parts.port
+        self._head = f"POST {parts.path or '/'} HTTP/1.1\r\nHost: {parts.netloc}\r\n"
+        self._head += "Content-Type: application/json\r\n"
+        self._timeout = timeout
+        self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+
+    async def post(self, body: bytes) -> bytes:
+        """The body of anvil's 200 answer to ``body``; raises OSError otherwise."""
+        async with asyncio.timeout(self._timeout):
+            while True:
+                reused = bool(self._idle)
+                if reused:
+                    reader, writer = self._idle.pop()
+                else:
+                    reader, writer = await asyncio.open_connection(self._host, self._port)
+                try:
+                    writer.write(f"{self._head}Content-Length: {len(body)}\r\n\r\n".encode())
+                    writer.write(body)
+                    await writer.drain()
+                    status, length = _response_head(await reader.readuntil(b"\r\n\r\n"))
+                    payload = await reader.readexactly(length)
+                except (ConnectionError, asyncio.IncompleteReadError):
+                    writer.close()
+                    if reused:
+                        continue  # anvil closed the idle connection: once more on a new one
+                    raise
+                except BaseException:
+                    writer.close()
+                    raise
+                break
+        self._idle.append((reader, writer))
+        if status != 200:
+            raise OSError(f"upstream answered HTTP {status}")
+        return payload
+
+    def close(self) -> None:
+        for _, writer in self._idle:
+            writer.close()
+        self._idle.clear()
+
+
+def _response_head(head: bytes) -> tuple[int, int]:
+    """The status and ``content-length`` of a response head."""
+    lines = head.decode("latin-1").split("\r\n")
+    status, length = int(lines[0].split(" ", 2)[1]), None
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        if name.strip().lower() == "content-length":
+            length = int(value.strip())
+    if length is None:
+        raise OSError("upstream answer without a content-length")
+    return status, length
 
 
 def _head_read(method: str, params: list[Any]) -> bool:
@@ -416,7 +490,7 @@ def _error(ident: Any, code: int, message: str) -> dict[str, Any]:
 
 
 def _dump(value: Any) -> bytes:
-    return json.dumps(value).encode()
+    return msgspec.json.encode(value)
 
 
 async def _read_request(reader: asyncio.StreamReader) -> bytes | None:
