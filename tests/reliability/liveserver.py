@@ -55,11 +55,15 @@ class LiveServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 20.0) -> None:
+        """Shut down as SIGTERM does (uvicorn's graceful shutdown); a server that does not
+        stop within ``timeout`` fails the test instead of being left running."""
         if self._server is not None:
             self._server.should_exit = True
-        self._thread.join(timeout=20)
+        self._thread.join(timeout=timeout)
         self._socket.close()
+        if self._thread.is_alive():
+            raise AssertionError(f"the live server did not stop within {timeout} s")
 
     def _run(self) -> None:
         asyncio.run(self._serve())

@@ -19,6 +19,14 @@ module runs uvicorn's own h11 protocol with three additions, per process:
   error body and ``Retry-After`` (uvicorn's own ``limit_concurrency`` does the same
   count but answers in plain text, which JSON clients cannot read).
 
+- **event streams end at shutdown**: uvicorn's graceful shutdown lets every response in
+  progress finish, and a server-sent event stream (``/v2/watch/events``) never does, so
+  one open watch page held a stopping server forever.  A connection streaming
+  ``text/event-stream`` is ended when the shutdown starts: its response gets its last
+  chunk and the connection closes (the stream's task is cancelled as for a client that
+  left); an EventSource reconnects by itself, with its ``Last-Event-ID``, to whichever
+  server answers next.  Other requests still finish.
+
 uvicorn's ``timeout_keep_alive`` and ``h11_max_incomplete_event_size`` (400 for larger
 heads) are set from the same ``[server]`` table.  Each rejected class of connection is logged as
 one line at most every minute, with a count, never a traceback
@@ -36,6 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.supervisors import Multiprocess
@@ -147,6 +156,7 @@ class GuardedH11Protocol(H11Protocol):
         self._shared: _Shared = shared
         self._head_timer: asyncio.TimerHandle | None = None
         self._cycle_seen: Any = None
+        self._streaming: Any = None  # the cycle whose response is an event stream
         self._inner_app = self.app
         self.app = self._capped
 
@@ -167,6 +177,29 @@ class GuardedH11Protocol(H11Protocol):
             self._cycle_seen = self.cycle
             self._head_arrived()
 
+    def shutdown(self) -> None:
+        """uvicorn's graceful shutdown of this connection, except that an event stream
+        still in progress is closed now: it would never finish (module docstring)."""
+        cycle = self.cycle
+        if cycle is not None and cycle is self._streaming and not cycle.response_complete:
+            self._end_stream(cycle)
+            return
+        super().shutdown()
+
+    def _end_stream(self, cycle: Any) -> None:
+        """End the event stream as a complete response (its last chunk), then the
+        connection: to the client a stream the server ended, which it resumes elsewhere;
+        to the app a client that left (its sends are dropped, its receive says so)."""
+        cycle.response_complete = True
+        cycle.keep_alive = False
+        cycle.disconnected = True
+        cycle.message_event.set()
+        try:
+            self.transport.write(self.conn.send(h11.EndOfMessage()))
+        except h11.LocalProtocolError:
+            pass  # not between two chunks: the connection's close ends it
+        self.transport.close()
+
     def on_response_complete(self) -> None:
         super().on_response_complete()
         idle = self.cycle is None or self.cycle.response_complete  # not a pipelined request
@@ -184,7 +217,14 @@ class GuardedH11Protocol(H11Protocol):
             await send({"type": "http.response.start", "status": 503, "headers": _BUSY_HEADERS})
             await send({"type": "http.response.body", "body": _BUSY_BODY})
             return
-        await self._inner_app(scope, receive, send)
+        cycle = self.cycle
+
+        async def noting_streams(message: Any) -> None:
+            if message["type"] == "http.response.start" and _is_stream(message):
+                self._streaming = cycle
+            await send(message)
+
+        await self._inner_app(scope, receive, noting_streams)
 
     def _await_head(self) -> None:
         self._head_arrived()
@@ -210,6 +250,14 @@ class GuardedH11Protocol(H11Protocol):
         self._head_arrived()
         self._shared.rejections.reject(kind)
         self.transport.abort()
+
+
+def _is_stream(start: Any) -> bool:
+    """Whether a response start announces a server-sent event stream."""
+    for name, value in start.get("headers", ()):
+        if name.lower() == b"content-type":
+            return bytes(value).startswith(b"text/event-stream")
+    return False
 
 
 def server_options(settings: Settings) -> dict[str, Any]:
