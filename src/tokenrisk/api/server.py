@@ -3,7 +3,7 @@
 uvicorn on its own lets a connection that never finishes its request head stay open
 forever (its keep-alive timer only runs between requests) and has no cap on open
 connections, so some thousands of slowloris connections stop it answering.  This
-module runs uvicorn's own h11 protocol with three additions, per process:
+module runs uvicorn's own h11 protocol with these additions, per process:
 
 - **header timeout**: a connection gets ``header_timeout`` seconds to deliver a
   complete request head (counted from connect, and again from the end of each
