@@ -40,6 +40,11 @@ class LiveServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._socket.getsockname()[1]}"
 
+    @property
+    def in_progress(self) -> int:
+        """The requests the server is answering now (uvicorn's request tasks)."""
+        return 0 if self._server is None else len(self._server.server_state.tasks)
+
     def start(self, timeout: float = 20.0) -> None:
         self._thread.start()
         deadline = time.monotonic() + timeout

@@ -26,10 +26,8 @@ BOUND = 5.0  # seconds a shutdown may take here (the stream's store poll is 0.5 
 
 
 def _until_in_progress(server: LiveServer, requests: int) -> None:
-    assert server._server is not None
-    state = server._server.server_state
     deadline = time.monotonic() + 30
-    while len(state.tasks) < requests:
+    while server.in_progress < requests:
         assert time.monotonic() < deadline, "the requests never reached the server"
         time.sleep(0.005)
 

@@ -54,6 +54,8 @@ GAS_CAPPED = ("eth_call", "debug_traceCall", "eth_createAccessList")
 """Calls geth runs with the RPC gas cap as their gas when none is given, and caps at it
 (``TransactionArgs.CallDefaults``); anvil gives them the block gas limit, or any gas."""
 HEAD_TAGS = ("latest", "pending", "safe", "finalized")
+_Pending = tuple[str, list[Any], "asyncio.Future[dict[str, Any]]"]
+"""A request waiting for the next batch to anvil: method, params, and its reply's future."""
 BEHIND: contextvars.ContextVar[int] = contextvars.ContextVar("behind", default=0)
 """How many blocks the backend answering the current HTTP request lags the head."""
 
@@ -82,8 +84,7 @@ class StrictNode:
         self._http: _Upstream | None = None
         self._miner: asyncio.Task[None] | None = None
         self._writers: set[asyncio.StreamWriter] = set()
-        self._pending: dict[bytes, asyncio.Future[dict[str, Any]]] = {}
-        self._calls: dict[bytes, tuple[str, list[Any]]] = {}
+        self._pending: dict[bytes, _Pending] = {}
         self._http_requests = 0
         self._flushes: set[asyncio.Future[None]] = set()
         self._stopping = False
@@ -368,41 +369,34 @@ class StrictNode:
         key = msgspec.json.encode([method, params], order="sorted")
         pending = self._pending.get(key)
         if pending is None:
-            pending = asyncio.get_running_loop().create_future()
+            pending = (method, params, asyncio.get_running_loop().create_future())
             self._pending[key] = pending
-            self._calls[key] = (method, params)
             if len(self._pending) == 1:
                 asyncio.get_running_loop().call_soon(self._flush)
-        reply: dict[str, Any] = await asyncio.shield(pending)
+        reply: dict[str, Any] = await asyncio.shield(pending[2])
         if "error" in reply:
             raise UpstreamError(reply["error"])
         return reply.get("result")
 
     def _flush(self) -> None:
-        batch, self._pending = self._pending, {}
-        calls, self._calls = self._calls, {}
-        self._flushes.add(asyncio.ensure_future(self._send(batch, calls)))
+        batch, self._pending = list(self._pending.values()), {}
+        self._flushes.add(asyncio.ensure_future(self._send(batch)))
 
-    async def _send(
-        self,
-        batch: dict[bytes, asyncio.Future[dict[str, Any]]],
-        calls: dict[bytes, tuple[str, list[Any]]],
-    ) -> None:
+    async def _send(self, batch: list[_Pending]) -> None:
         assert self._http is not None
-        keys = list(batch)
         body = msgspec.json.encode(
             [
-                {"jsonrpc": "2.0", "id": i, "method": calls[k][0], "params": calls[k][1]}
-                for i, k in enumerate(keys)
+                {"jsonrpc": "2.0", "id": i, "method": method, "params": params}
+                for i, (method, params, _) in enumerate(batch)
             ]
         )
         try:
             replies = msgspec.json.decode(await self._http.post(body))
             by_id = {r["id"]: r for r in replies}
-            for i, key in enumerate(keys):
-                batch[key].set_result(by_id[i])
+            for i, (_, _, future) in enumerate(batch):
+                future.set_result(by_id[i])
         except Exception as exc:  # noqa: BLE001 - every waiter learns the transport failed
-            for future in batch.values():
+            for _, _, future in batch:
                 if not future.done():
                     future.set_exception(exc)
                     future.add_done_callback(lambda f: f.exception())  # retrieved: no log noise
@@ -464,15 +458,19 @@ class _Upstream:
 
 def _response_head(head: bytes) -> tuple[int, int]:
     """The status and ``content-length`` of a response head."""
-    lines = head.decode("latin-1").split("\r\n")
-    status, length = int(lines[0].split(" ", 2)[1]), None
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        if name.strip().lower() == "content-length":
-            length = int(value.strip())
+    length = _content_length(head)
     if length is None:
         raise OSError("upstream answer without a content-length")
-    return status, length
+    return int(head.split(b" ", 2)[1]), length
+
+
+def _content_length(head: bytes) -> int | None:
+    """The ``content-length`` of a request or response head, None when it has none."""
+    for line in head.decode("latin-1").split("\r\n")[1:]:
+        name, _, value = line.partition(":")
+        if name.strip().lower() == "content-length":
+            return int(value.strip())
+    return None
 
 
 def _head_read(method: str, params: list[Any]) -> bool:
@@ -499,9 +497,4 @@ async def _read_request(reader: asyncio.StreamReader) -> bytes | None:
         head = await reader.readuntil(b"\r\n\r\n")
     except (asyncio.IncompleteReadError, ConnectionError):
         return None
-    length = 0
-    for line in head.decode("latin-1").split("\r\n")[1:]:
-        name, _, value = line.partition(":")
-        if name.strip().lower() == "content-length":
-            length = int(value.strip())
-    return await reader.readexactly(length)
+    return await reader.readexactly(_content_length(head) or 0)
