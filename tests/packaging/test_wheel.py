@@ -4,8 +4,9 @@ Builds the wheel (``pip wheel --no-deps``), installs it into a fresh virtualenv 
 temporary directory and, from there: prints ``--version``, runs ``tokenrisk devnet build``
 on a copy of the checkout's built devnet (the wheel's own build inputs must hash to the
 same value, or it would rebuild: proof that it carries every contract source, the
-compile script and the lockfile), compiles the contracts from the wheel's copy with
-solc-js, and serves the API on the devnet to answer one IsHoneypot request.
+compile script and the lockfile), compiles the probe's source from the wheel's copy
+with solc-js (to the build's very runtime code), and serves the API on the devnet to
+answer one IsHoneypot request.
 
 To keep ``make test`` fast, the fresh virtualenv gets its third-party dependencies from
 the development virtualenv through a ``.pth`` path entry (its own ``.pth`` files, such
@@ -123,17 +124,35 @@ def test_devnet_build_finds_the_wheels_inputs_unchanged(installed: Installed) ->
     assert "compiling contracts" not in done.stderr  # up to date: nothing was rebuilt
 
 
+PROBE_SOURCE = "contracts/probe/TokenRiskProbe.sol"
+
+
 def test_contracts_compile_from_the_wheel(installed: Installed) -> None:
+    """The wheel's sources are the ones the checkout's build compiled (the standard-JSON
+    input, every source byte and setting, hashes the same), and solc-js compiles them
+    through the wheel's own script: the probe's file alone, to the very runtime code the
+    build made of it.  Solc is deterministic for one input, so the whole input compiles
+    as it did in the build; compiling all of it again here took 30 s."""
     script = (
-        "import json, sys; from pathlib import Path;"
+        "import json, sys; from tokenrisk.devnet import solc;"
         "from tokenrisk.devnet.layout import sources_root;"
-        "from tokenrisk.devnet.solc import compile_contracts, load_artifacts;"
-        "out = compile_contracts(sources_root(), Path(sys.argv[1]));"
-        "print(json.dumps(sorted(load_artifacts(out)['contracts'])))"
+        "root = sources_root(); full = solc.build_standard_input(root);"
+        "one = json.loads(full);"
+        "one['sources'] = {k: v for k, v in one['sources'].items() if k == sys.argv[1]};"
+        "out = solc.run_solc(root, json.dumps(one)); solc.check_errors(out);"
+        "made = solc.collect_contracts(out);"
+        "print(json.dumps({'hash': solc.hash_input(full), 'contracts': sorted(made),"
+        " 'probe': made['TokenRiskProbe']['deployedBytecode']}))"
     )
-    done = installed.run(installed.bin / "python", "-c", script, installed.home / "solc")
+    done = installed.run(installed.bin / "python", "-c", script, PROBE_SOURCE)
     assert done.returncode == 0, done.stderr
-    assert {"TokenRiskProbe", "DevStablecoin"} <= set(json.loads(done.stdout))
+    compiled = json.loads(done.stdout)
+    built = json.loads((BUILT_DEVNET / "solc" / "artifacts.json").read_text(encoding="utf-8"))
+    assert compiled["hash"] == built["inputHash"]
+    assert "TokenRiskProbe" in compiled["contracts"]
+    assert "DevStablecoin" in built["contracts"]
+    probe = built["contracts"]["TokenRiskProbe"]["deployedBytecode"]
+    assert compiled["probe"] == probe and len(probe) > 1000
 
 
 def _free_port() -> int:
