@@ -626,6 +626,7 @@ async def test_openapi_describes_every_endpoint(client: httpx.AsyncClient) -> No
         assert all(p.get("description") for p in operation["parameters"])
         assert {"400", "404", "429", "502", "503", "504"} <= set(operation["responses"])
         assert "401" not in operation["responses"]  # keys are off here (test_edge: on)
+        assert "security" not in operation  # nor any scheme to offer
     names = {p["name"] for p in spec["paths"]["/v2/IsHoneypot"]["get"]["parameters"]}
     assert {"pair", "simulateLiquidity", "forceSimulateLiquidity"} <= names
     schemas = spec["components"]["schemas"]

@@ -119,6 +119,30 @@ def usage(config: Path, *args: str) -> dict[tuple[str, str], int]:
 # LIFECYCLE
 
 
+async def test_the_check_routes_read_the_key_as_the_gate_dependency_does(
+    config: Path, devnet: Any
+) -> None:
+    """IsHoneypot and GetContractVerification call the gate themselves (issue #27): the
+    key is read from the header, else the query; an empty header is no key; a wrong or
+    missing key is refused before the query is even read (401, not 400)."""
+    key = keys(config, "create", "--name", "bob", "--tier", "pro").strip()
+    params = {"address": _address(devnet, "plain"), "chainID": CHAIN}
+    async with server(config, devnet, require_api_key=True) as http:
+        for path in ("/v2/IsHoneypot", "/v2/GetContractVerification"):
+            error(await get(http, path, **params), 401)
+            error(await get(http, path, "trk_wrong", **params), 401)
+            error(await get(http, path, address="not-an-address"), 401)
+            ok(await get(http, path, key, **params))
+            ok(await http.get(path, params={**params, "apiKey": key}))
+            empty = {"X-API-KEY": ""}
+            ok(await http.get(path, params={**params, "apiKey": key}, headers=empty))
+            assert "address" in error(await get(http, path, key, address="0x12"), 400)
+    assert usage(config) == {
+        ("bob", "/v2/IsHoneypot"): 4,
+        ("bob", "/v2/GetContractVerification"): 4,
+    }
+
+
 async def test_create_use_reset_revoke(config: Path, devnet: Any) -> None:
     key = keys(config, "create", "--name", "alice", "--tier", "pro").strip()
     assert key.startswith("trk_")
@@ -289,6 +313,13 @@ async def test_the_document_describes_keys_and_limits(config: Path, devnet: Any)
     async with server(config, devnet) as http:
         spec = (await http.get("/openapi.json")).json()
     assert {"APIKeyHeader", "APIKeyQuery"} <= set(spec["components"]["securitySchemes"])
+    either = [{"APIKeyHeader": []}, {"APIKeyQuery": []}]
+    for path in ("/v2/IsHoneypot", "/v2/GetContractVerification", "/v2/GetPairs"):
+        # the first two call the gate themselves (issue #27), the third as a dependency:
+        # the document offers the same schemes either way
+        operation = spec["paths"][path]["get"]
+        assert operation["security"] == either, path
+        assert {"401", "403", "429"} <= set(operation["responses"]), path
     for path in ("/v2/GetPairs", "/v1/TopHolders"):
         operation = spec["paths"][path]["get"]
         (limit,) = [p for p in operation["parameters"] if p["name"] == "limit"]

@@ -206,12 +206,13 @@ def query_parameters(described: tuple[tuple[str, str], ...]) -> list[dict[str, A
 
 
 def add_honeypot_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
-    caller_of = Depends(gate)  # the request's Caller, for its tier
-
-    async def is_honeypot(request: Request, caller: Caller = caller_of) -> Response:
-        # the query read here, not by FastAPI: every parameter is an optional string the
-        # handler parses itself (our own 400s), and FastAPI's per-parameter validation
-        # was ~50 us of every check's CPU (issue #27); the document lists them the same
+    async def is_honeypot(request: Request) -> Response:
+        # the caller (for its tier) and the query read here, not by FastAPI: the gate
+        # first, as a dependency would run, then every parameter, an optional string
+        # the handler parses itself (our own 400s); FastAPI's per-parameter validation
+        # was ~50 us of every check's CPU and its solving of the gate's dependency
+        # ~0.3 ms (issue #27); the document lists them the same
+        caller = await gate.of(request)
         query = request.query_params
         token = require_address("address", query.get("address"))
         chain_id = parse_chain_id(query.get("chainID"))
@@ -227,25 +228,34 @@ def add_honeypot_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
 
     summary = "Can this token be sold after buying it, and at what cost?"
     query = query_parameters(HONEYPOT_QUERY)
-    add_v2(app, "IsHoneypot", summary, wire.IsHoneypotResponse, [], is_honeypot, query)
+    model = wire.IsHoneypotResponse
+    add_v2(app, "IsHoneypot", summary, model, is_honeypot, query, gate.security)
+
+
+VERIFICATION_QUERY = (
+    ("address", "Root contract (0x + 40 hex)."),
+    ("chainID", "Chain id; every chain when omitted."),
+    ("pair", PAIR_DOC),
+    ("router", ROUTER_DOC),
+)
+"""GetContractVerification's query parameters, in the document's order."""
 
 
 def add_verification_route(app: FastAPI, runner: Runner, gate: Gate) -> None:
-    async def contract_verification(
-        address: str | None = Query(None, description="Root contract (0x + 40 hex)."),
-        chainID: str | None = Query(None, description="Chain id; every chain when omitted."),  # noqa: N803
-        pair: str | None = Query(None, description=PAIR_DOC),
-        router: str | None = Query(None, description=ROUTER_DOC),
-    ) -> Response:
-        root = require_address("address", address)
-        chain_id = parse_chain_id(chainID)
-        pair_address, router_address = optional_address(pair), optional_address(router)
+    async def contract_verification(request: Request) -> Response:
+        await gate.of(request)  # as IsHoneypot: the gate, then the query read here
+        query = request.query_params
+        root = require_address("address", query.get("address"))
+        chain_id = parse_chain_id(query.get("chainID"))
+        pair_address = optional_address(query.get("pair"))
+        router_address = optional_address(query.get("router"))
         return await verification(runner, root, chain_id, pair_address, router_address)
 
     summary = "Is the contract and everything it calls open source? (cached per head block)"
     model = wire.ContractVerificationResponse
-    guard = [Depends(gate)]
-    add_v2(app, "GetContractVerification", summary, model, guard, contract_verification)
+    query = query_parameters(VERIFICATION_QUERY)
+    endpoint = contract_verification
+    add_v2(app, "GetContractVerification", summary, model, endpoint, query, gate.security)
 
 
 def add_v2(
@@ -253,21 +263,23 @@ def add_v2(
     name: str,
     summary: str,
     model: type[wire.WireModel],
-    guard: list[Any],
     endpoint: Callable[..., Awaitable[Response]],
-    query: list[dict[str, Any]] | None = None,
+    query: list[dict[str, Any]],
+    security: list[dict[str, list[str]]],
 ) -> None:
-    """Serve ``endpoint`` at ``/v2/<name>``.  ``guard``: route dependencies (the gate,
-    unless the endpoint takes the caller as a parameter); ``query``: the parameters the
-    document lists for an endpoint that reads its query itself."""
+    """Serve ``endpoint`` at ``/v2/<name>``: an endpoint that calls the gate and reads
+    its query itself; ``query`` and ``security`` are what the document lists for it
+    (the parameters, and the gate's :attr:`~tokenrisk.api.access.KeyGate.security`)."""
+    extra: dict[str, Any] = {"parameters": query}
+    if security:
+        extra["security"] = security
     app.get(
         f"/v2/{name}",
         summary=summary,
         response_model=model,
         response_model_exclude_none=True,
         responses=ERRORS,
-        dependencies=guard,
-        openapi_extra={"parameters": query} if query else None,
+        openapi_extra=extra,
     )(endpoint)
 
 
