@@ -20,7 +20,7 @@ from tokenrisk.model import Pool
 from tokenrisk.simulate import journey, powers
 from tokenrisk.simulate import story as plot
 from tokenrisk.simulate.calls import BalanceSlot, Route
-from tokenrisk.simulate.gas import LIGHT_GAS, allot
+from tokenrisk.simulate.gas import LIGHT_GAS, allot, shares
 from tokenrisk.simulate.hostile import Targets
 from tokenrisk.simulate.simulator import (
     SIMULATION,
@@ -157,6 +157,26 @@ def test_allot_fits_every_limit() -> None:
     assert sum(map(sum, gas)) <= RPC_GAS_CAP
     assert all(sum(b) <= 30_000_000 for b in gas)
     assert gas[0][1] <= LIGHT_GAS and gas[0][0] > gas[0][1]
+
+
+@pytest.mark.parametrize(
+    "heavy",
+    [
+        [[True, False, False]] * 40,
+        [[False] * 30, [True], [False, True, True, False], []],
+        [[True] * 12, [False] * 3],
+        [[False] * 200],
+    ],
+)
+def test_every_call_of_a_kind_gets_the_same_share_within_every_limit(
+    heavy: list[list[bool]],
+) -> None:
+    light, trade = shares(heavy, 10_000_000, 30_000_000, RPC_GAS_CAP, spent=1_000_000)
+    gas = allot(heavy, 10_000_000, 30_000_000, RPC_GAS_CAP, spent=1_000_000)
+    assert gas == [[trade if h else light for h in block] for block in heavy]
+    assert sum(map(sum, gas)) <= RPC_GAS_CAP - 1_000_000
+    assert all(sum(b) <= 30_000_000 for b in gas)
+    assert light <= LIGHT_GAS and trade <= 10_000_000
 
 
 def test_wallets_are_fresh_and_look_used() -> None:

@@ -207,7 +207,7 @@ def test_a_kept_outcome_does_not_keep_the_replys_body() -> None:
 
 
 def test_priced_counts_a_sender_by_its_address_not_its_string_object() -> None:
-    """``_priced`` reuses the previous call's list when the sender is the same string
+    """``_priced`` adds to the previous call's list when the sender is the same string
     object; an equal string built apart, or the same address in other case, still lands
     in the same sender's list, and the sender's first block is its first call's."""
     wallet = "0x" + "Ab" * 20
@@ -217,10 +217,12 @@ def test_priced_counts_a_sender_by_its_address_not_its_string_object() -> None:
         {"calls": [{"from": wallet, "data": "0x"}, {"data": "0x"}, {"from": apart}]},
         {"calls": [{"from": lowered}, {"from": wallet, "gas": "0x1"}]},
     ]
-    priced, spent_by, senders = simulator_module._priced(blocks, [[1, 2, 3], [4, 5]], "0x7")
-    assert spent_by[lowered] == [(0, 1), (0, 3), (1, 4), (1, 5)]
-    assert spent_by[""] == [(0, 2)]
+    heavy = [[True, False, False], [False, True]]
+    priced, spent_by, senders = simulator_module._priced(blocks, heavy, (2, 5), "0x7")
+    assert spent_by[lowered] == [5 + 2, 2 + 5]  # per block: its calls' declared gas
+    assert spent_by[""] == [2, 0]
     assert senders == [(0, wallet)]
     assert [list(c) for c in priced[1]["calls"]] == [["from", "gas", "gasPrice"]] * 2
     assert priced[1]["calls"][1] == {"from": wallet, "gas": "0x5", "gasPrice": "0x7"}
+    assert priced[0]["calls"][1]["gas"] == "0x2"
     assert blocks[1]["calls"][1] == {"from": wallet, "gas": "0x1"}  # the plan's own call kept

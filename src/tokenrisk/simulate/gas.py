@@ -86,7 +86,21 @@ def allot(
     request_limit: int,
     spent: int = 0,
 ) -> list[list[int]]:
-    """Declared gas for each call (``heavy[b][c]``: call c of block b is a trade).
+    """Declared gas for each call (``heavy[b][c]``: call c of block b is a trade): the
+    two figures of :func:`shares`, call by call."""
+    light, trade = shares(heavy, per_call, block_limit, request_limit, spent)
+    return [[trade if h else light for h in block] for block in heavy]
+
+
+def shares(
+    heavy: Sequence[Sequence[bool]],
+    per_call: int,
+    block_limit: int,
+    request_limit: int,
+    spent: int = 0,
+) -> tuple[int, int]:
+    """The gas a light call and a heavy call declare (``heavy[b][c]``: call c of block b
+    is a trade); every call of a kind declares the same.
 
     ``spent``: gas already declared in the same request (prelude blocks).  Light calls
     get up to :data:`LIGHT_GAS` (at most a quarter of any budget), heavy calls the same
@@ -96,10 +110,11 @@ def allot(
     budget = max(0, request_limit - spent)
     lights = [block.count(False) for block in heavy]
     heavies = [len(block) - n for block, n in zip(heavy, lights, strict=True)]
+    # a quarter of a block's limit over its light calls: the fullest block binds
     light = min(
         LIGHT_GAS,
         budget // 4 // max(1, sum(lights)),
-        *(block_limit // 4 // max(1, n) for n in lights),
+        block_limit // 4 // max(1, max(lights, default=0)),
     )
     left = budget - light * sum(lights)
     trade = min(
@@ -111,4 +126,4 @@ def allot(
             if h
         ),
     )
-    return [[trade if h else light for h in block] for block in heavy]
+    return light, trade

@@ -61,8 +61,8 @@ from tokenrisk.simulate.calls import (
 
 # re-exported: checks build the limits, the other simulations price their calls alike
 from tokenrisk.simulate.gas import NodeLimits as NodeLimits
-from tokenrisk.simulate.gas import allot, nonce
 from tokenrisk.simulate.gas import funds as funds
+from tokenrisk.simulate.gas import nonce, shares
 from tokenrisk.simulate.gas import price as price
 
 T = TypeVar("T")
@@ -321,13 +321,13 @@ class Plan:
     def params(self) -> list[Any]:
         spent = sum(int(c.get("gas", "0x0"), 16) for b in self.prelude for c in b["calls"])
         base = self.pinned
-        gas = allot(self.heavy, self.gas_limit, base.gas_limit, self.limits.request_gas, spent)
+        gas = shares(self.heavy, self.gas_limit, base.gas_limit, self.limits.request_gas, spent)
         gas_price = price(base.base_fee)
-        blocks, spent_by, senders = _priced(self.blocks, gas, hex(gas_price))
+        blocks, spent_by, senders = _priced(self.blocks, self.heavy, gas, hex(gas_price))
         funded: dict[int, dict[str, Any]] = {}  # block -> its overrides with the funding
         for b, wallet, value, fresh in self._funded(senders):
-            used = [g for k, g in spent_by.get(wallet.lower(), ()) if k >= b]
-            account = {"balance": hex(funds(used, gas_price, value))}
+            used = spent_by.get(wallet.lower())
+            account = {"balance": hex(funds(used[b:] if used else (), gas_price, value))}
             if fresh:
                 account["nonce"] = hex(nonce())
             overrides = funded.setdefault(b, dict(blocks[b].get("stateOverrides") or {}))
@@ -354,31 +354,34 @@ class Plan:
 
 
 def _priced(
-    plan_blocks: list[dict[str, Any]], gas: list[list[int]], price_hex: str
-) -> tuple[list[dict[str, Any]], dict[str, list[tuple[int, int]]], list[tuple[int, str]]]:
-    """The blocks with each call's declared gas and price; (block, gas) of every call by
-    lower-case sender; and each non-empty sender's first (block, sender) in order.
+    plan_blocks: list[dict[str, Any]],
+    heavy: list[list[bool]],
+    gas: tuple[int, int],
+    price_hex: str,
+) -> tuple[list[dict[str, Any]], dict[str, list[int]], list[tuple[int, str]]]:
+    """The blocks with each call's declared gas (``gas``: a light call's, a heavy
+    call's; ``heavy[b][c]`` says which) and price; the gas every lower-case sender
+    declares in each block (a list indexed by block); and each non-empty sender's first
+    (block, sender) in order.
 
-    One pass over the calls (a check prices ~330): funding a hundred holders' wallets is
-    not a pass per wallet, and ``allot``'s few distinct gas figures are hexed once.  A
-    call whose sender is the very string the previous call had (a wallet's approve,
-    quote, reads and trade in a row) reuses its list (no lower-casing, no lookup); a
-    call is copied and its two fields set (cheaper than a merged literal, same keys in
-    the same order)."""
-    hexed: dict[int, str] = {}
-    spent_by: dict[str, list[tuple[int, int]]] = {}
+    One pass over the calls (a check prices ~330, a first check ~2,400): funding a
+    hundred holders' wallets is not a pass per wallet.  A call whose sender is the very
+    string the previous call had (a wallet's approve, quote, reads and trade in a row)
+    adds to its list (no lower-casing, no lookup); a call is copied and its two fields
+    set (cheaper than a merged literal, same keys in the same order)."""
+    light, trade = gas
+    light_hex, trade_hex = hex(light), hex(trade)
+    spent_by: dict[str, list[int]] = {}
     senders: list[tuple[int, str]] = []
     blocks: list[dict[str, Any]] = []
+    count = len(plan_blocks)
     last: Any = None
-    spent: list[tuple[int, int]] = []
+    spent: list[int] = []
     for b, block in enumerate(plan_blocks):
         calls: list[dict[str, Any]] = []
-        for call, g in zip(block["calls"], gas[b], strict=True):
-            declared = hexed.get(g)
-            if declared is None:
-                declared = hexed[g] = hex(g)
+        for call, is_heavy in zip(block["calls"], heavy[b], strict=True):
             priced = call.copy()
-            priced["gas"] = declared
+            priced["gas"] = trade_hex if is_heavy else light_hex
             priced["gasPrice"] = price_hex
             calls.append(priced)
             sender = call.get("from", "")
@@ -388,11 +391,11 @@ def _priced(
                 key = sender.lower()
                 found = spent_by.get(key)
                 if found is None:
-                    found = spent_by[key] = []
+                    found = spent_by[key] = [0] * count
                     if sender:
                         senders.append((b, sender))
                 spent = found
-            spent.append((b, g))
+            spent[b] += trade if is_heavy else light
         blocks.append({**block, "calls": calls})
     return blocks, spent_by, senders
 
