@@ -20,7 +20,7 @@ from tokenrisk.model import Pool
 from tokenrisk.simulate import journey, powers
 from tokenrisk.simulate import story as plot
 from tokenrisk.simulate.calls import BalanceSlot, Route
-from tokenrisk.simulate.gas import LIGHT_GAS, allot, shares
+from tokenrisk.simulate.gas import LIGHT_GAS, shares
 from tokenrisk.simulate.hostile import Targets
 from tokenrisk.simulate.simulator import (
     SIMULATION,
@@ -151,9 +151,15 @@ def test_a_gas_burner_still_gets_enough_gas_to_sell_in_an_owner_power_trial(
     assert min(swaps) >= 4_300_000  # GasHeavySellToken needs ~4.3M
 
 
+def _allotted(heavy: list[list[bool]], spent: int = 0) -> list[list[int]]:
+    """Every call's declared gas, as a plan's ``params`` declares it."""
+    light, trade = shares(heavy, 10_000_000, 30_000_000, RPC_GAS_CAP, spent)
+    return [[trade if h else light for h in block] for block in heavy]
+
+
 def test_allot_fits_every_limit() -> None:
     heavy = [[True, False, False]] * 40
-    gas = allot(heavy, 10_000_000, 30_000_000, RPC_GAS_CAP)
+    gas = _allotted(heavy)
     assert sum(map(sum, gas)) <= RPC_GAS_CAP
     assert all(sum(b) <= 30_000_000 for b in gas)
     assert gas[0][1] <= LIGHT_GAS and gas[0][0] > gas[0][1]
@@ -172,8 +178,7 @@ def test_every_call_of_a_kind_gets_the_same_share_within_every_limit(
     heavy: list[list[bool]],
 ) -> None:
     light, trade = shares(heavy, 10_000_000, 30_000_000, RPC_GAS_CAP, spent=1_000_000)
-    gas = allot(heavy, 10_000_000, 30_000_000, RPC_GAS_CAP, spent=1_000_000)
-    assert gas == [[trade if h else light for h in block] for block in heavy]
+    gas = _allotted(heavy, spent=1_000_000)
     assert sum(map(sum, gas)) <= RPC_GAS_CAP - 1_000_000
     assert all(sum(b) <= 30_000_000 for b in gas)
     assert light <= LIGHT_GAS and trade <= 10_000_000

@@ -79,19 +79,6 @@ def funds(gas: Sequence[int], gas_price: int, value: int = 0) -> int:
     return value + sum(gas) * gas_price + EXTRA
 
 
-def allot(
-    heavy: Sequence[Sequence[bool]],
-    per_call: int,
-    block_limit: int,
-    request_limit: int,
-    spent: int = 0,
-) -> list[list[int]]:
-    """Declared gas for each call (``heavy[b][c]``: call c of block b is a trade): the
-    two figures of :func:`shares`, call by call."""
-    light, trade = shares(heavy, per_call, block_limit, request_limit, spent)
-    return [[trade if h else light for h in block] for block in heavy]
-
-
 def shares(
     heavy: Sequence[Sequence[bool]],
     per_call: int,
