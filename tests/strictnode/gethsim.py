@@ -22,7 +22,10 @@ The rules, in geth's order:
 - the whole request draws on the RPC gas cap: a call's gas is cut to what the cap has left
   after the gas used before it, and nothing left: ``-32603 "gas limit reached"``;
 - ``validation: false`` (the default) runs every block at base fee 0 unless the block
-  overrides ``baseFeePerGas``.
+  overrides ``baseFeePerGas``;
+- every header is built afresh (``makeHeaders``), so a block's mix digest, which
+  ``block.prevrandao`` reads after the merge, is zero unless the block overrides
+  ``prevRandao`` (anvil instead keeps the base block's, or the last override's).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from typing import Any
 from eth_abi import decode as abi_decode
 
 TIME_STEP = 12
+ZERO_WORD = "0x" + "00" * 32
 ERROR_STRING = "08c379a0"
 
 
@@ -203,6 +207,7 @@ def forwarded(
         overrides["gasLimit"] = hex(limit)
         if not validation and "baseFeePerGas" not in overrides:
             overrides["baseFeePerGas"] = "0x0"
+        overrides.setdefault("prevRandao", ZERO_WORD)  # geth's fresh header
         block["calls"] = [
             {**call, "gas": hex(gas)} for call, gas in zip(block["calls"], block_gases, strict=True)
         ]

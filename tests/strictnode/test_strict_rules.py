@@ -35,6 +35,7 @@ TARGET = "0xc200000000000000000000000000000000000000"
 BURNER = "0x5b600056"  # JUMPDEST PUSH1 0 JUMP: burns whatever gas it gets
 RETURNS_BASEFEE = "0x4860005260206000f3"  # BASEFEE, return it
 RETURNS_GAS_LEFT = "0x5a60005260206000f3"  # GAS, return it
+RETURNS_PREVRANDAO = "0x4460005260206000f3"  # PREVRANDAO, return it
 
 
 def _call(**extra: Any) -> dict[str, Any]:
@@ -185,6 +186,25 @@ def test_the_node_returns_gap_blocks_and_runs_at_base_fee_zero(geth: StrictNode)
     assert [b - a for a, b in zip(times, times[1:], strict=False)] == [12] * 4
     fees = [int(b["calls"][0]["returnData"], 16) for b in reply if b["calls"]]
     assert fees == [0, 0, 7]
+
+
+def test_a_block_reads_prevrandao_zero_unless_overridden_as_in_geth(geth: StrictNode) -> None:
+    """geth builds each simulated header afresh: its mix digest is zero unless the block
+    overrides ``prevRandao`` (anvil alone keeps the base block's, or the last override's)."""
+    mix = "0x" + "5a" * 32
+    code = {TARGET: {"code": RETURNS_PREVRANDAO}, SENDER: {"balance": hex(10**18)}}
+    request = {
+        "blockStateCalls": [
+            {"stateOverrides": code, "calls": [_call()]},
+            {"blockOverrides": {"prevRandao": mix}, "calls": [_call()]},
+            {"calls": [_call()]},
+        ]
+    }
+    reply = _rpc(geth.url, "eth_simulateV1", [request, "latest"])["result"]
+    read = [block["calls"][0]["returnData"] for block in reply]
+    assert read == ["0x" + "00" * 32, mix, "0x" + "00" * 32]
+    head = _rpc(geth.url, "eth_getBlockByNumber", ["latest", False])["result"]
+    assert int(head["mixHash"], 16) != 0  # what a real block reads
 
 
 def test_the_node_gives_a_call_its_blocks_remaining_gas(geth: StrictNode) -> None:

@@ -497,6 +497,13 @@ REQUIRED: dict[str, tuple[str, Check]] = {
             and t["expected"]["isHoneypot"]
         ),
     ),
+    "a sell gate that only a zero RANDAO mix opens": (
+        "randao-gate",
+        lambda t: (
+            t["afterLaunch"] == [{"call": "setGate(bool)", "args": [True], "when": "afterHistory"}]
+            and t["expected"]["isHoneypot"]
+        ),
+    ),
     "honest token without any verification entry": (
         "unverified-honest",
         lambda t: t["verified"] is None and t["expected"]["risk"] == ["low"],
@@ -521,6 +528,7 @@ CONTRACT_OF = {
     "fee-raise": "FeeRaiseToken", "rfi": "RfiToken", "rebasing": "RebasingToken",
     "silent-transfer": "SilentTransferToken", "whale-2e112": "PlainToken",
     "unverified-honest": "PlainToken", "gas-price-cap": "GasPriceCapToken",
+    "randao-gate": "RandaoGateToken",
 }  # fmt: skip
 
 

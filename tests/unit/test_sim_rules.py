@@ -18,6 +18,7 @@ from tokenrisk.chain.registry import load_registry
 from tokenrisk.holders import selling as holder_sells
 from tokenrisk.model import Pool
 from tokenrisk.simulate import journey, powers
+from tokenrisk.simulate import simulator as simulator_module
 from tokenrisk.simulate import story as plot
 from tokenrisk.simulate.calls import BalanceSlot, Route
 from tokenrisk.simulate.gas import LIGHT_GAS, shares
@@ -195,6 +196,17 @@ def test_wallets_are_fresh_and_look_used() -> None:
     assert int(account["balance"], 16) < 10**21  # what the trades cost, not 10**30
 
 
+def test_every_simulated_block_reads_a_fresh_randao() -> None:
+    """``block.prevrandao`` in a simulated block is what the plan sets (a node's default
+    is zero, which no real block after the merge reads): 32 random bytes per block."""
+    sim = simulator()
+    plans = [sim.buy_then_sell(10**18, 1_000).params()[0] for _ in range(2)]
+    mixes = [b["blockOverrides"]["prevRandao"] for p in plans for b in p["blockStateCalls"]]
+    assert len(mixes) >= 4
+    assert all(len(m) == 66 and int(m, 16) != 0 for m in mixes)
+    assert len(set(mixes)) == len(mixes)
+
+
 def test_real_holders_keep_their_nonce() -> None:
     plan = holder_sells._group_plan(simulator(), holders(2))
     for block in plan.params()[0]["blockStateCalls"]:
@@ -345,10 +357,14 @@ async def test_a_block_count_test_that_cannot_run_says_why() -> None:
 
 
 @pytest.mark.parametrize("held", [False, True])
-def test_story_plans_share_blocks_yet_equal_each_plan_built_alone(held: bool) -> None:
+def test_story_plans_share_blocks_yet_equal_each_plan_built_alone(
+    held: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The scan's trial plans built from one baseline (``story.story_plans``) are the plans
     ``story_plan`` builds one by one: every field (calls, marks, gas kinds, wallets,
-    actors), for a one-call trial, a two-step trial and a call on another contract."""
+    actors), for a one-call trial, a two-step trial and a call on another contract.
+    Each block's random RANDAO mix is held fixed (a plan built alone draws its own)."""
+    monkeypatch.setattr(simulator_module, "fresh_randao", lambda: "0x" + "5a" * 32)
     sim, targets = simulator(), Targets(buyer="0x" + "aa" * 20, pair=PAIR)
     told = story()
     if held:

@@ -19,7 +19,7 @@ from tokenrisk.chain.registry import Chain, Dex
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.errors import LiquidityError, MalformedResponse
 from tokenrisk.model import Pool
-from tokenrisk.simulate.calls import DEADLINE, BalanceSlot, approve, balance_of
+from tokenrisk.simulate.calls import DEADLINE, BalanceSlot, approve, balance_of, fresh_randao
 from tokenrisk.simulate.simulator import ChainHead, funds, parse_call, price
 
 SIMULATED_NATIVE = 10  # whole units of the wrapped native token put in the pool
@@ -83,6 +83,7 @@ def _prelude(
             "time": hex(head.timestamp + 12),
             "baseFeePerGas": hex(head.base_fee),
             "feeRecipient": head.miner,
+            "prevRandao": fresh_randao(),
         },
         "stateOverrides": overrides,
         "calls": [{**c, "gas": hex(g), "gasPrice": hex(gas_price)} for c, g in calls],

@@ -55,6 +55,7 @@ from tokenrisk.simulate.calls import (
     V4Quote,
     balance_of,
     fresh_address,
+    fresh_randao,
     quoted_amount,
     transfer,
 )
@@ -290,6 +291,7 @@ class Plan:
                 "time": hex(time),
                 "baseFeePerGas": hex(base.base_fee),
                 "feeRecipient": base.miner,
+                "prevRandao": fresh_randao(),
             },
             "calls": [],
         }
