@@ -9,7 +9,9 @@ profile, mines a block every ``mine_every`` seconds.  Everything else is forward
 
 It runs its event loop in a thread of its own, so synchronous tests and any event loop
 can use it; ``refusals`` counts what it refused, by method and JSON-RPC code, so tests
-can show a rule was met.  Use as ``with StrictNode(profile) as node: ... node.url``.
+can show a rule was met, and ``zero_randao`` the simulated blocks with calls that left
+``prevRandao`` out (geth runs them at a zero RANDAO mix, which a token can tell from a
+real block).  Use as ``with StrictNode(profile) as node: ... node.url``.
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ class StrictNode:
         self.refusals: Counter[tuple[str, int]] = Counter()
         self.last_refusal = ""
         self.requests = 0
+        self.zero_randao = 0
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._server: asyncio.Server | None = None
@@ -339,7 +342,15 @@ class StrictNode:
         number = await self._readable(params[1] if len(params) > 1 else "latest")
         header = await self._upstream("eth_getBlockByNumber", [hex(number), False])
         base = Base(number, int(header["timestamp"], 16), int(header["gasLimit"], 16))
-        blocks = sanitize(list(opts.get("blockStateCalls") or []), base, cap)
+        sent_blocks = list(opts.get("blockStateCalls") or [])
+        self.zero_randao += sum(
+            1
+            for block in sent_blocks
+            if isinstance(block, dict)
+            and block.get("calls")
+            and "prevRandao" not in (block.get("blockOverrides") or {})
+        )
+        blocks = sanitize(sent_blocks, base, cap)
         limits = gas_limits(blocks, base)
         validation = bool(opts.get("validation", False))
         sent = plan_gas(blocks, limits, self.profile.gas_cap)

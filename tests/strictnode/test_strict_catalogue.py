@@ -83,12 +83,14 @@ async def test_catalogue_verdicts_through_each_profile(strict: Strict, entry_id:
     profile, node, http = strict
     entry = _entry(node, entry_id)
     expected = entry["expected"]
-    before = node.refusals.copy()
+    before, zero_randao = node.refusals.copy(), node.zero_randao
     response = await http.get(
         "/v2/IsHoneypot", params={"address": entry["address"], "chainID": 31337}
     )
     refused = dict(node.refusals - before)  # which rules the check broke, for the report
     assert response.status_code < 500, (profile.name, response.text, refused, node.last_refusal)
+    # every simulated block with calls carries its own RANDAO mix (geth's default: zero)
+    assert node.zero_randao == zero_randao, (profile.name, node.zero_randao - zero_randao)
     if not entry["pools"]:
         assert response.status_code == 404, response.text
         assert response.json()["error"] == "No pairs found"

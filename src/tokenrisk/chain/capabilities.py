@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tokenrisk.chain.entropy import random_bytes
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.errors import CallReverted, MalformedResponse, MethodUnsupported, RpcError
 
@@ -100,7 +101,10 @@ class Capabilities:
 def _probe_calls() -> list[tuple[str, list[Any]]]:
     """The first round trip: every probe that needs no block number."""
     call = {"from": _CALLER, "to": _EMPTY, "data": "0x"}
-    simulate = {"blockStateCalls": [{"calls": [call]}]}
+    # with a RANDAO mix as every simulated block of a check has one: a node that refused
+    # the override would refuse every check's simulation, and is found here instead
+    mix = {"prevRandao": "0x" + random_bytes(32).hex()}
+    simulate = {"blockStateCalls": [{"blockOverrides": mix, "calls": [call]}]}
     number_code = {_EMPTY: {"code": _RETURN_NUMBER}}
     overridden = {"number": hex(_OVERRIDDEN_NUMBER)}
     return [
