@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tokenrisk.chain.entropy import random_bytes
+from tokenrisk.chain.entropy import fresh_randao
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.errors import CallReverted, MalformedResponse, MethodUnsupported, RpcError
 
@@ -103,7 +103,7 @@ def _probe_calls() -> list[tuple[str, list[Any]]]:
     call = {"from": _CALLER, "to": _EMPTY, "data": "0x"}
     # with a RANDAO mix as every simulated block of a check has one: a node that refused
     # the override would refuse every check's simulation, and is found here instead
-    mix = {"prevRandao": "0x" + random_bytes(32).hex()}
+    mix = {"prevRandao": fresh_randao()}
     simulate = {"blockStateCalls": [{"blockOverrides": mix, "calls": [call]}]}
     number_code = {_EMPTY: {"code": _RETURN_NUMBER}}
     overridden = {"number": hex(_OVERRIDDEN_NUMBER)}

@@ -58,3 +58,15 @@ def _forgotten() -> None:
 
 
 os.register_at_fork(after_in_child=_forgotten)
+
+
+def fresh_randao() -> str:
+    """A simulated block's ``prevRandao`` (what ``block.prevrandao`` reads): 32 bytes of
+    the OS's CSPRNG, as unpredictable as a real block's RANDAO mix.
+
+    Without it a node simulates every block at zero (go-ethereum's ``eth_simulateV1``
+    builds each header afresh and only an override sets its mix digest; Nethermind's
+    default is zero too), a value no block after the merge ever has: a token could
+    let a simulated sell through and refuse every real one.  On chains without the
+    merge's rules ``block.prevrandao`` reads the difficulty and ignores this value."""
+    return "0x" + random_bytes(32).hex()

@@ -22,6 +22,7 @@ from typing import Any
 from tokenrisk.chain import universal
 from tokenrisk.chain import v4 as pools_v4
 from tokenrisk.chain.abi import ZERO_ADDRESS, decode_uint, encode_call
+from tokenrisk.chain.entropy import fresh_randao as fresh_randao  # re-exported: plans use it
 from tokenrisk.chain.entropy import random_bytes
 from tokenrisk.chain.registry import Dex
 from tokenrisk.model import Pool
@@ -48,18 +49,6 @@ def fresh_address() -> str:
         spare = random_bytes(20)
         drawn = bytes(b or 1 + s % 255 for b, s in zip(drawn, spare, strict=True))
     return "0x" + drawn.hex()
-
-
-def fresh_randao() -> str:
-    """A simulated block's ``prevRandao`` (what ``block.prevrandao`` reads): 32 bytes of
-    the OS's CSPRNG, as unpredictable as a real block's RANDAO mix.
-
-    Without it a node simulates every block at zero (go-ethereum's ``eth_simulateV1``
-    builds each header afresh and only an override sets its mix digest; Nethermind's
-    default is zero too), a value no block after the merge ever has: a token could
-    let a simulated sell through and refuse every real one.  On chains without the
-    merge's rules ``block.prevrandao`` reads the difficulty and ignores this value."""
-    return "0x" + random_bytes(32).hex()
 
 
 @dataclass(frozen=True)
