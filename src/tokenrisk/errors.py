@@ -110,6 +110,11 @@ class NotFoundError(TokenRiskError):
     status = 404
 
 
+class NoContract(NotFoundError):
+    """No contract at the address on the searched chain(s): an externally owned account
+    or an unused address (GetContractVerification answers it as "not a contract")."""
+
+
 class UnknownKeyName(NotFoundError):
     """No key of that name exists in the store."""
 

@@ -8,6 +8,7 @@ at the old head is dropped and the answer is the one of a check at the new head.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -52,11 +53,13 @@ async def served(
         await rounds.aclose()
 
 
-async def _check(svc: Service, token: str, **extra: str) -> dict[str, Any]:
+async def _check(
+    svc: Service, token: str, path: str = "/v2/IsHoneypot", **extra: str
+) -> dict[str, Any]:
     transport = httpx.ASGITransport(app=create_app(svc.settings, svc))
     params = {"address": token, "chainID": str(DEVNET_ID), **extra}
     async with httpx.AsyncClient(transport=transport, base_url="http://tokenrisk.test") as http:
-        reply = await http.get("/v2/IsHoneypot", params=params)
+        reply = await http.get(path, params=params)
     assert reply.status_code == 200, reply.text
     body: dict[str, Any] = reply.json()
     return body
@@ -82,6 +85,61 @@ async def test_a_known_token_at_an_unchanged_head_is_one_round(
     assert "eth_getBlockByNumber" in rounds.rounds[0]  # the confirmation, in that round
     assert _assumed(True) == used + 1
     assert _stable(planned) == _stable(read)
+
+
+def _probe_free(body: dict[str, Any]) -> str:
+    """A GetContractVerification body with its probe (a fresh address per trace, the
+    first call's sender) named ``PROBE``."""
+    text = json.dumps(body, sort_keys=True)
+    calls = body.get("contractCalls") or []
+    return text.replace(calls[0]["from"], "PROBE") if calls else text
+
+
+@pytest.mark.parametrize("entry_id", ["plain", "proxy-verified"])
+async def test_a_contract_verification_at_an_unchanged_head_is_one_round(
+    served: tuple[Service, Rounds], devnet: RunningDevnet, entry_id: str
+) -> None:
+    """GetContractVerification runs at the head as IsHoneypot does, its trace beside the
+    journey: recomputed at a head this worker knows, the confirmation, the journey and
+    the trace are one round (five before), and the answer is the one of a check that
+    read the head and the token first."""
+    svc, rounds = served
+    token, path = _address(devnet, entry_id), "/v2/GetContractVerification"
+    first = await _check(svc, token, path)  # first sight: resolved, then traced
+    read = await _check(svc, token, path)  # the head and the target read together
+    rounds.rounds.clear()
+    used = _assumed(True)
+    planned = await _check(svc, token, path)
+    assert len(rounds.rounds) == 1, rounds.rounds
+    assert "eth_getBlockByNumber" in rounds.rounds[0]  # the confirmation
+    assert "debug_traceCall" in rounds.rounds[0]  # the trace, beside the journey
+    assert _assumed(True) == used + 1
+    assert planned["contractCalls"] and planned["isRootOpenSource"] is True
+    assert _probe_free(planned) == _probe_free(read) == _probe_free(first)
+
+
+async def test_a_contract_verification_of_no_contract_or_a_non_token(
+    served: tuple[Service, Rounds], devnet: RunningDevnet
+) -> None:
+    """Resolving any contract (not only tokens) at the head: an address without code is
+    still "not a contract" (200), a contract that is no token is checked without a pool,
+    and IsHoneypot on it still refuses it as no token, even after GetContractVerification
+    remembered its resolution (a contract's resolution never stands in for a token's)."""
+    svc, _ = served
+    path = "/v2/GetContractVerification"
+    nothing = await _check(svc, "0x000000000000000000000000000000000000dEaD", path)
+    assert nothing["isContract"] is False and nothing["fullCheckPerformed"] is False
+    router = devnet.manifest["addresses"]["V2_ROUTER"]
+    for _ in range(2):  # the second at the head the first remembered
+        body = await _check(svc, router, path)
+        assert body["isContract"] is True and body["fullCheckPerformed"] is False, body
+        assert "no pool" in body["fullCheckReason"]
+    transport = httpx.ASGITransport(app=create_app(svc.settings, svc))
+    async with httpx.AsyncClient(transport=transport, base_url="http://tokenrisk.test") as http:
+        params = {"address": router, "chainID": str(DEVNET_ID)}
+        reply = await http.get("/v2/IsHoneypot", params=params)
+    assert reply.status_code == 400, reply.text
+    assert "not an ERC-20 token" in reply.json()["error"]
 
 
 @pytest.mark.parametrize("served", [15.0], ids=["cache-on"], indirect=True)

@@ -154,6 +154,26 @@ async def test_honest_owner_functions_stay_informational_through_each_profile(
         assert {f["severity"] for f in body["ownerPowers"]["findings"]} <= {"info"}
 
 
+async def test_contract_verification_through_each_profile(strict: Strict) -> None:
+    """GetContractVerification resolves at the head as IsHoneypot does (a remembered head
+    confirmed beside the work, the trace beside the journey): twice through every
+    profile, the second at the head the first remembered while the head stands, with a
+    call tree where the node traces and the reason where it cannot; never a 5xx."""
+    profile, node, http = strict
+    entry = _entry(node, "proxy-verified")
+    params = {"address": entry["address"], "chainID": 31337}
+    for _ in range(2):
+        response = await http.get("/v2/GetContractVerification", params=params)
+        assert response.status_code == 200, (profile.name, response.text)
+        body = response.json()
+        assert body["isContract"] is True and body["isRootOpenSource"] is True, body
+        if profile.serves("debug_traceCall"):
+            assert body["fullCheckPerformed"] is True and body["contractCalls"], body
+            assert body["summary"]["hasProxyCalls"] is True
+        else:
+            assert body["fullCheckReason"] == "the node cannot trace calls (no debug_traceCall)"
+
+
 async def test_a_lag_that_never_ends_is_a_503_in_our_words(
     strict_nodes: Callable[[Profile], StrictNode], tmp_path: Path
 ) -> None:

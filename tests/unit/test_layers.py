@@ -99,9 +99,10 @@ RAISED: dict[str, tuple[int, str]] = {
         "metadata, holder counts, No pairs found)",
     ),
     "tokenrisk.checks.verification": (
-        11,
-        "GetContractVerification with the call tree it is built on: the target, the trade, "
-        "the trace (simulate.probe), code reads and the verifier",
+        13,
+        "GetContractVerification with the call tree it is built on: the target at the head "
+        "(speculation, as IsHoneypot's), the trade, the trace (simulate.probe) beside it, "
+        "code reads and the verifier",
     ),
     "tokenrisk.api.check_routes": (
         12,

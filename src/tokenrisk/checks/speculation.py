@@ -43,29 +43,36 @@ Run = Callable[[Target, ChainHead | None], Coroutine[Any, Any, T]]
 
 
 async def at_head(
-    nodes: Nodes, trading: Trading, address: str, chain_id: int | None, run: Run[T]
+    nodes: Nodes,
+    trading: Trading,
+    address: str,
+    chain_id: int | None,
+    run: Run[T],
+    require_token: bool = True,
 ) -> T:
     """``run`` on ``address`` resolved, at the chain's head: the remembered head and
     resolution when they are likely current (confirmed beside the run), else both read
     now, together, as a check always did.  Without ``chain_id`` every chain is searched
-    and the head is left to the run.  Raises what resolving and ``run`` raise."""
+    and the head is left to the run.  ``require_token`` False: any contract resolves
+    (GetContractVerification), as :func:`~.target.resolve` takes it.  Raises what
+    resolving and ``run`` raise."""
     chosen = nodes.select(chain_id)
     if chain_id is None:
-        return await run(await resolve(chosen, address), None)
+        return await run(await resolve(chosen, address, require_token), None)
     node = chosen[0]
     known = request_head(node.rpc)  # this request read it already (a cache lookup)
     if known is not None:
-        target = _remembered(node, trading, address, known)
+        target = _remembered(node, trading, address, known, require_token)
         if target is not None:
             return await run(target, known)
     else:
         guess = node.recent(trading.ahead)
-        target = _remembered(node, trading, address, guess) if guess else None
+        target = _remembered(node, trading, address, guess, require_token) if guess else None
         if guess is not None and target is not None:
             done = await _confirmed(node, guess, target, run)
             if done is not None:
                 return done[0]
-    return await _resolved(node, trading, address, run)
+    return await _resolved(node, trading, address, run, require_token)
 
 
 async def _confirmed(node: Node, head: ChainHead, target: Target, run: Run[T]) -> tuple[T] | None:
@@ -91,19 +98,31 @@ async def _confirmed(node: Node, head: ChainHead, target: Target, run: Run[T]) -
     return None
 
 
-async def _resolved(node: Node, trading: Trading, address: str, run: Run[T]) -> T:
+async def _resolved(
+    node: Node, trading: Trading, address: str, run: Run[T], require_token: bool
+) -> T:
     """The check as it runs without a remembered head: the target and the head read
     together; the resolution is remembered when the head it was read between is one."""
     before = node.last_head()
-    target, head = await asyncio.gather(resolve([node], address), node.head())
+    target, head = await asyncio.gather(resolve([node], address, require_token), node.head())
     if before is not None and before.hash == head.hash:
-        trading.targets.put((node.id, address), (head.hash, target))
+        trading.targets.put(_key(node, address, require_token), (head.hash, target))
     return await run(target, head)
 
 
-def _remembered(node: Node, trading: Trading, address: str, head: ChainHead) -> Target | None:
-    """The resolution read at ``head``, when this worker has one."""
-    kept = trading.targets.value((node.id, address))
-    if kept is None or kept[0] != head.hash or not isinstance(kept[1], Target):
-        return None
-    return kept[1] if kept[1].node is node else None
+def _key(node: Node, address: str, require_token: bool) -> tuple[int, str]:
+    """Where a resolution is remembered: a token's apart from any contract's, so that a
+    check needing a token never runs on a contract resolved without that test."""
+    return (node.id, address if require_token else f"{address}:any")
+
+
+def _remembered(
+    node: Node, trading: Trading, address: str, head: ChainHead, require_token: bool
+) -> Target | None:
+    """The resolution read at ``head``, when this worker has one (a token's serves a
+    check of any contract too: the same reads, one test more)."""
+    for token_only in (True, False) if not require_token else (True,):
+        kept = trading.targets.value(_key(node, address, token_only))
+        if kept is not None and kept[0] == head.hash and isinstance(kept[1], Target):
+            return kept[1] if kept[1].node is node else None
+    return None

@@ -30,6 +30,7 @@ from tokenrisk.chain.tokens import is_contract, is_contract_code, is_erc20, read
 from tokenrisk.checks.tasks import finish, given
 from tokenrisk.errors import (
     DeadlineExceeded,
+    NoContract,
     NodeUnavailable,
     NotAToken,
     NotFoundError,
@@ -103,8 +104,8 @@ async def _target_on(node: Node, address: str, require_token: bool = True) -> Ta
 async def resolve(nodes: list[Node], address: str, require_token: bool = True) -> Target:
     """Find the token (or pair) on the given chains, deepest pool wins.
 
-    Raises NotFoundError when no chain has a contract at ``address`` (an externally
-    owned account or an unused address), NotAToken when the contract is not a token
+    Raises NoContract (a NotFoundError) when no chain has a contract at ``address`` (an
+    externally owned account or an unused address), NotAToken when the contract is not a token
     (unless ``require_token`` is False).
     """
 
@@ -123,7 +124,7 @@ async def resolve(nodes: list[Node], address: str, require_token: bool = True) -
         not_tokens = [t for t in found if isinstance(t, NotAToken)]
         if not_tokens:
             raise not_tokens[0]
-        raise NotFoundError(
+        raise NoContract(
             f"{address} is not a contract on the configured chains "
             "(an externally owned account or an unused address): nothing to check"
         )

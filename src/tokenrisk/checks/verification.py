@@ -11,12 +11,21 @@ import asyncio
 from dataclasses import replace
 
 from tokenrisk.chain.abi import checksum, parse_address
+from tokenrisk.chain.head import ChainHead
 from tokenrisk.checks.deps import VerificationDeps
 from tokenrisk.checks.results import VerificationResult
-from tokenrisk.checks.target import contract_chains, pick_pool, resolve
+from tokenrisk.checks.speculation import at_head
+from tokenrisk.checks.target import Target, pick_pool
+from tokenrisk.checks.tasks import finish
 from tokenrisk.checks.traced_code import contracts_of, read_ahead, route_contracts
 from tokenrisk.checks.trade import Prepared, prepare, run_journey
-from tokenrisk.errors import CallReverted, MethodUnsupported, ReplyTooDeep, ReplyTooLarge
+from tokenrisk.errors import (
+    CallReverted,
+    MethodUnsupported,
+    NoContract,
+    ReplyTooDeep,
+    ReplyTooLarge,
+)
 from tokenrisk.model import CodeReport, ContractCall, SimulationReport
 from tokenrisk.simulate.probe import is_precompile, trace_journey, walk_calls
 from tokenrisk.verification.verifier import Verifier
@@ -32,31 +41,67 @@ async def contract_verification(
     router: str | None = None,
 ) -> VerificationResult:
     """The verification of ``address`` and of the contracts its traced buy and sell call;
-    ``pair`` / ``router`` choose the pool traced (the deepest when omitted)."""
+    ``pair`` / ``router`` choose the pool traced (the deepest when omitted).
+
+    Resolved at the head as IsHoneypot is (:func:`~.speculation.at_head`: a remembered
+    head and resolution confirmed beside the work), and the trace taken beside the
+    journey rather than after it: a recomputed check of a known token is one round trip
+    to the node, as IsHoneypot's is (issue #27).  The trace is used only when the
+    journey's buy and sell went through, as before."""
     root = parse_address(address)
-    nodes = deps.nodes.select(chain_id)
-    on = await contract_chains(nodes, root)
-    if not on:
+
+    async def at(target: Target, head: ChainHead | None) -> VerificationResult:
+        return await _verification_at(deps, target, head, root, pair, router)
+
+    try:
+        return await at_head(deps.nodes, deps.trading, root, chain_id, at, require_token=False)
+    except NoContract:
         reason = "there is no contract at this address on the configured chains"
         return VerificationResult(False, False, None, reason=reason)
-    target = await resolve(on if len(on) == 1 else nodes, root, require_token=False)
+
+
+async def _verification_at(
+    deps: VerificationDeps,
+    target: Target,
+    head: ChainHead | None,
+    root: str,
+    pair: str | None,
+    router: str | None,
+) -> VerificationResult:
+    """:func:`contract_verification` of ``root`` resolved to ``target`` at ``head``: the
+    root's own verification, the journey and its trace, all at once."""
     node = target.node
-    root_status = await deps.verifier.status(node.id, root, fresh=True)
-    root_open = root_status == "verified"
-    unknown = (checksum(root),) if root_status == "unknown" else ()
-    pool = pick_pool(target, parse_address(pair) if pair else None, root, router)
-    if pool is None:
-        reason = "no pool of the token was found, so no buy and sell could be traced"
-        return VerificationResult(True, root_open, None, unknown, reason)
-    ready = await prepare(node, deps.trading, pool, target.token)
-    failed = untraceable(await run_journey(ready, deps.trading.simulations))
-    if failed is not None:
-        return VerificationResult(True, root_open, None, unknown, failed)
-    code = await code_report(ready, deps.verifier, fresh=True)
-    if code is None and not (await node.capabilities()).trace_call:
-        reason = "the node cannot trace calls (no debug_traceCall)"
-        return VerificationResult(True, root_open, None, unknown, reason)
-    return VerificationResult(True, root_open, _shown(code), unknown)
+    status = asyncio.create_task(deps.verifier.status(node.id, root, fresh=True))
+    traced: asyncio.Task[CodeReport | None] | None = None
+    try:
+        pool = pick_pool(target, parse_address(pair) if pair else None, root, router)
+        if pool is None:
+            open_, unknown = _root(await status, root)
+            reason = "no pool of the token was found, so no buy and sell could be traced"
+            return VerificationResult(True, open_, None, unknown, reason)
+        ready = await prepare(node, deps.trading, pool, target.token, None, head)
+        if ready.failed is None:  # the trace's requests go out with the journey's
+            traced = asyncio.create_task(code_report(ready, deps.verifier, fresh=True))
+        report = await run_journey(ready, deps.trading.simulations)
+        open_, unknown = _root(await status, root)
+        failed = untraceable(report)
+        if failed is not None:
+            return VerificationResult(True, open_, None, unknown, failed)
+        code = await traced if traced is not None else None
+        if code is None and not (await node.capabilities()).trace_call:
+            reason = "the node cannot trace calls (no debug_traceCall)"
+            return VerificationResult(True, open_, None, unknown, reason)
+        return VerificationResult(True, open_, _shown(code), unknown)
+    finally:
+        await finish(status)
+        if traced is not None:
+            await finish(traced)
+
+
+def _root(status: str, root: str) -> tuple[bool, tuple[str, ...]]:
+    """Whether the root contract is open source, and its address when its verification
+    is unknown (no source provider could say)."""
+    return status == "verified", (checksum(root),) if status == "unknown" else ()
 
 
 # THE CALL TREE AND ITS CONTRACTS' VERIFICATION
