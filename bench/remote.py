@@ -8,6 +8,9 @@ Two passes over the catalogue tokens on one fresh server:
   holder index; one untimed check on WETH first, so the server's own warm-up is not
   counted);
 - *recomputed*: the same tokens again, everything per token known, the answer computed;
+- *verification-recomputed* (``--remote-verification``): GetContractVerification of the
+  same tokens, recomputed (each token's verification asked once, untimed, first): its
+  resolution, journey and call trace at the head this server knows;
 - *recomputed-new-head* (``--remote-new-head``): the same tokens a third time, one empty
   block mined (``evm_mine`` straight to the node, untimed) before each check.  The
   devnet's head never moves, so the *recomputed* pass meets every memory kept per head
@@ -48,6 +51,7 @@ from tokenrisk.devnet.uniswap import WETH
 
 CHAIN = 31337
 PATH = "/v2/IsHoneypot"
+VERIFICATION = "/v2/GetContractVerification"
 
 
 @dataclass
@@ -136,10 +140,12 @@ async def _pass(
     run: RemoteRun,
     rounds: Path | None = None,
     mine_at: str | None = None,
+    path: str = PATH,
 ) -> RemoteRun:
     """``pids``: the server's and the node's; ``rounds``: a file each check's requests
     per sequential round are appended to (``bench/rounds.py``); ``mine_at``: the node's
-    own URL, a block mined there (not through the proxy) before each check."""
+    own URL, a block mined there (not through the proxy) before each check; ``path``:
+    the endpoint asked."""
     pid, node = pids
     cpu_started, node_started = cpu_seconds(descendants(pid)), cpu_seconds([node])
     for token in tokens:
@@ -148,7 +154,7 @@ async def _pass(
         window = proxy.window()
         window.bodies = [] if rounds is not None else None
         started = time.perf_counter()
-        status, _ = await http.get(PATH, {"address": token, "chainID": CHAIN})
+        status, _ = await http.get(path, {"address": token, "chainID": CHAIN})
         ended = time.perf_counter()
         run.wall.append(ended - started)
         run.gaps.append(gaps((started, ended), window.in_flight(ended)))
@@ -177,10 +183,12 @@ async def remote_runs(
     tokens: list[str],
     rounds: Path | None = None,
     new_head: bool = False,
+    verification: bool = False,
 ) -> list[RemoteRun]:
     """First-sight and recomputed passes over ``tokens`` through a proxy ``rtt`` away;
     ``rounds``: where to write each check's requests per round (None: nowhere);
-    ``new_head``: a third pass, recomputed at a new head block each check."""
+    ``new_head``: a third pass, recomputed at a new head block each check;
+    ``verification``: a GetContractVerification pass, recomputed (after an untimed one)."""
     work.mkdir(parents=True, exist_ok=True)
     async with LatencyProxy(devnet.url, rtt / 2, jitter) as proxy:
         options = ServerOptions(proxy.url, devnet.build_dir, work, cache_ttl=0)
@@ -193,6 +201,13 @@ async def remote_runs(
                 )
                 again = await _pass(http, proxy, pids, tokens, RemoteRun("recomputed", rtt), rounds)
                 runs = [again, first]
+                if verification:
+                    for token in tokens:  # untimed: each token's verification seen once
+                        await http.get(VERIFICATION, {"address": token, "chainID": CHAIN})
+                    run = RemoteRun("verification-recomputed", rtt)
+                    runs.append(
+                        await _pass(http, proxy, pids, tokens, run, rounds, None, VERIFICATION)
+                    )
                 if new_head:
                     run = RemoteRun("recomputed-new-head", rtt)
                     runs.append(await _pass(http, proxy, pids, tokens, run, rounds, devnet.url))

@@ -99,6 +99,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--remote-new-head", action="store_true",
         help="remote section: also recomputed checks each at a newly mined head block",
     )  # fmt: skip
+    parser.add_argument(
+        "--remote-verification", action="store_true",
+        help="remote section: also GetContractVerification, recomputed",
+    )  # fmt: skip
     parser.add_argument("--only", choices=["remote"], default=None, help="run one section only")
     return parser.parse_args(argv)
 
@@ -261,7 +265,7 @@ async def remote_section(args: argparse.Namespace) -> str:
         print(f"remote node, {args.remote_rtt_ms:g} ms away...", file=sys.stderr)
         runs = await remote_runs(
             devnet, Path(tmp) / "remote", rtt, jitter, tokens, args.remote_rounds,
-            args.remote_new_head,
+            args.remote_new_head, args.remote_verification,
         )  # fmt: skip
     return remote_text(runs, jitter)
 
