@@ -142,6 +142,22 @@ async def test_a_contract_verification_of_no_contract_or_a_non_token(
     assert "not an ERC-20 token" in reply.json()["error"]
 
 
+async def test_top_holders_of_an_indexed_token_are_two_rounds(
+    served: tuple[Service, Rounds], devnet: RunningDevnet
+) -> None:
+    """TopHolders: the code check beside the index's refresh (its head read), then the
+    supply, the candidates' balances and their code together (four rounds before)."""
+    svc, rounds = served
+    token = _address(devnet, "plain")
+    await _check(svc, token, "/v1/TopHolders")  # the first index of the token
+    rounds.rounds.clear()
+    body = await _check(svc, token, "/v1/TopHolders")
+    assert len(rounds.rounds) == 2, rounds.rounds
+    assert "eth_getBlockByNumber" in rounds.rounds[0]  # the refresh's head, with the code
+    assert body["holders"] and any(h["isContract"] for h in body["holders"])  # the pool
+    assert any(not h["isContract"] for h in body["holders"])
+
+
 @pytest.mark.parametrize("served", [15.0], ids=["cache-on"], indirect=True)
 async def test_a_cache_miss_at_a_known_head_uses_the_resolution_remembered_there(
     served: tuple[Service, Rounds], devnet: RunningDevnet

@@ -98,6 +98,11 @@ RAISED: dict[str, tuple[int, str]] = {
         "provides it), and what the answer says of that pool and its tokens (creation, "
         "metadata, holder counts, No pairs found)",
     ),
+    "tokenrisk.checks.top_holders": (
+        9,
+        "TopHolders and the holder index kept fresh for every check: the index's refresh "
+        "runs beside the code check (issue #27), settled on the way out (checks.tasks)",
+    ),
     "tokenrisk.checks.verification": (
         13,
         "GetContractVerification with the call tree it is built on: the target at the head "

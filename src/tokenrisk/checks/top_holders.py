@@ -16,15 +16,17 @@ from tokenrisk.chain.node import Node
 from tokenrisk.chain.tokens import is_contract
 from tokenrisk.checks.deps import HolderIndex, HoldersDeps
 from tokenrisk.checks.results import HolderBalance, TopHoldersResult
+from tokenrisk.checks.tasks import finish
 from tokenrisk.errors import NotFoundError, StoreConflict
 from tokenrisk.holders.index import (
     DEVNET_CHAIN_IDS,
     IndexSettings,
     first_window_ahead,
     head_block,
+    holder_candidates,
     holder_count,
     index_token,
-    top_holders_checked,
+    ranked_live,
     total_supply,
 )
 
@@ -36,23 +38,41 @@ async def top_holders(
 ) -> TopHoldersResult:
     """The ``limit`` largest holders now (the API bounds ``limit`` by the caller's tier).
 
+    Two round trips to the node when the index is current (issue #27): the code check
+    beside the index's refresh (which reads the head, and the code itself before it
+    writes anything; with a job queue the refresh waits for the check, so no job is
+    queued for an address without code), then the supply, the candidates' balances and
+    whether each candidate is a contract, together.
+
     Raises UnknownChain, and NotFoundError when there is no contract at ``address``.
     """
     token = parse_address(address)
-    node = deps.nodes.node(chain_id)
-    (flags,) = [await is_contract(node.rpc, [token])]
-    if not flags[0]:
-        raise NotFoundError("no contract at this address on this chain")
-    await refresh_index(deps.index, node, token)
-    store = deps.index.store
-    supply, rows = await asyncio.gather(
-        total_supply(node.rpc, token), top_holders_checked(node.rpc, store, chain_id, token, limit)
+    node, index = deps.nodes.node(chain_id), deps.index
+    inline = index.queue is None
+    refreshed = asyncio.create_task(refresh_index(index, node, token)) if inline else None
+    try:
+        (flags,) = [await is_contract(node.rpc, [token])]
+        if not flags[0]:
+            raise NotFoundError("no contract at this address on this chain")
+        await (refreshed if refreshed is not None else refresh_index(index, node, token))
+    finally:
+        if refreshed is not None:
+            await finish(refreshed)
+    candidates = await holder_candidates(index.store, chain_id, token, limit)
+    addresses = [a for a, _ in candidates]
+    supply, rows, codes = await asyncio.gather(
+        total_supply(node.rpc, token),
+        ranked_live(node.rpc, token, candidates, limit),
+        _contracts(node, addresses),
     )
-    contracts = await is_contract(node.rpc, [a for a, _ in rows]) if rows else []
-    holders = tuple(
-        HolderBalance(checksum(a), b, c) for (a, b), c in zip(rows, contracts, strict=True)
-    )
+    contract = dict(zip(addresses, codes, strict=True))
+    holders = tuple(HolderBalance(checksum(a), b, contract[a]) for a, b in rows)
     return TopHoldersResult(supply or 0, holders)
+
+
+async def _contracts(node: Node, addresses: list[str]) -> list[bool]:
+    """Whether each address holds code (no request for none)."""
+    return await is_contract(node.rpc, addresses) if addresses else []
 
 
 # THE INDEX, FRESH FOR A CHECK

@@ -342,10 +342,26 @@ async def top_holders_checked(
 
     For tokens whose balances move without Transfer logs (reflection, rebasing) the
     index is only an approximation: this takes the ``limit * pool`` largest indexed
-    holders, replaces their balances by the chain's, and ranks those again.  A holder
-    whose ``balanceOf`` reverts keeps its indexed balance.
+    holders (:func:`holder_candidates`), replaces their balances by the chain's, and
+    ranks those again (:func:`ranked_live`).  A holder whose ``balanceOf`` reverts keeps
+    its indexed balance.
     """
-    candidates = await asyncio.to_thread(store.top_holders, chain_id, token, limit * pool)
+    candidates = await holder_candidates(store, chain_id, token, limit, pool)
+    return await ranked_live(rpc, token, candidates, limit)
+
+
+async def holder_candidates(
+    store: Store, chain_id: int, token: str, limit: int = 50, pool: int = 4
+) -> list[tuple[str, int]]:
+    """The ``limit * pool`` largest indexed holders: (address, indexed balance)."""
+    return list(await asyncio.to_thread(store.top_holders, chain_id, token, limit * pool))
+
+
+async def ranked_live(
+    rpc: JsonRpc, token: str, candidates: list[tuple[str, int]], limit: int
+) -> list[tuple[str, int]]:
+    """The ``limit`` largest of ``candidates`` by the balances ``balanceOf`` reads now
+    (one batch; a holder whose call reverts keeps its indexed balance), zeros left out."""
     calls = [
         ("eth_call", call_params(token, encode_call("balanceOf(address)", [holder])))
         for holder, _ in candidates
@@ -871,5 +887,7 @@ __all__ = [
     "parse_transfers",
     "top_holders",
     "top_holders_checked",
+    "holder_candidates",
+    "ranked_live",
     "total_supply",
 ]
