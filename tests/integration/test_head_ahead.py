@@ -158,6 +158,30 @@ async def test_top_holders_of_an_indexed_token_are_two_rounds(
     assert any(not h["isContract"] for h in body["holders"])
 
 
+@pytest.mark.parametrize("entry_id", ["plain", "multi-pair"])
+async def test_get_pairs_reads_symbols_and_known_creation_blocks_beside_the_search(
+    served: tuple[Service, Rounds], devnet: RunningDevnet, entry_id: str
+) -> None:
+    """GetPairs: the symbols of the token and the base tokens go out with the search, and
+    the blocks of the creations the last lookup kept with the lookup that confirms them,
+    so a token's pairs asked again are two round trips (four before), the same answer."""
+    svc, rounds = served
+    token = _address(devnet, entry_id)
+    transport = httpx.ASGITransport(app=create_app(svc.settings, svc))
+    async with httpx.AsyncClient(transport=transport, base_url="http://tokenrisk.test") as http:
+        params = {"address": token, "chainID": str(DEVNET_ID)}
+        other = {**params, "address": _address(devnet, "fot-3")}
+        await http.get("/v1/GetPairs", params=other)  # the node's capabilities probed
+        rounds.rounds.clear()
+        first = await http.get("/v1/GetPairs", params=params)
+        assert len(rounds.rounds) <= 3, rounds.rounds
+        rounds.rounds.clear()
+        again = await http.get("/v1/GetPairs", params=params)
+    assert len(rounds.rounds) == 2, rounds.rounds
+    assert first.status_code == again.status_code == 200
+    assert first.json() == again.json() and first.json(), first.text
+
+
 @pytest.mark.parametrize("served", [15.0], ids=["cache-on"], indirect=True)
 async def test_a_cache_miss_at_a_known_head_uses_the_resolution_remembered_there(
     served: tuple[Service, Rounds], devnet: RunningDevnet

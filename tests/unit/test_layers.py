@@ -98,6 +98,12 @@ RAISED: dict[str, tuple[int, str]] = {
         "provides it), and what the answer says of that pool and its tokens (creation, "
         "metadata, holder counts, No pairs found)",
     ),
+    "tokenrisk.checks.pairs": (
+        9,
+        "GetPairs: the search (target, chain.created, chain.dex), the symbols read beside "
+        "it and the creation blocks' stamps read beside the lookup, settled on the way "
+        "out (checks.tasks: issue #27)",
+    ),
     "tokenrisk.checks.top_holders": (
         9,
         "TopHolders and the holder index kept fresh for every check: the index's refresh "

@@ -124,6 +124,13 @@ async def with_creations(node: Node, token: str, pools: list[Pool]) -> list[Pool
     return await dex.with_creation(node.rpc, pools, known)
 
 
+def kept_blocks(node: Node, token: str) -> list[int]:
+    """The blocks of ``token``'s creations this node's last :func:`creations` lookup
+    kept: their stamps can be read beside the lookup that confirms them."""
+    kept = node.scanned.value(token.lower())
+    return [c.block for c in kept[2]] if kept is not None else []
+
+
 async def complete(
     node: Node, found: list[dex.Creation] | None, pools: Sequence[Pool]
 ) -> list[dex.Creation]:
