@@ -26,7 +26,7 @@ from tokenrisk.chain import dex
 from tokenrisk.chain.node import Node, Nodes
 from tokenrisk.chain.pools import search_pools, unsearched_before
 from tokenrisk.chain.registry import Chain
-from tokenrisk.chain.tokens import is_contract, is_contract_code, is_erc20, read_token
+from tokenrisk.chain.tokens import is_contract_code, is_erc20, read_token
 from tokenrisk.checks.tasks import finish, given
 from tokenrisk.errors import (
     DeadlineExceeded,
@@ -315,15 +315,6 @@ async def on_every_chain(nodes: Sequence[Node], work: Callable[[Node], Awaitable
         else:
             answers.append((node, reply))
     return Search(answers, down)
-
-
-async def contract_chains(nodes: Sequence[Node], address: str) -> list[Node]:
-    """The chains with code at ``address`` (chains whose node is down are skipped and
-    named); raises the first node failure when every chain answered "no code" or failed."""
-    search = await on_every_chain(nodes, lambda n: is_contract(n.rpc, [address]))
-    if search.down and not any(flags[0] for _, flags in search.answers):
-        raise search.down[0][1]  # "not a contract" only when every chain answered that
-    return [node for node, flags in search.skip_down() if flags[0]]
 
 
 def unsearched_known(nodes: Nodes, address: str, chain_id: int | None) -> list[str]:
