@@ -63,11 +63,14 @@ async def _pairs_on(node: Node, token: str) -> list[Pool]:
         base, found = await asyncio.gather(base_pools(node, token), created.creations(node, token))
         others = await dex.other_pools(rpc, chain, token, found or [], base)
         known = await created.complete(node, found, [p for p in base if p.version != "V4"])
+        pools = [*base, *others]
+        listed = {p.address.lower() for p in pools}
         stamps = await early
-        missing = {c.block for c in known} - stamps.keys()
+        # as with_creation would read them: only the blocks of the listed pools' events
+        missing = {c.block for c in known if c.pool.lower() in listed} - stamps.keys()
         if missing:
             stamps = {**stamps, **await dex.block_stamps(rpc, sorted(missing))}
-        return await dex.with_creation(rpc, [*base, *others], known, stamps)
+        return await dex.with_creation(rpc, pools, known, stamps)
     finally:
         await finish(early)
 
