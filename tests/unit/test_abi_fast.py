@@ -1,4 +1,5 @@
-"""The hot-path ABI encoder gives eth_abi's bytes for every shape it takes on."""
+"""The hot-path ABI codec gives eth_abi's bytes for every shape it takes on, and reads
+back exactly what eth_abi reads (or leaves the bytes to it)."""
 
 from __future__ import annotations
 
@@ -7,17 +8,19 @@ from typing import Any
 
 import pytest
 from Crypto.Hash import keccak
+from eth_abi.abi import decode as eth_abi_decode
 from eth_abi.abi import encode as eth_abi_encode
 from eth_utils.address import to_checksum_address
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tokenrisk.chain import universal
+from tokenrisk.chain import abicodec, universal
 from tokenrisk.chain.abi import (
     ZERO_ADDRESS,
     _eip55,
     _fast_encode,
     _object_keccak,
+    decode,
     decode_uint,
     encode_args,
     encode_call,
@@ -26,7 +29,7 @@ from tokenrisk.chain.abi import (
     selector,
 )
 from tokenrisk.chain.registry import Dex
-from tokenrisk.errors import InvalidAddress
+from tokenrisk.errors import AbiDecodeError, InvalidAddress
 from tokenrisk.model import Pool
 from tokenrisk.simulate.calls import DEADLINE, Route, balance_of, filled, v4_trade
 
@@ -63,9 +66,12 @@ def test_static_tuple_matches(t0: str, t1: str, fee: int, amount: int, flag: boo
         (["uint256"], [-1]),
         (["address"], ["0x1234"]),
         (["string"], ["text"]),
-        (["bytes"], [b"x"]),
+        (["bytes"], [bytearray(b"x")]),  # eth_abi takes it; not bytes here
+        (["bytes4"], [b"abcd"]),
         (["uint256[2]"], [[1, 2]]),
-        (["int256[]"], [[1, 2]]),
+        (["(string,uint256)[]"], [[("a", 1)]]),
+        (["(bool,bytes)"], [(1, b"")]),  # 1 is not a bool here
+        (["uint256[]"], ["12"]),
         (["bytes32"], [b"short"]),  # eth_abi pads it; not a word here
         (["int24"], [2**23]),
         (["int24"], [True]),
@@ -88,6 +94,69 @@ def test_signed_words_and_word_arrays_match_eth_abi(
     types = ["int24", "bytes32[]", "int256", "uint256[]"]
     args: list[Any] = [tick, words, big, amounts]
     assert _fast_encode(types, args) == eth_abi_encode(types, args)
+
+
+STEPS = ["(address,address,uint256,uint256,bytes)[]"]
+RESULTS = ["(bool,uint256,bytes)[]"]
+steps = st.lists(st.tuples(addresses, addresses, uint256, uint256, st.binary(max_size=100)))
+results = st.lists(st.tuples(st.booleans(), uint256, st.binary(max_size=100)), max_size=6)
+
+
+@given(steps, st.lists(st.binary(max_size=40), max_size=3), st.integers(-(2**255), 2**255 - 1))
+def test_dynamic_tuples_bytes_and_nested_arrays_match_eth_abi(
+    calls: list[Any], blobs: list[bytes], signed: int
+) -> None:
+    types = [*STEPS, "bytes[]", "int256", "(uint8,(bytes,address[]))"]
+    args: list[Any] = [calls, blobs, signed, (7, (b"\1" * 33, [c[0] for c in calls]))]
+    assert _fast_encode(types, args) == eth_abi_encode(types, args)
+    assert _fast_encode(STEPS, [calls]) == eth_abi_encode(STEPS, [calls])
+
+
+@given(results, st.lists(addresses, max_size=3))
+def test_canonical_replies_decode_as_eth_abi_decodes_them(rows: list[Any], who: list[str]) -> None:
+    types = [*RESULTS, "address[]", "int24", "bytes32"]
+    args: list[Any] = [rows, who, -5, b"\2" * 32]
+    data = eth_abi_encode(types, args)
+    assert abicodec.decode(types, data) is not None  # taken by the fast reader
+    assert decode(types, data) == eth_abi_decode(types, data)
+    assert decode(types, "0x" + data.hex()) == eth_abi_decode(types, data)
+
+
+def _eth_abi_or_error(types: list[str], data: bytes) -> Any:
+    try:
+        return eth_abi_decode(types, data)
+    except Exception:  # noqa: BLE001 - any of eth_abi's errors
+        return AbiDecodeError
+
+
+@given(results, st.binary(max_size=64), st.integers(0, 400), st.integers(0, 255))
+def test_any_other_bytes_are_eth_abis_to_decide(
+    rows: list[Any], noise: bytes, at: int, value: int
+) -> None:
+    """Dirty padding, moved offsets, trailing bytes, truncation, garbage: the answer (or
+    the refusal) is eth_abi's."""
+    data = bytearray(eth_abi_encode(RESULTS, [rows]))
+    if data:
+        data[at % len(data)] = value
+    for variant in (bytes(data), bytes(data) + noise, bytes(data[: at % (len(data) + 1)]), noise):
+        expected = _eth_abi_or_error(RESULTS, variant)
+        if expected is AbiDecodeError:
+            with pytest.raises(AbiDecodeError):
+                decode(RESULTS, variant)
+        else:
+            assert decode(RESULTS, variant) == expected
+    for kind, word in (("bool", 2), ("uint8", 256), ("address", 1 << 160), ("int8", 128)):
+        dirty = word.to_bytes(32, "big")
+        assert abicodec.decode([kind], dirty) is None
+        with pytest.raises(AbiDecodeError):
+            decode([kind], dirty)
+
+
+def test_a_hostile_length_is_refused_without_building_it() -> None:
+    huge = (32).to_bytes(32, "big") + (2**255).to_bytes(32, "big")
+    assert abicodec.decode(RESULTS, huge) is None
+    with pytest.raises(AbiDecodeError):
+        decode(RESULTS, huge)
 
 
 def test_keccak_is_pycryptodomes() -> None:

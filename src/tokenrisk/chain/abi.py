@@ -20,6 +20,7 @@ from eth_abi.abi import decode as _abi_decode
 from eth_abi.abi import encode as _abi_encode
 from eth_utils.address import to_checksum_address
 
+from tokenrisk.chain import abicodec
 from tokenrisk.chain.signatures import ERROR, PANIC, WRAPPED_ERROR
 from tokenrisk.errors import AbiDecodeError, InvalidAddress
 
@@ -130,23 +131,7 @@ def selector(signature: str) -> bytes:
 
 def _types_of(signature: str) -> list[str]:
     inner = signature[signature.index("(") + 1 : signature.rindex(")")]
-    return _split_types(inner)
-
-
-def _split_types(inner: str) -> list[str]:
-    types: list[str] = []
-    depth, start = 0, 0
-    for i, char in enumerate(inner):
-        if char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-        elif char == "," and depth == 0:
-            types.append(inner[start:i])
-            start = i + 1
-    if inner[start:]:
-        types.append(inner[start:])
-    return types
+    return abicodec.split_types(inner)
 
 
 def encode_args(types: Sequence[str], args: Sequence[Any]) -> bytes:
@@ -181,88 +166,9 @@ def _encode(signature: str, args: Sequence[Any]) -> str:
     return "0x" + (selector(signature) + encode_args(_call_types(signature), args)).hex()
 
 
-# -- the hot path: static words and address[] without eth_abi's generic machinery ----------
-
-_UINT_BITS = {f"uint{n}": n for n in range(8, 257, 8)}
-_INT_BITS = {f"int{n}": n for n in range(8, 257, 8)}
-_ARRAY_ITEMS = frozenset({"address", "bytes32", *_UINT_BITS})
-"""Element types of the dynamic arrays encoded here (``address[]``, ``bytes32[]``...)."""
-
-
-def address_word(value: Any) -> bytes | None:
-    """The ABI word of a 0x-hex address (any case); None for anything else."""
-    if isinstance(value, str) and _HEX_ADDRESS.fullmatch(value):
-        return bytes.fromhex(value[2:]).rjust(32, b"\0")
-    return None
-
-
-def _word(kind: str, value: Any) -> bytes | None:
-    """One 32-byte word for a static ``kind``; None when this encoder does not handle it
-    (eth_abi then does, and raises its own errors for bad values)."""
-    if kind == "address":
-        return address_word(value)
-    bits = _UINT_BITS.get(kind)
-    if bits is not None:
-        if type(value) is int and 0 <= value < 1 << bits:
-            return value.to_bytes(32, "big")
-        return None
-    if kind == "bool" and type(value) is bool:
-        return (1 if value else 0).to_bytes(32, "big")
-    if kind == "bytes32" and type(value) is bytes and len(value) == 32:
-        return value
-    return _signed(kind, value)
-
-
-def _signed(kind: str, value: Any) -> bytes | None:
-    """An ``intN`` word: two's complement over the 32 bytes (a V4 tick spacing)."""
-    bits = _INT_BITS.get(kind)
-    if bits is None or type(value) is not int or not -(1 << bits - 1) <= value < 1 << bits - 1:
-        return None
-    return value.to_bytes(32, "big", signed=True)
-
-
-def _static(kind: str, value: Any) -> bytes | None:
-    """A static value: a word, or an inline tuple of words ``(t1,t2,...)``."""
-    if not kind.startswith("("):
-        return _word(kind, value)
-    inner = _split_types(kind[1:-1])
-    if not isinstance(value, tuple | list) or len(value) != len(inner):
-        return None
-    words = [_word(k, v) for k, v in zip(inner, value, strict=True)]
-    return None if any(w is None for w in words) else b"".join(w or b"" for w in words)
-
-
-def _fast_encode(types: Sequence[str], args: Sequence[Any]) -> bytes | None:
-    """Encoding of static words, static tuples and arrays of words such as ``address[]``
-    and ``bytes32[]`` (head/tail layout);
-    None for anything else, so only the plain, hot shapes skip eth_abi."""
-    if len(types) != len(args):
-        return None
-    heads: list[bytes] = []
-    tails: list[bytes] = []
-    dynamic_at: list[int] = []
-    for kind, value in zip(types, args, strict=True):
-        if kind.endswith("[]") and kind[:-2] in _ARRAY_ITEMS:
-            if not isinstance(value, list | tuple):
-                return None
-            words = [_word(kind[:-2], v) for v in value]
-            if any(w is None for w in words):
-                return None
-            dynamic_at.append(len(heads))
-            heads.append(b"")
-            tails.append(len(words).to_bytes(32, "big") + b"".join(w or b"" for w in words))
-            continue
-        if "[" in kind or kind in ("bytes", "string"):
-            return None
-        encoded = _static(kind, value)
-        if encoded is None:
-            return None
-        heads.append(encoded)
-    offset = sum(32 if i in dynamic_at else len(h) for i, h in enumerate(heads))
-    for i, tail in zip(dynamic_at, tails, strict=True):
-        heads[i] = offset.to_bytes(32, "big")
-        offset += len(tail)
-    return b"".join(heads) + b"".join(tails)
+_fast_encode = abicodec.encode
+"""The hot path: the shapes tokenrisk encodes in bulk, without eth_abi (see abicodec)."""
+address_word = abicodec.address_word
 
 
 def to_bytes(data: str | bytes) -> bytes:
@@ -272,9 +178,14 @@ def to_bytes(data: str | bytes) -> bytes:
 
 
 def decode(types: Sequence[str], data: str | bytes) -> tuple[Any, ...]:
-    """Decode return data; raises AbiDecodeError on anything malformed."""
+    """Decode return data; raises AbiDecodeError on anything malformed.
+
+    The canonical layouts of the common shapes are read without eth_abi (abicodec,
+    which accepts only bytes that encode back to themselves); eth_abi decides the rest."""
     try:
-        return tuple(_abi_decode(list(types), to_bytes(data)))
+        raw = to_bytes(data)
+        fast = abicodec.decode(types, raw)
+        return fast if fast is not None else tuple(_abi_decode(list(types), raw))
     except Exception as exc:  # eth-abi raises a zoo of types; all mean "garbage"
         raise AbiDecodeError(f"cannot decode {list(types)}: {exc}") from exc
 
