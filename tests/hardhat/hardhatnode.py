@@ -151,15 +151,16 @@ def _quiet(node: HardhatNode) -> None:
 def _wait_ready(node: HardhatNode) -> None:
     body = {"jsonrpc": "2.0", "id": 1, "method": "eth_chainId", "params": []}
     deadline = time.monotonic() + START_TIMEOUT
-    while time.monotonic() < deadline:
-        if node.process.poll() is not None:
-            break
-        try:
-            if httpx.post(node.url, json=body, timeout=2.0).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
+    with httpx.Client() as client:
+        while time.monotonic() < deadline:
+            if node.process.poll() is not None:
+                break
+            try:
+                if client.post(node.url, json=body, timeout=2.0).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
     tail = node.log_path.read_text(errors="replace")[-2000:]
     raise RuntimeError(f"Hardhat's node did not answer JSON-RPC:\n{tail}")
 

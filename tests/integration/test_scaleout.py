@@ -102,15 +102,16 @@ def _env(devnet: Any, redis: RedisServer, store: str, data_dir: Path) -> dict[st
 
 def _wait_ready(url: str, process: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"API worker exited with code {process.returncode}")
-        try:
-            if httpx.get(f"{url}/openapi.json", timeout=2.0).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
+    with httpx.Client() as client:  # one client (and TLS context) for every poll
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise RuntimeError(f"API worker exited with code {process.returncode}")
+            try:
+                if client.get(f"{url}/openapi.json", timeout=2.0).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
     raise RuntimeError("API worker did not start")
 
 

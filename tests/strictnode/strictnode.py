@@ -442,8 +442,8 @@ class _Upstream:
                 else:
                     reader, writer = await asyncio.open_connection(self._host, self._port)
                 try:
-                    writer.write(f"{self._head}Content-Length: {len(body)}\r\n\r\n".encode())
-                    writer.write(body)
+                    head = f"{self._head}Content-Length: {len(body)}\r\n\r\n".encode()
+                    writer.write(head + body)  # one send, not two
                     await writer.drain()
                     status, length = _response_head(await reader.readuntil(b"\r\n\r\n"))
                     payload = await reader.readexactly(length)
