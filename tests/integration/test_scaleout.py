@@ -22,7 +22,6 @@ import asyncio
 import os
 import subprocess
 import sys
-import time
 import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
@@ -33,6 +32,7 @@ from typing import Any
 import httpx
 import pytest
 from receipts import node_call
+from serving import wait_healthy
 
 from tokenrisk.devnet.node import free_port
 from tokenrisk.devnet.redisserver import RedisServer, start_redis
@@ -100,21 +100,6 @@ def _env(devnet: Any, redis: RedisServer, store: str, data_dir: Path) -> dict[st
     return env
 
 
-def _wait_ready(url: str, process: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    with httpx.Client() as client:  # one client (and TLS context) for every poll
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                raise RuntimeError(f"API worker exited with code {process.returncode}")
-            try:
-                if client.get(f"{url}/openapi.json", timeout=2.0).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.1)
-    raise RuntimeError("API worker did not start")
-
-
 @pytest.fixture(scope="module")
 def cluster(
     devnet: Any, redis_server: RedisServer, store_url: str, tmp_path_factory: pytest.TempPathFactory
@@ -133,7 +118,7 @@ def cluster(
             )
             urls.append(f"http://127.0.0.1:{port}")
         for url, process in zip(urls, processes, strict=True):
-            _wait_ready(url, process)
+            wait_healthy(url, process, None, timeout=60.0, path="/openapi.json")
         yield Cluster(urls, env)
     finally:
         for process in processes:
