@@ -1,8 +1,10 @@
 """ABI encoding, selectors, addresses and revert decoding (thin, typed wrappers).
 
-All real work is eth-abi / eth-utils; this module only gives it the shapes tokenrisk
+eth-abi / eth-utils define the answers; this module gives them the shapes tokenrisk
 uses everywhere: ``encode_call("transfer(address,uint256)", [to, amount])`` and
-``decode(["uint256"], data)``.  Decoding failures raise :class:`AbiDecodeError` so a
+``decode(["uint256"], data)``.  The shapes sent and read in bulk (words, bytes, tuples,
+arrays) go through :mod:`.abicodec`, which gives eth-abi's bytes and values and leaves
+everything else to it.  Decoding failures raise :class:`AbiDecodeError` so a
 token returning garbage becomes a verdict, never a crash.
 """
 
