@@ -10,7 +10,6 @@ token returning garbage becomes a verdict, never a crash.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Callable, Sequence
 from functools import lru_cache
@@ -27,7 +26,7 @@ from tokenrisk.chain.signatures import ERROR, PANIC, WRAPPED_ERROR
 from tokenrisk.errors import AbiDecodeError, InvalidAddress
 
 ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
-_HEX_ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
+_HEX_ADDRESS = abicodec.HEX_ADDRESS
 _ERROR_SELECTOR = bytes.fromhex(ERROR[2:])
 _PANIC_SELECTOR = bytes.fromhex(PANIC[2:])
 WRAPPED_ERROR_SELECTOR = bytes.fromhex(WRAPPED_ERROR[2:])
