@@ -90,14 +90,17 @@ def old_code(fault: Fault, head: int) -> Chooser:
 
 @pytest.fixture
 async def make(devnet: RunningDevnet, tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
-    """``make(choose)``: a service on the devnet through a FaultyNode (None: direct)."""
+    """``make(choose)``: a service on the devnet through a FaultyNode (None: direct);
+    ``make(choose, transport)``: through that FaultyNode subclass."""
     made: list[tuple[Service, FaultyNode | None]] = []
 
-    def build(choose: Chooser | None) -> tuple[Service, FaultyNode | None]:
+    def build(
+        choose: Chooser | None, transport: type[FaultyNode] = FaultyNode
+    ) -> tuple[Service, FaultyNode | None]:
         data = tmp_path / f"svc-{len(made)}"
         settings = Settings(devnet=False, data_dir=data, deadline=120.0)
         svc = connect_devnet(settings, devnet.url, devnet.manifest, Path(devnet.build_dir))
-        faulty = FaultyNode(devnet.url, choose) if choose is not None else None
+        faulty = transport(devnet.url, choose) if choose is not None else None
         if faulty is not None:
             rpc = RpcClient(devnet.url, RpcSettings(retries=0), "devnet node", transport=faulty)
             svc.nodes[DEVNET_ID].rpc = rpc
@@ -258,6 +261,45 @@ async def test_pairs_read_only_the_events_after_the_head_they_were_read_at(
     assert set(third) - set(first)  # the new pair, from the newer blocks alone
     assert {k: third[k] for k in first} == first
     assert starts and set(starts) == {head + 1 - REREAD}
+
+
+class NoLogTimes(FaultyNode):
+    """A node whose logs lack execution-apis' ``blockTimestamp`` (older clients)."""
+
+    def _replace(self, call: dict[str, Any], real: Any) -> Any:
+        logs = real.get("result") if isinstance(real, dict) else None
+        if call["method"] == "eth_getLogs" and isinstance(logs, list):
+            bare = [{k: v for k, v in log.items() if k != "blockTimestamp"} for log in logs]
+            real = {**real, "result": bare}
+        return super()._replace(call, real)
+
+
+async def test_creation_times_from_the_events_or_from_their_blocks(
+    make: Callable[..., Any], fresh: str, devnet: RunningDevnet
+) -> None:
+    """Where the node gives each log's ``blockTimestamp`` (anvil; geth since 1.16, erigon
+    and besu, as execution-apis now has it), a pool's creation time comes with its event;
+    where it does not, the creation blocks are read after the lookup: the same answer,
+    one round trip fewer with the field."""
+    read: list[str] = []
+
+    def headers(call: dict[str, Any]) -> Fault | None:
+        if call["method"] == "eth_getBlockByNumber":
+            read.append(call["params"][0])
+        return None
+
+    answers, blocks = [], []
+    for transport in (FaultyNode, NoLogTimes):
+        svc, _ = make(headers, transport)
+        await svc.nodes[DEVNET_ID].head()  # the head's own read, before counting
+        read.clear()
+        answers.append(_created(await _pools(svc, fresh)))
+        blocks.append(sorted(set(read)))
+    assert answers[0] == answers[1]
+    times = [t for t, _ in answers[0].values() if t is not None]
+    assert len(times) >= 2  # the fixture's two pools (and any the build created)
+    assert not set(blocks[0]) - {"latest"}  # no creation block read: the events had it
+    assert set(blocks[1]) - {"latest"}  # read without the field
 
 
 @pytest.mark.parametrize("choose", [None, capped], ids=["events", "history"])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Protocol
@@ -521,6 +521,9 @@ class Creation:
     block: int
     tx_hash: str
     block_hash: str | None = None  # of ``block`` when the event was read (a reorg changes it)
+    timestamp: int | None = None
+    """``block``'s time as the event carried it (the log's ``blockTimestamp``,
+    execution-apis' log object); None: read with the block (:func:`block_stamps`)."""
 
 
 async def creations(
@@ -586,9 +589,29 @@ def read_creation(dex: Dex, log: Any) -> Creation | None:
             int(log["blockNumber"], 16),
             str(log["transactionHash"]),
             str(block_hash).lower() if isinstance(block_hash, str) else None,
+            log_time(log.get("blockTimestamp")),
         )
     except (KeyError, IndexError, TypeError, ValueError):
         return None
+
+
+def log_time(stamp: Any) -> int | None:
+    """A log's ``blockTimestamp`` (a quantity, execution-apis' log object since 2025);
+    None when absent, malformed or zero (a node that fills the field with 0 has not read
+    it): the time is then read with the block."""
+    try:
+        when = int(stamp, 16) if isinstance(stamp, str) else None
+    except ValueError:
+        return None
+    return when or None
+
+
+def log_stamps(found: Iterable[Creation]) -> dict[int, tuple[int, str]]:
+    """:func:`block_stamps`' (timestamp, hash) of the creations' blocks as their events
+    carried them, so those blocks need not be read: for events read in this lookup (the
+    hash is the one the event came with; kept events' blocks are read to be confirmed).
+    Events without a time are left out."""
+    return {c.block: (c.timestamp, c.block_hash or "") for c in found if c.timestamp is not None}
 
 
 async def block_stamps(rpc: RpcClient, blocks: Sequence[int]) -> dict[int, tuple[int, str]]:
@@ -621,8 +644,11 @@ async def with_creation(
     :func:`block_stamps` when already read."""
     by_pool = {c.pool.lower(): c for c in found}
     matched = [by_pool.get(p.address.lower()) for p in pools]
-    if stamps is None:
-        stamps = await block_stamps(rpc, [c.block for c in matched if c is not None])
+    if stamps is None:  # the events' own times where they carried them, else the blocks'
+        stamps = log_stamps(c for c in matched if c is not None)
+        unread = sorted({c.block for c in matched if c is not None} - stamps.keys())
+        if unread:
+            stamps = {**stamps, **await block_stamps(rpc, unread)}
     return [
         replace(p, created_at_timestamp=_stamp(stamps, c.block), creation_tx_hash=c.tx_hash)
         if c is not None and current(c, stamps)

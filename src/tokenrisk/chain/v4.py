@@ -198,18 +198,9 @@ def read_initialize(log: Any) -> Found | None:
         spacing = int.from_bytes(data[32:64], "big", signed=True)
         hooks = word_address(data[64:96])
         key = PoolKey(c0, c1, fee, spacing, hooks)
-        when = _time_of(log.get("blockTimestamp"))
+        when = dex.log_time(log.get("blockTimestamp"))
         return Found(key, int(log["blockNumber"], 16), str(log["transactionHash"]), when)
     except (KeyError, IndexError, TypeError, ValueError):
-        return None
-
-
-def _time_of(stamp: Any) -> int | None:
-    """A log's ``blockTimestamp`` (a quantity); None when absent or malformed (the time
-    is then read with the block: the pool is kept either way)."""
-    try:
-        return int(stamp, 16) if isinstance(stamp, str) else None
-    except ValueError:
         return None
 
 

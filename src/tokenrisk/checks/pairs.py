@@ -55,7 +55,9 @@ async def _pairs_on(node: Node, token: str) -> list[Pool]:
     then comes from the node's history: :mod:`tokenrisk.chain.created`).  A Uniswap V4
     pool's creation is its ``Initialize`` event, read with the pool (no history search:
     its address is the PoolManager's).  The blocks of the creations found last time are
-    read beside the lookup (their timestamps and hashes), the others after it."""
+    read beside the lookup (their timestamps and hashes, confirming them); a creation
+    read now takes its block's time from its event where the node gives it
+    (``blockTimestamp``), else its block is read after the lookup."""
     rpc, chain = node.rpc, node.chain
     kept = created.kept_blocks(node, token)
     early = asyncio.ensure_future(dex.block_stamps(rpc, kept) if kept else given({}))
@@ -66,8 +68,11 @@ async def _pairs_on(node: Node, token: str) -> list[Pool]:
         pools = [*base, *others]
         listed = {p.address.lower() for p in pools}
         stamps = await early
-        # as with_creation would read them: only the blocks of the listed pools' events
-        missing = {c.block for c in known if c.pool.lower() in listed} - stamps.keys()
+        # as with_creation would read them: only the blocks of the listed pools' events,
+        # and of those only the ones the events read now did not carry the time of
+        events = [c for c in known if c.pool.lower() in listed]
+        stamps = {**dex.log_stamps(c for c in events if c.block not in stamps), **stamps}
+        missing = {c.block for c in events} - stamps.keys()
         if missing:
             stamps = {**stamps, **await dex.block_stamps(rpc, sorted(missing))}
         return await dex.with_creation(rpc, pools, known, stamps)
