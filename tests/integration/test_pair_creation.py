@@ -302,6 +302,22 @@ async def test_creation_times_from_the_events_or_from_their_blocks(
     assert set(blocks[1]) - {"latest"}  # read without the field
 
 
+async def test_every_catalogue_tokens_creations_with_or_without_log_times(
+    make: Callable[..., Any], devnet: RunningDevnet
+) -> None:
+    """Every devnet token's pairs carry the same creation time and transaction whether the
+    node's logs give ``blockTimestamp`` or its blocks are read for it."""
+    with_times, _ = make(lambda call: None)
+    without, bare = make(lambda call: None, NoLogTimes)
+    tokens = [str(t["address"]) for t in devnet.manifest["tokens"]]
+    stamped = 0
+    for token in tokens:
+        answer = _created(await _pools(with_times, token))
+        assert answer == _created(await _pools(without, token)), token
+        stamped += sum(t is not None for t, _ in answer.values())
+    assert stamped >= len(tokens)  # every token has at least one pool with its time
+
+
 @pytest.mark.parametrize("choose", [None, capped], ids=["events", "history"])
 async def test_a_revert_makes_kept_creations_be_read_again(
     make: Callable[..., Any], fresh: str, devnet: RunningDevnet, choose: Chooser | None
