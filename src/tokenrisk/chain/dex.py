@@ -608,9 +608,11 @@ def log_time(stamp: Any) -> int | None:
 
 def log_stamps(found: Iterable[Creation]) -> dict[int, tuple[int, str]]:
     """:func:`block_stamps`' (timestamp, hash) of the creations' blocks as their events
-    carried them, so those blocks need not be read: for events read in this lookup (the
-    hash is the one the event came with; kept events' blocks are read to be confirmed).
-    Events without a time are left out."""
+    carried them, so those blocks need not be read.  Only for events the caller knows to
+    be on the chain now: read in this lookup, or kept and confirmed by it
+    (:func:`tokenrisk.chain.created.creations` checks the block they were read through);
+    a kept creation not confirmed so has its block read.  Events without a time are left
+    out."""
     return {c.block: (c.timestamp, c.block_hash or "") for c in found if c.timestamp is not None}
 
 
