@@ -308,7 +308,7 @@ async def test_every_catalogue_tokens_creations_with_or_without_log_times(
     """Every devnet token's pairs carry the same creation time and transaction whether the
     node's logs give ``blockTimestamp`` or its blocks are read for it."""
     with_times, _ = make(lambda call: None)
-    without, bare = make(lambda call: None, NoLogTimes)
+    without, _ = make(lambda call: None, NoLogTimes)
     tokens = [str(t["address"]) for t in devnet.manifest["tokens"]]
     stamped = 0
     for token in tokens:

@@ -616,6 +616,17 @@ def log_stamps(found: Iterable[Creation]) -> dict[int, tuple[int, str]]:
     return {c.block: (c.timestamp, c.block_hash or "") for c in found if c.timestamp is not None}
 
 
+async def stamps_of(
+    rpc: RpcClient, events: Sequence[Creation], read: dict[int, tuple[int, str]]
+) -> dict[int, tuple[int, str]]:
+    """The stamps of ``events``' blocks: ``read`` (already read, which wins), then the
+    times the events carried (:func:`log_stamps`), then one :func:`block_stamps` batch
+    for the blocks still without one (none sent when nothing is missing)."""
+    stamps = {**log_stamps(c for c in events if c.block not in read), **read}
+    missing = sorted({c.block for c in events} - stamps.keys())
+    return {**stamps, **await block_stamps(rpc, missing)} if missing else stamps
+
+
 async def block_stamps(rpc: RpcClient, blocks: Sequence[int]) -> dict[int, tuple[int, str]]:
     """(unix timestamp, hash) of ``blocks`` (one batch); blocks the node does not return
     are left out."""
@@ -647,10 +658,7 @@ async def with_creation(
     by_pool = {c.pool.lower(): c for c in found}
     matched = [by_pool.get(p.address.lower()) for p in pools]
     if stamps is None:  # the events' own times where they carried them, else the blocks'
-        stamps = log_stamps(c for c in matched if c is not None)
-        unread = sorted({c.block for c in matched if c is not None} - stamps.keys())
-        if unread:
-            stamps = {**stamps, **await block_stamps(rpc, unread)}
+        stamps = await stamps_of(rpc, [c for c in matched if c is not None], {})
     return [
         replace(p, created_at_timestamp=_stamp(stamps, c.block), creation_tx_hash=c.tx_hash)
         if c is not None and current(c, stamps)

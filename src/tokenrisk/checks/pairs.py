@@ -67,14 +67,10 @@ async def _pairs_on(node: Node, token: str) -> list[Pool]:
         known = await created.complete(node, found, [p for p in base if p.version != "V4"])
         pools = [*base, *others]
         listed = {p.address.lower() for p in pools}
-        stamps = await early
         # as with_creation would read them: only the blocks of the listed pools' events,
         # and of those only the ones the events read now did not carry the time of
         events = [c for c in known if c.pool.lower() in listed]
-        stamps = {**dex.log_stamps(c for c in events if c.block not in stamps), **stamps}
-        missing = {c.block for c in events} - stamps.keys()
-        if missing:
-            stamps = {**stamps, **await dex.block_stamps(rpc, sorted(missing))}
+        stamps = await dex.stamps_of(rpc, events, await early)
         return await dex.with_creation(rpc, pools, known, stamps)
     finally:
         await finish(early)
