@@ -13,8 +13,21 @@ BUYER, RECEIVER = "0x" + "aa" * 20, "0x" + "bb" * 20
 SELL_READS = {"seller_before", "base_before", "quote", "sell", "seller_after", "base_after"}
 
 
-def _sells() -> list[Plan]:
-    return journey._sell_plans(simulator(), BUYER, RECEIVER, 10**18, 10**19, 9 * 10**19, 10**19)
+AMOUNTS = (10**18, 10**19, 9 * 10**19, 10**19)
+
+
+def _sells(main_only: bool = False) -> list[Plan]:
+    return journey._sell_plans(simulator(), BUYER, RECEIVER, AMOUNTS, main_only)
+
+
+def test_the_verdicts_alone_send_the_whole_balances_sells_as_the_journey_does() -> None:
+    """GetContractVerification's journey (``verdicts_only``) sends the main sell plan
+    only, call for call the whole journey's first."""
+    (alone,) = _sells(main_only=True)
+    main = _sells()[0]
+    assert [b["calls"] for b in alone.blocks] == [b["calls"] for b in main.blocks]
+    assert alone.marks == main.marks
+    assert {"buyer.sell", "receiver.sell"} <= set(alone.marks)
 
 
 def _tags(plan: Plan, tag: str) -> set[str]:

@@ -70,7 +70,7 @@ def every_plan(sim: Simulator) -> list[Plan]:
     """One of each plan the journey, the holder sells and the owner-power scan send."""
     buyer, receiver = "0x" + "aa" * 20, "0x" + "bb" * 20
     plans = [sim.buy_only(10**18), sim.buy_then_sell(10**18, 10**20)]
-    plans += journey._sell_plans(sim, buyer, receiver, 10**18, 10**19, 10**20, 10**19)
+    plans += journey._sell_plans(sim, buyer, receiver, (10**18, 10**19, 10**20, 10**19))
     size = min(holder_sells.GROUP, sim.room)
     plans.append(holder_sells._group_plan(sim, holders(size)))
     plans.append(holder_sells._sell_plan(sim, *holders(1)[0]))
@@ -99,7 +99,7 @@ def test_the_base_is_the_head_read_not_latest() -> None:
 
 
 def test_numbers_and_times_strictly_increase_from_the_base() -> None:
-    plan = journey._sell_plans(simulator(), "0x" + "aa" * 20, "0x" + "bb" * 20, 1, 1, 1, 1)[0]
+    plan = journey._sell_plans(simulator(), "0x" + "aa" * 20, "0x" + "bb" * 20, (1, 1, 1, 1))[0]
     overrides = [b["blockOverrides"] for b in plan.params()[0]["blockStateCalls"]]
     numbers = [int(o["number"], 16) for o in overrides]
     times = [int(o["time"], 16) for o in overrides]
@@ -109,7 +109,7 @@ def test_numbers_and_times_strictly_increase_from_the_base() -> None:
 
 def test_the_delayed_and_future_sells_reach_ahead_by_time_within_the_cap() -> None:
     sim = simulator(cap=16)
-    delayed = journey._sell_plans(sim, "0x" + "aa" * 20, "0x" + "bb" * 20, 1, 1, 1, 1)[2]
+    delayed = journey._sell_plans(sim, "0x" + "aa" * 20, "0x" + "bb" * 20, (1, 1, 1, 1))[2]
     last = delayed.params()[0]["blockStateCalls"][-1]["blockOverrides"]
     assert int(last["time"], 16) >= HEAD.timestamp + SimSettings().delayed_seconds
     assert int(last["number"], 16) - HEAD.number <= 16
@@ -134,7 +134,7 @@ def test_blocks_keep_the_chains_gas_limit_and_the_heads_fees() -> None:
 
 
 def test_a_gas_burner_still_gets_enough_gas_to_sell_in_the_journey() -> None:
-    plan = journey._sell_plans(simulator(), "0x" + "aa" * 20, "0x" + "bb" * 20, 1, 1, 1, 1)[1]
+    plan = journey._sell_plans(simulator(), "0x" + "aa" * 20, "0x" + "bb" * 20, (1, 1, 1, 1))[1]
     blocks = plan.params()[0]["blockStateCalls"]
     sells_gas = [int(c["gas"], 16) for c in blocks[-1]["calls"] if c["data"][:10] == "0x5c11d795"]
     assert len(sells_gas) == 2 and min(sells_gas) >= 5_000_000  # the 4.3M burner sells

@@ -197,23 +197,29 @@ async def _warm_bases(node: Node, trading: Trading) -> None:
 # THE JOURNEY
 
 
-async def run_journey(ready: Prepared, simulations: asyncio.Semaphore) -> SimulationReport:
+async def run_journey(
+    ready: Prepared, simulations: asyncio.Semaphore, verdicts_only: bool = False
+) -> SimulationReport:
     """Buy -> transfer -> sell as a fresh EOA through the prepared pool (counted in the
-    metrics); ``simulations`` bounds the journeys running at once in this process."""
-    report = await _run_once(ready, simulations)
+    metrics); ``simulations`` bounds the journeys running at once in this process.
+    ``verdicts_only``: whether the buy and the sell go through, and why not, without the
+    limits and the later sells (:func:`~tokenrisk.simulate.journey.simulate`)."""
+    report = await _run_once(ready, simulations, verdicts_only)
     sold = report.buy_ok and report.sell_ok
     outcome = "not_run" if not report.success else "sold" if sold else "blocked"
     metrics.simulation(ready.node.id, outcome)
     return report
 
 
-async def _run_once(ready: Prepared, simulations: asyncio.Semaphore) -> SimulationReport:
+async def _run_once(
+    ready: Prepared, simulations: asyncio.Semaphore, verdicts_only: bool
+) -> SimulationReport:
     token_slot = ready.token_slot
     if ready.failed is not None or ready.sim is None or token_slot is None:
         return ready.failed or SimulationReport(success=False)
     trace = SellTrace(lambda: _why_sell_fails(ready))
     try:
-        report, journeyed = await _journey(ready, simulations, trace)
+        report, journeyed = await _journey(ready, simulations, trace, verdicts_only)
         if not journeyed:
             return report
         slot = await token_slot
@@ -254,7 +260,7 @@ async def _why_sell_fails(ready: Prepared) -> str | None:
 
 
 async def _journey(
-    ready: Prepared, simulations: asyncio.Semaphore, trace: SellTrace
+    ready: Prepared, simulations: asyncio.Semaphore, trace: SellTrace, verdicts_only: bool
 ) -> tuple[SimulationReport, bool]:
     """``(report, True)`` from the journey (emulated over eth_call when the node lacks
     eth_simulateV1), or ``(report, False)``: the probe's report when even the emulation
@@ -269,13 +275,14 @@ async def _journey(
             base, reserve = dex.base_reserve(pool), dex.token_reserve(pool)
             memo = ready.trading.journeys if ready.trading else None
             failed = None if ready.simulated else trace.start  # a simulated pool: no trace
-            return await simulate(sim, base, reserve, token_slot, memo, failed), True
+            report = await simulate(sim, base, reserve, token_slot, memo, failed, verdicts_only)
+            return report, True
         except MethodUnsupported:
             if ready.simulated:
                 error = "liquidity simulation needs eth_simulateV1, which this node lacks"
                 return SimulationReport(success=False, error=error), False
             try:
-                return await _emulated(ready), True
+                return await _emulated(ready, verdicts_only), True
             except RpcError:
                 pass  # the node refuses the runner too: one probe call is all that is left
             amount = sim.settings.buy_amount(dex.base_reserve(pool))
@@ -296,13 +303,15 @@ async def emulating(ready: Prepared) -> Prepared:
     return replace(ready, sim=emulated(ready.sim, caps.call_block_overrides), emulated=True)
 
 
-async def _emulated(ready: Prepared) -> SimulationReport:
+async def _emulated(ready: Prepared, verdicts_only: bool) -> SimulationReport:
     """The whole journey with every simulation run through the runner contract, then
-    what one block hides checked apart (:func:`~tokenrisk.simulate.emulation.one_block`)."""
+    what one block hides checked apart (:func:`~tokenrisk.simulate.emulation.one_block`,
+    also for ``verdicts_only``: a sell it finds possible is a verdict)."""
     assert ready.sim is not None and ready.token_slot is not None
     sim = emulated(ready.sim, (await ready.node.capabilities()).call_block_overrides)
     pool = ready.route.pool
-    report = await simulate(sim, dex.base_reserve(pool), dex.token_reserve(pool), ready.token_slot)
+    reserves = dex.base_reserve(pool), dex.token_reserve(pool)
+    report = await simulate(sim, *reserves, ready.token_slot, verdicts_only=verdicts_only)
     report = replace(report, notes=(*notes_of(sim), *report.notes))
     slot = await ready.token_slot
     if not report.buy_ok or slot is None:

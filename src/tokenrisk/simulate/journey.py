@@ -96,6 +96,7 @@ async def simulate(
     token_slot: BalanceSlot | None | SlotSource,
     memo: JourneyMemo | None = None,
     sell_failed: Callable[[], object] | None = None,
+    verdicts_only: bool = False,
 ) -> SimulationReport:
     """Run the whole journey; raises only transport errors (node down, deadline).
 
@@ -119,13 +120,22 @@ async def simulate(
     then goes out beside that search).  When the default buy fails, the smaller buys go
     as soon as it is known, with the pool's token-side read beside them
     (:func:`_smaller_buy`), not after the larger buys, whose answer is then unused.
+
+    ``verdicts_only`` (GetContractVerification, which reads only whether the buy and
+    the sell went through and why not): the same buy, smaller buys, transfer, whole
+    sell and partial-sell search, which decide those, without what only sizes the
+    limits or finds later failures: no larger buys or max-buy refinement, no large-sell
+    search, of the four sells only the whole balance's (:class:`_Pace`).  The report's
+    ``success``, ``buy_ok``, ``sell_ok``, ``failure_step``, ``failure_reason`` and
+    ``error`` are the full journey's; its limits, delayed and same-block sells are not
+    measured.
     """
     slot = _slot_source(token_slot)
     # BUY (and, at the same time, larger buys for the max-buy limit; with the transfer
     # and the sells too when their amounts are remembered or predicted: simulate/ahead.py)
     amount = sim.settings.buy_amount(base_reserve)
     at_once = _first_journey(sim, memo, amount)
-    pace = _Pace(at_once, asyncio.get_running_loop().create_future())
+    pace = _Pace(at_once, asyncio.get_running_loop().create_future(), verdicts_only)
     ahead = _launch(sim, memo, (amount, base_reserve, token_reserve), slot, pace)
     larger_buys = asyncio.ensure_future(_larger_buys(sim, base_reserve, amount, pace))
     try:
@@ -144,7 +154,8 @@ async def simulate(
             if ahead is not None:  # planned for the default buy, which failed
                 await ahead.drop()
                 ahead = None
-            smaller, tried = await _smaller_buy(sim, amount, at_once)
+            # the max buy's first round goes with them unless only the verdicts are asked
+            smaller, tried = await _smaller_buy(sim, amount, at_once and not verdicts_only)
             if not isinstance(smaller, Bought):
                 failed = SimulationReport(
                     success=True,
@@ -154,8 +165,9 @@ async def simulate(
                 )
                 return _short(failed, smaller)
             bought = smaller
+            too_large = None if verdicts_only else amount
             max_buy = _max_buy(
-                sim, Found(smaller.amount_in, smaller.outcome), amount, (at_once, tried)
+                sim, Found(smaller.amount_in, smaller.outcome), too_large, (at_once, tried)
             )
         report, limit = await asyncio.gather(
             _after_buy(sim, bought, token_reserve, slot, (memo, ahead), (pace, sell_failed)),
@@ -179,6 +191,10 @@ class _Pace:
     capped: asyncio.Future[bool]
     """True once the larger buys' largest failed (set by :func:`_larger_buys`; False
     when the journey ends first)."""
+    verdicts_only: bool = False
+    """Only what decides whether the buy and the sell go through (:func:`simulate`):
+    no larger buys, no large-sell search or delayed sell by block count, and of the
+    four sells only the whole balance's."""
 
     def every_sell_size(self) -> bool:
         """The large-sell ladder's sizes all at once: on a first journey whose larger buys
@@ -284,7 +300,10 @@ async def _sells(
     pace, go = way
     buyer, receiver, sent, remaining, received = wallets
     sold = asyncio.get_running_loop().create_future()
-    plans = _sell_plans(sim, buyer, receiver, amount_in, sent, remaining, received)
+    amounts = (amount_in, sent, remaining, received)
+    plans = _sell_plans(sim, buyer, receiver, amounts, main_only=pace.verdicts_only)
+    if pace.verdicts_only:
+        return await _main_sold(sim, plans[0], sold)
     big = asyncio.ensure_future(
         _if(
             go,
@@ -298,6 +317,29 @@ async def _sells(
     except BaseException:
         stop(big, counted)
         raise
+
+
+async def _main_sold(
+    sim: Simulator, main: Plan, sold: asyncio.Future[bool]
+) -> tuple[list[Outcome | CallReverted], asyncio.Task[MaxSell], asyncio.Task[Counted]]:
+    """:func:`_sells` for the verdicts alone (:attr:`_Pace.verdicts_only`): the whole
+    balance's sell, the other three sells marked not simulated (what reads them takes
+    a failed call as "nothing to say"), no large-sell search and no delayed sell."""
+    outcomes = await _whole_sold(sim, [main], sold)
+    skipped = [CallReverted(_NOT_SIMULATED) for _ in range(3)]
+    return [*outcomes, *skipped], _ready(NO_LIMIT), _ready(None)
+
+
+_NOT_SIMULATED = "not simulated: only the verdicts were asked for"
+
+
+def _ready(value: T) -> asyncio.Task[T]:
+    """A task that has ``value`` at once."""
+
+    async def at_once() -> T:
+        return value
+
+    return asyncio.ensure_future(at_once())
 
 
 async def _if(go: asyncio.Future[bool] | None, step: Callable[[], Awaitable[T]], otherwise: T) -> T:
@@ -594,24 +636,27 @@ def _sell_plans(
     sim: Simulator,
     buyer: str,
     receiver: str,
-    amount_in: int,
-    sent: int,
-    remaining: int,
-    received: int,
+    amounts: tuple[int, int, int, int],
+    main_only: bool = False,
 ) -> list[Plan]:
     """The four sells after the buy and the transfer, which each replays without their
     reads (the transfer plan read them).  A sell whose taxes are measured (the buyer's
     in ``main`` and ``partial``) reads the seller's balances and quote around it; the
     others' success is all that is read (:func:`_judge_sells`), so they are the
-    approvals and the trade alone: a third of the calls sent before (issue #27)."""
-    main, same, delayed, partial = (
-        _replayed(sim, buyer, receiver, amount_in, sent) for _ in range(4)
-    )
+    approvals and the trade alone: a third of the calls sent before (issue #27).
+    ``amounts``: the buy's amount in, the amount sent, what the buyer and the receiver
+    then hold; ``main_only``: the whole balance's sells alone (:attr:`_Pace.verdicts_only`)."""
+    amount_in, sent, remaining, received = amounts
+    main = _replayed(sim, buyer, receiver, amount_in, sent)
     main.block(3)
     sim.add_sell(main, buyer, remaining, "buyer", pool=False)
     if received:
         main.block(4)
         sim.add_sell(main, receiver, received, "receiver", reads="none")
+    if main_only:
+        return [main]
+    same, delayed, partial = (_replayed(sim, buyer, receiver, amount_in, sent) for _ in range(3))
+    if received:
         same.block(3)
         sim.add_sell(same, buyer, remaining, "buyer", reads="none")
         sim.add_sell(same, receiver, received, "receiver", reads="none")
@@ -818,6 +863,8 @@ async def _larger_buys(
     largest, on a first journey, took a max buy's round trip off but cost every first
     check four buys and an HTTP request in its busiest round: fewer tokens checked in
     three round trips, docs/performance.md.)"""
+    if pace.verdicts_only:
+        return None, None, {}
     sizes = [
         base_reserve * bps // 10_000 for bps in _UP_BPS if base_reserve * bps // 10_000 > amount
     ]
