@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 from hardhatnode import HardhatDevnet
+from verdicts import BothJourneys
 
 pytestmark = pytest.mark.integration
 
@@ -74,3 +75,28 @@ async def test_verification_sees_the_call_tree(
     body = response.json()
     assert body["summary"]["isOpenSource"] is open_source, body
     assert body["summary"]["hasProxyCalls"] is (entry_id == "proxy-unverified"), body
+
+
+VERDICT_TOKENS = ("plain", "sell-whitelist", "sell-cooldown", "tiny-sell-limit", "max-tx")
+"""A token that sells, one whose sells fail, one whose sell in the buy's block fails (the
+emulation's one-block look decides it), one that sells only part of a balance, and one
+whose large buys fail."""
+
+
+async def test_verification_journeys_keep_the_whole_journeys_verdicts(
+    hardhat_client: httpx.AsyncClient,
+    hardhat_devnet: HardhatDevnet,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On a node without ``eth_simulateV1`` the journey is emulated over ``eth_call``: its
+    verdicts alone (GetContractVerification's, ``verdicts_only``) are the whole one's."""
+    both = BothJourneys().install(monkeypatch)
+    for entry_id in VERDICT_TOKENS:
+        token = _entry(hardhat_devnet, entry_id)["address"]
+        params = {"address": token, "chainID": CHAIN}
+        response = await hardhat_client.get("/v2/GetContractVerification", params=params)
+        assert response.status_code == 200, response.text
+    assert len(both.seen) == len(VERDICT_TOKENS)
+    assert not both.differ()
+    assert {c.whole[3] for c in both.seen} == {True, False}
+    assert sum(c.trimmed_plans for c in both.seen) < sum(c.whole_plans for c in both.seen)

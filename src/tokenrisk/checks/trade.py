@@ -305,8 +305,8 @@ async def emulating(ready: Prepared) -> Prepared:
 
 async def _emulated(ready: Prepared, verdicts_only: bool) -> SimulationReport:
     """The whole journey with every simulation run through the runner contract, then
-    what one block hides checked apart (:func:`~tokenrisk.simulate.emulation.one_block`,
-    also for ``verdicts_only``: a sell it finds possible is a verdict)."""
+    what one block hides checked apart (:func:`~tokenrisk.simulate.emulation.one_block`;
+    for ``verdicts_only`` only after a failed sell, which it may find possible)."""
     assert ready.sim is not None and ready.token_slot is not None
     sim = emulated(ready.sim, (await ready.node.capabilities()).call_block_overrides)
     pool = ready.route.pool
@@ -314,8 +314,8 @@ async def _emulated(ready: Prepared, verdicts_only: bool) -> SimulationReport:
     report = await simulate(sim, *reserves, ready.token_slot, verdicts_only=verdicts_only)
     report = replace(report, notes=(*notes_of(sim), *report.notes))
     slot = await ready.token_slot
-    if not report.buy_ok or slot is None:
-        return report
+    if not report.buy_ok or slot is None or (verdicts_only and report.sell_ok):
+        return report  # a sold journey's second look finds only a same-block rule
     return await one_block(sim, slot, max(1, dex.token_reserve(pool) // 1_000), report)
 
 
