@@ -8,12 +8,16 @@ probe`), which still shows a proxy's implementation.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from hardhatnode import HardhatDevnet
 from verdicts import BothJourneys
+
+from tokenrisk.api.app import create_app
+from tokenrisk.service import Service, connect_devnet
 
 pytestmark = pytest.mark.integration
 
@@ -84,18 +88,29 @@ whose large buys fail."""
 
 
 async def test_verification_journeys_keep_the_whole_journeys_verdicts(
-    hardhat_client: httpx.AsyncClient,
+    hardhat_service: Service,
     hardhat_devnet: HardhatDevnet,
     monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
     """On a node without ``eth_simulateV1`` the journey is emulated over ``eth_call``: its
-    verdicts alone (GetContractVerification's, ``verdicts_only``) are the whole one's."""
+    verdicts alone (GetContractVerification's, ``verdicts_only``) are the whole one's.
+    A service of its own without the results cache, so that every check runs now."""
+    settings = hardhat_service.settings.model_copy(update={"data_dir": tmp_path, "cache_ttl": 0})
+    service = connect_devnet(
+        settings, hardhat_devnet.url, hardhat_devnet.manifest, hardhat_devnet.build_dir
+    )
     both = BothJourneys().install(monkeypatch)
-    for entry_id in VERDICT_TOKENS:
-        token = _entry(hardhat_devnet, entry_id)["address"]
-        params = {"address": token, "chainID": CHAIN}
-        response = await hardhat_client.get("/v2/GetContractVerification", params=params)
-        assert response.status_code == 200, response.text
+    transport = httpx.ASGITransport(app=create_app(settings, service))
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://tokenrisk.test") as http:
+            for entry_id in VERDICT_TOKENS:
+                token = _entry(hardhat_devnet, entry_id)["address"]
+                params = {"address": token, "chainID": CHAIN}
+                response = await http.get("/v2/GetContractVerification", params=params)
+                assert response.status_code == 200, response.text
+    finally:
+        await service.close()
     assert len(both.seen) == len(VERDICT_TOKENS)
     assert not both.differ()
     assert {c.whole[3] for c in both.seen} == {True, False}

@@ -125,6 +125,46 @@ async def test_a_wrong_memory_is_dropped_and_the_answer_stands(
             assert _stable(second) == _stable(first), entry_id
 
 
+LIMIT_TOKENS = ("max-tx", "max-wallet", "tiny-sell-limit")
+"""Tokens whose limit searches ask for sizes more than once: a max transaction, a max
+wallet, a sell limit found by the partial-sell search."""
+
+
+@pytest.mark.parametrize("shift", [0, 1])
+async def test_a_limit_tokens_searches_are_recalled_and_the_answer_stands(
+    service: Service, devnet: Any, monkeypatch: pytest.MonkeyPatch, shift: int
+) -> None:
+    """A check remembers the sizes each limit search asked for; the next check of the
+    token sends them with the buy and its searches read them (simulate/limits.py,
+    ``Recall``): the same answer.  Remembered sizes that no longer fit (each one off by
+    ``shift``) are sent, not read: the searches send what they ask for, and the answer
+    is still the step-by-step one."""
+    searches = service.honeypot.trading.searches
+    counted = metrics.SENT_AHEAD.labels("search", "used" if shift == 0 else "dropped")
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://tokenrisk.test") as http:
+        for entry_id in LIMIT_TOKENS:
+            entry = next(t for t in devnet.manifest["tokens"] if t["id"] == entry_id)
+            params = {"address": entry["address"], "chainID": 31337}
+            searches.clear()
+            first = (await http.get("/v2/IsHoneypot", params=params)).json()
+            kept = [key for key in searches._entries if key[1].lower() == entry["address"].lower()]
+            assert kept, entry_id  # the searches' sizes were remembered
+            real = searches.value
+
+            def off(key: Any, real: Any = real) -> Any:
+                sizes = real(key)
+                return None if sizes is None else tuple(s + shift for s in sizes)
+
+            monkeypatch.setattr(searches, "value", off)
+            before = counted._value.get()
+            second = (await http.get("/v2/IsHoneypot", params=params)).json()
+            monkeypatch.undo()
+            assert counted._value.get() > before, entry_id
+            assert _stable(second) == _stable(first), entry_id
+
+
 @pytest.mark.parametrize("before", [frozenset({"0x" + "00" * 19 + "01"}), "with-more"])
 async def test_a_trace_calling_other_contracts_reads_their_code(
     service: Service, devnet: Any, before: Any

@@ -9,11 +9,13 @@ import pytest
 
 from tokenrisk.simulate.limits import (
     Found,
+    Recall,
     ladder,
     ladder_and_grid,
     ladder_top_first,
     ladder_with_floor,
     ladder_with_grids,
+    recalling,
     refine,
 )
 from tokenrisk.simulate.simulator import CallResult, Outcome
@@ -203,3 +205,72 @@ async def test_a_ladder_and_its_likely_grid_find_the_step_by_step_limit(
     assert limit.amount == expected.amount
     if got.amount == 1_000:
         assert all(len(run) <= 7 for run in gridded.runs[1:]) and len(gridded.runs) <= 2
+
+
+async def _recalled_search(sim: Any, recall: Any) -> Found:
+    """A max-buy search as the journey runs it: the top-first ladder, then two rounds of
+    refinement, every step through ``recall``."""
+    sizes = [1_500, 2_000, 2_500, 3_000, 4_000]
+    plan_of = recalling(lambda s: s, recall)  # type: ignore[arg-type,return-value]
+    found, failed = await ladder_top_first(sim, sizes, plan_of, accept)
+    if failed is None:
+        return found or Found(1_000, Outcome({}))
+    return await refine(sim, found or Found(1_000, Outcome({})), failed, plan_of, accept)
+
+
+@pytest.mark.parametrize("passes", [*_predicates(), lambda s: s <= 1_200, lambda s: s < 1_000])
+async def test_a_recalled_search_finds_the_step_by_step_limit_in_one_run(passes: Any) -> None:
+    """A search given the sizes it asked for last time (sent at once, before it runs)
+    reads every step from that batch: the same limit as step by step, one run, and
+    nothing asked that was not sent early."""
+    first, again = Passing(passes), Passing(passes)
+    recorded = Recall((), None)
+    expected = await _recalled_search(first, recorded)
+    assert recorded.asked == [s for run in first.runs for s in run]
+    assert recorded.requests == len(first.runs)
+    recall = Recall.start(again, recorded.asked, _now(lambda s: s))
+    limit = await _recalled_search(again, recall)
+    assert limit.amount == expected.amount
+    assert again.runs == [recorded.asked]  # the early batch, and nothing after it
+    assert recall.asked == recorded.asked and recall.used == recorded.requests
+
+
+async def test_a_recalled_search_of_a_changed_token_sends_what_it_misses_at_once() -> None:
+    """Remembered sizes that no longer fit (the token's limit moved): each step sends the
+    sizes the early batch lacks at once, so the answer is the step-by-step one and no
+    step waits longer than it would have."""
+    before, after = Passing(lambda s: s <= 2_100), Passing(lambda s: s <= 3_300)
+    recorded = Recall((), None)
+    await _recalled_search(before, recorded)
+    step = Passing(lambda s: s <= 3_300)
+    expected = await _recalled_search(step, Recall((), None))
+    recall = Recall.start(after, recorded.asked, _now(lambda s: s))
+    limit = await _recalled_search(after, recall)
+    assert limit.amount == expected.amount
+    early, *later = after.runs
+    assert early == recorded.asked
+    assert all(s not in recorded.asked for run in later for s in run)
+    assert len(later) <= len(step.runs)
+
+
+async def test_a_failed_early_batch_is_sent_again() -> None:
+    """The early batch raised (a node error): its sizes are sent again when asked."""
+
+    class Failing(Passing):
+        async def run(self, plans: list[Any]) -> list[Outcome]:
+            if len(self.runs) == 0:
+                self.runs.append(list(plans))
+                raise RuntimeError("the node went away")
+            return await super().run(plans)
+
+    sim = Failing(lambda s: s <= 2_100)
+    recall = Recall.start(sim, [4_000, 1_500, 2_000], _now(lambda s: s))
+    expected = await _recalled_search(Passing(lambda s: s <= 2_100), Recall((), None))
+    limit = await _recalled_search(sim, recall)
+    assert limit.amount == expected.amount
+    assert sim.runs[1] == [4_000]  # asked again, not read from the failed batch
+    recall.drop()
+
+
+async def _now(value: Any) -> Any:
+    return value

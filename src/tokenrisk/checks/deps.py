@@ -73,6 +73,11 @@ class Trading:
     )
     """Amounts earlier journeys saw per (pool, token, buy size): the transfer and the
     sells are sent with the buy when it delivers them (``simulate.ahead``)."""
+    searches: MemoryCache[tuple[str, str, int, str], tuple[int, ...]] = field(
+        default_factory=lambda: MemoryCache(JOURNEYS_KEPT)
+    )
+    """The sizes each limit search of an earlier journey asked for, per (pool, token, buy
+    size, search): sent with the next journey's buy (``simulate.limits.Recall``)."""
     simulated: MemoryCache[Hashable, Any] = field(
         default_factory=lambda: MemoryCache(SIMULATIONS_KEPT)
     )

@@ -273,9 +273,13 @@ async def _journey(
             if not caps.simulate_v1:  # known from the probe: skip the doomed call
                 raise MethodUnsupported("eth_simulateV1 is not available on this node")
             base, reserve = dex.base_reserve(pool), dex.token_reserve(pool)
-            memo = ready.trading.journeys if ready.trading else None
+            trading = ready.trading
+            memo = trading.journeys if trading else None
             failed = None if ready.simulated else trace.start  # a simulated pool: no trace
-            report = await simulate(sim, base, reserve, token_slot, memo, failed, verdicts_only)
+            searches = trading.searches if trading else None
+            report = await simulate(
+                sim, base, reserve, token_slot, memo, failed, verdicts_only, searches
+            )
             return report, True
         except MethodUnsupported:
             if ready.simulated:

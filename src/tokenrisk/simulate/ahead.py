@@ -56,6 +56,13 @@ Amounts = tuple[int, int, int, BalanceSlot | None]
 the token's verified balance layout): the large sells and the delayed sell by block
 count are planned with that layout, used when this check's verification finds it again."""
 JourneyMemo = MemoryCache[JourneyKey, Amounts]
+SearchKey = tuple[str, str, int, str]
+"""(pool address, token address, buy size in base-token wei, search: ``buys`` (the
+larger buys and the max-buy refinement), ``sells`` (the large-sell search), ``partial``
+(the partial-sell search))."""
+SearchMemo = MemoryCache[SearchKey, tuple[int, ...]]
+"""The sizes each limit search asked for at its last run, in order
+(:class:`~tokenrisk.simulate.limits.Recall`, planned by the journey)."""
 
 REMEMBERED, CURVE, AFTER_BUY = "remembered", "curve", "after_buy"
 """What planned the steps sent ahead: the memo, the pool's curve, the buy's result."""

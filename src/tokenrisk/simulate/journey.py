@@ -28,6 +28,8 @@ from tokenrisk.simulate.ahead import (
     Amounts,
     JourneyKey,
     JourneyMemo,
+    SearchKey,
+    SearchMemo,
     after_buy,
     curve_buy,
     recalled,
@@ -38,6 +40,8 @@ from tokenrisk.simulate.calls import BalanceSlot, balance_of, fresh_address
 from tokenrisk.simulate.limits import (
     Accept,
     Found,
+    PlanOf,
+    Recall,
     Tried,
     ladder,
     ladder_and_grid,
@@ -45,6 +49,7 @@ from tokenrisk.simulate.limits import (
     ladder_with_floor,
     ladder_with_grids,
     largest_success,
+    recalling,
     refine,
 )
 from tokenrisk.simulate.reserves import token_side_short
@@ -97,6 +102,7 @@ async def simulate(
     memo: JourneyMemo | None = None,
     sell_failed: Callable[[], object] | None = None,
     verdicts_only: bool = False,
+    searches: SearchMemo | None = None,
 ) -> SimulationReport:
     """Run the whole journey; raises only transport errors (node down, deadline).
 
@@ -129,13 +135,20 @@ async def simulate(
     ``success``, ``buy_ok``, ``sell_ok``, ``failure_step``, ``failure_reason`` and
     ``error`` are the full journey's; its limits, delayed and same-block sells are not
     measured.
+
+    ``searches``: the sizes each limit search of this pool, token and buy size asked for
+    at its last run, when that was more than its first request; they go out with the
+    buy (:class:`~tokenrisk.simulate.limits.Recall`) and each search reads them as it
+    asks for them, so a limit token's recomputed check needs no round trip per search
+    step; updated here with what this journey's searches asked for.
     """
     slot = _slot_source(token_slot)
     # BUY (and, at the same time, larger buys for the max-buy limit; with the transfer
     # and the sells too when their amounts are remembered or predicted: simulate/ahead.py)
     amount = sim.settings.buy_amount(base_reserve)
     at_once = _first_journey(sim, memo, amount)
-    pace = _Pace(at_once, asyncio.get_running_loop().create_future(), verdicts_only)
+    recalls = _Recalls.start(sim, searches, amount, slot, verdicts_only)
+    pace = _Pace(at_once, asyncio.get_running_loop().create_future(), verdicts_only, recalls)
     ahead = _launch(sim, memo, (amount, base_reserve, token_reserve), slot, pace)
     larger_buys = asyncio.ensure_future(_larger_buys(sim, base_reserve, amount, pace))
     try:
@@ -146,7 +159,7 @@ async def simulate(
             larger, too_large, tried = await larger_buys
             bought = Bought(amount, first)
             start = larger or Found(amount, first)
-            max_buy = _max_buy(sim, start, too_large, (at_once, tried))
+            max_buy = _max_buy(sim, start, too_large, (at_once, tried), recalls.buys)
         else:
             # the larger buys' answer is not used; the smaller ones go at once
             larger_buys.cancel()
@@ -173,7 +186,9 @@ async def simulate(
             _after_buy(sim, bought, token_reserve, slot, (memo, ahead), (pace, sell_failed)),
             max_buy,
         )
+        recalls.remember(sim, searches)
     finally:
+        recalls.drop()
         stop(larger_buys)  # a failed default buy left it unread
         if not pace.capped.done():
             pace.capped.set_result(False)
@@ -195,6 +210,8 @@ class _Pace:
     """Only what decides whether the buy and the sell go through (:func:`simulate`):
     no larger buys, no large-sell search or delayed sell by block count, and of the
     four sells only the whole balance's."""
+    recalls: _Recalls | None = None
+    """The searches' sizes from their last run, in flight (:class:`_Recalls`)."""
 
     def every_sell_size(self) -> bool:
         """The large-sell ladder's sizes all at once: on a first journey whose larger buys
@@ -711,7 +728,8 @@ async def _judge_sells(
         pace, sell_failed = way
         if sell_failed is not None:
             sell_failed()
-        partial = await _partial_sell(sim, bought.amount_in, remaining, pace.at_once)
+        recall = pace.recalls.partial_for(bought.amount_in) if pace.recalls else None
+        partial = await _partial_sell(sim, bought.amount_in, remaining, pace.at_once, recall)
         if partial is None:
             return replace(report, sell_ok=False, failure_step="sell", failure_reason=sell.reason)
         max_sell = _limit_from_sell(partial, "buyer")
@@ -872,34 +890,42 @@ async def _larger_buys(
     async def wanted() -> bool:
         return await _hit(pace.capped)
 
+    plan_of = recalling(_sized_buy(sim), pace.recalls.buys if pace.recalls else None)
     if pace.at_once:
-        return await ladder_with_grids(sim, sizes, _sized_buy(sim), _bought_ok, amount, wanted)
-    found, failed = await ladder_top_first(sim, sizes, _sized_buy(sim), _bought_ok, wanted=wanted)
+        return await ladder_with_grids(sim, sizes, plan_of, _bought_ok, amount, wanted)
+    found, failed = await ladder_top_first(sim, sizes, plan_of, _bought_ok, wanted=wanted)
     return found, failed, {}
 
 
 async def _max_buy(
-    sim: Simulator, start: Found, failed: int | None, pace: tuple[bool, Tried]
+    sim: Simulator,
+    start: Found,
+    failed: int | None,
+    pace: tuple[bool, Tried],
+    recall: Recall | None = None,
 ) -> Limit | None:
     """Max buy refined between the largest successful and the first failing size;
-    ``pace``: its two rounds at once, and the sizes the ladder tried already."""
+    ``pace``: its two rounds at once, and the sizes the ladder tried already; ``recall``:
+    the larger buys' sizes from their last run (:class:`_Recalls`)."""
     if failed is None:
         return None
     at_once, tried = pace
-    plan_of = _sized_buy(sim)
+    plan_of = recalling(_sized_buy(sim), recall)
     found = await refine(sim, start, failed, plan_of, _bought_ok, at_once=at_once, tried=tried)
     return _limit_from_buy(found)
 
 
 async def _partial_sell(
-    sim: Simulator, amount_in: int, remaining: int, at_once: bool
+    sim: Simulator, amount_in: int, remaining: int, at_once: bool, recall: Recall | None = None
 ) -> Found | None:
     sizes = sorted({remaining * ppm // 1_000_000 for ppm in _SELL_PPM} - {0})
-
-    def plan_of(size: int) -> Plan:
-        return sim.buy_then_sell(amount_in, size)
-
+    plan_of = recalling(_partial_plan(sim, amount_in), recall)
     return await largest_success(sim, sizes, plan_of, _sold_ok("buyer"), at_once)
+
+
+def _partial_plan(sim: Simulator, amount_in: int) -> PlanOf:
+    """A partial sell's plan: a buy of ``amount_in``, then a sell of the size."""
+    return functools.partial(sim.buy_then_sell, amount_in)
 
 
 def _limit_from_sell(found: Found, tag: str) -> Limit:
@@ -942,18 +968,7 @@ async def _max_sell(
     pace, sold = way
     sizes = [token_reserve * bps // 10_000 for bps in _BIG_SELL_BPS]
     sizes = [s for s in sizes if s > remaining]
-
-    def plan_of(size: int) -> Plan:
-        p = sim.plan()
-        seller = fresh_address()
-        token = sim.route.token
-        p.block(3, {token: {"stateDiff": slot.override(seller, size)}})
-        for call in sim.route.approvals(token, seller):
-            p.call(call)
-        p.call(balance_of(token, seller, seller))
-        sim.add_sell(p, seller, size, "big", reads="received")
-        return p
-
+    plan_of = recalling(_big_sell_plan(sim, slot), pace.recalls.sells if pace.recalls else None)
     # the buyer's own balance, tried when every larger size fails, goes with them
     accept = _sold_ok("big")
     at_once = pace.every_sell_size()
@@ -972,3 +987,106 @@ async def _max_sell(
             return None, None
     best = await refine(sim, found, failed, plan_of, accept, at_once=pace.at_once)
     return _limit_from_sell(best, "big"), None
+
+
+def _big_sell_plan(sim: Simulator, slot: BalanceSlot) -> PlanOf:
+    """A large sell's plan: a fresh wallet handed the size through ``slot``, selling it."""
+
+    def plan_of(size: int) -> Plan:
+        p = sim.plan()
+        seller = fresh_address()
+        token = sim.route.token
+        p.block(3, {token: {"stateDiff": slot.override(seller, size)}})
+        for call in sim.route.approvals(token, seller):
+            p.call(call)
+        p.call(balance_of(token, seller, seller))
+        sim.add_sell(p, seller, size, "big", reads="received")
+        return p
+
+    return plan_of
+
+
+# -- the searches' sizes from their last run ---------------------------------------------
+
+
+async def _plans_now(plan_of: PlanOf) -> PlanOf | None:
+    return plan_of
+
+
+async def _big_sell_plans(
+    sim: Simulator, token_slot: asyncio.Future[BalanceSlot | None]
+) -> PlanOf | None:
+    """Large sells' plans once the token's balance slot is known (None without one)."""
+    slot = await asyncio.shield(token_slot)
+    return None if slot is None else _big_sell_plan(sim, slot)
+
+
+@dataclass(frozen=True)
+class _Recalls:
+    """A journey's limit searches, each with the sizes it asked for at its last run sent
+    at once with the buy when there were more than its first request
+    (:class:`~tokenrisk.simulate.limits.Recall`): a limit token's recomputed check reads
+    its searches' steps from that batch instead of a round trip each.  A search whose
+    sizes are not remembered still records what it asks for, for the next check."""
+
+    buys: Recall
+    sells: Recall
+    partial: Recall
+    amount_in: int
+    verdicts_only: bool
+
+    @classmethod
+    def start(
+        cls,
+        sim: Simulator,
+        searches: SearchMemo | None,
+        amount_in: int,
+        token_slot: asyncio.Future[BalanceSlot | None],
+        verdicts_only: bool,
+    ) -> _Recalls:
+        def recall(kind: str, plans: Callable[[], Awaitable[PlanOf | None]]) -> Recall:
+            sizes = None
+            if searches is not None and not sim.prelude:
+                sizes = searches.value(_search_key(sim, amount_in, kind))
+            if not sizes:
+                return Recall((), None)
+            return Recall.start(sim, sizes, plans())
+
+        limits = not verdicts_only
+        none = Recall((), None)
+        return cls(
+            recall("buys", lambda: _plans_now(_sized_buy(sim))) if limits else none,
+            recall("sells", lambda: _big_sell_plans(sim, token_slot)) if limits else none,
+            recall("partial", lambda: _plans_now(_partial_plan(sim, amount_in))),
+            amount_in,
+            verdicts_only,
+        )
+
+    def partial_for(self, amount_in: int) -> Recall | None:
+        """The partial-sell search's, for a buy of ``amount_in`` (planned for the
+        default buy: a smaller buy's search records nothing and reads nothing)."""
+        return self.partial if amount_in == self.amount_in else None
+
+    def remember(self, sim: Simulator, searches: SearchMemo | None) -> None:
+        """What each search asked for, for the next check: kept when it was more than
+        one request's worth, forgotten when the search asked for one size or did not
+        run (the verdicts alone leave the limit searches' as they were)."""
+        if searches is None or sim.prelude:
+            return
+        kinds = [("partial", self.partial)]
+        if not self.verdicts_only:
+            kinds += [("buys", self.buys), ("sells", self.sells)]
+        for kind, recall in kinds:
+            key = _search_key(sim, self.amount_in, kind)
+            if recall.requests > 1:
+                searches.put(key, tuple(recall.asked))
+            else:
+                searches.forget(key)
+
+    def drop(self) -> None:
+        for recall in (self.buys, self.sells, self.partial):
+            recall.drop()
+
+
+def _search_key(sim: Simulator, amount_in: int, kind: str) -> SearchKey:
+    return (sim.route.pool.address, sim.route.token, amount_in, kind)

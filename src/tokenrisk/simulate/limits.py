@@ -23,15 +23,25 @@ rounds of seven points) in one batch, the answer then read from them exactly as 
 one-round-at-a-time search reads it (:func:`_narrowed`): the same size for any
 outcomes, because each step looks up the sizes the step-by-step search would have sent
 and ignores the others.
+
+A later check of a token whose last search needed more than its first request sends
+every size that search asked for at once, with the journey's first simulations
+(:class:`Recall`, planned by :mod:`tokenrisk.simulate.journey`): the search then runs
+step by step as always, each step reading its sizes from that batch when they are
+there and sending the others at once (a token that changed costs simulations, never a
+round trip), so the answer is the one the step-by-step search gives, in fewer round
+trips and with the same simulations when nothing changed (issue #27: a recomputed
+check of a limit token took 3-4 round trips).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from tokenrisk.errors import CallReverted
-from tokenrisk.simulate.ahead import count
+from tokenrisk.simulate.ahead import count, stop
 from tokenrisk.simulate.simulator import Outcome, Plan, Simulator
 
 PlanOf = Callable[[int], Plan]
@@ -46,6 +56,109 @@ LADDER = "ladder"
 GRID = "max_buy_grid"
 """A refinement's first round sent beside a ladder whose largest size should pass
 (:func:`ladder_and_grid`)."""
+RECALLED = "search"
+"""A search's sizes sent at once from its last run (:class:`Recall`): used when the
+search asked for every one of them."""
+
+Results = dict[int, "Outcome | CallReverted"]
+
+
+class Recall:
+    """The sizes a search asked for at its last run, simulated at once (``early``) before
+    the search asks for them; a search given it as its ``plan_of`` (:func:`recalling`)
+    reads each step's sizes from that batch when they are all there and sends the
+    others at once.  ``asked``: every size this search asked for, in order (what the
+    next check recalls)."""
+
+    def __init__(self, planned: Sequence[int], early: asyncio.Future[Results] | None) -> None:
+        self.planned = frozenset(planned)
+        self.early = early
+        self.asked: list[int] = []
+        self.requests = 0
+        """How many times the search asked for sizes (its steps)."""
+        self.used = 0
+
+    @classmethod
+    def start(
+        cls, sim: Simulator, planned: Sequence[int], plans: Awaitable[PlanOf | None]
+    ) -> Recall:
+        """Send ``planned`` now, with the plans ``plans`` gives (None: nothing sent)."""
+
+        async def early() -> Results:
+            plan_of = await plans
+            if plan_of is None:
+                return {}
+            sizes = list(dict.fromkeys(planned))
+            return dict(zip(sizes, await sim.run([plan_of(s) for s in sizes]), strict=True))
+
+        return cls(planned, asyncio.ensure_future(early()))
+
+    def drop(self) -> None:
+        """Stop the early batch if it is still out; counted as dropped when no step of
+        the search read it (a search that did not run, or sizes that no longer fit)."""
+        if self.early is not None:
+            if not self.used:
+                count(RECALLED, False)
+            stop(self.early)
+
+    async def _known(self) -> Results:
+        if self.early is None:
+            return {}
+        try:
+            return await asyncio.shield(self.early)
+        except Exception:  # the sizes are sent again the usual way
+            return {}
+
+    async def outcomes(
+        self, sim: Simulator, sizes: Sequence[int], plan_of: PlanOf
+    ) -> list[Outcome | CallReverted]:
+        """The outcome of each of ``sizes``: the early batch's where it has them, the
+        others simulated now (sent before the early batch is awaited; a size the early
+        batch failed to give is sent once it is known)."""
+        self.asked.extend(sizes)
+        self.requests += 1
+        if self.early is None:
+            return await sim.run([plan_of(s) for s in sizes])
+        missing = [s for s in sizes if s not in self.planned]
+        sending = asyncio.ensure_future(sim.run([plan_of(s) for s in missing])) if missing else None
+        try:
+            known = await self._known() if len(missing) < len(sizes) else {}
+            late = [s for s in sizes if s in self.planned and s not in known]
+            again = await sim.run([plan_of(s) for s in late]) if late else []
+            got = dict(zip(missing, await sending, strict=True)) if sending is not None else {}
+        finally:
+            if sending is not None:
+                stop(sending)
+        got.update(zip(late, again, strict=True))
+        if len(got) < len(set(sizes)):
+            self.used += 1
+            count(RECALLED, True)
+        return [got[s] if s in got else known[s] for s in sizes]
+
+
+@dataclass(frozen=True)
+class Recalling:
+    """A search's ``plan_of`` whose sizes a :class:`Recall` may have simulated already."""
+
+    plan_of: PlanOf
+    recall: Recall
+
+    def __call__(self, size: int) -> Plan:
+        return self.plan_of(size)
+
+
+def recalling(plan_of: PlanOf, recall: Recall | None) -> PlanOf:
+    """``plan_of``, reading from ``recall`` when there is one."""
+    return plan_of if recall is None else Recalling(plan_of, recall)
+
+
+async def _outcomes(
+    sim: Simulator, sizes: Sequence[int], plan_of: PlanOf
+) -> list[Outcome | CallReverted]:
+    """``plan_of``'s plan of each size, simulated (or read from its :class:`Recall`)."""
+    if isinstance(plan_of, Recalling):
+        return await plan_of.recall.outcomes(sim, sizes, plan_of.plan_of)
+    return await sim.run([plan_of(size) for size in sizes])
 
 
 @dataclass(frozen=True)
@@ -58,7 +171,7 @@ async def _try(
     sim: Simulator, sizes: Sequence[int], plan_of: PlanOf, accept: Accept
 ) -> list[Outcome | None]:
     """Outcome per size when accepted, else None (failed or simulation error)."""
-    outcomes = await sim.run([plan_of(size) for size in sizes])
+    outcomes = await _outcomes(sim, sizes, plan_of)
     return [_accepted(o, accept) for o in outcomes]
 
 
@@ -141,7 +254,7 @@ async def ladder_with_floor(
         results = await _try(sim, sizes[:-1], plan_of, accept)
         found, failed = _first_failure(sizes, [*results, None])
         return found, failed, None
-    *outcomes, below = await sim.run([plan_of(size) for size in [*sizes[:-1], floor]])
+    *outcomes, below = await _outcomes(sim, [*sizes[:-1], floor], plan_of)
     results = [_accepted(o, accept) for o in outcomes]
     found, failed = _first_failure(sizes, [*results, None])
     count(LADDER, found is None)
@@ -153,7 +266,7 @@ async def _all_rungs(
 ) -> tuple[Found | None, int | None, Outcome | CallReverted | None]:
     """:func:`ladder_with_floor`'s answer from one batch of every size (and the floor)."""
     floors = [] if floor is None else [floor]
-    outcomes = await sim.run([plan_of(size) for size in [*sizes, *floors]])
+    outcomes = await _outcomes(sim, [*sizes, *floors], plan_of)
     results = [_accepted(o, accept) for o in outcomes[: len(sizes)]]
     below = outcomes[-1] if floors else None
     if results[-1] is not None:
