@@ -228,7 +228,7 @@ async def test_a_recalled_search_finds_the_step_by_step_limit_in_one_run(passes:
     expected = await _recalled_search(first, recorded)
     assert recorded.asked == [s for run in first.runs for s in run]
     assert recorded.requests == len(first.runs)
-    recall = Recall.start(again, recorded.asked, _now(lambda s: s))
+    recall = Recall.start(again, recorded.asked, lambda: _now(lambda s: s))
     limit = await _recalled_search(again, recall)
     assert limit.amount == expected.amount
     assert again.runs == [recorded.asked]  # the early batch, and nothing after it
@@ -244,7 +244,7 @@ async def test_a_recalled_search_of_a_changed_token_sends_what_it_misses_at_once
     await _recalled_search(before, recorded)
     step = Passing(lambda s: s <= 3_300)
     expected = await _recalled_search(step, Recall((), None))
-    recall = Recall.start(after, recorded.asked, _now(lambda s: s))
+    recall = Recall.start(after, recorded.asked, lambda: _now(lambda s: s))
     limit = await _recalled_search(after, recall)
     assert limit.amount == expected.amount
     early, *later = after.runs
@@ -264,7 +264,7 @@ async def test_a_failed_early_batch_is_sent_again() -> None:
             return await super().run(plans)
 
     sim = Failing(lambda s: s <= 2_100)
-    recall = Recall.start(sim, [4_000, 1_500, 2_000], _now(lambda s: s))
+    recall = Recall.start(sim, [4_000, 1_500, 2_000], lambda: _now(lambda s: s))
     expected = await _recalled_search(Passing(lambda s: s <= 2_100), Recall((), None))
     limit = await _recalled_search(sim, recall)
     assert limit.amount == expected.amount

@@ -1048,15 +1048,13 @@ class _Recalls:
             sizes = None
             if searches is not None and not sim.prelude:
                 sizes = searches.value(_search_key(sim, amount_in, kind))
-            if not sizes:
-                return Recall((), None)
-            return Recall.start(sim, sizes, plans())
+            if not sizes or (verdicts_only and kind != "partial"):
+                return Recall((), None)  # records what the search asks, if it runs
+            return Recall.start(sim, sizes, plans)
 
-        limits = not verdicts_only
-        none = Recall((), None)
         return cls(
-            recall("buys", lambda: _plans_now(_sized_buy(sim))) if limits else none,
-            recall("sells", lambda: _big_sell_plans(sim, token_slot)) if limits else none,
+            recall("buys", lambda: _plans_now(_sized_buy(sim))),
+            recall("sells", lambda: _big_sell_plans(sim, token_slot)),
             recall("partial", lambda: _plans_now(_partial_plan(sim, amount_in))),
             amount_in,
             verdicts_only,

@@ -80,12 +80,15 @@ class Recall:
 
     @classmethod
     def start(
-        cls, sim: Simulator, planned: Sequence[int], plans: Awaitable[PlanOf | None]
+        cls,
+        sim: Simulator,
+        planned: Sequence[int],
+        plans: Callable[[], Awaitable[PlanOf | None]],
     ) -> Recall:
-        """Send ``planned`` now, with the plans ``plans`` gives (None: nothing sent)."""
+        """Send ``planned`` now, with the plans ``plans()`` gives (None: nothing sent)."""
 
         async def early() -> Results:
-            plan_of = await plans
+            plan_of = await plans()
             if plan_of is None:
                 return {}
             sizes = list(dict.fromkeys(planned))
