@@ -125,9 +125,10 @@ async def test_a_wrong_memory_is_dropped_and_the_answer_stands(
             assert _stable(second) == _stable(first), entry_id
 
 
-LIMIT_TOKENS = ("max-tx", "max-wallet", "tiny-sell-limit")
+LIMIT_TOKENS = ("max-tx", "max-wallet", "tiny-sell-limit", "swap-cap-guard")
 """Tokens whose limit searches ask for sizes more than once: a max transaction, a max
-wallet, a sell limit found by the partial-sell search."""
+wallet, a sell limit found by the partial-sell search; and one whose default buy fails
+(its smaller buys are remembered however often they asked)."""
 
 
 @pytest.mark.parametrize("shift", [0, 1])

@@ -168,8 +168,11 @@ async def simulate(
                 await ahead.drop()
                 ahead = None
             # the max buy's first round goes with them unless only the verdicts are asked
-            smaller, tried = await _smaller_buy(sim, amount, at_once and not verdicts_only)
+            smaller, tried = await _smaller_buy(
+                sim, amount, at_once and not verdicts_only, recalls.smaller
+            )
             if not isinstance(smaller, Bought):
+                recalls.remember(sim, searches)
                 failed = SimulationReport(
                     success=True,
                     failure_step="buy",
@@ -836,22 +839,24 @@ async def _counted(
 
 
 async def _smaller_buy(
-    sim: Simulator, amount: int, at_once: bool
+    sim: Simulator, amount: int, at_once: bool, recall: Recall | None = None
 ) -> tuple[Bought | str | None, Tried]:
     """The largest smaller buy that goes through, or, when none does, why the pool's token
     side is short (None when it is not): that read goes beside the smaller buys (issue
     #27: a node 30 ms away paid a round trip for it after them) and is used only when
     every one failed.  On a first journey the max buy's first refinement round between
     the largest smaller size and ``amount`` goes with them too (``tried``; used when
-    that size passed: :func:`~tokenrisk.simulate.limits.ladder_and_grid`)."""
+    that size passed: :func:`~tokenrisk.simulate.limits.ladder_and_grid`).  ``recall``:
+    the sizes from the last run, sent with the default buy (:class:`_Recalls`)."""
     sizes = sorted({max(1, amount // d) for d in _DOWN})
     short = asyncio.ensure_future(_side_short(sim))
+    plan_of = recalling(sim.buy_only, recall)
     try:
         tried: Tried = {}
         if at_once:
-            found, _, tried = await ladder_and_grid(sim, sizes, sim.buy_only, _bought_ok, amount)
+            found, _, tried = await ladder_and_grid(sim, sizes, plan_of, _bought_ok, amount)
         else:
-            found, _ = await ladder(sim, sizes, sim.buy_only, _bought_ok)
+            found, _ = await ladder(sim, sizes, plan_of, _bought_ok)
         if found is not None:
             return Bought(found.amount, found.outcome), tried
         return await short, tried
@@ -1024,7 +1029,8 @@ async def _big_sell_plans(
 @dataclass(frozen=True)
 class _Recalls:
     """A journey's limit searches, each with the sizes it asked for at its last run sent
-    at once with the buy when there were more than its first request
+    at once with the buy when there were more than its first request (the smaller buys:
+    any, since they go only after the default buy failed)
     (:class:`~tokenrisk.simulate.limits.Recall`): a limit token's recomputed check reads
     its searches' steps from that batch instead of a round trip each.  A search whose
     sizes are not remembered still records what it asks for, for the next check."""
@@ -1032,6 +1038,7 @@ class _Recalls:
     buys: Recall
     sells: Recall
     partial: Recall
+    smaller: Recall
     amount_in: int
     verdicts_only: bool
 
@@ -1048,7 +1055,7 @@ class _Recalls:
             sizes = None
             if searches is not None and not sim.prelude:
                 sizes = searches.value(_search_key(sim, amount_in, kind))
-            if not sizes or (verdicts_only and kind != "partial"):
+            if not sizes or (verdicts_only and kind not in _VERDICT_SEARCHES):
                 return Recall((), None)  # records what the search asks, if it runs
             return Recall.start(sim, sizes, plans)
 
@@ -1056,6 +1063,7 @@ class _Recalls:
             recall("buys", lambda: _plans_now(_sized_buy(sim))),
             recall("sells", lambda: _big_sell_plans(sim, token_slot)),
             recall("partial", lambda: _plans_now(_partial_plan(sim, amount_in))),
+            recall("smaller", lambda: _plans_now(sim.buy_only)),
             amount_in,
             verdicts_only,
         )
@@ -1071,19 +1079,24 @@ class _Recalls:
         run (the verdicts alone leave the limit searches' as they were)."""
         if searches is None or sim.prelude:
             return
-        kinds = [("partial", self.partial)]
+        kinds = [("partial", self.partial), ("smaller", self.smaller)]
         if not self.verdicts_only:
             kinds += [("buys", self.buys), ("sells", self.sells)]
         for kind, recall in kinds:
             key = _search_key(sim, self.amount_in, kind)
-            if recall.requests > 1:
+            if recall.requests > (0 if kind == "smaller" else 1):
                 searches.put(key, tuple(recall.asked))
             else:
                 searches.forget(key)
 
     def drop(self) -> None:
-        for recall in (self.buys, self.sells, self.partial):
+        for recall in (self.buys, self.sells, self.partial, self.smaller):
             recall.drop()
+
+
+_VERDICT_SEARCHES = ("partial", "smaller")
+"""The searches a journey for its verdicts alone runs (they decide whether the buy and
+the sell go through)."""
 
 
 def _search_key(sim: Simulator, amount_in: int, kind: str) -> SearchKey:
