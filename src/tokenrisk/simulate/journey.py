@@ -137,7 +137,8 @@ async def simulate(
     measured.
 
     ``searches``: the sizes each limit search of this pool, token and buy size asked for
-    at its last run, when that was more than its first request; they go out with the
+    at its last run, when that was more than its first request (the smaller buys after
+    a failed default buy: whenever they ran, :class:`_Recalls`); they go out with the
     buy (:class:`~tokenrisk.simulate.limits.Recall`) and each search reads them as it
     asks for them, so a limit token's recomputed check needs no round trip per search
     step; updated here with what this journey's searches asked for.

@@ -57,8 +57,8 @@ GRID = "max_buy_grid"
 """A refinement's first round sent beside a ladder whose largest size should pass
 (:func:`ladder_and_grid`)."""
 RECALLED = "search"
-"""A search's sizes sent at once from its last run (:class:`Recall`): used when the
-search asked for every one of them."""
+"""A search's sizes sent at once from its last run (:class:`Recall`): counted used for
+each step of the search that read them, dropped when no step did."""
 
 Results = dict[int, "Outcome | CallReverted"]
 
