@@ -210,11 +210,11 @@ class _Pace:
     capped: asyncio.Future[bool]
     """True once the larger buys' largest failed (set by :func:`_larger_buys`; False
     when the journey ends first)."""
-    verdicts_only: bool = False
+    verdicts_only: bool
     """Only what decides whether the buy and the sell go through (:func:`simulate`):
     no larger buys, no large-sell search or delayed sell by block count, and of the
     four sells only the whole balance's."""
-    recalls: _Recalls | None = None
+    recalls: _Recalls
     """The searches' sizes from their last run, in flight (:class:`_Recalls`)."""
 
     def every_sell_size(self) -> bool:
@@ -732,7 +732,7 @@ async def _judge_sells(
         pace, sell_failed = way
         if sell_failed is not None:
             sell_failed()
-        recall = pace.recalls.partial_for(bought.amount_in) if pace.recalls else None
+        recall = pace.recalls.partial_for(bought.amount_in)
         partial = await _partial_sell(sim, bought.amount_in, remaining, pace.at_once, recall)
         if partial is None:
             return replace(report, sell_ok=False, failure_step="sell", failure_reason=sell.reason)
@@ -896,7 +896,7 @@ async def _larger_buys(
     async def wanted() -> bool:
         return await _hit(pace.capped)
 
-    plan_of = recalling(_sized_buy(sim), pace.recalls.buys if pace.recalls else None)
+    plan_of = recalling(_sized_buy(sim), pace.recalls.buys)
     if pace.at_once:
         return await ladder_with_grids(sim, sizes, plan_of, _bought_ok, amount, wanted)
     found, failed = await ladder_top_first(sim, sizes, plan_of, _bought_ok, wanted=wanted)
@@ -974,7 +974,7 @@ async def _max_sell(
     pace, sold = way
     sizes = [token_reserve * bps // 10_000 for bps in _BIG_SELL_BPS]
     sizes = [s for s in sizes if s > remaining]
-    plan_of = recalling(_big_sell_plan(sim, slot), pace.recalls.sells if pace.recalls else None)
+    plan_of = recalling(_big_sell_plan(sim, slot), pace.recalls.sells)
     # the buyer's own balance, tried when every larger size fails, goes with them
     accept = _sold_ok("big")
     at_once = pace.every_sell_size()
@@ -1080,10 +1080,9 @@ class _Recalls:
         run (the verdicts alone leave the limit searches' as they were)."""
         if searches is None or sim.prelude:
             return
-        kinds = [("partial", self.partial), ("smaller", self.smaller)]
-        if not self.verdicts_only:
-            kinds += [("buys", self.buys), ("sells", self.sells)]
-        for kind, recall in kinds:
+        for kind, recall in self._by_kind():
+            if self.verdicts_only and kind not in _VERDICT_SEARCHES:
+                continue
             key = _search_key(sim, self.amount_in, kind)
             if recall.requests > (0 if kind == "smaller" else 1):
                 searches.put(key, tuple(recall.asked))
@@ -1091,8 +1090,16 @@ class _Recalls:
                 searches.forget(key)
 
     def drop(self) -> None:
-        for recall in (self.buys, self.sells, self.partial, self.smaller):
+        for _, recall in self._by_kind():
             recall.drop()
+
+    def _by_kind(self) -> tuple[tuple[str, Recall], ...]:
+        return (
+            ("buys", self.buys),
+            ("sells", self.sells),
+            ("partial", self.partial),
+            ("smaller", self.smaller),
+        )
 
 
 _VERDICT_SEARCHES = ("partial", "smaller")

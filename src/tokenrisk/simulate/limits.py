@@ -60,7 +60,7 @@ RECALLED = "search"
 """A search's sizes sent at once from its last run (:class:`Recall`): counted used for
 each step of the search that read them, dropped when no step did."""
 
-Results = dict[int, "Outcome | CallReverted"]
+Results = dict[int, Outcome | CallReverted]
 
 
 class Recall:
