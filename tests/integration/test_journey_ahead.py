@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -26,10 +27,11 @@ from receipts import node_call
 
 from tokenrisk import metrics
 from tokenrisk.api.app import create_app
-from tokenrisk.checks import holder_sells, honeypot
+from tokenrisk.checks import holder_sells, honeypot, trade
 from tokenrisk.config import Settings
 from tokenrisk.service import Service, connect_devnet
 from tokenrisk.simulate import owners, powers, story
+from tokenrisk.simulate.probe import SellTrace
 from tokenrisk.simulate.slots import BalanceSlot
 
 pytestmark = pytest.mark.integration
@@ -163,6 +165,68 @@ async def test_a_limit_tokens_searches_are_recalled_and_the_answer_stands(
             second = (await http.get("/v2/IsHoneypot", params=params)).json()
             monkeypatch.undo()
             assert counted._value.get() > before, entry_id
+            assert _stable(second) == _stable(first), entry_id
+
+
+HONEYPOTS = ("sell-whitelist", "no-full-sell", "origin-trap")
+"""Tokens whose whole sell fails at every check, so that their partial-sell search and
+the failed sell's trace run at every check: nothing sells at all, a sell refused by what
+sent it (``tx.origin``): their traces are read; and only a part sells (``no-full-sell``):
+its sell went through in the end, so its trace is dropped, as it was when it started
+after the failed sell."""
+
+
+@pytest.mark.parametrize("shift", [0, 1])
+async def test_a_failed_sells_search_and_trace_go_with_the_next_buy(
+    service: Service, devnet: Any, monkeypatch: pytest.MonkeyPatch, shift: int
+) -> None:
+    """A check whose whole sell failed remembers its partial-sell sizes; the next check
+    sends them with the buy, and starts the failed sell's trace then too, not once its
+    own sell failed (a round trip later): the same answer.  Remembered sizes that no
+    longer fit (each one off by ``shift``) are sent, not read, and the answer is still
+    the step-by-step one."""
+    searches = service.honeypot.trading.searches
+    counted = metrics.SENT_AHEAD.labels("search", "used" if shift == 0 else "dropped")
+    traces = [metrics.SENT_AHEAD.labels(trade.SELL_TRACE, r) for r in ("used", "dropped")]
+    started_by: list[str] = []
+    start = SellTrace.start
+
+    def spied(trace: SellTrace) -> None:
+        if not trace.early:  # who started it: the journey's start or its failed sell
+            started_by.append(sys._getframe(1).f_code.co_name)
+        start(trace)
+
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://tokenrisk.test") as http:
+        for entry_id in HONEYPOTS:
+            entry = next(t for t in devnet.manifest["tokens"] if t["id"] == entry_id)
+            params = {"address": entry["address"], "chainID": 31337}
+            searches.clear()
+            first = (await http.get("/v2/IsHoneypot", params=params)).json()
+            kept = [
+                key
+                for key in searches._entries
+                if key[1].lower() == entry["address"].lower() and key[3] == "partial"
+            ]
+            assert kept, entry_id  # the partial-sell sizes were remembered
+            real = searches.value
+
+            def off(key: Any, real: Any = real) -> Any:
+                sizes = real(key)
+                return None if sizes is None else tuple(s + shift for s in sizes)
+
+            monkeypatch.setattr(searches, "value", off)
+            monkeypatch.setattr(SellTrace, "start", spied)
+            started_by.clear()
+            before = counted._value.get(), [t._value.get() for t in traces]
+            second = (await http.get("/v2/IsHoneypot", params=params)).json()
+            monkeypatch.undo()
+            assert counted._value.get() > before[0], entry_id
+            assert started_by == ["simulate"], entry_id  # with the buy
+            # read when the sell failed after all; a token that sells a part drops it
+            grew = [t._value.get() - b for t, b in zip(traces, before[1], strict=True)]
+            assert grew == ([0, 1] if entry_id == "no-full-sell" else [1, 0]), entry_id
             assert _stable(second) == _stable(first), entry_id
 
 

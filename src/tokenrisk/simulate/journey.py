@@ -123,7 +123,10 @@ async def simulate(
     for such a max sell; a remembered token's checks keep the cheaper
     one-round-at-a-time searches.  ``sell_failed`` is called when selling the whole
     balance failed, before the partial-sell search (its caller's trace of the failure
-    then goes out beside that search).  When the default buy fails, the smaller buys go
+    then goes out beside that search), or at once when the last check's whole sell
+    failed (its partial sells are then recalled, below): a honeypot's recomputed check
+    sends the trace, the partial sells and the buy in one round trip; a token that sells
+    again drops the trace unread.  When the default buy fails, the smaller buys go
     as soon as it is known, with the pool's token-side read beside them
     (:func:`_smaller_buy`), not after the larger buys, whose answer is then unused.
 
@@ -138,7 +141,8 @@ async def simulate(
 
     ``searches``: the sizes each limit search of this pool, token and buy size asked for
     at its last run, when that was more than its first request (the smaller buys after
-    a failed default buy: whenever they ran, :class:`_Recalls`); they go out with the
+    a failed default buy and the partial sells after a failed whole sell: whenever they
+    ran, :class:`_Recalls`); they go out with the
     buy (:class:`~tokenrisk.simulate.limits.Recall`) and each search reads them as it
     asks for them, so a limit token's recomputed check needs no round trip per search
     step; updated here with what this journey's searches asked for.
@@ -149,6 +153,8 @@ async def simulate(
     amount = sim.settings.buy_amount(base_reserve)
     at_once = _first_journey(sim, memo, amount)
     recalls = _Recalls.start(sim, searches, amount, slot, verdicts_only)
+    if sell_failed is not None and recalls.sold_only_part():
+        sell_failed()  # the whole sell failed last time: its trace goes with the buy too
     pace = _Pace(at_once, asyncio.get_running_loop().create_future(), verdicts_only, recalls)
     ahead = _launch(sim, memo, (amount, base_reserve, token_reserve), slot, pace)
     larger_buys = asyncio.ensure_future(_larger_buys(sim, base_reserve, amount, pace))
@@ -1030,10 +1036,13 @@ async def _big_sell_plans(
 @dataclass(frozen=True)
 class _Recalls:
     """A journey's limit searches, each with the sizes it asked for at its last run sent
-    at once with the buy when there were more than its first request (the smaller buys:
-    any, since they go only after the default buy failed)
+    at once with the buy when there were more than its first request (the smaller buys
+    and the partial sells: whenever they ran, since they go only after the default buy
+    or the whole sell failed: ``_AFTER_A_FAILURE``)
     (:class:`~tokenrisk.simulate.limits.Recall`): a limit token's recomputed check reads
-    its searches' steps from that batch instead of a round trip each.  A search whose
+    its searches' steps from that batch instead of a round trip each, and a honeypot's
+    reads its partial sells from it (with the failed sell's trace sent beside them:
+    :meth:`sold_only_part`).  A search whose
     sizes are not remembered still records what it asks for, for the next check."""
 
     buys: Recall
@@ -1069,6 +1078,11 @@ class _Recalls:
             verdicts_only,
         )
 
+    def sold_only_part(self) -> bool:
+        """The partial-sell search ran at the last check (its whole sell failed) and its
+        sizes are in flight now."""
+        return self.partial.early is not None
+
     def partial_for(self, amount_in: int) -> Recall | None:
         """The partial-sell search's, for a buy of ``amount_in`` (planned for the
         default buy: a smaller buy's search records nothing and reads nothing)."""
@@ -1076,15 +1090,16 @@ class _Recalls:
 
     def remember(self, sim: Simulator, searches: SearchMemo | None) -> None:
         """What each search asked for, for the next check: kept when it was more than
-        one request's worth, forgotten when the search asked for one size or did not
-        run (the verdicts alone leave the limit searches' as they were)."""
+        one request's worth (a search after a failure: whenever it ran), forgotten when
+        the search asked for one size or did not run (the verdicts alone leave the limit
+        searches' as they were)."""
         if searches is None or sim.prelude:
             return
         for kind, recall in self._by_kind():
             if self.verdicts_only and kind not in _VERDICT_SEARCHES:
                 continue
             key = _search_key(sim, self.amount_in, kind)
-            if recall.requests > (0 if kind == "smaller" else 1):
+            if recall.requests > (0 if kind in _AFTER_A_FAILURE else 1):
                 searches.put(key, tuple(recall.asked))
             else:
                 searches.forget(key)
@@ -1101,6 +1116,11 @@ class _Recalls:
             ("smaller", self.smaller),
         )
 
+
+_AFTER_A_FAILURE = ("partial", "smaller")
+"""The searches that run only after a step failed (the whole sell, the default buy):
+remembered whenever they ran, since their running at all is what the next check would
+otherwise learn a round trip late."""
 
 _VERDICT_SEARCHES = ("partial", "smaller")
 """The searches a journey for its verdicts alone runs (they decide whether the buy and
