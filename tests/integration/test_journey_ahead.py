@@ -30,7 +30,7 @@ from tokenrisk.api.app import create_app
 from tokenrisk.checks import holder_sells, honeypot, trade
 from tokenrisk.config import Settings
 from tokenrisk.service import Service, connect_devnet
-from tokenrisk.simulate import owners, powers, story
+from tokenrisk.simulate import journey, owners, powers, story
 from tokenrisk.simulate.probe import SellTrace
 from tokenrisk.simulate.slots import BalanceSlot
 
@@ -227,6 +227,44 @@ async def test_a_failed_sells_search_and_trace_go_with_the_next_buy(
             # read when the sell failed after all; a token that sells a part drops it
             grew = [t._value.get() - b for t, b in zip(traces, before[1], strict=True)]
             assert grew == ([0, 1] if entry_id == "no-full-sell" else [1, 0]), entry_id
+            assert _stable(second) == _stable(first), entry_id
+
+
+FAILED_BUYS = ("paused", "pool-drained-tokens", "swap-cap-guard")
+"""Tokens whose default buy fails at every check: no buy goes through, a pool whose
+token side was drained (the read of that side says why), and one whose smaller buys
+go through."""
+
+
+async def test_a_failed_buys_side_read_goes_with_the_next_buy(
+    service: Service, devnet: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A check whose default buy failed remembers its smaller buys; the next check
+    sends them and the pool's token-side read with the buy, not once its own buy failed
+    (a round trip later): the same answer."""
+    searches = service.honeypot.trading.searches
+    asked_by: list[str] = []
+    side_short = journey._side_short
+
+    def spied(sim: Any) -> Any:
+        asked_by.append(sys._getframe(1).f_code.co_name)  # who asked: the start or the buys
+        return side_short(sim)
+
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://tokenrisk.test") as http:
+        for entry_id in FAILED_BUYS:
+            entry = next(t for t in devnet.manifest["tokens"] if t["id"] == entry_id)
+            params = {"address": entry["address"], "chainID": 31337}
+            searches.clear()
+            monkeypatch.setattr(journey, "_side_short", spied)
+            asked_by.clear()
+            first = (await http.get("/v2/IsHoneypot", params=params)).json()
+            assert asked_by == ["_smaller_buy"], entry_id  # after the failed buy
+            asked_by.clear()
+            second = (await http.get("/v2/IsHoneypot", params=params)).json()
+            monkeypatch.undo()
+            assert asked_by == ["simulate"], entry_id  # with the buy
             assert _stable(second) == _stable(first), entry_id
 
 

@@ -128,7 +128,9 @@ async def simulate(
     sends the trace, the partial sells and the buy in one round trip; a token that sells
     again drops the trace unread.  When the default buy fails, the smaller buys go
     as soon as it is known, with the pool's token-side read beside them
-    (:func:`_smaller_buy`), not after the larger buys, whose answer is then unused.
+    (:func:`_smaller_buy`), not after the larger buys, whose answer is then unused;
+    when the last check's default buy failed (its smaller buys are recalled, below),
+    that read goes with the default buy.
 
     ``verdicts_only`` (GetContractVerification, which reads only whether the buy and
     the sell went through and why not): the same buy, smaller buys, transfer, whole
@@ -155,6 +157,8 @@ async def simulate(
     recalls = _Recalls.start(sim, searches, amount, slot, verdicts_only)
     if sell_failed is not None and recalls.sold_only_part():
         sell_failed()  # the whole sell failed last time: its trace goes with the buy too
+    # the default buy failed last time: the token side's read goes with it too
+    short = asyncio.ensure_future(_side_short(sim)) if recalls.bought_smaller() else None
     pace = _Pace(at_once, asyncio.get_running_loop().create_future(), verdicts_only, recalls)
     ahead = _launch(sim, memo, (amount, base_reserve, token_reserve), slot, pace)
     larger_buys = asyncio.ensure_future(_larger_buys(sim, base_reserve, amount, pace))
@@ -176,7 +180,7 @@ async def simulate(
                 ahead = None
             # the max buy's first round goes with them unless only the verdicts are asked
             smaller, tried = await _smaller_buy(
-                sim, amount, at_once and not verdicts_only, recalls.smaller
+                sim, amount, at_once and not verdicts_only, recalls.smaller, short
             )
             if not isinstance(smaller, Bought):
                 recalls.remember(sim, searches)
@@ -199,6 +203,8 @@ async def simulate(
         recalls.remember(sim, searches)
     finally:
         recalls.drop()
+        if short is not None:
+            stop(short)  # read only when every smaller buy failed
         stop(larger_buys)  # a failed default buy left it unread
         if not pace.capped.done():
             pace.capped.set_result(False)
@@ -846,7 +852,11 @@ async def _counted(
 
 
 async def _smaller_buy(
-    sim: Simulator, amount: int, at_once: bool, recall: Recall | None = None
+    sim: Simulator,
+    amount: int,
+    at_once: bool,
+    recall: Recall | None = None,
+    short: asyncio.Future[str | None] | None = None,
 ) -> tuple[Bought | str | None, Tried]:
     """The largest smaller buy that goes through, or, when none does, why the pool's token
     side is short (None when it is not): that read goes beside the smaller buys (issue
@@ -854,9 +864,10 @@ async def _smaller_buy(
     every one failed.  On a first journey the max buy's first refinement round between
     the largest smaller size and ``amount`` goes with them too (``tried``; used when
     that size passed: :func:`~tokenrisk.simulate.limits.ladder_and_grid`).  ``recall``:
-    the sizes from the last run, sent with the default buy (:class:`_Recalls`)."""
+    the sizes from the last run, sent with the default buy (:class:`_Recalls`), and
+    ``short``: the token side's read sent with them (else it goes now)."""
     sizes = sorted({max(1, amount // d) for d in _DOWN})
-    short = asyncio.ensure_future(_side_short(sim))
+    short = short if short is not None else asyncio.ensure_future(_side_short(sim))
     plan_of = recalling(sim.buy_only, recall)
     try:
         tried: Tried = {}
@@ -1082,6 +1093,11 @@ class _Recalls:
         """The partial-sell search ran at the last check (its whole sell failed) and its
         sizes are in flight now."""
         return self.partial.early is not None
+
+    def bought_smaller(self) -> bool:
+        """The smaller buys ran at the last check (its default buy failed) and their
+        sizes are in flight now."""
+        return self.smaller.early is not None
 
     def partial_for(self, amount_in: int) -> Recall | None:
         """The partial-sell search's, for a buy of ``amount_in`` (planned for the
