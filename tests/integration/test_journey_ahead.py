@@ -230,6 +230,48 @@ async def test_a_failed_sells_search_and_trace_go_with_the_next_buy(
             assert _stable(second) == _stable(first), entry_id
 
 
+@pytest.mark.parametrize("last", ["verifies", "moved"])
+async def test_a_failed_sells_trace_at_a_new_block_goes_beside_the_layout_search(
+    service: Service, devnet: Any, monkeypatch: pytest.MonkeyPatch, last: str
+) -> None:
+    """At a new block the token's balance layout is verified again (a round trip); the
+    failed sell's trace goes beside that search, with the layout the token's last search
+    verified, and is used when this search verifies the same one.  A layout that no
+    longer verifies (``moved``) is dropped and the trace asked again with the one found:
+    the same answer either way."""
+    entry = next(t for t in devnet.manifest["tokens"] if t["id"] == "sell-whitelist")
+    params = {"address": entry["address"], "chainID": 31337}
+    slots = service.honeypot.trading.slots
+    moved = BalanceSlot(slot=987_654, vyper=False)
+    traced: list[tuple[BalanceSlot, bool, int]] = []
+    explain = trade.explain_sell_failure
+
+    async def spied(rpc: Any, route: Any, slot: BalanceSlot, *rest: Any) -> Any:
+        ready = sys._getframe(1).f_locals["ready"]  # the check's prepared trade
+        # whether its layout search was back, and at which block (a run planned at the
+        # head this worker remembered is dropped once the head read says it moved)
+        traced.append((slot, ready.token_slot.done(), ready.sim.base.number))
+        return await explain(rpc, route, slot, *rest)
+
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://tokenrisk.test") as http:
+        first = (await http.get("/v2/IsHoneypot", params=params)).json()
+        found = slots.last_of(entry["address"])
+        assert found is not None
+        await _node(devnet, "evm_mine", [])
+        block = int(await _node(devnet, "eth_blockNumber", []), 16)
+        monkeypatch.setattr(trade, "explain_sell_failure", spied)
+        if last == "moved":
+            monkeypatch.setattr(slots, "last_of", lambda token: moved)
+        second = (await http.get("/v2/IsHoneypot", params=params)).json()
+        monkeypatch.undo()
+    expected = [(found, False)] if last == "verifies" else [(moved, False), (found, True)]
+    assert [(slot, done) for slot, done, at in traced if at == block] == expected
+    assert second["chain"] == first["chain"]
+    assert _stable(second) == _stable(first)
+
+
 FAILED_BUYS = ("paused", "pool-drained-tokens", "swap-cap-guard")
 """Tokens whose default buy fails at every check: no buy goes through, a pool whose
 token side was drained (the read of that side says why), and one whose smaller buys

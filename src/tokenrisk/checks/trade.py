@@ -23,7 +23,7 @@ from tokenrisk import metrics
 from tokenrisk.chain import dex
 from tokenrisk.chain.node import Node, Nodes
 from tokenrisk.checks.deps import Trading
-from tokenrisk.checks.tasks import given
+from tokenrisk.checks.tasks import finish, given
 from tokenrisk.errors import MethodUnsupported, RpcError
 from tokenrisk.model import Pool, SimulationReport
 from tokenrisk.simulate.calls import BalanceSlot, Route, find_balance_slot
@@ -246,17 +246,35 @@ SELL_TRACE = "sell_trace"
 
 async def _why_sell_fails(ready: Prepared) -> str | None:
     """The token's own words for a failed sell (:func:`explain_sell_failure`): a fresh
-    wallet holding a thousandth of the pool's token reserve sends it to the pool."""
-    assert ready.token_slot is not None
-    slot = await ready.token_slot
-    if slot is None:
-        return None
+    wallet holding a thousandth of the pool's token reserve sends it to the pool.
+
+    Its balance is given by override, so it needs the token's balance layout.  While
+    that layout is being verified at this block (a new head: the search's round trip),
+    the trace goes at once with the layout the token's last search verified, and is
+    used when this search verifies the same one; otherwise it is asked again with the
+    layout found (issue #27: a honeypot checked again at a new block paid a round trip
+    for it after the search)."""
+    token_slot = ready.token_slot
+    assert token_slot is not None
     caps = await ready.node.capabilities()
     amount = max(1, dex.token_reserve(ready.route.pool) // 1_000)
     head = ready.sim.base if ready.sim is not None else None
-    return await explain_sell_failure(
-        ready.node.rpc, ready.route, slot, amount, caps.trace_call, head
-    )
+
+    async def explain(slot: BalanceSlot) -> str | None:
+        return await explain_sell_failure(
+            ready.node.rpc, ready.route, slot, amount, caps.trace_call, head
+        )
+
+    last = ready.trading.slots.last_of(ready.route.token) if ready.trading else None
+    early = None if token_slot.done() or last is None else asyncio.ensure_future(explain(last))
+    try:
+        slot = await token_slot
+        if early is not None and slot == last:
+            return await early
+    finally:
+        if early is not None:
+            await finish(early)  # unread: a layout that no longer verifies
+    return None if slot is None else await explain(slot)
 
 
 async def _journey(

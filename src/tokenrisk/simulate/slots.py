@@ -101,6 +101,10 @@ class SlotCache(MemoryCache[bytes, BalanceSlot]):
     def __init__(self, max_entries: int = 4096) -> None:
         super().__init__(max_entries)
 
+    def last_of(self, token: str) -> BalanceSlot | None:
+        """``token``'s layout as its last search verified it (a candidate anywhere else)."""
+        return self.value(token_key(token))
+
 
 def token_key(token: str) -> bytes:
     """The :class:`SlotCache` key of a token's own last layout (never 32 bytes long,
