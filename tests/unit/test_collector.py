@@ -16,7 +16,8 @@ def test_start_up_objects_are_frozen_and_young_collections_rarer() -> None:
         assert gc.get_threshold() == (YOUNG_COLLECTION, saved[1], saved[2])
         frozen = gc.get_freeze_count()
         tune_collector()  # again (another app in the process): nothing more is frozen
-        assert gc.get_freeze_count() == frozen
+        # (frozen objects may still be freed meanwhile, by reference counting: fewer)
+        assert gc.get_freeze_count() <= frozen
         assert gc.get_threshold()[0] == YOUNG_COLLECTION
         assert gc.isenabled()
     finally:
