@@ -635,6 +635,39 @@ async def test_a_new_heads_scan_sends_its_caller_reads_with_the_facts(
     assert _stable(after) == _stable(before)
 
 
+@pytest.mark.parametrize("entry_id", ["multisig-blocklist", "honest-timelock-pause"])
+async def test_a_new_heads_scan_reads_its_callers_controls_with_the_facts(
+    service: Service, devnet: Any, monkeypatch: pytest.MonkeyPatch, entry_id: str
+) -> None:
+    """#27: at a new head the reads planned from the last scan's facts carry the likely
+    senders' control getters too (a multisig's owners and threshold, a timelock's
+    delay), as a first scan's do: the callers' kinds need no read of their own a round
+    trip later, and the answer is the one at the last head.  Fails with the control
+    reads left out of ``_caller_reads``."""
+    entry = next(t for t in devnet.manifest["tokens"] if t["id"] == entry_id)
+    params = {"address": entry["address"], "chainID": 31337}
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    read_by: list[str] = []
+    real = owners.control_reads
+
+    def controls(rpc: Any, addresses: Any, block: str) -> Any:
+        if addresses:  # who asks: the reads sent with the facts, or the callers' kinds
+            read_by.append(sys._getframe(1).f_code.co_name)
+        return real(rpc, addresses, block)
+
+    async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
+        before = (await http.get("/v2/IsHoneypot", params=params)).json()
+        await _node(devnet, "evm_mine", [])
+        monkeypatch.setattr(owners, "control_reads", controls)
+        after = (await http.get("/v2/IsHoneypot", params=params)).json()
+        monkeypatch.undo()
+    kinds = {c["kind"] for c in before["ownerPowers"]["callers"]}
+    assert kinds & {"multisig", "timelock"}, kinds  # a contract caller whose kind is read
+    assert read_by == ["_caller_reads"]
+    assert _stable(after) == _stable(before)
+
+
 async def test_caller_reads_planned_from_other_facts_are_dropped(
     service: Service, devnet: Any
 ) -> None:

@@ -620,7 +620,7 @@ async def _facts_and_callers(
     last = cache.inputs.value(memo) if first is None else None
     # a scan seen before: its callers' reads go with the facts, planned from the last
     # scan's (used when this head's facts, deployer and grants are those)
-    early = asyncio.ensure_future(_caller_reads(sim, subject, last)) if last else None
+    early = asyncio.ensure_future(_caller_reads(sim, subject, last, bounds)) if last else None
     reads, grants = started or _reads(sim, subject, bounds, first is not None)
     guess = asyncio.ensure_future(_guessed(sim, (reads, grants), bounds, first)) if first else None
     # a first scan: the callers' reads that need no deployer go with the guess
@@ -930,15 +930,20 @@ CallerReads = tuple[
 """Which grants still hold, the callers' reads and their control getters."""
 
 
-async def _caller_reads(sim: Simulator, subject: str, inputs: owners.Inputs) -> CallerReads:
+async def _caller_reads(
+    sim: Simulator, subject: str, inputs: owners.Inputs, bounds: ScanBounds
+) -> CallerReads:
     """The reads :func:`_facts_and_callers` makes after the facts (no sender is screened
-    ahead: ``targets`` is None), planned from ``inputs``."""
+    ahead: ``targets`` is None), planned from ``inputs``, with the likely senders'
+    control getters, as a first scan sends them: a multisig's or a timelock's were read
+    a round trip after the callers, at every new head (issue #27)."""
     facts, deployer, granted = inputs
     rpc, tag = sim.rpc, sim.base.tag
+    likely = _likely(sim, facts, deployer, granted, bounds)
     roles, read, controls = await asyncio.gather(
         owners.roles_held(rpc, subject, tag, list(granted)),
         owners.caller_reads(rpc, facts, deployer, sim, list(granted)),
-        owners.control_reads(rpc, [], tag),
+        owners.control_reads(rpc, likely, tag),
     )
     return roles, read, controls
 
