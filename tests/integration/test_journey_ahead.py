@@ -127,6 +127,17 @@ async def test_a_wrong_memory_is_dropped_and_the_answer_stands(
             assert _stable(second) == _stable(first), entry_id
 
 
+def _shifted(monkeypatch: pytest.MonkeyPatch, searches: Any, shift: int) -> None:
+    """Every remembered search size off by ``shift`` (0: as remembered) until undone."""
+    real = searches.value
+
+    def off(key: Any) -> Any:
+        sizes = real(key)
+        return None if sizes is None else tuple(s + shift for s in sizes)
+
+    monkeypatch.setattr(searches, "value", off)
+
+
 LIMIT_TOKENS = ("max-tx", "max-wallet", "tiny-sell-limit", "swap-cap-guard")
 """Tokens whose limit searches ask for sizes more than once: a max transaction, a max
 wallet, a sell limit found by the partial-sell search; and one whose default buy fails
@@ -154,13 +165,7 @@ async def test_a_limit_tokens_searches_are_recalled_and_the_answer_stands(
             first = (await http.get("/v2/IsHoneypot", params=params)).json()
             kept = [key for key in searches._entries if key[1].lower() == entry["address"].lower()]
             assert kept, entry_id  # the searches' sizes were remembered
-            real = searches.value
-
-            def off(key: Any, real: Any = real) -> Any:
-                sizes = real(key)
-                return None if sizes is None else tuple(s + shift for s in sizes)
-
-            monkeypatch.setattr(searches, "value", off)
+            _shifted(monkeypatch, searches, shift)
             before = counted._value.get()
             second = (await http.get("/v2/IsHoneypot", params=params)).json()
             monkeypatch.undo()
@@ -210,13 +215,7 @@ async def test_a_failed_sells_search_and_trace_go_with_the_next_buy(
                 if key[1].lower() == entry["address"].lower() and key[3] == "partial"
             ]
             assert kept, entry_id  # the partial-sell sizes were remembered
-            real = searches.value
-
-            def off(key: Any, real: Any = real) -> Any:
-                sizes = real(key)
-                return None if sizes is None else tuple(s + shift for s in sizes)
-
-            monkeypatch.setattr(searches, "value", off)
+            _shifted(monkeypatch, searches, shift)
             monkeypatch.setattr(SellTrace, "start", spied)
             started_by.clear()
             before = counted._value.get(), [t._value.get() for t in traces]
