@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 import pytest
 from expectations import assert_details
+from receipts import node_call
 from test_journey_ahead import _stable
 from test_v4_known_pools import Rounds
 
@@ -30,9 +31,9 @@ from tokenrisk.caching import MemoryCache
 from tokenrisk.chain import dex
 from tokenrisk.chain.coalesce import CoalescingRpc
 from tokenrisk.chain.rpc import RpcSettings
-from tokenrisk.checks import holder_sells
+from tokenrisk.checks import holder_sells, honeypot
 from tokenrisk.checks.target import search_pools
-from tokenrisk.checks.trade import prepare
+from tokenrisk.checks.trade import prepare, slot_ahead
 from tokenrisk.config import Settings
 from tokenrisk.devnet.instance import RunningDevnet
 from tokenrisk.holders import selling
@@ -84,6 +85,7 @@ def _step_by_step(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(journey, "_after_bought", lambda *_: None)
     monkeypatch.setattr(journey, "_first_journey", lambda *_: False)
     monkeypatch.setattr(powers, "trials_ahead", lambda *_: False)
+    monkeypatch.setattr(honeypot, "token_reads_ahead", lambda *_: None)
 
 
 async def test_every_first_answer_is_the_step_by_step_one(
@@ -94,6 +96,7 @@ async def test_every_first_answer_is_the_step_by_step_one(
     its screen): the same answer, meeting the catalogue's expectations.  Both scans use
     the same wallets."""
     memo, scans = service.honeypot.trading.journeys, service.honeypot.powers.cache
+    slots = service.honeypot.trading.slots_at
     app = create_app(service.settings, service)
     transport = httpx.ASGITransport(app=app)
     used: list[str] = []
@@ -103,6 +106,7 @@ async def test_every_first_answer_is_the_step_by_step_one(
             answers = []
             for ahead in (False, True):
                 memo.clear()
+                slots.clear()  # the balance layout searched again (at first sight: ahead)
                 scans.__post_init__()
                 wallets = iter(range(1, 1_000))
                 monkeypatch.setattr(
@@ -121,7 +125,52 @@ async def test_every_first_answer_is_the_step_by_step_one(
             assert_details(first.json(), entry["expected"])
     half = len(devnet.manifest["tokens"]) // 2
     assert min(used.count("curve"), used.count("scan_trials")) >= half  # the paths were taken
+    # the layout search and the scan's reads asked beside the head read, at the head used
+    assert min(used.count("slot_ahead"), used.count("scan_reads")) >= half
     assert "scan_held" in used  # a batch from held positions sent with the trials, used
+
+
+async def test_reads_asked_at_a_head_the_check_does_not_run_at_are_dropped(
+    service: Service, devnet: RunningDevnet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The balance-layout search and a first scan's reads asked at the head read a
+    moment ago (checks/honeypot.py: token_reads_ahead); the chain then moves before the
+    check reads its own head: they are dropped (the scan's counted so), and the answer
+    is the one of a check that asked nothing ahead.  Fails when reads asked at another
+    block are used."""
+    honeypot_deps = service.honeypot
+    scans, slots = honeypot_deps.powers.cache, honeypot_deps.trading.slots_at
+    dropped = metrics.SENT_AHEAD.labels("scan_reads", "dropped")
+    app = create_app(service.settings, service)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as http:
+        await http.get(
+            "/v2/IsHoneypot", params={"address": _address(devnet, "plain"), "chainID": 31337}
+        )
+        answers = []
+        for entry_id in ("latent-fee", "honest-timelock-pause"):
+            token = _address(devnet, entry_id)
+            params = {"address": token, "chainID": 31337}
+            for ahead in (True, False):
+                honeypot_deps.trading.journeys.clear()
+                slots.clear()
+                scans.__post_init__()
+                if ahead:  # as token_reads_ahead asks them, at the head just read
+                    node = honeypot_deps.nodes.select(31337)[0]
+                    head = await node.head()
+                    slot_ahead(node, honeypot_deps.trading, token, head)
+                    slots_read = honeypot_deps.powers.bounds.storage_slots
+                    powers.reads_ahead(node.rpc, scans, 31337, token, head, slots_read)
+                    assert scans.ahead.value((31337, token.lower())) is not None
+                    await node_call(devnet.url, "evm_mine", [])
+                before = dropped._value.get()
+                monkeypatch.setattr(honeypot, "token_reads_ahead", lambda *_: None)
+                answers.append((await http.get("/v2/IsHoneypot", params=params)).json())
+                monkeypatch.undo()
+                assert dropped._value.get() == before + (1 if ahead else 0), entry_id
+            moved, alone = answers[-2:]
+            assert moved["ownerPowers"]["scanned"], entry_id
+            assert _stable(moved) == _stable(alone), entry_id
 
 
 @pytest.mark.parametrize(

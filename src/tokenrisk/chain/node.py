@@ -179,6 +179,13 @@ class Node:
         return self.fork.block if self.fork is not None else None
 
     @property
+    def known_capabilities(self) -> Capabilities | None:
+        """The capabilities probed and kept, without probing (None before the first
+        probe, or when the node came back from an outage and is probed again)."""
+        caps = self._capabilities
+        return caps if caps is not None and not self._reconnected() else None
+
+    @property
     def probed(self) -> bool:
         """True once the node's capabilities are known (probed and kept)."""
         return self._capabilities is not None

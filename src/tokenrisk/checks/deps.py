@@ -68,6 +68,12 @@ class Trading:
     """The checked token's slot as verified at a head block, per (chain, token, block
     number, block hash): a check again at that head does not search it again
     (``checks.trade.token_slot``)."""
+    slots_ahead: MemoryCache[tuple[int, str, int, str], asyncio.Future[BalanceSlot | None]] = field(
+        default_factory=lambda: MemoryCache(JOURNEYS_KEPT)
+    )
+    """A first check's slot search asked at a head read a moment ago, before the check
+    read its own (``checks.trade.slot_ahead``), per the same key: taken by the check at
+    that very head."""
     journeys: MemoryCache[tuple[str, str, int], tuple[int, int, int, BalanceSlot | None]] = field(
         default_factory=lambda: MemoryCache(JOURNEYS_KEPT)
     )

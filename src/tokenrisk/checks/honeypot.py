@@ -28,7 +28,7 @@ from tokenrisk.checks.speculation import at_head
 from tokenrisk.checks.target import Target, early_token_work, pick_pool, started_early
 from tokenrisk.checks.tasks import finish
 from tokenrisk.checks.top_holders import index_ahead, refresh_index
-from tokenrisk.checks.trade import Prepared, emulating, run_journey
+from tokenrisk.checks.trade import Prepared, emulating, run_journey, slot_ahead
 from tokenrisk.checks.venue import (
     base_info,
     count_ahead,
@@ -40,7 +40,7 @@ from tokenrisk.checks.venue import (
 from tokenrisk.checks.verification import code_report
 from tokenrisk.findings import OwnerPowers
 from tokenrisk.model import Analysis, Pool
-from tokenrisk.simulate.powers import scan, unchecked
+from tokenrisk.simulate.powers import reads_ahead, scan, unchecked
 
 # THE CHECK
 
@@ -80,8 +80,29 @@ async def is_honeypot(
     # the holder index refreshed from the moment a search confirms the token
     if chain_id is not None:  # a first index's logs asked beside the head read
         index_ahead(deps.index, deps.nodes.select(chain_id)[0], token, deps.trading.ahead)
+        token_reads_ahead(deps, chain_id, token, options)
     async with early_token_work(lambda node, t: refresh_index(deps.index, node, t)):
         return await at_head(deps.nodes, deps.trading, token, chain_id, at)
+
+
+def token_reads_ahead(deps: HoneypotDeps, chain_id: int, token: str, options: Options) -> None:
+    """A token's reads that need only its address and a block, asked at the head the
+    chain's node read less than ``Trading.ahead`` of a block interval ago, beside the check's own
+    head read and the search that confirms the token (issue #27: a first check's
+    large sells and delayed sells waited a round trip for the balance layout, and its
+    owner-power screen and trials for the scan's facts): the balance-layout search
+    (:func:`~tokenrisk.checks.trade.slot_ahead`) and a first scan's facts, role grants
+    and supply (:func:`~tokenrisk.simulate.owners.reads_ahead`).  Each is used only by a
+    check that then runs at that very head; a chain that moved meanwhile wastes them."""
+    node = deps.nodes.select(chain_id)[0]
+    head = node.recent(deps.trading.ahead)
+    if head is None:
+        return
+    slot_ahead(node, deps.trading, token, head)
+    powers, caps = deps.powers, node.known_capabilities
+    if powers.enabled and owner_powers_enabled(options) and caps and caps.simulate_v1:
+        slots = powers.bounds.storage_slots
+        reads_ahead(node.rpc, powers.cache, node.id, token, head, slots)
 
 
 # ONE TOKEN'S ANALYSIS

@@ -153,9 +153,47 @@ async def token_slot(
     key = (node.id, token.lower(), base.number, base.hash)
     found, slot = trading.slots_at.get(key)
     if not found:
-        slot = await find_balance_slot(node.rpc, token, base.tag, cache=trading.slots)
+        early = trading.slots_ahead.value(key)
+        trading.slots_ahead.forget(key)
+        if early is not None:  # the same search at this very block, asked already
+            await asyncio.wait([early])
+            found = not early.cancelled() and early.exception() is None
+            metrics.sent_ahead(SLOT_AHEAD, found)
+            slot = early.result() if found else None
+        if not found:
+            slot = await find_balance_slot(node.rpc, token, base.tag, cache=trading.slots)
         trading.slots_at.put(key, slot)
     return slot
+
+
+SLOT_AHEAD = "slot_ahead"
+"""``tokenrisk_sent_ahead_total``'s ``planned`` for :func:`slot_ahead`."""
+
+
+def slot_ahead(node: Node, trading: Trading, token: str, head: ChainHead) -> None:
+    """A first check's balance-layout search asked now at ``head`` (a head read a moment
+    ago, likely still the chain's), beside the check's own head read and the search that
+    confirms the token (issue #27: the large-sell search and the delayed sells, which
+    give a wallet tokens by override, waited a round trip for it after them).
+    :func:`token_slot` takes it at that very head (number and hash); at another it is
+    left to expire unread.  Not when the node lacks state overrides or the slot is known
+    at that head."""
+    caps = node.known_capabilities
+    if caps is None or not caps.state_override or not head.hash:
+        return
+    key = (node.id, token.lower(), head.number, head.hash)
+    if trading.slots_at.get(key)[0] or trading.slots_ahead.value(key) is not None:
+        return
+    search = asyncio.ensure_future(
+        find_balance_slot(node.rpc, token, head.tag, cache=trading.slots)
+    )
+    search.add_done_callback(_retrieved)
+    trading.slots_ahead.put(key, search)
+
+
+def _retrieved(task: asyncio.Future[BalanceSlot | None]) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 async def base_slot_of(node: Node, trading: Trading, base: str) -> BalanceSlot | None:

@@ -23,11 +23,11 @@ from tokenrisk.caching import MemoryCache, SharedBytes
 from tokenrisk.chain.abi import ZERO_ADDRESS, checksum, encode_call, topic_address
 from tokenrisk.chain.history import creation_block
 from tokenrisk.chain.rpc import RpcClient
-from tokenrisk.chain.signatures import ADMIN_SLOT, IMPLEMENTATION_SLOT
+from tokenrisk.chain.signatures import ADMIN_SLOT, IMPLEMENTATION_SLOT, TOTAL_SUPPLY
 from tokenrisk.chain.tokens import code_heads, is_contract_code
 from tokenrisk.errors import CallReverted, RpcError
 from tokenrisk.findings import Caller, OwnerPowers, powers_from_json, powers_json
-from tokenrisk.simulate.simulator import Simulator
+from tokenrisk.simulate.simulator import ChainHead, Simulator
 
 DEAD = "0x000000000000000000000000000000000000dead"
 OWNER_GETTERS = ("owner()", "getOwner()", "admin()")
@@ -502,6 +502,75 @@ def _shared_key(key: tuple[Any, ...]) -> str:
     return "powers:" + hashlib.sha256(repr(key).encode()).hexdigest()
 
 
+@dataclass(frozen=True)
+class ReadsAhead:
+    """A first scan's facts, role grants and token supply, asked at ``head`` before its
+    check confirmed the token and read its own head (:func:`reads_ahead`)."""
+
+    head: ChainHead
+    facts: asyncio.Future[Facts]
+    grants: asyncio.Future[list[tuple[str, str]]]
+    supply: asyncio.Future[Any]
+    """``totalSupply()``'s reply (None when the node refused it)."""
+
+    def drop(self, supply: bool = True) -> None:
+        """Stop what is still in flight (``supply`` False: all but the supply read)."""
+        for read in (self.facts, self.grants, *((self.supply,) if supply else ())):
+            if not read.done():
+                read.cancel()
+
+
+def reads_ahead(
+    rpc: RpcClient, cache: PowerCache, chain_id: int, token: str, head: ChainHead, slots: int
+) -> None:
+    """A first scan's reads that need only the token and a block, asked now at ``head``
+    (a head read a moment ago, likely still the chain's), beside the check's own head
+    read and the search that confirms the token (issue #27: they were a round trip
+    after it, and the screen and trials that wait for them a third).  Only for a token
+    this process never scanned (a scanned one's reads are planned from its last
+    inputs); :func:`taken_ahead` gives them to the scan pinned to this very head, else
+    they are dropped."""
+    key = (chain_id, token.lower())
+    if not head.hash or cache.inputs.value(key) is not None or cache.ahead.value(key):
+        return
+    tag = head.tag
+    facts = asyncio.ensure_future(read_facts(rpc, token, slots, tag, True))
+    grants = asyncio.ensure_future(role_grants(rpc, token, tag))
+    supply = asyncio.ensure_future(_supply(rpc, token, tag))
+    for read in (facts, grants, supply):
+        read.add_done_callback(_retrieved)
+    cache.ahead.put(key, ReadsAhead(head, facts, grants, supply))
+
+
+async def _supply(rpc: RpcClient, token: str, block: str) -> Any:
+    try:
+        (reply,) = await own_request(
+            rpc, [("eth_call", [{"to": token, "data": TOTAL_SUPPLY}, block])]
+        )
+    except RpcError:
+        return None
+    return reply
+
+
+def _retrieved(read: asyncio.Future[Any]) -> None:
+    if not read.cancelled():
+        read.exception()
+
+
+def taken_ahead(cache: PowerCache, chain_id: int, token: str, head: ChainHead) -> ReadsAhead | None:
+    """:func:`reads_ahead`'s reads of ``token``, taken once: when they were asked at
+    ``head`` (the same number and hash), else dropped (None)."""
+    key = (chain_id, token.lower())
+    ahead = cache.ahead.value(key)
+    if not isinstance(ahead, ReadsAhead):
+        return None
+    cache.ahead.forget(key)
+    if ahead.head.number == head.number and ahead.head.hash == head.hash:
+        return ahead
+    ahead.drop()
+    return None
+
+
 @dataclass
 class PowerCache:
     """The owner-power scan's memory, each part a :class:`~tokenrisk.caching.MemoryCache`:
@@ -523,6 +592,9 @@ class PowerCache:
     inputs: MemoryCache[tuple[int, str], Inputs] = field(init=False)
     """Per (chain, subject): the facts, deployer and role grants the last scan read, at
     whatever head (``simulate.powers`` sends the callers' reads planned from them)."""
+    ahead: MemoryCache[tuple[int, str], Any] = field(init=False)
+    """Per (chain, token): a first scan's reads asked before its check confirmed the
+    token and read its head (``simulate.powers.reads_ahead``), taken by that scan."""
 
     def __post_init__(self) -> None:
         self.results = MemoryCache(self.size, self.ttl)
@@ -531,6 +603,7 @@ class PowerCache:
         self.facts = MemoryCache(FACTS_KEPT, math.inf if self.ttl > 0 else 0)
         self.seen = MemoryCache(self.size, self.ttl)
         self.inputs = MemoryCache(FACTS_KEPT)
+        self.ahead = MemoryCache(FACTS_KEPT)
 
     def get(self, key: tuple[Any, ...]) -> OwnerPowers | None:
         cached = self.results.value(key)

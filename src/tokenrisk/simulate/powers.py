@@ -52,6 +52,7 @@ from tokenrisk.findings import (
 from tokenrisk.simulate import owners
 from tokenrisk.simulate.effects import Classifier, Effect, comparable, holding
 from tokenrisk.simulate.owners import DEAD, Facts, PowerCache
+from tokenrisk.simulate.owners import reads_ahead as reads_ahead  # the check asks them
 from tokenrisk.simulate.simulator import Outcome, Plan, Simulator, sells_ahead
 from tokenrisk.simulate.story import (
     SHRINK,
@@ -63,6 +64,7 @@ from tokenrisk.simulate.story import (
     count_dumps,
     count_held,
     count_pairs,
+    count_reads,
     dump_plan,
     fresh_targets,
     future_plan,
@@ -139,12 +141,18 @@ async def _scan(
     # with the facts, the screen with the reads that find the callers, the trials on the
     # amounts round's story with the screen (a remembered result would waste them)
     first = wallets is not None and not cache.scanned(chain_id, token, sim.route.pool.address)
-    early = asyncio.ensure_future(_with_supply(sim, wallets, first)) if wallets else None
+    taken = _taken(sim, chain_id, cache, token, first)
+    supply = taken.supply if taken is not None else None
+    early = asyncio.ensure_future(_with_supply(sim, wallets, first, supply)) if wallets else None
     bought = _bought(sim, wallets) if first and wallets else None
     ahead: Ahead | None = None
     going_on = False
     # a first scan of a pool with a hook: the hook's screen and trials go with the token's
     asked, on_hook_ahead = _hook_ahead_of(sim, chain_id, cache, bounds, hook, (early, bought))
+    if asked is not None and taken is not None:
+        taken.drop(supply=False)  # the hook's path asked the token's facts with the hook's
+        taken = None
+    reads = asked[0] if asked else (taken.facts, taken.grants) if taken else None
     try:
         ((facts, callers), ahead), hooked = await asyncio.gather(
             _facts(
@@ -154,7 +162,7 @@ async def _scan(
                 bounds,
                 token,
                 (early, bought) if early and bought else None,
-                asked[0] if asked else None,
+                reads,
             ),
             _hook_facts(sim, chain_id, cache, bounds, hook, asked[1] if asked else None),
         )
@@ -175,6 +183,8 @@ async def _scan(
         targets = await (early if early is not None else fresh_targets(sim))
         going_on = True
     finally:
+        if taken is not None:
+            taken.drop(supply=False)  # read by the facts step by now, unless it failed
         for pending in (early, bought) if not going_on else (early,):
             if pending is not None and not pending.done():
                 pending.cancel()
@@ -249,11 +259,16 @@ async def _scan(
     return result
 
 
-async def _with_supply(sim: Simulator, targets: Targets, first: bool) -> Targets:
+async def _with_supply(
+    sim: Simulator, targets: Targets, first: bool, supply: asyncio.Future[Any] | None = None
+) -> Targets:
     """:func:`~.story.with_supply`; on a ``first`` scan on a request of its own
     (:func:`.owners.own_request`), as the facts: the screen's token amounts wait for it, and in
     the check's shared batch it would come back only after the amounts and journey
-    simulations ran."""
+    simulations ran.  ``supply``: that read asked already, at this head
+    (:func:`.owners.reads_ahead`)."""
+    if supply is not None:
+        return supplied(targets, await supply)
     if not first:
         return await with_supply(sim, targets)
     try:
@@ -281,6 +296,24 @@ async def _static(
     hooks = hook_static_findings(sim, hook, hooked[0].code, hooked[0].impl_code, seen)
     found = await asyncio.gather(token, hooks)
     return [*found[0], *found[1]]
+
+
+def _taken(
+    sim: Simulator, chain_id: int, cache: PowerCache, token: str, first: bool
+) -> owners.ReadsAhead | None:
+    """The reads asked for this first scan before its head was read
+    (:func:`.owners.reads_ahead`), when they were asked at this scan's head; counted
+    used or dropped.  A scan that is not a first one drops them."""
+    if cache.ahead.value((chain_id, token.lower())) is None:
+        return None
+    taken = owners.taken_ahead(cache, chain_id, token, sim.base)
+    if taken is not None and not first:
+        taken.drop()
+        taken = None
+    count_reads(taken is not None)
+    if taken is not None:
+        taken.facts.add_done_callback(_layout_ahead)
+    return taken
 
 
 def _known(

@@ -190,6 +190,17 @@ def count_pairs(used: bool) -> None:
     count(SCAN_PAIRS, used)
 
 
+SCAN_READS = "scan_reads"
+"""A first scan's facts, role grants and supply asked beside its check's head read
+(:func:`tokenrisk.simulate.owners.reads_ahead`)."""
+
+
+def count_reads(used: bool) -> None:
+    """A first scan's reads asked before its head was read: at the head the scan then
+    ran at (used), or at another (dropped)."""
+    count(SCAN_READS, used)
+
+
 def count_dumps(used: bool) -> None:
     """The scan's mint-and-dump sells sent with its trials: every dump the scan made was
     among them (used), or not, or it made none (dropped)."""
