@@ -562,7 +562,7 @@ def taken_ahead(cache: PowerCache, chain_id: int, token: str, head: ChainHead) -
     ``head`` (the same number and hash), else dropped (None)."""
     key = (chain_id, token.lower())
     ahead = cache.ahead.value(key)
-    if not isinstance(ahead, ReadsAhead):
+    if ahead is None:
         return None
     cache.ahead.forget(key)
     if ahead.head.number == head.number and ahead.head.hash == head.hash:
@@ -592,9 +592,10 @@ class PowerCache:
     inputs: MemoryCache[tuple[int, str], Inputs] = field(init=False)
     """Per (chain, subject): the facts, deployer and role grants the last scan read, at
     whatever head (``simulate.powers`` sends the callers' reads planned from them)."""
-    ahead: MemoryCache[tuple[int, str], Any] = field(init=False)
+    ahead: MemoryCache[tuple[int, str], ReadsAhead] = field(init=False)
     """Per (chain, token): a first scan's reads asked before its check confirmed the
-    token and read its head (``simulate.powers.reads_ahead``), taken by that scan."""
+    token and read its head (:func:`reads_ahead`), taken by that scan
+    (:func:`taken_ahead`)."""
 
     def __post_init__(self) -> None:
         self.results = MemoryCache(self.size, self.ttl)
