@@ -536,17 +536,22 @@ def reads_ahead(
     tag = head.tag
     facts = asyncio.ensure_future(read_facts(rpc, token, slots, tag, True))
     grants = asyncio.ensure_future(role_grants(rpc, token, tag))
-    supply = asyncio.ensure_future(_supply(rpc, token, tag))
+    supply = asyncio.ensure_future(supply_alone(rpc, token, tag))
     for read in (facts, grants, supply):
         read.add_done_callback(_retrieved)
     cache.ahead.put(key, ReadsAhead(head, facts, grants, supply))
 
 
-async def _supply(rpc: RpcClient, token: str, block: str) -> Any:
+def supply_call(token: str, block: str) -> tuple[str, list[Any]]:
+    """The ``eth_call`` of ``token``'s ``totalSupply()`` at ``block``."""
+    return ("eth_call", [{"to": token, "data": TOTAL_SUPPLY}, block])
+
+
+async def supply_alone(rpc: RpcClient, token: str, block: str) -> Any:
+    """:func:`supply_call`'s reply, on a request of its own (:func:`own_request`), as a
+    first scan reads it; None when the node refused it."""
     try:
-        (reply,) = await own_request(
-            rpc, [("eth_call", [{"to": token, "data": TOTAL_SUPPLY}, block])]
-        )
+        (reply,) = await own_request(rpc, [supply_call(token, block)])
     except RpcError:
         return None
     return reply

@@ -74,7 +74,6 @@ from tokenrisk.simulate.story import (
     owned,
     story_plans,
     supplied,
-    supply_read,
     with_supply,
 )
 from tokenrisk.simulate.trials import (
@@ -271,11 +270,7 @@ async def _with_supply(
         return supplied(targets, await supply)
     if not first:
         return await with_supply(sim, targets)
-    try:
-        (reply,) = await owners.own_request(sim.rpc, [supply_read(sim)])
-    except RpcError:
-        reply = None
-    return supplied(targets, reply)
+    return supplied(targets, await owners.supply_alone(sim.rpc, sim.route.token, sim.base.tag))
 
 
 async def _static(

@@ -22,6 +22,7 @@ from tokenrisk.errors import RpcError
 from tokenrisk.simulate.ahead import SCAN_DUMPS, SCAN_PAIRS, SCAN_TRIALS, count, curve_buy
 from tokenrisk.simulate.calls import balance_of, fresh_address, transfer
 from tokenrisk.simulate.hostile import Targets as Targets
+from tokenrisk.simulate.owners import supply_call
 from tokenrisk.simulate.simulator import Plan, Simulator
 from tokenrisk.simulate.slots import BalanceSlot
 
@@ -85,7 +86,7 @@ async def with_supply(sim: Simulator, targets: Targets) -> Targets:
 
 def supply_read(sim: Simulator) -> tuple[str, list[Any]]:
     """The ``eth_call`` of the token's ``totalSupply()`` at the pinned head."""
-    return ("eth_call", [{"to": sim.route.token, "data": TOTAL_SUPPLY}, sim.base.tag])
+    return supply_call(sim.route.token, sim.base.tag)
 
 
 def supplied(targets: Targets, reply: Any) -> Targets:
