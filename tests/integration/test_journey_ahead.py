@@ -138,6 +138,22 @@ def _shifted(monkeypatch: pytest.MonkeyPatch, searches: Any, shift: int) -> None
     monkeypatch.setattr(searches, "value", off)
 
 
+async def _first_remembering(
+    http: httpx.AsyncClient, searches: Any, address: str, kind: str | None = None
+) -> Any:
+    """A check of ``address`` with no search remembered; its searches' sizes (those of
+    ``kind`` when given) must be remembered for the next check."""
+    searches.clear()
+    first = (await http.get("/v2/IsHoneypot", params={"address": address, "chainID": 31337})).json()
+    kept = [
+        key
+        for key in searches._entries
+        if key[1].lower() == address.lower() and kind in (None, key[3])
+    ]
+    assert kept, address  # the searches' sizes were remembered
+    return first
+
+
 LIMIT_TOKENS = ("max-tx", "max-wallet", "tiny-sell-limit", "swap-cap-guard")
 """Tokens whose limit searches ask for sizes more than once: a max transaction, a max
 wallet, a sell limit found by the partial-sell search; and one whose default buy fails
@@ -161,10 +177,7 @@ async def test_a_limit_tokens_searches_are_recalled_and_the_answer_stands(
         for entry_id in LIMIT_TOKENS:
             entry = next(t for t in devnet.manifest["tokens"] if t["id"] == entry_id)
             params = {"address": entry["address"], "chainID": 31337}
-            searches.clear()
-            first = (await http.get("/v2/IsHoneypot", params=params)).json()
-            kept = [key for key in searches._entries if key[1].lower() == entry["address"].lower()]
-            assert kept, entry_id  # the searches' sizes were remembered
+            first = await _first_remembering(http, searches, entry["address"])
             _shifted(monkeypatch, searches, shift)
             before = counted._value.get()
             second = (await http.get("/v2/IsHoneypot", params=params)).json()
@@ -207,14 +220,7 @@ async def test_a_failed_sells_search_and_trace_go_with_the_next_buy(
         for entry_id in HONEYPOTS:
             entry = next(t for t in devnet.manifest["tokens"] if t["id"] == entry_id)
             params = {"address": entry["address"], "chainID": 31337}
-            searches.clear()
-            first = (await http.get("/v2/IsHoneypot", params=params)).json()
-            kept = [
-                key
-                for key in searches._entries
-                if key[1].lower() == entry["address"].lower() and key[3] == "partial"
-            ]
-            assert kept, entry_id  # the partial-sell sizes were remembered
+            first = await _first_remembering(http, searches, entry["address"], "partial")
             _shifted(monkeypatch, searches, shift)
             monkeypatch.setattr(SellTrace, "start", spied)
             started_by.clear()
