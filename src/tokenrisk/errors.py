@@ -61,6 +61,7 @@ reasons need); ``public`` is the stable text of our own that clients, logs and
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 
@@ -340,3 +341,11 @@ class Overloaded(TokenRiskError):
     def __init__(self, message: str, retry_after: int) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+def retrieved(task: asyncio.Future[Any]) -> None:
+    """A done-callback for a request sent ahead that may never be read: its exception
+    (a node error, the deadline) counts as retrieved, so asyncio does not log "exception
+    was never retrieved" for work the check dropped unread; a reader still gets it."""
+    if not task.cancelled():
+        task.exception()

@@ -24,7 +24,7 @@ from tokenrisk.chain import dex
 from tokenrisk.chain.node import Node, Nodes
 from tokenrisk.checks.deps import Trading
 from tokenrisk.checks.tasks import finish, given
-from tokenrisk.errors import MethodUnsupported, RpcError
+from tokenrisk.errors import MethodUnsupported, RpcError, retrieved
 from tokenrisk.model import Pool, SimulationReport
 from tokenrisk.simulate.calls import BalanceSlot, Route, find_balance_slot
 from tokenrisk.simulate.emulation import emulated, notes_of, one_block
@@ -187,13 +187,8 @@ def slot_ahead(node: Node, trading: Trading, token: str, head: ChainHead) -> Non
     search = asyncio.ensure_future(
         find_balance_slot(node.rpc, token, head.tag, cache=trading.slots)
     )
-    search.add_done_callback(_retrieved)
+    search.add_done_callback(retrieved)
     trading.slots_ahead.put(key, search)
-
-
-def _retrieved(task: asyncio.Future[BalanceSlot | None]) -> None:
-    if not task.cancelled():
-        task.exception()
 
 
 async def base_slot_of(node: Node, trading: Trading, base: str) -> BalanceSlot | None:

@@ -48,6 +48,7 @@ from tokenrisk.errors import (
     NotFoundError,
     RpcError,
     UpstreamError,
+    retrieved,
 )
 from tokenrisk.store.engine import Cursor, Store, TransferLog
 
@@ -636,7 +637,7 @@ def first_window_ahead(
     known = {head.number: head.hash}
     reader = LogReader(rpc, token, [TRANSFER_TOPIC], IndexSettings(), known=known)
     chunk = asyncio.ensure_future(_decoded(_first_chunk(reader, start, head.number)))
-    chunk.add_done_callback(_retrieved)
+    chunk.add_done_callback(retrieved)
     store.memo.put(("first window", chain_id, token), _Ahead(head, start, chunk))
 
 
@@ -645,11 +646,6 @@ async def _decoded(read: Awaitable[Chunk]) -> Chunk:
     waits for its head anyway), so a first index publishes them without a thread hop."""
     chunk = await read
     return replace(chunk, rows=await asyncio.to_thread(parse_transfers, chunk.logs))
-
-
-def _retrieved(task: asyncio.Future[Any]) -> None:
-    if not task.cancelled():
-        task.exception()
 
 
 async def _taken_window(

@@ -25,7 +25,7 @@ from tokenrisk.chain.history import creation_block
 from tokenrisk.chain.rpc import RpcClient
 from tokenrisk.chain.signatures import ADMIN_SLOT, IMPLEMENTATION_SLOT, TOTAL_SUPPLY
 from tokenrisk.chain.tokens import code_heads, is_contract_code
-from tokenrisk.errors import CallReverted, RpcError
+from tokenrisk.errors import CallReverted, RpcError, retrieved
 from tokenrisk.findings import Caller, OwnerPowers, powers_from_json, powers_json
 from tokenrisk.simulate.simulator import ChainHead, Simulator
 
@@ -538,7 +538,7 @@ def reads_ahead(
     grants = asyncio.ensure_future(role_grants(rpc, token, tag))
     supply = asyncio.ensure_future(supply_alone(rpc, token, tag))
     for read in (facts, grants, supply):
-        read.add_done_callback(_retrieved)
+        read.add_done_callback(retrieved)
     cache.ahead.put(key, ReadsAhead(head, facts, grants, supply))
 
 
@@ -555,11 +555,6 @@ async def supply_alone(rpc: RpcClient, token: str, block: str) -> Any:
     except RpcError:
         return None
     return reply
-
-
-def _retrieved(read: asyncio.Future[Any]) -> None:
-    if not read.cancelled():
-        read.exception()
 
 
 def taken_ahead(cache: PowerCache, chain_id: int, token: str, head: ChainHead) -> ReadsAhead | None:
