@@ -233,24 +233,55 @@ async def test_a_failed_sell_searches_without_waiting_for_the_delayed_sell(
     assert _no_gas(reports[0]) == _no_gas(reports[1])
 
 
+@pytest.mark.parametrize(("entry_id", "ahead"), [("plain", 1), ("max-tx", 3)])
+async def test_a_slot_found_ahead_plans_the_journey_as_a_known_one(
+    service: Service, devnet: RunningDevnet, entry_id: str, ahead: int
+) -> None:
+    """A first check's balance-layout search asked beside its head read and back before
+    the journey starts (``slot_ahead``): ``prepare`` hands the slot over done, so the
+    large sells and the delayed sell by block count go with the buy, as with a slot
+    found first (one round trip for ``plain``, three for ``max-tx``: the rounds of
+    ``test_a_first_journey_takes_fewer_rounds``), not after the buy's reply, as with a
+    search still in flight (a round more; it was so even with the search back, the
+    slot then still handed over as a task not yet run).  The report is the
+    step-by-step one."""
+    counted, reports, rounds = await _two_journeys(service, devnet, entry_id, asked=True)
+    assert counted[0] == ahead, rounds.rounds
+    assert _no_gas(reports[0]) == _no_gas(reports[1])
+
+
 async def _two_journeys(
-    service: Service, devnet: RunningDevnet, entry_id: str, *, searched: bool = False
+    service: Service,
+    devnet: RunningDevnet,
+    entry_id: str,
+    *,
+    searched: bool = False,
+    asked: bool = False,
 ) -> tuple[list[int], list[Any], Rounds]:
     """The journey of ``entry_id``'s first pool twice, through a round-counting
     transport: first with a memo (a first journey: predictions sent ahead), then step by
     step; the round trips and reports of each.  ``searched``: the balance slot is
-    searched beside the buy (a task, as on first sight) instead of found first."""
+    searched beside the buy (a task, as on first sight) instead of found first;
+    ``asked``: it was searched ahead at the head (``slot_ahead``, as a first check asks
+    it beside its head read) and is back, handed to the journey as ``prepare`` gives it."""
     node, rounds = service.nodes[DEVNET_ID], Rounds(devnet.url)
     node.rpc = CoalescingRpc(devnet.url, RpcSettings(retries=0), "devnet node", transport=rounds)
     token = _address(devnet, entry_id)
     pool = (await search_pools(node, token)).pools[0]
     reports, counted = [], []
+    trading = service.honeypot.trading
     for memo in (MemoryCache[Any, Amounts](8), None):
-        if searched:
-            service.honeypot.trading.slots_at.clear()
-        ready = await prepare(node, service.honeypot.trading, pool, token)
+        if searched or asked:
+            trading.slots_at.clear()
+        if asked:
+            head = await node.head()
+            slot_ahead(node, trading, token, head)
+            search = trading.slots_ahead.value((node.id, token.lower(), head.number, head.hash))
+            assert search is not None
+            await search
+        ready = await prepare(node, trading, pool, token)
         assert ready.sim is not None and ready.token_slot is not None
-        slot = ready.token_slot if searched else await ready.token_slot
+        slot = ready.token_slot if searched or asked else await ready.token_slot
         rounds.rounds.clear()
         base, reserve = dex.base_reserve(pool), dex.token_reserve(pool)
         reports.append(await journey.simulate(ready.sim, base, reserve, slot, memo))

@@ -48,7 +48,7 @@ class Prepared:
     route: Route
     funding: Funding
     sim: Simulator | None
-    token_slot: asyncio.Task[BalanceSlot | None] | None
+    token_slot: asyncio.Future[BalanceSlot | None] | None
     failed: SimulationReport | None
     made: SimulatedPool | None = None
     emulated: bool = False
@@ -131,7 +131,13 @@ async def prepare(
         # only the base side makes a pool empty: a pool whose token side was taken away
         # still holds the buyers' money, and what trades through it do is the answer
         return _failed(node, route, funding, "insufficient liquidity: the pool is empty", made)
-    slot = asyncio.create_task(token_slot(node, trading, token, sim))
+    found, known = slot_known(node, trading, token, sim)
+    slot: asyncio.Future[BalanceSlot | None]
+    if found:  # known without a request: the journey plans with it from its first step
+        slot = asyncio.get_running_loop().create_future()
+        slot.set_result(known)
+    else:
+        slot = asyncio.create_task(token_slot(node, trading, token, sim))
     sim.token_slot = slot
     sim.memo = trading.simulated
     return Prepared(node, route, funding, sim, slot, None, made, trading=trading)
@@ -150,20 +156,55 @@ async def token_slot(
     base = sim.pinned
     if base is None:
         return await find_balance_slot(node.rpc, token, sim.base.tag, cache=trading.slots)
+    found, slot = slot_known(node, trading, token, sim)
+    if found:
+        return slot
+    key = (node.id, token.lower(), base.number, base.hash)
+    early = trading.slots_ahead.value(key)
+    trading.slots_ahead.forget(key)
+    if early is not None:  # the same search at this very block, asked already
+        await asyncio.wait([early])
+        found = _took(early)
+        slot = early.result() if found else None
+    if not found:
+        slot = await find_balance_slot(node.rpc, token, base.tag, cache=trading.slots)
+    trading.slots_at.put(key, slot)
+    return slot
+
+
+def slot_known(
+    node: Node, trading: Trading, token: str, sim: Simulator
+) -> tuple[bool, BalanceSlot | None]:
+    """``(True, slot)`` when the checked token's slot at the simulations' block needs no
+    request: verified there by an earlier check, or found there by the search asked
+    ahead (:func:`slot_ahead`) and back already; else ``(False, None)``.  A first check's
+    journey then has it before its first step, so the steps that give a wallet tokens by
+    override (the large sells, the delayed sell by block count) go with its buy instead
+    of waiting for the buy's reply (issue #27; a task, even one with nothing to wait
+    for, finishes only a loop turn after the journey has planned)."""
+    base = sim.pinned
+    if base is None:
+        return False, None
     key = (node.id, token.lower(), base.number, base.hash)
     found, slot = trading.slots_at.get(key)
-    if not found:
-        early = trading.slots_ahead.value(key)
-        trading.slots_ahead.forget(key)
-        if early is not None:  # the same search at this very block, asked already
-            await asyncio.wait([early])
-            found = not early.cancelled() and early.exception() is None
-            metrics.sent_ahead(SLOT_AHEAD, found)
-            slot = early.result() if found else None
-        if not found:
-            slot = await find_balance_slot(node.rpc, token, base.tag, cache=trading.slots)
-        trading.slots_at.put(key, slot)
-    return slot
+    if found:
+        return True, slot
+    early = trading.slots_ahead.value(key)
+    if early is None or not early.done():
+        return False, None
+    trading.slots_ahead.forget(key)
+    if not _took(early):
+        return False, None  # the search failed: :func:`token_slot` searches again
+    slot = early.result()
+    trading.slots_at.put(key, slot)
+    return True, slot
+
+
+def _took(early: asyncio.Future[BalanceSlot | None]) -> bool:
+    """Whether the search asked ahead gave an answer (counted used, else dropped)."""
+    found = not early.cancelled() and early.exception() is None
+    metrics.sent_ahead(SLOT_AHEAD, found)
+    return found
 
 
 SLOT_AHEAD = "slot_ahead"
