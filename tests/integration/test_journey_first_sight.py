@@ -13,6 +13,7 @@ answer unchanged.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from pathlib import Path
@@ -43,6 +44,7 @@ from tokenrisk.simulate import journey, powers, story
 from tokenrisk.simulate.ahead import Amounts
 from tokenrisk.simulate.owners import PowerCache
 from tokenrisk.simulate.powers import ScanBounds
+from tokenrisk.simulate.simulator import Simulator
 
 pytestmark = pytest.mark.integration
 
@@ -247,6 +249,60 @@ async def test_a_slot_found_ahead_plans_the_journey_as_a_known_one(
     step-by-step one."""
     counted, reports, rounds = await _two_journeys(service, devnet, entry_id, asked=True)
     assert counted[0] == ahead, rounds.rounds
+    assert _no_gas(reports[0]) == _no_gas(reports[1])
+
+
+@pytest.mark.parametrize(("entry_id", "rounds_ahead"), [("swap-cap-guard", 3), ("paused", 2)])
+async def test_a_failed_default_buy_sends_no_more_larger_buys(
+    service: Service,
+    devnet: RunningDevnet,
+    entry_id: str,
+    rounds_ahead: int,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """When the default buy fails, the larger-buy ladder stops at its largest size, sent
+    with the default buy: the journey takes the smaller buys' path and reads no larger
+    size.  On a first journey the ladder's reply could be read before the default buy's
+    and its smaller rungs and the max buy's grids went out in the next round, a batch
+    nobody read (swap-cap-guard: every check, its default size never remembered).  Same
+    rounds, same report."""
+    real, larger = journey._sized_buy, []
+
+    def counting(sim: Any) -> Callable[[int], Any]:
+        plan_of, base = real(sim), dex.base_reserve(sim.route.pool)
+        sizes = {base * bps // 10_000 for bps in journey._UP_BPS}
+
+        def planned(size: int) -> Any:
+            if size in sizes:
+                larger.append(size)
+            return plan_of(size)
+
+        return planned
+
+    monkeypatch.setattr(journey, "_sized_buy", counting)
+    # injected: the default buy's reply is read after the largest larger buy's (from a
+    # node far away, two replies of one round arrive in either order)
+    buy_only, run_one, default = Simulator.buy_only, Simulator.run_one, set()
+
+    def tagged(sim: Simulator, amount_in: int, reads: Any = "all") -> Any:
+        plan = buy_only(sim, amount_in, reads)
+        first = sim.settings.buy_amount(dex.base_reserve(sim.route.pool))
+        if reads == "all" and amount_in == first:
+            default.add(id(plan))
+        return plan
+
+    async def late(sim: Simulator, plan: Any) -> Any:
+        outcome = await run_one(sim, plan)
+        if id(plan) in default:
+            await asyncio.sleep(0.05)
+        return outcome
+
+    monkeypatch.setattr(Simulator, "buy_only", tagged)
+    monkeypatch.setattr(Simulator, "run_one", late)
+    counted, reports, rounds = await _two_journeys(service, devnet, entry_id)
+    assert counted[0] == rounds_ahead, rounds.rounds
+    assert len(larger) == 2, larger  # the largest larger buy, once per journey
+    assert reports[0].failure_step == reports[1].failure_step
     assert _no_gas(reports[0]) == _no_gas(reports[1])
 
 

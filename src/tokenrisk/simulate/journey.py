@@ -161,9 +161,12 @@ async def simulate(
     short = asyncio.ensure_future(_side_short(sim)) if recalls.bought_smaller() else None
     pace = _Pace(at_once, asyncio.get_running_loop().create_future(), verdicts_only, recalls)
     ahead = _launch(sim, memo, (amount, base_reserve, token_reserve), slot, pace)
-    larger_buys = asyncio.ensure_future(_larger_buys(sim, base_reserve, amount, pace))
+    default_bought: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+    up = (pace, default_bought)
+    larger_buys = asyncio.ensure_future(_larger_buys(sim, base_reserve, amount, up))
     try:
         first = await sim.run_one(sim.buy_only(amount))
+        default_bought.set_result(_bought_ok(first))
         if ahead is not None:
             ahead.settle(_bought_ok(first) and ahead.bought(Bought(amount, first).tokens))
         if _bought_ok(first):
@@ -894,7 +897,10 @@ def _limit_from_buy(found: Found) -> Limit:
 
 
 async def _larger_buys(
-    sim: Simulator, base_reserve: int, amount: int, pace: _Pace
+    sim: Simulator,
+    base_reserve: int,
+    amount: int,
+    way: tuple[_Pace, asyncio.Future[bool]],
 ) -> tuple[Found | None, int | None, Tried]:
     """The larger-buy ladder: (largest success, first failing size, sizes of the max
     buy's refinement tried already), the largest size alone first; ``pace.capped``
@@ -903,7 +909,12 @@ async def _larger_buys(
     (:func:`~tokenrisk.simulate.limits.ladder_with_grids`).  (Every size with the
     largest, on a first journey, took a max buy's round trip off but cost every first
     check four buys and an HTTP request in its busiest round: fewer tokens checked in
-    three round trips, docs/performance.md.)"""
+    three round trips, docs/performance.md.)  ``way``: the searches' pace and whether
+    the default buy went through, set by :func:`simulate` when its reply is in (the
+    largest larger buy's comes in the same round): when it did not, the journey takes
+    the smaller buys' path and reads no larger size, so none more is sent (a token
+    whose default buy fails sent its larger-buy ladder and grids for nothing)."""
+    pace, default_bought = way
     if pace.verdicts_only:
         return None, None, {}
     sizes = [
@@ -911,6 +922,8 @@ async def _larger_buys(
     ]
 
     async def wanted() -> bool:
+        if not await default_bought:
+            return False  # the smaller buys' path: no larger size is read
         return await _hit(pace.capped)
 
     plan_of = recalling(_sized_buy(sim), pace.recalls.buys)
