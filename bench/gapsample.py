@@ -52,7 +52,14 @@ PLUMBING = {"server.py", "base_events.py", "gapsample.py", "main.py", "runners.p
             "<frozen runpy>", "events.py", "h11_impl.py", "proxy_headers.py", "applications.py",
             "_asgi.py", "errors.py", "middleware.py", "_body_limit.py", "cors.py", "routing.py",
             "_exception_handler.py", "exceptions.py", "asyncexitstack.py"}  # fmt: skip
-WAITING = ("thread.py:_worker", "threading.py:Condition.wait", "threading.py:Event.wait")
+WAITING = (
+    "thread.py:_worker",
+    "threading.py:Condition.wait",
+    "threading.py:Event.wait",
+    # the evmole thread (simulate/bytecode.py) waiting for a code: a C queue get, so its
+    # own frame is its leaf (the layouts are worked out in a worker process, not here)
+    "bytecode.py:Layouts._serve",
+)
 
 
 _NAMES: dict[CodeType, str] = {}
