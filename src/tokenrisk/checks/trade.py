@@ -156,19 +156,14 @@ async def token_slot(
     base = sim.pinned
     if base is None:
         return await find_balance_slot(node.rpc, token, sim.base.tag, cache=trading.slots)
-    found, slot = slot_known(node, trading, token, sim)
-    if found:
-        return slot
     key = (node.id, token.lower(), base.number, base.hash)
     early = trading.slots_ahead.value(key)
-    trading.slots_ahead.forget(key)
     if early is not None:  # the same search at this very block, asked already
         await asyncio.wait([early])
-        found = _took(early)
-        slot = early.result() if found else None
+    found, slot = slot_known(node, trading, token, sim)  # it, taken once back
     if not found:
         slot = await find_balance_slot(node.rpc, token, base.tag, cache=trading.slots)
-    trading.slots_at.put(key, slot)
+        trading.slots_at.put(key, slot)
     return slot
 
 
@@ -193,18 +188,13 @@ def slot_known(
     if early is None or not early.done():
         return False, None
     trading.slots_ahead.forget(key)
-    if not _took(early):
+    took = not early.cancelled() and early.exception() is None
+    metrics.sent_ahead(SLOT_AHEAD, took)
+    if not took:
         return False, None  # the search failed: :func:`token_slot` searches again
     slot = early.result()
     trading.slots_at.put(key, slot)
     return True, slot
-
-
-def _took(early: asyncio.Future[BalanceSlot | None]) -> bool:
-    """Whether the search asked ahead gave an answer (counted used, else dropped)."""
-    found = not early.cancelled() and early.exception() is None
-    metrics.sent_ahead(SLOT_AHEAD, found)
-    return found
 
 
 SLOT_AHEAD = "slot_ahead"
