@@ -281,7 +281,7 @@ def test_typed_gap_replies_carry_numbers() -> None:
     import msgspec
 
     reply = gap_reply(simulator().buy_then_sell(10**18, 1).params())
-    typed = msgspec.json.decode(msgspec.json.encode(reply), type=SIMULATION)
+    typed = msgspec.json.decode(msgspec.json.encode(reply), type=SIMULATION.type)
     assert [b.number for b in typed] == [b["number"] for b in reply]
 
 

@@ -201,7 +201,7 @@ def test_a_kept_outcome_does_not_keep_the_replys_body() -> None:
     plan = simulator(FakeNode()).buy_then_sell(10**18, 1_000)
     body = msgspec.json.encode(_typed_reply(plan))  # logs decoded from it are views of it
     alone = sys.getrefcount(body)
-    outcome = _outcome(plan, msgspec.json.decode(body, type=SIMULATION))
+    outcome = _outcome(plan, msgspec.json.decode(body, type=SIMULATION.type))
     assert sys.getrefcount(body) == alone
     assert outcome["buy"].logs[0].address == "0x" + "ab" * 20
 

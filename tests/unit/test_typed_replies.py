@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
+import orjson
 import pytest
 from fakenode import INTERNAL, REVERTED, FakeNode, deeply_nested
 
@@ -276,3 +278,146 @@ async def test_errors_in_a_typed_batch_are_those_of_the_plain_path() -> None:
     with pytest.raises(ReplyTooDeep):
         await deep.batch([rpc.TypedCall("eth_simulateV1", [], sim_module.SIMULATION)] * 2)
     await deep.aclose()
+
+
+# THE DEPTH GUARD OF A SHALLOW TYPE (rpc.Shallow)
+
+
+def _clean(params: list[Any]) -> list[dict[str, Any]]:
+    """:func:`reply` with every call a success: no member named ``error``."""
+    blocks = reply(params)
+    for block in blocks:
+        block["calls"] = [
+            c if "error" not in c else {**_call({"data": "0x"}, 1), "status": "0x1"}
+            for c in block["calls"]
+        ]
+    return blocks
+
+
+def _raw_reply(
+    result: Any, extra: bytes = b"", at: bytes = b'"logsBloom":"0x00"', replace: bool = False
+) -> Any:
+    """A whole answer: ``result(params)`` as JSON with ``extra`` spliced in after the
+    first ``at`` (``replace``: instead of it), a member nested deeper than any JSON
+    encoder here would write."""
+
+    def answer(body: Any) -> httpx.Response:
+        text = orjson.dumps({"jsonrpc": "2.0", "id": body["id"], "result": result(body["params"])})
+        if extra:
+            assert at in text
+            text = text.replace(at, extra if replace else at + b"," + extra, 1)
+        return httpx.Response(200, content=text, headers={"content-type": "application/json"})
+
+    return answer
+
+
+def _nested(name: str, depth: int) -> bytes:
+    return b'"%s":' % name.encode() + b"[" * depth + b"]" * depth
+
+
+@pytest.fixture
+def scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The size of each body the depth guard scanned."""
+    seen: list[int] = []
+    scan = rpc.too_deep
+
+    def counting(body: bytes, limit: int) -> bool:
+        seen.append(len(body))
+        return scan(body, limit)
+
+    monkeypatch.setattr(rpc, "too_deep", counting)
+    return seen
+
+
+async def test_a_shallow_type_is_decoded_without_the_depth_scan(
+    fits: list[bool], scans: list[int]
+) -> None:
+    assert isinstance(sim_module.SIMULATION, rpc.Shallow)
+    sim = simulator(FakeNode({"eth_simulateV1": _clean}))
+    plan = group(sim)
+    (outcome,) = await sim.run([plan])
+    assert fits == [True] and scans == []  # the chain id's greeting is not a typed reply
+    assert outcome == sim_module._outcome(plan, _clean(plan.params()))
+    sim = simulator(FakeNode({"eth_simulateV1": reply}))  # reverted calls: an error member
+    (outcome,) = await sim.run([group(sim)])
+    assert len(scans) == 1 and scans[0] > 1_000  # the whole body, as before
+
+
+async def test_a_member_skipped_too_deep_for_python_is_too_deep() -> None:
+    """A member the type skips is stepped over, not parsed: nested past Python's
+    recursion limit it still fails as too deep (msgspec's RecursionError), never a crash
+    or an answer."""
+    sim = simulator(FakeNode(whole=_raw_reply(_clean, _nested("withdrawals", 100_000))))
+    with pytest.raises(ReplyTooDeep):
+        await sim.run([group(sim)])
+
+
+async def test_a_skipped_member_over_the_cap_is_not_parsed() -> None:
+    """Deeper than ``max_depth`` (256) but within Python's limit, in a member the type
+    skips: nothing reads it, so the outcome is the reply's without it."""
+    sim = simulator(FakeNode(whole=_raw_reply(_clean, _nested("withdrawals", 300))))
+    plan = group(sim)
+    (outcome,) = await sim.run([plan])
+    assert outcome == sim_module._outcome(plan, _clean(plan.params()))
+
+
+async def test_an_error_member_keeps_the_scan() -> None:
+    """A reply with a member named ``error`` (the type's ``Any``) is scanned first: an
+    error nested past the cap is too deep, as the plain path says."""
+    deep = b'"error":{"code":3,"message":"x","data":' + b"[" * 300 + b"]" * 300 + b"}"
+    sim = simulator(FakeNode(whole=_raw_reply(_clean, deep, b'"status":"0x1"')))
+    with pytest.raises(ReplyTooDeep):
+        await sim.run([group(sim)])
+
+
+def _skip_first(params: list[Any]) -> list[dict[str, Any]]:
+    """:func:`_clean` whose first call logs one event (so block 0's second call is the
+    first with none)."""
+    blocks = _clean(params)
+    blocks[0]["calls"][0]["logs"] = [_log(TOKEN, [TRANSFER_TOPIC], "0x")]
+    return blocks
+
+
+async def test_logs_read_plain_keep_the_depth_guard() -> None:
+    """Logs that do not fit the log type are parsed plain when their call is read:
+    nested past the cap they are too deep then."""
+    deep = b'"logs":[{"address":' + b"[" * 300 + b"]" * 300 + b"}]"
+    sim = simulator(FakeNode(whole=_raw_reply(_skip_first, deep, b'"logs":[]', replace=True)))
+    plan = group(sim)
+    (outcome,) = await sim.run([plan])  # the body decoded: the logs are text until read
+    assert outcome["h1.sell"].ok  # the others read as before
+    with pytest.raises(ReplyTooDeep):
+        outcome["h0.seller_before"]  # block 0's second call: its first with no logs
+
+
+async def test_a_plain_result_in_a_shallow_batch_keeps_the_depth_guard() -> None:
+    """A batch with typed and untyped calls is not scanned first; the untyped call's
+    result, parsed plain, is scanned on its own."""
+
+    def answer(body: Any) -> httpx.Response:
+        items = []
+        for request in body:
+            if request["method"] == "eth_simulateV1":
+                items.append(
+                    orjson.dumps(
+                        {"jsonrpc": "2.0", "id": request["id"], "result": _clean(request["params"])}
+                    )
+                )
+            else:
+                items.append(
+                    b'{"jsonrpc":"2.0","id":%d,"result":' % request["id"]
+                    + b"[" * 300
+                    + b"]" * 300
+                    + b"}"
+                )
+        return httpx.Response(
+            200,
+            content=b"[" + b",".join(items) + b"]",
+            headers={"content-type": "application/json"},
+        )
+
+    sim = simulator(FakeNode(whole=answer))
+    client = sim.rpc
+    typed = rpc.TypedCall("eth_simulateV1", sim.buy_only(10**18).params(), sim_module.SIMULATION)
+    with pytest.raises(ReplyTooDeep):
+        await client.batch([typed, ("eth_blockNumber", [])])

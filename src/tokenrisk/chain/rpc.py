@@ -319,6 +319,43 @@ def _typed_decoder(result_type: Any) -> TypedDecoder:
     return msgspec.json.Decoder(_Envelope[result_type])
 
 
+@dataclass(frozen=True)
+class Shallow:
+    """A result type (msgspec types) declared shallow by construction: no struct that
+    contains itself, no ``Any`` but under a member named ``error``; ``msgspec.Raw``
+    members allowed (their text is parsed only when read, with its own depth guard).
+
+    A reply decoded typed into such a type needs no depth scan first
+    (:meth:`RpcClient._typed`): what the decoder builds cannot nest deeper than the
+    type, a reply that does not fit goes the plain path, and the members it skips or
+    keeps raw it only steps over (a nesting deeper than Python's recursion limit raises
+    ``RecursionError``, read as :class:`ReplyTooDeep`).  The scan was a pass over every
+    byte of the simulations' replies (~4 % of a recomputed check's instructions, issue
+    #27).  Given to :meth:`RpcClient.call_typed` and :class:`TypedCall` as the type."""
+
+    type: Any
+
+
+def _unwrapped(result_type: Any) -> Any:
+    return result_type.type if isinstance(result_type, Shallow) else result_type
+
+
+@dataclass(frozen=True)
+class _SingleFit:
+    """One typed result's decoding (:meth:`RpcClient.call_typed`)."""
+
+    decoder: TypedDecoder
+    bounded: bool
+
+    def fit(self, body: bytes) -> _Typed | None:
+        return _fit(self.decoder, body)
+
+
+@lru_cache(maxsize=32)
+def _single_fit(result_type: Any) -> _SingleFit:
+    return _SingleFit(_typed_decoder(_unwrapped(result_type)), isinstance(result_type, Shallow))
+
+
 def _fit(decoder: TypedDecoder, body: bytes) -> _Typed | None:
     """The body's result in the decoder's type; None for anything else (an error, a
     batch, a result of another shape, not JSON): the plain path then decides."""
@@ -352,7 +389,7 @@ class TypedCall(tuple[str, Sequence[Any]]):
 class _Entry(msgspec.Struct):
     """One reply of a JSON-RPC batch, its result left undecoded."""
 
-    id: Any = None
+    id: int | str | None = None
     result: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
     error: Any = None
 
@@ -369,9 +406,18 @@ class _BatchFit:
         self,
         decoders: dict[Any, msgspec.json.Decoder[Any]],
         whole: msgspec.json.Decoder[list[Any]] | None = None,
+        depth: int | None = None,
     ) -> None:
         self.decoders = decoders  # by request id
         self.whole = whole  # every call of one type: the batch decoded in one pass
+        # every typed call's type is Shallow (``depth``: the client's cap): the
+        # body is not scanned first, so each result parsed plain (an untyped call's, one
+        # that does not fit its type) is scanned on its own
+        self.depth = depth
+
+    @property
+    def bounded(self) -> bool:
+        return self.depth is not None
 
     def fit(self, body: bytes) -> list[dict[str, Any]] | None:
         """The replies; None when the body is not a list of reply objects (the plain
@@ -400,6 +446,8 @@ class _BatchFit:
                 return decoder.decode(raw)
             except msgspec.MsgspecError:
                 pass  # another shape: plain JSON, as the caller also takes
+        if self.depth is not None:
+            return decode_reply(bytes(raw), self.depth)
         try:
             return orjson.loads(memoryview(raw))
         except (ValueError, RecursionError) as exc:
@@ -418,13 +466,13 @@ def _reply(entry: Any, result: Any) -> dict[str, Any]:
 
 @lru_cache(maxsize=32)
 def _result_decoder(result_type: Any) -> msgspec.json.Decoder[Any]:
-    return msgspec.json.Decoder(result_type)
+    return msgspec.json.Decoder(_unwrapped(result_type))
 
 
 class _BatchEnvelope(msgspec.Struct, Generic[T]):
     """One reply of a batch whose results all have a known type."""
 
-    id: Any = None
+    id: int | str | None = None
     result: T | msgspec.UnsetType = msgspec.UNSET
     error: Any = None
 
@@ -432,11 +480,12 @@ class _BatchEnvelope(msgspec.Struct, Generic[T]):
 @lru_cache(maxsize=32)
 def _batch_decoder(result_type: Any) -> msgspec.json.Decoder[list[Any]]:
     """A whole batch whose every result is ``result_type``."""
-    return msgspec.json.Decoder(list[_BatchEnvelope[result_type]])
+    item = _unwrapped(result_type)
+    return msgspec.json.Decoder(list[_BatchEnvelope[item]])  # type: ignore[valid-type]
 
 
 Watcher = Callable[[str, Sequence[Any], RpcError], None]
-Fit = TypedDecoder | _BatchFit
+Fit = _SingleFit | _BatchFit
 """How a request's reply may be decoded typed (one result, or a batch's)."""
 
 
@@ -571,8 +620,8 @@ class RpcClient:
     async def _post_typed(self, method: str, params: Sequence[Any], result_type: Any) -> Any:
         """One typed request (the hook a benchmark wraps to count round trips)."""
         payload = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
-        decoder = _typed_decoder(result_type)
-        reply = await self._post(payload, retry=method in RETRYABLE, typed=decoder)
+        fit = _single_fit(result_type)
+        reply = await self._post(payload, retry=method in RETRYABLE, typed=fit)
         if isinstance(reply, _Typed):
             return reply.result
         return self._result(method, params, reply)
@@ -678,7 +727,9 @@ class RpcClient:
         whole = None
         if len(decoders) == len(calls) and len(types) == 1:
             whole = _batch_decoder(next(iter(types.values())))
-        fit = _BatchFit(decoders, whole) if decoders else None
+        bounded = all(isinstance(c.result_type, Shallow) for c in calls if isinstance(c, TypedCall))
+        depth = self.settings.max_depth if bounded else None
+        fit = _BatchFit(decoders, whole, depth) if decoders else None
         replies = await self._post(payload, retry=retry, typed=fit)
         if not isinstance(replies, list):
             if isinstance(replies, dict) and replies.get("error") is not None:
@@ -770,8 +821,8 @@ class RpcClient:
             _raise_refused_batch(status, body)
         if len(body) >= LONG_REPLY:
             await self._before_long_reply()
-        if typed is not None and not too_deep(body, self.settings.max_depth):
-            fitted = typed.fit(body) if isinstance(typed, _BatchFit) else _fit(typed, body)
+        if typed is not None:
+            fitted = self._typed(typed, body)
             if fitted is not None:
                 return fitted
         try:
@@ -782,6 +833,20 @@ class RpcClient:
             raise
         _raise_refused_body(reply, len(request), isinstance(payload, list))
         return reply
+
+    def _typed(self, typed: Fit, body: bytes) -> Any:
+        """The reply decoded typed, or None for the plain path (which then decides, with
+        its own errors).  The depth guard scans the body first, unless every type is
+        :class:`Shallow` and no member named ``error`` (the types' only ``Any``)
+        is in it: the usual simulation reply is then decoded without the pass over its
+        bytes."""
+        limit = self.settings.max_depth
+        if (not typed.bounded or b'"error"' in body) and too_deep(body, limit):
+            return None  # the plain path raises ReplyTooDeep
+        try:
+            return typed.fit(body)
+        except RecursionError:
+            raise ReplyTooDeep(f"node reply nests deeper than {limit} levels") from None
 
     async def _before_long_reply(self) -> None:
         """Run before a long reply (``LONG_REPLY`` bytes) is decoded: nothing here; the

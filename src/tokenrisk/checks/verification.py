@@ -27,7 +27,7 @@ from tokenrisk.errors import (
     ReplyTooLarge,
 )
 from tokenrisk.model import CodeReport, ContractCall, SimulationReport
-from tokenrisk.simulate.probe import is_precompile, trace_journey, walk_calls
+from tokenrisk.simulate.probe import is_precompile, trace_journey, traced_to, walk_calls
 from tokenrisk.verification.verifier import Verifier
 
 # GETCONTRACTVERIFICATION
@@ -136,7 +136,7 @@ async def code_report(
             tree = await trace_journey(node.rpc, route, ready.funding, ready.probe_amount, head)
         except (CallReverted, MethodUnsupported, ReplyTooLarge, ReplyTooDeep):
             return None  # the token's own doing (or no tracer): no tree, nothing claimed
-        probe = str(tree.get("to", "")).lower()
+        probe = traced_to(tree)
         calls = [c for c in walk_calls(tree) if not is_precompile(c.to_address)]
         called = frozenset(c.to_address for c in calls if c.to_address != probe)
         contracts = await contracts_of(node, called, early)

@@ -166,7 +166,6 @@ async def _scan(
             ),
             _hook_facts(sim, chain_id, cache, bounds, hook, asked[1] if asked else None),
         )
-        functions, cut = functions_of(facts.code, facts.impl_code, bounds)
         key: tuple[object, ...] = (
             chain_id,
             _hash(facts.code),
@@ -179,6 +178,8 @@ async def _scan(
         cached = await cache.lookup(key)
         if cached is not None:
             return cached
+        # the functions only when the scan runs: a remembered result needs none of them
+        functions, cut = functions_of(facts.code, facts.impl_code, bounds)
         # SCREEN
         targets = await (early if early is not None else fresh_targets(sim))
         going_on = True

@@ -30,12 +30,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol, TypeVar, cast
 
 import msgspec
-import orjson
 
 from tokenrisk.chain.abi import decode_revert, decode_uint
 from tokenrisk.chain.coalesce import LARGE_SIMULATION
 from tokenrisk.chain.head import ChainHead as ChainHead  # plans are pinned to it
-from tokenrisk.chain.rpc import RpcClient, TypedCall
+from tokenrisk.chain.rpc import RpcClient, RpcSettings, Shallow, TypedCall, decode_reply
 from tokenrisk.chain.signatures import DEPOSIT
 from tokenrisk.errors import CallReverted, MalformedResponse, RpcError
 from tokenrisk.simulate.accounting import (
@@ -204,8 +203,9 @@ class SimBlock(msgspec.Struct):
     calls: list[SimCall] = []
 
 
-SIMULATION = list[SimBlock]
-"""The typed form of an ``eth_simulateV1`` result."""
+SIMULATION = Shallow(list[SimBlock])
+"""The typed form of an ``eth_simulateV1`` result (shallow by construction: its reply
+is decoded without the depth guard's scan first, :class:`~tokenrisk.chain.rpc.Shallow`)."""
 
 
 def parse_typed_call(call: SimCall) -> CallResult:
@@ -226,13 +226,14 @@ _LOGS = msgspec.json.Decoder(list[SimLog])
 def typed_logs(raw: msgspec.Raw) -> tuple[Log, ...]:
     """A typed call's logs as :func:`parse_logs` reads them from plain JSON: decoded
     typed, or, when they are not a list of well-formed logs, parsed plain (which skips
-    malformed entries; ``null`` is none), as when the whole reply was read plain."""
+    malformed entries; ``null`` is none), as when the whole reply was read plain.  The
+    plain parse keeps the depth guard (the reply was not scanned: ``Shallow``)."""
     if raw == NO_LOGS:
         return ()
     try:
         entries = _LOGS.decode(raw)
     except msgspec.MsgspecError:
-        return parse_logs(orjson.loads(bytes(raw)))
+        return parse_logs(decode_reply(bytes(raw), RpcSettings.max_depth))
     return tuple(
         [
             Log(log.address.lower(), tuple([t.lower() for t in log.topics]), log.data or "0x")
