@@ -52,7 +52,7 @@ from tokenrisk.holders.launch import (
 from tokenrisk.holders.selling import PEOPLE, capped, count, pool_sell_limit, sell_all
 from tokenrisk.holders.siphon import read_ahead, siphoned_holders
 from tokenrisk.holders.stats import HolderSell, aggregate
-from tokenrisk.model import AirdropSummary, HolderStats, Pool
+from tokenrisk.model import AirdropSummary, HolderStats, Pool, evolve
 from tokenrisk.simulate.simulator import Simulator
 from tokenrisk.store.engine import Store, TransferLog, balance_deltas
 
@@ -553,8 +553,8 @@ async def _analyse(
     snipers = _sniper_sells(list(held), results, fresh)
     stats = aggregate(results)
     if over:
-        stats = replace(stats, sold_at_pool_limit=over, pool_limit_wei=cap)
-    return replace(
+        stats = evolve(stats, sold_at_pool_limit=over, pool_limit_wei=cap)
+    return evolve(
         stats,
         snipers_success=sum(1 for r in snipers if r.ok),
         snipers_failed=sum(1 for r in snipers if not r.ok),

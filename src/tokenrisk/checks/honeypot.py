@@ -39,7 +39,7 @@ from tokenrisk.checks.venue import (
 )
 from tokenrisk.checks.verification import code_report
 from tokenrisk.findings import OwnerPowers
-from tokenrisk.model import Analysis, Pool
+from tokenrisk.model import Analysis, Pool, evolve
 from tokenrisk.simulate.powers import reads_ahead, scan, unchecked
 
 # THE CHECK
@@ -183,7 +183,7 @@ async def measure(
     made, dropped = launch
     kept = powers
     return Analysis(
-        token=replace(info, airdrop=dropped),
+        token=evolve(info, airdrop=dropped),
         with_token=with_token,
         pool=made,
         simulation=report,
@@ -218,5 +218,5 @@ async def owner_powers(deps: HoneypotDeps, ready: Prepared, options: Options) ->
     if ready.sim is None or not (ready.emulated or caps.simulate_v1):
         return None
     # the deployer is looked up only as the node can tell it (Otterscan, kept state)
-    bounds = replace(powers.bounds, otterscan=caps.otterscan, state_floor=caps.state_floor())
+    bounds = evolve(powers.bounds, otterscan=caps.otterscan, state_floor=caps.state_floor())
     return await scan(ready.sim, ready.node.id, powers.cache, bounds)

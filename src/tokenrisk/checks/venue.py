@@ -20,7 +20,7 @@ from tokenrisk.checks.target import Target, base_token_info, no_pairs_reason
 from tokenrisk.checks.top_holders import base_token_holders, holders_counted
 from tokenrisk.checks.trade import Prepared, base_slot_of, head_of, prepare
 from tokenrisk.errors import LiquidityError, NoPairsFound
-from tokenrisk.model import Pool, TokenInfo
+from tokenrisk.model import Pool, TokenInfo, evolve
 from tokenrisk.simulate.liquidity import SimulatedPool, simulate_pool
 
 # THE POOL TRADED ON
@@ -121,7 +121,7 @@ async def counted(
         if not counting.cancelled():
             counting.exception()  # retrieved: errors are left to the read below
     total = await holders_counted(deps.index, node, token)
-    return replace(info, total_holders=total)
+    return evolve(info, total_holders=total)
 
 
 def count_ahead(
@@ -150,7 +150,7 @@ async def base_info(deps: HoneypotDeps, node: Node, base: str) -> TokenInfo:
         info = await base_token_info(node, base)
         deps.base_infos.put(key, info)
     holders = await base_token_holders(deps.index, node, base)
-    return replace(info, total_holders=holders)
+    return evolve(info, total_holders=holders)
 
 
 async def created(node: Node, pool: Pool, token: str, simulated: bool) -> Pool:
@@ -178,7 +178,7 @@ async def traded_created(deps: HoneypotDeps, ready: Prepared) -> Pool:
     key = ("created", node.id, pool.address.lower(), head.number, head.hash)
     kept = deps.at_head.value(key)
     if isinstance(kept, tuple):
-        return replace(pool, created_at_timestamp=kept[0], creation_tx_hash=kept[1])
+        return evolve(pool, created_at_timestamp=kept[0], creation_tx_hash=kept[1])
     made = await created(node, pool, token, False)
     if made.created_at_timestamp is not None and made.creation_tx_hash:
         deps.at_head.put(key, (made.created_at_timestamp, made.creation_tx_hash))

@@ -14,11 +14,11 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TypeVar
 
 from tokenrisk.errors import CallReverted
-from tokenrisk.model import Limit, SimulationReport, Unmeasured
+from tokenrisk.model import Limit, SimulationReport, Unmeasured, evolve
 from tokenrisk.simulate.accounting import LegTax, explain
 from tokenrisk.simulate.ahead import (
     AFTER_BUY,
@@ -213,7 +213,7 @@ async def simulate(
             pace.capped.set_result(False)
         if ahead is not None:
             await ahead.drop()
-    return replace(report, max_buy=limit)
+    return evolve(report, max_buy=limit)
 
 
 @dataclass(frozen=True)
@@ -410,7 +410,7 @@ def _short(report: SimulationReport, why: str | None) -> SimulationReport:
         return report
     reason = f"{report.failure_reason}; {why}" if report.failure_reason else why
     note = f"buys fail because {why}; the holders' sells decide whether the token can be sold"
-    return replace(report, failure_reason=reason, notes=(*report.notes, note))
+    return evolve(report, failure_reason=reason, notes=(*report.notes, note))
 
 
 async def _side_short(sim: Simulator) -> str | None:
@@ -586,7 +586,7 @@ def _explained(*legs: tuple[str, LegTax]) -> tuple[str, ...]:
 
 
 def _with_sell(report: SimulationReport, tax: LegTax, sold: Outcome) -> SimulationReport:
-    report = replace(
+    report = evolve(
         report,
         sell_tax=_round(tax.effective),
         sell_tax_token_unit=_round(tax.token_unit),
@@ -614,7 +614,7 @@ def _unmeasured(
         for u in missing
         if u.figure == "effective"
     ]
-    return replace(
+    return evolve(
         report,
         unmeasured=(*report.unmeasured, *missing),
         unchecked=tuple(dict.fromkeys([*report.unchecked, *unchecked])),
@@ -731,16 +731,16 @@ async def _judge_sells(
     _, _, sent, remaining, received = wallets
     notes: list[str] = list(report.notes)
     if not report.transfer_ok:
-        report = replace(report, failure_step="transfer", failure_reason=moved["transfer"].reason)
+        report = evolve(report, failure_step="transfer", failure_reason=moved["transfer"].reason)
     sell = main["buyer.sell"]
     if remaining == 0:
-        return replace(
+        return evolve(
             report,
             sell_ok=False,
             failure_step="sell",
             failure_reason="the buyer held no tokens after the buy and transfer",
         )
-    report = replace(report, sell_gas=sell.gas)
+    report = evolve(report, sell_gas=sell.gas)
     max_sell: Limit | None = None
     fraction: float | None = None
     if not sell.ok:
@@ -750,21 +750,21 @@ async def _judge_sells(
         recall = pace.recalls.partial_for(bought.amount_in)
         partial = await _partial_sell(sim, bought.amount_in, remaining, pace.at_once, recall)
         if partial is None:
-            return replace(report, sell_ok=False, failure_step="sell", failure_reason=sell.reason)
+            return evolve(report, sell_ok=False, failure_step="sell", failure_reason=sell.reason)
         max_sell = _limit_from_sell(partial, "buyer")
         fraction = partial.amount / remaining
         notes.append(
             f"selling the whole balance fails ({sell.reason}); "
             f"at most {fraction * 100:.2f}% of it can be sold"
         )
-        report = replace(report, sell_gas=partial.outcome["buyer.sell"].gas)
+        report = evolve(report, sell_gas=partial.outcome["buyer.sell"].gas)
         tax = sell_leg(partial.outcome, sim.route, "buyer", partial.amount)
         report = _with_sell(report, tax, partial.outcome)
     else:
         whole = sell_leg(main, sim.route, "buyer", remaining)
         report = _with_sell(report, *_took_more(sim, (whole, main), half, remaining, notes))
         max_sell, fraction = await big_sells
-    report = replace(report, sell_ok=True, max_sell=max_sell, max_sell_fraction=fraction)
+    report = evolve(report, sell_ok=True, max_sell=max_sell, max_sell_fraction=fraction)
     if received and not main.results.get("receiver.sell", sell).ok:
         notes.append(
             f"the receiver of a wallet transfer could not sell: {main['receiver.sell'].reason}"
@@ -782,7 +782,7 @@ async def _judge_sells(
     if not isinstance(delayed, CallReverted) and not delayed["buyer.sell"].ok and sell.ok:
         timed = delayed["buyer.sell"].reason or "the sell failed"
     late = timed or (counted if sell.ok else None)
-    return replace(
+    return evolve(
         report,
         one_sell_per_block=one_per_block,
         delayed_sell_failed=late is not None,
