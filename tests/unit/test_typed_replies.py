@@ -338,9 +338,12 @@ async def test_a_shallow_type_is_decoded_without_the_depth_scan(
     (outcome,) = await sim.run([plan])
     assert fits == [True] and scans == []  # the chain id's greeting is not a typed reply
     assert outcome == sim_module._outcome(plan, _clean(plan.params()))
-    sim = simulator(FakeNode({"eth_simulateV1": reply}))  # reverted calls: an error member
-    (outcome,) = await sim.run([group(sim)])
-    assert len(scans) == 1 and scans[0] > 1_000  # the whole body, as before
+    sim = simulator(FakeNode({"eth_simulateV1": reply}))  # reverted calls: error members
+    plan = group(sim)
+    (outcome,) = await sim.run([plan])
+    assert scans == []  # the reply is not scanned; an error only when its call is read
+    assert outcome["h0.sell"].reason == "execution reverted: no way"
+    assert scans and max(scans) < 1_000  # that error's text alone, not the reply
 
 
 async def test_a_member_skipped_too_deep_for_python_is_too_deep() -> None:
@@ -361,13 +364,33 @@ async def test_a_skipped_member_over_the_cap_is_not_parsed() -> None:
     assert outcome == sim_module._outcome(plan, _clean(plan.params()))
 
 
-async def test_an_error_member_keeps_the_scan() -> None:
-    """A reply with a member named ``error`` (the type's ``Any``) is scanned first: an
-    error nested past the cap is too deep, as the plain path says."""
-    deep = b'"error":{"code":3,"message":"x","data":' + b"[" * 300 + b"]" * 300 + b"}"
-    sim = simulator(FakeNode(whole=_raw_reply(_clean, deep, b'"status":"0x1"')))
+async def test_an_error_member_keeps_the_depth_guard() -> None:
+    """A call's error is kept as text and parsed with the depth guard when its failed
+    call is read: nested past the cap it is too deep then, as the plain path says."""
+    deep = b'"data":' + b"[" * 300 + b"]" * 300
+    sim = simulator(FakeNode(whole=_raw_reply(reply, deep, b'"data":"' + REASON.encode() + b'"')))
+    plan = group(sim)
+    (outcome,) = await sim.run([plan])
+    assert outcome["h1.sell"].ok  # the others read as before
     with pytest.raises(ReplyTooDeep):
-        await sim.run([group(sim)])
+        outcome["h0.sell"]  # block 0's sell reverted: its error, nested 300 deep
+
+
+async def test_a_batch_error_nested_past_the_cap_is_too_deep() -> None:
+    """A JSON-RPC error of a shallow batch is parsed with the depth guard."""
+
+    def answer(body: Any) -> httpx.Response:
+        deep = b"[" * 300 + b"]" * 300
+        items = [
+            b'{"jsonrpc":"2.0","id":%d,"error":{"code":-32000,"message":"x","data":%s}}'
+            % (request["id"], deep)
+            for request in body
+        ]
+        return httpx.Response(200, content=b"[" + b",".join(items) + b"]")
+
+    sim = simulator(FakeNode(whole=answer))
+    with pytest.raises(ReplyTooDeep):
+        await sim.run([sim.buy_only(10**18), sim.buy_only(10**18)])
 
 
 def _skip_first(params: list[Any]) -> list[dict[str, Any]]:

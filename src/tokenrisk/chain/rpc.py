@@ -297,11 +297,23 @@ def decode_reply(body: bytes, max_depth: int) -> Any:
 T = TypeVar("T")
 
 
+NULL = msgspec.Raw(b"null")
+"""A member kept as JSON text (``msgspec.Raw``) that is absent or null."""
+
+
+def raw_json(raw: msgspec.Raw, max_depth: int) -> Any:
+    """A member of a typed reply kept as JSON text, parsed as :func:`decode_reply`
+    parses a reply (the depth guard first); None when it was absent or null.  Typed
+    replies keep their ``error`` members so: one nested past any limit is then refused
+    as the whole reply was, and the reply itself needs no scan (:class:`Shallow`)."""
+    return None if raw == NULL else decode_reply(bytes(raw), max_depth)
+
+
 class _Envelope(msgspec.Struct, Generic[T]):
     """A JSON-RPC reply whose result has a known type (other members are ignored)."""
 
     result: T | msgspec.UnsetType = msgspec.UNSET
-    error: Any = None
+    error: msgspec.Raw = NULL  # any error: the plain path reads the reply
 
 
 @dataclass(frozen=True)
@@ -322,8 +334,9 @@ def _typed_decoder(result_type: Any) -> TypedDecoder:
 @dataclass(frozen=True)
 class Shallow:
     """A result type (msgspec types) declared shallow by construction: no struct that
-    contains itself, no ``Any`` but under a member named ``error``; ``msgspec.Raw``
-    members allowed (their text is parsed only when read, with its own depth guard).
+    contains itself, no ``Any``; ``msgspec.Raw`` members allowed (their text is parsed
+    only when read, with its own depth guard: :func:`raw_json`, as the envelope's
+    errors are).
 
     A reply decoded typed into such a type needs no depth scan first
     (:meth:`RpcClient._typed`): what the decoder builds cannot nest deeper than the
@@ -363,7 +376,7 @@ def _fit(decoder: TypedDecoder, body: bytes) -> _Typed | None:
         reply = decoder.decode(body)
     except msgspec.MsgspecError:
         return None
-    if reply.error is not None or isinstance(reply.result, msgspec.UnsetType):
+    if reply.error != NULL or isinstance(reply.result, msgspec.UnsetType):
         return None
     return _Typed(reply.result)
 
@@ -391,7 +404,7 @@ class _Entry(msgspec.Struct):
 
     id: int | str | None = None
     result: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
-    error: Any = None
+    error: msgspec.Raw = NULL
 
 
 _ENTRIES = msgspec.json.Decoder(list[_Entry])
@@ -406,25 +419,23 @@ class _BatchFit:
         self,
         decoders: dict[Any, msgspec.json.Decoder[Any]],
         whole: msgspec.json.Decoder[list[Any]] | None = None,
-        depth: int | None = None,
+        depth: int = 256,
+        bounded: bool = False,
     ) -> None:
         self.decoders = decoders  # by request id
         self.whole = whole  # every call of one type: the batch decoded in one pass
-        # every typed call's type is Shallow (``depth``: the client's cap): the
-        # body is not scanned first, so each result parsed plain (an untyped call's, one
-        # that does not fit its type) is scanned on its own
-        self.depth = depth
-
-    @property
-    def bounded(self) -> bool:
-        return self.depth is not None
+        self.depth = depth  # the client's cap, for what is parsed plain
+        # every typed call's type is Shallow: the body is not scanned first, so each
+        # result parsed plain (an untyped call's, one that does not fit its type) is
+        # scanned on its own, as each error is (raw_json)
+        self.bounded = bounded
 
     def fit(self, body: bytes) -> list[dict[str, Any]] | None:
         """The replies; None when the body is not a list of reply objects (the plain
         path then decides, with its own errors)."""
         if self.whole is not None:
             try:  # the usual batch of simulations: one pass, typed
-                return [_reply(e, e.result) for e in self.whole.decode(body)]
+                return [_reply(e, e.result, self.depth) for e in self.whole.decode(body)]
             except msgspec.MsgspecError:
                 pass  # some result of another shape: each one apart, below
         try:
@@ -436,7 +447,7 @@ class _BatchFit:
             result = entry.result
             if not isinstance(result, msgspec.UnsetType):
                 result = self._result(entry.id, result)
-            out.append(_reply(entry, result))
+            out.append(_reply(entry, result, self.depth))
         return out
 
     def _result(self, request: Any, raw: msgspec.Raw) -> Any:
@@ -446,7 +457,7 @@ class _BatchFit:
                 return decoder.decode(raw)
             except msgspec.MsgspecError:
                 pass  # another shape: plain JSON, as the caller also takes
-        if self.depth is not None:
+        if self.bounded:
             return decode_reply(bytes(raw), self.depth)
         try:
             return orjson.loads(memoryview(raw))
@@ -454,11 +465,12 @@ class _BatchFit:
             raise MalformedResponse("node sent a reply that is not JSON") from exc
 
 
-def _reply(entry: Any, result: Any) -> dict[str, Any]:
+def _reply(entry: Any, result: Any, max_depth: int) -> dict[str, Any]:
     """A batch entry as the plain parse gives it."""
     reply: dict[str, Any] = {"id": entry.id}
-    if entry.error is not None:
-        reply["error"] = entry.error
+    error = raw_json(entry.error, max_depth)
+    if error is not None:
+        reply["error"] = error
     if not isinstance(result, msgspec.UnsetType):
         reply["result"] = result
     return reply
@@ -474,7 +486,7 @@ class _BatchEnvelope(msgspec.Struct, Generic[T]):
 
     id: int | str | None = None
     result: T | msgspec.UnsetType = msgspec.UNSET
-    error: Any = None
+    error: msgspec.Raw = NULL
 
 
 @lru_cache(maxsize=32)
@@ -728,8 +740,8 @@ class RpcClient:
         if len(decoders) == len(calls) and len(types) == 1:
             whole = _batch_decoder(next(iter(types.values())))
         bounded = all(isinstance(c.result_type, Shallow) for c in calls if isinstance(c, TypedCall))
-        depth = self.settings.max_depth if bounded else None
-        fit = _BatchFit(decoders, whole, depth) if decoders else None
+        depth = self.settings.max_depth
+        fit = _BatchFit(decoders, whole, depth, bounded) if decoders else None
         replies = await self._post(payload, retry=retry, typed=fit)
         if not isinstance(replies, list):
             if isinstance(replies, dict) and replies.get("error") is not None:
@@ -837,11 +849,10 @@ class RpcClient:
     def _typed(self, typed: Fit, body: bytes) -> Any:
         """The reply decoded typed, or None for the plain path (which then decides, with
         its own errors).  The depth guard scans the body first, unless every type is
-        :class:`Shallow` and no member named ``error`` (the types' only ``Any``)
-        is in it: the usual simulation reply is then decoded without the pass over its
-        bytes."""
+        :class:`Shallow`: a simulation's reply is then decoded without the pass over
+        its bytes."""
         limit = self.settings.max_depth
-        if (not typed.bounded or b'"error"' in body) and too_deep(body, limit):
+        if not typed.bounded and too_deep(body, limit):
             return None  # the plain path raises ReplyTooDeep
         try:
             return typed.fit(body)

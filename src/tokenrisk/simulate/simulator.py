@@ -34,7 +34,15 @@ import msgspec
 from tokenrisk.chain.abi import decode_revert, decode_uint
 from tokenrisk.chain.coalesce import LARGE_SIMULATION
 from tokenrisk.chain.head import ChainHead as ChainHead  # plans are pinned to it
-from tokenrisk.chain.rpc import RpcClient, RpcSettings, Shallow, TypedCall, decode_reply
+from tokenrisk.chain.rpc import (
+    NULL,
+    RpcClient,
+    RpcSettings,
+    Shallow,
+    TypedCall,
+    decode_reply,
+    raw_json,
+)
 from tokenrisk.chain.signatures import DEPOSIT
 from tokenrisk.errors import CallReverted, MalformedResponse, RpcError
 from tokenrisk.simulate.accounting import (
@@ -195,7 +203,7 @@ class SimCall(msgspec.Struct):
     returnData: str | None = None  # the node's member names
     gasUsed: str = "0x0"
     logs: msgspec.Raw = NO_LOGS
-    error: dict[str, Any] | None = None
+    error: msgspec.Raw = NULL  # read (depth-guarded) only for a failed call: raw_json
 
 
 class SimBlock(msgspec.Struct):
@@ -213,8 +221,13 @@ def parse_typed_call(call: SimCall) -> CallResult:
     ok = call.status == "0x1"
     reason = None
     if not ok:
+        error = raw_json(call.error, RpcSettings.max_depth)
         reason = _reason(
-            {"returnData": call.returnData, "error": call.error, "gasUsed": call.gasUsed}
+            {
+                "returnData": call.returnData,
+                "error": error if isinstance(error, dict) else None,
+                "gasUsed": call.gasUsed,
+            }
         )
     data = call.returnData or "0x"
     return CallResult(ok, data, int(call.gasUsed, 16), reason, typed_logs(call.logs))
@@ -530,9 +543,11 @@ def _outcome(plan: Plan, reply: Any) -> Outcome:
         try:
             for mark, (b, c) in plan.marks.items():
                 call = marked[mark] = own[b].calls[c]
-                logs = call.logs  # out of the body (see Marked)
+                logs, error = call.logs, call.error  # out of the body (see Marked)
                 if logs is not NO_LOGS:
                     call.logs = NO_LOGS if logs == NO_LOGS else logs.copy()
+                if error is not NULL:
+                    call.error = NULL if error == NULL else error.copy()
         except IndexError as exc:
             raise MalformedResponse("eth_simulateV1 returned fewer calls than were sent") from exc
         return Outcome(Marked(marked), actors, quotes)
