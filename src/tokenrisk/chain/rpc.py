@@ -331,7 +331,6 @@ def _typed_decoder(result_type: Any) -> TypedDecoder:
     return msgspec.json.Decoder(_Envelope[result_type])
 
 
-@dataclass(frozen=True)
 class Shallow:
     """A result type (msgspec types) declared shallow by construction: no struct that
     contains itself, no ``Any``; ``msgspec.Raw`` members allowed (their text is parsed
@@ -344,9 +343,14 @@ class Shallow:
     keeps raw it only steps over (a nesting deeper than Python's recursion limit raises
     ``RecursionError``, read as :class:`ReplyTooDeep`).  The scan was a pass over every
     byte of the simulations' replies (~4 % of a recomputed check's instructions, issue
-    #27).  Given to :meth:`RpcClient.call_typed` and :class:`TypedCall` as the type."""
+    #27).  Given to :meth:`RpcClient.call_typed` and :class:`TypedCall` as the type.
+    Declared once per type (a module constant): its hash is its identity, cheap for the
+    decoders' caches a batch looks up per call."""
 
-    type: Any
+    __slots__ = ("type",)
+
+    def __init__(self, result_type: Any) -> None:
+        self.type = result_type
 
 
 def _unwrapped(result_type: Any) -> Any:
