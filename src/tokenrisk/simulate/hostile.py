@@ -43,6 +43,11 @@ class Targets:
     router: str = ""
     token: str = ""
     supply: int = 0  # the token's total supply: token amounts and supply shares
+    story: tuple[str, str, str] = ("", "", "")
+    """The owner-power scan's other fresh wallets, chosen with these (B, who A sends to,
+    C: :class:`~tokenrisk.simulate.story.Story`), so that a story predicted before its
+    amounts round equals the one that round returns when their amounts agree; never
+    hostile arguments (not in :attr:`addresses`).  Empty: chosen per story."""
 
     @property
     def addresses(self) -> list[str]:

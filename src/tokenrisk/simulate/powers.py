@@ -62,16 +62,17 @@ from tokenrisk.simulate.story import (
     amounts,
     balance_slot,
     count_ahead,
+    count_curve,
     count_dumps,
     count_held,
     count_pairs,
     count_reads,
+    curve_story,
     dump_plan,
     fresh_targets,
     future_plan,
     held_story,
     new_targets,
-    other_wallet,
     owned,
     story_plans,
     supplied,
@@ -1068,7 +1069,7 @@ def _bought(sim: Simulator, wallets: Targets) -> asyncio.Future[Told]:
     """The amounts round, started before the facts are back: it needs only A's wallet
     (and B's, chosen now); whether the story reads ``owner()`` is set once the facts
     say (:func:`~tokenrisk.simulate.story.owned`)."""
-    return asyncio.ensure_future(amounts(sim, wallets, False, other_wallet(), predict=True))
+    return asyncio.ensure_future(amounts(sim, wallets, False, predict=True))
 
 
 def trials_ahead(candidates: Sequence[Trial], bounds: ScanBounds) -> bool:
@@ -1105,7 +1106,8 @@ async def _ahead(
     """The screen of the ``likely`` senders, started at once, and the trials of every
     candidate of the leading ones (:func:`_leading`: all of them within the bound) on
     the amounts round's story as soon as that round (sent with the facts) is back
-    (:func:`_tried_ahead`)."""
+    (:func:`_tried_ahead`); on a V2 pool, started at once too on the story its curve
+    predicts, and used when the round told that one (:func:`_on_curve`)."""
     targets, bought = early
     wallets = await targets
     story = asyncio.ensure_future(owned(bought, facts.owner is not None))
@@ -1118,10 +1120,19 @@ async def _ahead(
         screening = asyncio.ensure_future(screen_calls(sim, candidates, likely))
         started.append(screening)
         lead, leading = _leading(candidates, likely, bounds)
-        told = await _story_of(story) if trials_ahead(leading, bounds) else None
+        at_once = trials_ahead(leading, bounds)
+        # on the curve's story, the trials leave with the amounts round (issue #27)
+        curve = _on_curve(sim, facts, wallets, (leading, likely)) if at_once else None
+        if curve is not None:
+            started.append(curve[1])
+        told = await _story_of(story) if at_once else None
+        if curve is not None:
+            tried = _curve_kept(curve, told)
+            started.remove(curve[1])
         if told is not None:
-            run = _tried_ahead(sim, facts, wallets, told, (leading, likely))
-            tried = (told, asyncio.ensure_future(run))
+            if tried is None:
+                run = _tried_ahead(sim, facts, wallets, told, (leading, likely))
+                tried = (told, asyncio.ensure_future(run))
             if told.sells_fail:
                 held = asyncio.ensure_future(_held_tried(sim, facts, wallets, (leading, likely)))
                 started.append(held)
@@ -1133,6 +1144,48 @@ async def _ahead(
         _stop_sent(started, tried)
         raise
     return Ahead(screened, story, guards, tried, held, tuple(lead), tuple(likely))
+
+
+def _on_curve(
+    sim: Simulator, facts: Facts, targets: Targets, likely: tuple[list[Trial], list[str]]
+) -> tuple[Story, asyncio.Future[Tried]] | None:
+    """:func:`_tried_ahead` on the story the pool's curve predicts for the amounts round
+    (:func:`~tokenrisk.simulate.story.curve_story`), started now, beside that round;
+    None where the curve does not say, and for a pool with a hook (its trials go on the
+    round's story: the two batches must share one)."""
+    if hook_of(sim) is not None:
+        return None
+    story = curve_story(sim, targets, facts.owner is not None)
+    if story is None:
+        return None
+    return story, asyncio.ensure_future(_tried_ahead(sim, facts, targets, story, likely))
+
+
+def _curve_kept(
+    curve: tuple[Story, asyncio.Future[Tried]], told: Story | None
+) -> tuple[Story, asyncio.Future[Tried]] | None:
+    """The trials sent on the curve's story, as run on the story the amounts round told,
+    when that round told exactly the curve's (counted ``scan_curve``); otherwise
+    dropped, unread (None).  Whether the round's sell failed (``Story.sells_fail``)
+    the curve cannot say, and it plans nothing: it only sends the batch from held
+    positions as well."""
+    predicted, tried = curve
+    used = told is not None and replace(told, sells_fail=False) == predicted
+    count_curve(used)
+    if told is None or not used:
+        _drop_tried(tried)
+        return None
+    if told == predicted:
+        return curve
+    relabelled = asyncio.ensure_future(_told(tried, told))
+    # stopped with it, even when cancelled before its first step
+    relabelled.add_done_callback(lambda done: _drop_tried(tried) if done.cancelled() else None)
+    return told, relabelled
+
+
+async def _told(tried: asyncio.Future[Tried], story: Story) -> Tried:
+    """The batch ``tried`` ran on ``story``'s amounts, labelled with ``story``."""
+    return replace(await tried, story=story)
 
 
 async def _held_tried(

@@ -71,6 +71,7 @@ def new_targets(sim: Simulator) -> Targets:
         neutral=fresh_address(),
         router=route.dex.router,
         token=route.token,
+        story=(fresh_address(), fresh_address(), fresh_address()),
     )
 
 
@@ -110,10 +111,11 @@ async def amounts(
     """Round one: A and B buy at each size of :data:`SHRINK` (one batch), to learn the
     amounts the real batch must use; the largest size that works is kept.  When none
     works, A and B are given tokens in storage (an existing holder's position).
-    ``other``: B's wallet (default a fresh one); ``predict``: a sell after a buy goes
-    with them (:func:`_sell_plan`), its failure kept as ``Story.sells_fail``."""
+    ``other``: B's wallet (default the one ``targets`` chose, else a fresh one);
+    ``predict``: a sell after a buy goes with them (:func:`_sell_plan`), its failure
+    kept as ``Story.sells_fail``."""
     full = sim.settings.buy_amount(base_reserve(sim))
-    other = other or fresh_address()
+    other = other or targets.story[0] or fresh_address()
     plans = []
     for divisor in SHRINK:
         plan = sim.plan()
@@ -133,7 +135,7 @@ async def amounts(
             note = () if divisor == 1 else (f"the trial buy was shrunk to 1/{divisor} of its size",)
             read = outcome.get("pool")
             pool = read.uint if read is not None else None
-            kept = story_of(a_in, a, b, owner_getter, other)
+            kept = story_of(a_in, a, b, owner_getter, other, targets.story[1:])
             return replace(kept, pool=pool, sells_fail=fails), note
     story = await held_story(sim, targets, owner_getter, other)
     return story, ("no buy worked: the trial wallets held tokens as existing holders do",)
@@ -165,14 +167,19 @@ def _sell_failed(outcome: Any) -> bool:
     return bool(outcome["a.bought"].uint) and not outcome["a.sell"].ok
 
 
-def other_wallet() -> str:
-    """B's wallet for one scan, chosen before its amounts round."""
-    return fresh_address()
-
-
 def count_ahead(used: bool) -> None:
     """The scan's trials sent with its screen: used, or dropped."""
     count(SCAN_TRIALS, used)
+
+
+SCAN_CURVE = "scan_curve"
+"""A first scan's trials sent on the story the pool's curve predicts (:func:`curve_story`)."""
+
+
+def count_curve(used: bool) -> None:
+    """The scan's trials sent on the curve's story, beside its amounts round: that round
+    told exactly that story (used), or another (dropped; sent again on it)."""
+    count(SCAN_CURVE, used)
 
 
 SCAN_HELD = "scan_held"
@@ -231,8 +238,13 @@ async def held_story(
     return replace(story_of(full, a, b, owner_getter, other), held=held[0], a_held=a, b_held=b)
 
 
-def story_of(a_in: int, a: int, b: int, owner_getter: bool, other: str) -> Story:
+def story_of(
+    a_in: int, a: int, b: int, owner_getter: bool, other: str, chosen: tuple[str, ...] = ()
+) -> Story:
+    """The story of A's and B's buys of ``a`` and ``b`` tokens; ``chosen``: A's receiver
+    and C, when the scan's targets chose them (:attr:`Targets.story`), else fresh."""
     a_sell, sent, b_sell = _sold(a, b)
+    receiver, late = (*chosen, "", "")[:2]
     return Story(
         a_in,
         a_in // 2,
@@ -241,9 +253,34 @@ def story_of(a_in: int, a: int, b: int, owner_getter: bool, other: str) -> Story
         b_sell,
         owner_getter,
         other=other,
-        receiver=fresh_address(),
-        late=fresh_address(),
+        receiver=receiver or fresh_address(),
+        late=late or fresh_address(),
     )
+
+
+def curve_story(sim: Simulator, targets: Targets, owner_getter: bool) -> Story | None:
+    """The story the amounts round (:func:`amounts`) should return on a V2 pool, from the
+    curve (:func:`~tokenrisk.simulate.ahead.curve_buy`) and the reserves read with the
+    pool: the trial buy works whole, A gets what the router quotes, B (buying half as
+    much right after A, in the same block) what it quotes on the reserves A's buy left,
+    and the pool keeps its reserve less both; no sell fails.  It equals the round's
+    story exactly when the token takes nothing from a buy, so trials planned on it can
+    leave with the round instead of after it (issue #27: a first scan's trials were a
+    third round trip); whoever uses them compares the two.  None where the curve does
+    not say (a V3 or V4 pool), and for targets without the story's wallets chosen."""
+    route = sim.route
+    v2 = not (route.v3 or route.v4)
+    other, *chosen = targets.story
+    if not other:
+        return None
+    base, tokens = base_reserve(sim), token_reserve(sim)
+    a_in = max(1, sim.settings.buy_amount(base))
+    a = curve_buy(v2, base, tokens, a_in)
+    b = curve_buy(v2, base + a_in, tokens - a, a_in // 2) if a else None
+    if not a or not b:
+        return None
+    story = story_of(a_in, a, b, owner_getter, other, tuple(chosen))
+    return replace(story, pool=tokens - a - b)
 
 
 def _sold(a: int, b: int) -> tuple[int, int, int]:
