@@ -1,7 +1,9 @@
 """A first check's owner-power scan sends its trials on the story the pool's curve
 predicts (story.curve_story, powers._on_curve; issue #27), beside the amounts round
 rather than after it, and uses them only when that round told the same story: the
-answer is the one the trials run after the round would give.  Real anvil."""
+answer is the one the trials run after the round would give.  Its deployer, asked
+beside the check's head (owners.reads_ahead), joins the senders it guesses.  Real
+anvil."""
 
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from tokenrisk.checks.trade import prepare
 from tokenrisk.config import Settings
 from tokenrisk.devnet.instance import RunningDevnet
 from tokenrisk.service import DEVNET_ID, Service, connect_devnet
-from tokenrisk.simulate import powers
+from tokenrisk.simulate import owners, powers
 from tokenrisk.simulate.simulator import Simulator
 from tokenrisk.simulate.story import amounts, curve_story, new_targets
 
@@ -157,3 +159,32 @@ async def test_a_first_checks_simulations_take_a_round_less(
     assert simulating == [1, 2], (sent, alone)
     assert answer["ownerPowers"]["scanned"]
     assert _stable(answer["ownerPowers"]) == _stable(step_by_step["ownerPowers"])
+
+
+async def test_a_deployer_asked_beside_the_head_joins_the_guessed_senders(
+    devnet: RunningDevnet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``honest-renounced``'s deployer is a sender no getter names: asked beside the
+    check's head (owners.reads_ahead), it is known when the scan guesses its senders,
+    so the guess is the scan's senders and is not widened (its added sender's screen
+    and trials a round later); the same owner powers as when the guess lacks it, and
+    its simulations take one round, not two.  Fails when the lookup asked ahead is not
+    read by the guess, or when the scan waits on it forever (it awaited itself once)."""
+    widened: list[bool] = []
+    real = powers._widened
+
+    async def spied(*args: Any) -> Any:
+        widened.append(True)
+        return await real(*args)
+
+    monkeypatch.setattr(powers, "_widened", spied)
+    token = _address(devnet, "honest-renounced")
+    _, (answer, sent) = await _first_rounds(devnet, tmp_path / "a", token)
+    assert widened == []
+    monkeypatch.setattr(owners, "deployer_known", lambda *_: (False, None))
+    _, (guessed, alone) = await _first_rounds(devnet, tmp_path / "b", token)
+    assert widened == [True]
+    assert answer["ownerPowers"]["scanned"] and answer["ownerPowers"]["findings"]
+    assert _stable(answer["ownerPowers"]) == _stable(guessed["ownerPowers"])
+    simulating = [sum("eth_simulateV1" in r for r in rounds) for rounds in (sent, alone)]
+    assert simulating == [1, 2], (sent, alone)

@@ -102,7 +102,8 @@ def token_reads_ahead(deps: HoneypotDeps, chain_id: int, token: str, options: Op
     powers, caps = deps.powers, node.known_capabilities
     if powers.enabled and owner_powers_enabled(options) and caps and caps.simulate_v1:
         slots = powers.bounds.storage_slots
-        reads_ahead(node.rpc, powers.cache, node.id, token, head, slots)
+        history = (caps.otterscan, caps.state_floor())
+        reads_ahead(node.rpc, powers.cache, node.id, token, head, slots, history)
 
 
 # ONE TOKEN'S ANALYSIS

@@ -521,7 +521,13 @@ class ReadsAhead:
 
 
 def reads_ahead(
-    rpc: RpcClient, cache: PowerCache, chain_id: int, token: str, head: ChainHead, slots: int
+    rpc: RpcClient,
+    cache: PowerCache,
+    chain_id: int,
+    token: str,
+    head: ChainHead,
+    slots: int,
+    history: tuple[bool, int] = (True, 0),
 ) -> None:
     """A first scan's reads that need only the token and a block, asked now at ``head``
     (a head read a moment ago, likely still the chain's), beside the check's own head
@@ -529,7 +535,10 @@ def reads_ahead(
     after it, and the screen and trials that wait for them a third).  Only for a token
     this process never scanned (a scanned one's reads are planned from its last
     inputs); :func:`taken_ahead` gives them to the scan pinned to this very head, else
-    they are dropped."""
+    they are dropped.  The token's deployer is looked up too (``history``: the node's
+    ``otterscan`` and ``state_floor``, as :func:`deployer` takes them): it is the same
+    at every head, and a scan whose guess of its senders lacked it paid a round trip
+    for the senders it added (:func:`deployer_known`)."""
     key = (chain_id, token.lower())
     if not head.hash or cache.inputs.value(key) is not None or cache.ahead.value(key):
         return
@@ -540,6 +549,44 @@ def reads_ahead(
     for read in (facts, grants, supply):
         read.add_done_callback(retrieved)
     cache.ahead.put(key, ReadsAhead(head, facts, grants, supply))
+    if not cache.deployers.get((chain_id, token))[0] and cache.creators.value(key) is None:
+        looking = asyncio.ensure_future(_deployer(rpc, chain_id, token, cache, history))
+        looking.add_done_callback(retrieved)
+        cache.creators.put(key, looking)
+
+
+async def deployer_once(
+    rpc: RpcClient,
+    chain_id: int,
+    token: str,
+    cache: PowerCache,
+    history: tuple[bool, int],
+) -> str | None:
+    """:func:`deployer`, or the lookup :func:`reads_ahead` started, awaited (shielded:
+    a scan that stops leaves it to the cache); ``history`` as there."""
+    looking = cache.creators.value((chain_id, token.lower()))
+    if looking is not None and not looking.cancelled():
+        return await asyncio.shield(looking)
+    return await _deployer(rpc, chain_id, token, cache, history)
+
+
+async def _deployer(
+    rpc: RpcClient, chain_id: int, token: str, cache: PowerCache, history: tuple[bool, int]
+) -> str | None:
+    otterscan, floor = history
+    return await deployer(
+        rpc, chain_id, token, cache.deployers, otterscan=otterscan, state_floor=floor
+    )
+
+
+def deployer_known(cache: PowerCache, chain_id: int, token: str) -> tuple[bool, str | None]:
+    """(True, the deployer) when a lookup of ``token``'s is done (None: unknown), else
+    (False, None): nothing waits for one."""
+    looking = cache.creators.value((chain_id, token.lower()))
+    if looking is not None and looking.done() and not looking.cancelled():
+        if looking.exception() is None:
+            return True, looking.result()
+    return cache.deployers.get((chain_id, token))
 
 
 def supply_call(token: str, block: str) -> tuple[str, list[Any]]:
@@ -596,6 +643,9 @@ class PowerCache:
     """Per (chain, token): a first scan's reads asked before its check confirmed the
     token and read its head (:func:`reads_ahead`), taken by that scan
     (:func:`taken_ahead`)."""
+    creators: MemoryCache[tuple[int, str], asyncio.Future[str | None]] = field(init=False)
+    """Per (chain, token, lower case): the deployer lookup :func:`reads_ahead` started
+    (:func:`deployer_once` awaits it rather than asking again)."""
 
     def __post_init__(self) -> None:
         self.results = MemoryCache(self.size, self.ttl)
@@ -605,6 +655,7 @@ class PowerCache:
         self.seen = MemoryCache(self.size, self.ttl)
         self.inputs = MemoryCache(FACTS_KEPT)
         self.ahead = MemoryCache(FACTS_KEPT)
+        self.creators = MemoryCache(FACTS_KEPT)
 
     def get(self, key: tuple[Any, ...]) -> OwnerPowers | None:
         cached = self.results.value(key)

@@ -653,7 +653,12 @@ async def _facts_and_callers(
     # scan's (used when this head's facts, deployer and grants are those)
     early = asyncio.ensure_future(_caller_reads(sim, subject, last, bounds)) if last else None
     reads, grants = started or _reads(sim, subject, bounds, first is not None)
-    guess = asyncio.ensure_future(_guessed(sim, (reads, grants), bounds, first)) if first else None
+    known = (cache, chain_id, subject)
+    guess = (
+        asyncio.ensure_future(_guessed(sim, (reads, grants), bounds, first, known))
+        if first
+        else None
+    )
     # a first scan: the callers' reads that need no deployer go with the guess
     before = (
         asyncio.ensure_future(_reads_before(sim, subject, (reads, grants), bounds))
@@ -663,13 +668,8 @@ async def _facts_and_callers(
     try:
         facts, deployer, granted = await asyncio.gather(
             reads,
-            owners.deployer(
-                rpc,
-                chain_id,
-                subject,
-                cache.deployers,
-                otterscan=bounds.otterscan,
-                state_floor=bounds.state_floor,
+            owners.deployer_once(
+                rpc, chain_id, subject, cache, (bounds.otterscan, bounds.state_floor)
             ),
             grants,
         )
@@ -725,14 +725,18 @@ async def _guessed(
     read: tuple[asyncio.Future[Facts], asyncio.Future[list[tuple[str, str]]]],
     bounds: ScanBounds,
     first: Early,
+    known: tuple[PowerCache, int, str],
 ) -> Guess:
     """A first scan's screen and trials (:func:`_ahead`) started once the facts and the
-    role grants are back, on the senders :func:`_likely` names without the deployer:
-    its reply (``ots_getContractCreator``) comes 5-20 ms after theirs on anvil, and
-    the deployer is most often a sender they name already.  Used only when the
-    deployer leaves the senders unchanged (:func:`_verified`)."""
+    role grants are back, on the senders :func:`_likely` names without the deployer
+    unless its lookup is done (``known``: the cache, chain and subject; asked beside
+    the check's head, :func:`~.owners.reads_ahead`): its reply
+    (``ots_getContractCreator``) comes 5-20 ms after theirs on anvil, and the deployer
+    is most often a sender they name already.  Used only when the deployer leaves the
+    senders unchanged (:func:`_verified`)."""
     facts, granted = await asyncio.gather(*read)
-    likely = _likely(sim, facts, None, granted, bounds)
+    found, creator = owners.deployer_known(*known)
+    likely = _likely(sim, facts, creator if found else None, granted, bounds)
     return likely, asyncio.ensure_future(_ahead(sim, facts, likely, bounds, _shielded(first)))
 
 
