@@ -162,7 +162,9 @@ async def test_reads_asked_at_a_head_the_check_does_not_run_at_are_dropped(
                     head = await node.head()
                     slot_ahead(node, honeypot_deps.trading, token, head)
                     slots_read = honeypot_deps.powers.bounds.storage_slots
-                    powers.reads_ahead(node.rpc, scans, 31337, token, head, slots_read)
+                    caps = await node.capabilities()
+                    history = (caps.otterscan, caps.state_floor())
+                    powers.reads_ahead(node.rpc, scans, 31337, token, head, slots_read, history)
                     assert scans.ahead.value((31337, token.lower())) is not None
                     await node_call(devnet.url, "evm_mine", [])
                 before = dropped._value.get()

@@ -276,7 +276,7 @@ async def deployer(
     have no EOA creator in a receipt, and a token older than a full node's kept states
     has no creation block found: both give None (unknown, never an error).
     """
-    key = (chain_id, token)
+    key = (chain_id, token.lower())  # one entry however the address is written
     found, creator = known.get(key)
     if not found:
         creator = await _creator(rpc, token, otterscan, state_floor)
@@ -527,7 +527,7 @@ def reads_ahead(
     token: str,
     head: ChainHead,
     slots: int,
-    history: tuple[bool, int] = (True, 0),
+    history: tuple[bool, int],
 ) -> None:
     """A first scan's reads that need only the token and a block, asked now at ``head``
     (a head read a moment ago, likely still the chain's), beside the check's own head
@@ -549,7 +549,7 @@ def reads_ahead(
     for read in (facts, grants, supply):
         read.add_done_callback(retrieved)
     cache.ahead.put(key, ReadsAhead(head, facts, grants, supply))
-    if not cache.deployers.get((chain_id, token))[0] and cache.creators.value(key) is None:
+    if not cache.deployers.get(key)[0] and cache.creators.value(key) is None:
         looking = asyncio.ensure_future(_deployer(rpc, chain_id, token, cache, history))
         looking.add_done_callback(retrieved)
         cache.creators.put(key, looking)
@@ -581,12 +581,8 @@ async def _deployer(
 
 def deployer_known(cache: PowerCache, chain_id: int, token: str) -> tuple[bool, str | None]:
     """(True, the deployer) when a lookup of ``token``'s is done (None: unknown), else
-    (False, None): nothing waits for one."""
-    looking = cache.creators.value((chain_id, token.lower()))
-    if looking is not None and looking.done() and not looking.cancelled():
-        if looking.exception() is None:
-            return True, looking.result()
-    return cache.deployers.get((chain_id, token))
+    (False, None): nothing waits for one (:func:`deployer` keeps what it found)."""
+    return cache.deployers.get((chain_id, token.lower()))
 
 
 def supply_call(token: str, block: str) -> tuple[str, list[Any]]:

@@ -1155,10 +1155,8 @@ def _on_curve(
 ) -> tuple[Story, asyncio.Future[Tried]] | None:
     """:func:`_tried_ahead` on the story the pool's curve predicts for the amounts round
     (:func:`~tokenrisk.simulate.story.curve_story`), started now, beside that round;
-    None where the curve does not say, and for a pool with a hook (its trials go on the
-    round's story: the two batches must share one)."""
-    if hook_of(sim) is not None:
-        return None
+    None where the curve does not say (a V3 or V4 pool: so never one with a hook, whose
+    trials go on the round's story)."""
     story = curve_story(sim, targets, facts.owner is not None)
     if story is None:
         return None

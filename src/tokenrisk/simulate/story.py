@@ -135,7 +135,8 @@ async def amounts(
             note = () if divisor == 1 else (f"the trial buy was shrunk to 1/{divisor} of its size",)
             read = outcome.get("pool")
             pool = read.uint if read is not None else None
-            kept = story_of(a_in, a, b, owner_getter, other, targets.story[1:])
+            _, receiver, late = targets.story
+            kept = story_of(a_in, a, b, owner_getter, other, (receiver, late))
             return replace(kept, pool=pool, sells_fail=fails), note
     story = await held_story(sim, targets, owner_getter, other)
     return story, ("no buy worked: the trial wallets held tokens as existing holders do",)
@@ -239,12 +240,12 @@ async def held_story(
 
 
 def story_of(
-    a_in: int, a: int, b: int, owner_getter: bool, other: str, chosen: tuple[str, ...] = ()
+    a_in: int, a: int, b: int, owner_getter: bool, other: str, chosen: tuple[str, str] = ("", "")
 ) -> Story:
     """The story of A's and B's buys of ``a`` and ``b`` tokens; ``chosen``: A's receiver
     and C, when the scan's targets chose them (:attr:`Targets.story`), else fresh."""
     a_sell, sent, b_sell = _sold(a, b)
-    receiver, late = (*chosen, "", "")[:2]
+    receiver, late = chosen
     return Story(
         a_in,
         a_in // 2,
@@ -270,7 +271,7 @@ def curve_story(sim: Simulator, targets: Targets, owner_getter: bool) -> Story |
     not say (a V3 or V4 pool), and for targets without the story's wallets chosen."""
     route = sim.route
     v2 = not (route.v3 or route.v4)
-    other, *chosen = targets.story
+    other, receiver, late = targets.story
     if not other:
         return None
     base, tokens = base_reserve(sim), token_reserve(sim)
@@ -279,7 +280,7 @@ def curve_story(sim: Simulator, targets: Targets, owner_getter: bool) -> Story |
     b = curve_buy(v2, base + a_in, tokens - a, a_in // 2) if a else None
     if not a or not b:
         return None
-    story = story_of(a_in, a, b, owner_getter, other, tuple(chosen))
+    story = story_of(a_in, a, b, owner_getter, other, (receiver, late))
     return replace(story, pool=tokens - a - b)
 
 
